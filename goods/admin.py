@@ -1,0 +1,143 @@
+"""Merchant admin: a merchant sees and edits only their own goods, sales and orders."""
+
+from django.contrib import admin
+from django.db.models import Count, Q
+from django.http import HttpRequest
+
+from goods import services
+from goods.models import Goods, SeckillGoods
+from goods.selectors import stock_left
+from users.models import MERCHANTS_GROUP
+
+
+def is_merchant(request: HttpRequest) -> bool:
+    """Staff in the Merchants group; memoised on the request (the admin asks many times per page)."""
+    if not hasattr(request, "_is_merchant"):
+        user = request.user
+        request._is_merchant = bool(
+            user.is_active and user.is_staff and user.groups.filter(name=MERCHANTS_GROUP).exists()
+        )
+    return request._is_merchant
+
+
+class MerchantScopedAdmin(admin.ModelAdmin):
+    """Superusers see everything; merchants only rows whose `owner_path` is themselves.
+
+    Permissions come from ownership rather than Django's per-model permission rows, so a new
+    merchant needs nothing but the group, and direct URLs to another merchant's objects 404.
+    """
+
+    owner_path = "owner"
+    merchant_can_add = True
+    merchant_can_delete = True
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        if not is_merchant(request):
+            return queryset.none()
+        return queryset.filter(**{self.owner_path: request.user})
+
+    def _owns(self, request, obj) -> bool:
+        if obj is None:
+            return True
+        owner_id = obj
+        for part in self.owner_path.split("__"):
+            owner_id = getattr(owner_id, part)
+        return owner_id == request.user
+
+    def has_module_permission(self, request):
+        return request.user.is_superuser or is_merchant(request)
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_superuser or (is_merchant(request) and self._owns(request, obj))
+
+    def has_change_permission(self, request, obj=None):
+        return self.has_view_permission(request, obj)
+
+    def has_add_permission(self, request):
+        return request.user.is_superuser or (self.merchant_can_add and is_merchant(request))
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser or (
+            self.merchant_can_delete and is_merchant(request) and self._owns(request, obj)
+        )
+
+
+class SaleInline(admin.TabularInline):
+    model = SeckillGoods
+    extra = 0
+    fields = ("seckill_price", "stock_count", "start_at", "end_at")
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False  # sales are created on their own page, where saving loads them into Redis
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Goods)
+class GoodsAdmin(MerchantScopedAdmin):
+    list_display = ("name", "title", "price", "stock", "owner", "created_at")
+    search_fields = ("name", "title")
+    inlines = [SaleInline]
+
+    def get_fields(self, request, obj=None):
+        fields = ["name", "title", "image", "detail", "price", "stock"]
+        return fields + ["owner"] if request.user.is_superuser else fields
+
+    def save_model(self, request, obj, form, change):
+        if not change and not request.user.is_superuser:
+            obj.owner = request.user
+        super().save_model(request, obj, form, change)
+        services.goods_list_cache_drop()
+
+
+@admin.register(SeckillGoods)
+class SeckillGoodsAdmin(MerchantScopedAdmin):
+    owner_path = "goods__owner"
+    list_display = ("goods", "seckill_price", "stock_count", "redis_stock", "orders_total", "orders_paid",
+                    "start_at", "end_at")
+    list_filter = ("start_at",)
+    fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at")
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("goods")
+            .annotate(
+                _orders=Count("orders", filter=~Q(orders__status="cancelled")),
+                _paid=Count("orders", filter=Q(orders__status="paid")),
+            )
+        )
+
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        # One MGET for the whole page instead of a Redis call per row.
+        self._redis_stock = stock_left([sale.pk for sale in changelist.result_list])
+        return changelist
+
+    @admin.display(description="stock left (Redis)")
+    def redis_stock(self, obj):
+        value = getattr(self, "_redis_stock", {}).get(obj.pk)
+        return "not loaded" if value is None else value
+
+    @admin.display(description="orders (live)")
+    def orders_total(self, obj):
+        return obj._orders
+
+    @admin.display(description="paid")
+    def orders_paid(self, obj):
+        return obj._paid
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "goods" and not request.user.is_superuser:
+            kwargs["queryset"] = Goods.objects.filter(owner=request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        services.sale_changed(sale_id=obj.pk)

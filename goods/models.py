@@ -1,0 +1,73 @@
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.utils import timezone
+
+MAX_IMAGE_BYTES = 2 * 1024 * 1024
+
+
+def validate_image_size(image) -> None:
+    if image and image.size > MAX_IMAGE_BYTES:
+        raise ValidationError("The image is larger than 2 MB.")
+
+
+class Goods(models.Model):
+    """The catalogue item: read-mostly, never locked by a sale (the hot counter is SeckillGoods)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="goods")
+    name = models.CharField(max_length=64)
+    title = models.CharField(max_length=128)
+    image = models.ImageField(upload_to="goods/", blank=True, validators=[validate_image_size])
+    detail = models.TextField(blank=True)
+    price = models.DecimalField(max_digits=10, decimal_places=2, validators=[MinValueValidator(0)])
+    stock = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "goods"
+        ordering = ("-created_at",)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SaleStatus(models.IntegerChoices):
+    # Values are seed 000's `seckillStatus`.
+    NOT_STARTED = 0, "not started"
+    ON = 1, "on sale"
+    ENDED = 2, "ended"
+
+
+class SeckillGoods(models.Model):
+    """A sale event: its own table so the hot `stock_count` update never locks the catalogue row."""
+
+    goods = models.ForeignKey(Goods, on_delete=models.PROTECT, related_name="sales")
+    seckill_price = models.DecimalField(max_digits=10, decimal_places=2, validators=[MinValueValidator(0)])
+    stock_count = models.IntegerField(validators=[MinValueValidator(0)])
+    start_at = models.DateTimeField()
+    end_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "sale event"
+        ordering = ("start_at",)
+        constraints = [
+            models.CheckConstraint(condition=models.Q(stock_count__gte=0), name="seckill_stock_not_negative"),
+            models.CheckConstraint(condition=models.Q(end_at__gt=models.F("start_at")), name="seckill_ends_after_start"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.goods.name} @ {self.seckill_price} ({self.start_at:%Y-%m-%d %H:%M})"
+
+    def clean(self) -> None:
+        if self.start_at and self.end_at and self.end_at <= self.start_at:
+            raise ValidationError({"end_at": "The sale must end after it starts."})
+
+    def status_at(self, now=None) -> SaleStatus:
+        now = now or timezone.now()
+        if now < self.start_at:
+            return SaleStatus.NOT_STARTED
+        if now >= self.end_at:
+            return SaleStatus.ENDED
+        return SaleStatus.ON

@@ -1,0 +1,94 @@
+"""Reads on goods and sale events, cached in Redis so hot pages rarely reach PostgreSQL."""
+
+import time
+from decimal import Decimal
+from typing import Any
+
+from django.core.cache import cache
+from django.utils import timezone
+
+from goods.models import SaleStatus, SeckillGoods
+from seckill import keys
+from seckill.redis import client
+
+
+def _sale_row(sale: SeckillGoods) -> dict[str, Any]:
+    goods = sale.goods
+    return {
+        # `id` is the sale event: it is what the shopper buys and what every endpoint's goodsId means.
+        "id": sale.pk,
+        "goodsId": goods.pk,
+        "ownerId": goods.owner_id,
+        "goodsName": goods.name,
+        "goodsTitle": goods.title,
+        "goodsImg": goods.image.url if goods.image else None,
+        "goodsDetail": goods.detail,
+        "goodsPrice": str(goods.price),
+        "goodsStock": goods.stock,
+        "seckillPrice": str(sale.seckill_price),
+        "stockCount": sale.stock_count,
+        "startDate": sale.start_at.isoformat(),
+        "endDate": sale.end_at.isoformat(),
+        "startEpoch": sale.start_at.timestamp(),
+        "endEpoch": sale.end_at.timestamp(),
+    }
+
+
+def sale_get(*, sale_id: int) -> dict[str, Any] | None:
+    """The sale with its goods as plain data, from a short Redis cache; None when unknown.
+
+    Unknown ids are remembered for a while so a client looping over bad ids costs one
+    Redis read each, not a PostgreSQL query.
+    """
+    row = cache.get(keys.sale_cache(sale_id))
+    if row is not None:
+        return row
+    if cache.get(keys.sale_missing(sale_id)):
+        return None
+    sale = SeckillGoods.objects.select_related("goods").filter(pk=sale_id).first()
+    if sale is None:
+        cache.set(keys.sale_missing(sale_id), 1, keys.SALE_MISSING_TTL)
+        return None
+    row = _sale_row(sale)
+    cache.set(keys.sale_cache(sale_id), row, keys.SALE_CACHE_TTL)
+    return row
+
+
+def sale_status(row: dict[str, Any], now: float | None = None) -> tuple[SaleStatus, int]:
+    """Seed 000's (seckillStatus, remainSeconds): seconds to start, 0 while on, -1 once ended."""
+    now = time.time() if now is None else now
+    if now < row["startEpoch"]:
+        return SaleStatus.NOT_STARTED, int(row["startEpoch"] - now + 0.999)
+    if now >= row["endEpoch"]:
+        return SaleStatus.ENDED, -1
+    return SaleStatus.ON, 0
+
+
+def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
+    """Live units left per sale from the Redis counters (one round trip); None where not loaded."""
+    if not sale_ids:
+        return {}
+    values = client().mget([keys.stock(sale_id) for sale_id in sale_ids])
+    return {sale_id: (int(value) if value is not None else None) for sale_id, value in zip(sale_ids, values)}
+
+
+def sales_for_list() -> list[dict[str, Any]]:
+    """Sales for the public list: running and upcoming first, then recently ended."""
+    recent = timezone.now() - timezone.timedelta(days=7)
+    sales = SeckillGoods.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
+    rows = [_sale_row(sale) for sale in sales]
+    live = stock_left([row["id"] for row in rows])
+    now = time.time()
+    for row in rows:
+        row["stockLeft"] = live[row["id"]] if live[row["id"]] is not None else row["stockCount"]
+        row["status"], row["remainSeconds"] = sale_status(row, now)
+        row["discount"] = _discount(row)
+    rows.sort(key=lambda row: (row["status"] == SaleStatus.ENDED, row["startEpoch"]))
+    return rows
+
+
+def _discount(row: dict[str, Any]) -> int:
+    price = Decimal(row["goodsPrice"])
+    if price <= 0:
+        return 0
+    return int((1 - Decimal(row["seckillPrice"]) / price) * 100)

@@ -1,0 +1,80 @@
+import random
+import time
+
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.conf import settings
+
+from goods.selectors import sale_get, sale_status, sales_for_list, stock_left
+from seckill import keys
+from seckill.redis import client
+from seckill_site.codes import Code
+from seckill_site.http import allow, fail, ok, positive_int
+from users.selectors import user_public_data
+
+LIST_LOCK_WAIT_SECONDS = 2.0
+
+
+def _list_html(request: HttpRequest) -> str:
+    """The whole list page from Redis; on a miss one request renders it under a short mutex
+    while the others wait for its result, so a stampede renders it once (seed 000 page cache).
+
+    The cached HTML holds nothing user-specific: the greeting comes from /user/me.
+    """
+    html = cache.get(keys.GOODS_LIST_HTML)
+    if html is not None:
+        return html
+    deadline = time.monotonic() + LIST_LOCK_WAIT_SECONDS
+    while not client().set(keys.GOODS_LIST_LOCK, 1, nx=True, ex=keys.GOODS_LIST_LOCK_TTL):
+        time.sleep(0.05)
+        html = cache.get(keys.GOODS_LIST_HTML)
+        if html is not None:
+            return html
+        if time.monotonic() > deadline:
+            break  # the holder is slow or gone: render without the lock rather than fail
+    try:
+        html = render_to_string("goods/list.html", {"sales": sales_for_list()})
+        jitter = random.randint(0, 10)  # spread expiry so pages do not all miss at once
+        cache.set(keys.GOODS_LIST_HTML, html, settings.GOODS_LIST_CACHE_SECONDS + jitter)
+        return html
+    finally:
+        client().delete(keys.GOODS_LIST_LOCK)
+
+
+@allow("GET")
+def goods_list(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(_list_html(request))
+
+
+def _detail_data(sale_id: int) -> dict | None:
+    row = sale_get(sale_id=sale_id)
+    if row is None:
+        return None
+    status, remain = sale_status(row)
+    live = stock_left([sale_id])[sale_id]
+    goods = {k: v for k, v in row.items() if k not in ("startEpoch", "endEpoch", "ownerId")}
+    goods["stockCount"] = live if live is not None else row["stockCount"]
+    return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}
+
+
+@allow("GET")
+def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
+    """Seed 000 `/goods/getDetails/{goodsId}`: status, seconds to start, goods, user."""
+    parsed = positive_int(sale_id)
+    data = _detail_data(parsed) if parsed is not None else None
+    if data is None:
+        return fail(Code.NOT_FOUND, "no such sale")
+    data["user"] = user_public_data(request.user) if request.user.is_authenticated else None
+    return ok(data)
+
+
+@allow("GET")
+def goods_detail_page(request: HttpRequest, sale_id: str) -> HttpResponse:
+    parsed = positive_int(sale_id)
+    data = _detail_data(parsed) if parsed is not None else None
+    if data is None:
+        raise Http404("no such sale")
+    return render(request, "goods/detail.html", {"sale": data["goods"], "status": data["seckillStatus"],
+                                                 "remain": data["remainSeconds"]})

@@ -1,0 +1,76 @@
+"""Every Redis key the shop uses, built in one place with its lifetime beside it.
+
+Keys of one sale share the hash tag `{sale_id}` so that a Lua script touching several of
+them stays valid on Redis Cluster (all keys of one call must live in one slot).
+"""
+
+# Captcha answer, per user and sale: single use (GETDEL), 5 minutes (seed 000).
+CAPTCHA_TTL = 5 * 60
+# One-time seckill path, per user and sale: deleted on use, 60 seconds (seed 000).
+PATH_TTL = 60
+# What /seckill/result answers: "0" queued, order id, or "-1" failed. A day is plenty for
+# polling; older answers come from the database.
+RESULT_TTL = 24 * 60 * 60
+# Cached item data for the detail JSON and the gate's sale window.
+SALE_CACHE_TTL = 30
+# A miss for an unknown sale id is remembered briefly so repeated misses skip PostgreSQL.
+SALE_MISSING_TTL = 30
+# Rebuild lock after Redis lost a sale's keys: one process rebuilds, others answer "busy".
+SALE_REBUILD_LOCK_TTL = 10
+# The cached list page, ~60 s plus jitter (settings.GOODS_LIST_CACHE_SECONDS), and the
+# mutex that lets one request render it while the others wait.
+GOODS_LIST_LOCK_TTL = 5
+
+
+def _sale(sale_id: int) -> str:
+    return f"sk:{{{sale_id}}}"
+
+
+def stock(sale_id: int) -> str:
+    """Units left to hand out (no TTL: rebuilt from the database by seckill_warm)."""
+    return f"{_sale(sale_id)}:stock"
+
+
+def buyers(sale_id: int) -> str:
+    """Set of user ids holding a unit of this sale (no TTL)."""
+    return f"{_sale(sale_id)}:buyers"
+
+
+def reservations(sale_id: int) -> str:
+    """Hash request_id -> "user_id:epoch_seconds" for units handed out but not yet written (no TTL)."""
+    return f"{_sale(sale_id)}:reservations"
+
+
+def window(sale_id: int) -> str:
+    """Hash {start, end} in epoch seconds: the gate's sale window (no TTL, rewritten by warm)."""
+    return f"{_sale(sale_id)}:window"
+
+
+def captcha(sale_id: int, user_id: int) -> str:
+    return f"{_sale(sale_id)}:captcha:{user_id}"
+
+
+def path(sale_id: int, user_id: int) -> str:
+    return f"{_sale(sale_id)}:path:{user_id}"
+
+
+def result(sale_id: int, user_id: int) -> str:
+    return f"{_sale(sale_id)}:result:{user_id}"
+
+
+def rebuild_lock(sale_id: int) -> str:
+    return f"{_sale(sale_id)}:rebuild-lock"
+
+
+def sale_cache(sale_id: int) -> str:
+    return f"goods:sale:{sale_id}"
+
+
+def sale_missing(sale_id: int) -> str:
+    return f"goods:sale-missing:{sale_id}"
+
+
+GOODS_LIST_HTML = "goods:list:html"
+GOODS_LIST_LOCK = "goods:list:lock"
+# Order numbers: time prefix + this counter (no TTL); see orders.services.order_number_next.
+ORDER_SEQUENCE = "orders:sequence"

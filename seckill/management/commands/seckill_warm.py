@@ -1,0 +1,29 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from goods.services import goods_list_cache_drop
+from seckill.services import stock_warm, stock_warm_all
+
+
+class Command(BaseCommand):
+    help = (
+        "Load sale stock, buyer sets and sale windows from the database into Redis. Safe at any time: "
+        "units reserved in Redis but not yet written to the database stay reserved."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--sale", type=int, help="only this sale event id")
+
+    def handle(self, *args, sale: int | None = None, **options) -> None:
+        if sale is not None:
+            report = stock_warm(sale_id=sale)
+            if report is None:
+                raise CommandError(f"no sale event with id {sale}")
+            reports = [report]
+        else:
+            reports = stock_warm_all()
+        goods_list_cache_drop()
+        for report in reports:
+            before = "missing" if report.previous_stock is None else report.previous_stock
+            change = "unchanged" if report.previous_stock == report.stock else f"{before} -> {report.stock}"
+            self.stdout.write(f"sale {report.sale_id}: stock {change}, buyers {report.buyers}")
+        self.stdout.write(self.style.SUCCESS(f"warmed {len(reports)} sale(s)"))

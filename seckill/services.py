@@ -1,0 +1,232 @@
+"""The seckill pipeline: captcha, one-time path, the gate, and the order writer's Redis half.
+
+The gate (`seckill_attempt`) is the hottest code in the shop. It never queries PostgreSQL
+and makes at most one Redis round trip per layer, cheapest layer first (seeds 000, 001).
+"""
+
+import logging
+import secrets
+import time
+import uuid
+from dataclasses import dataclass
+
+from kombu.exceptions import OperationalError as BrokerError
+from redis.exceptions import RedisError
+
+from goods.models import SeckillGoods
+from orders.models import SeckillOrder
+from orders.services import WriteOutcome, order_create_from_seckill
+from seckill import captcha, keys
+from seckill.redis import client, script
+from seckill_site.codes import Code
+
+logger = logging.getLogger(__name__)
+
+# Per-process sold-out marks: sale id -> monotonic time until which the sale counts as sold
+# out here. A mark lasts one second, so when stock comes back (a cancellation, a warm) every
+# process sees it within a second, and a sold-out sale costs each process at most one Redis
+# call per second instead of one per request.
+SOLD_OUT_MARK_SECONDS = 1.0
+_sold_out_until: dict[int, float] = {}
+
+# Per-process cache of sale windows read from Redis: sale id -> (start, end, fetched at).
+SALE_WINDOW_SECONDS = 5.0
+_windows: dict[int, tuple[float, float, float]] = {}
+
+# Publishing to the broker must fail fast so the unit can be given back while the user waits.
+PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    code: Code
+    request_id: str | None = None
+
+
+# --- captcha and path ----------------------------------------------------------------------
+
+
+def captcha_create(*, user_id: int, sale_id: int) -> bytes:
+    """Draw a new captcha for this user and sale; its answer replaces any earlier one."""
+    expression = captcha.expression_new()
+    client().set(keys.captcha(sale_id, user_id), captcha.expression_value(expression), ex=keys.CAPTCHA_TTL)
+    return captcha.image_png(expression)
+
+
+def path_create(*, user_id: int, sale_id: int, answer: int) -> str | None:
+    """Exchange a right captcha answer for a one-time path. The answer is single-use: any
+    attempt, right or wrong, consumes it, so answers cannot be guessed in a loop."""
+    expected = client().getdel(keys.captcha(sale_id, user_id))
+    if expected is None or int(expected) != answer:
+        return None
+    path = secrets.token_hex(16)
+    client().set(keys.path(sale_id, user_id), path, ex=keys.PATH_TTL)
+    return path
+
+
+# --- the gate --------------------------------------------------------------------------------
+
+
+def _sale_window(sale_id: int) -> tuple[float, float] | None:
+    cached = _windows.get(sale_id)
+    now = time.monotonic()
+    if cached is not None and now - cached[2] < SALE_WINDOW_SECONDS:
+        return cached[0], cached[1]
+    start, end = client().hmget(keys.window(sale_id), ["start", "end"])
+    if start is None or end is None:
+        _windows.pop(sale_id, None)
+        return None
+    _windows[sale_id] = (float(start), float(end), now)
+    return float(start), float(end)
+
+
+def sold_out_mark(sale_id: int) -> None:
+    _sold_out_until[sale_id] = time.monotonic() + SOLD_OUT_MARK_SECONDS
+
+
+def sold_out_clear(sale_id: int | None = None) -> None:
+    if sale_id is None:
+        _sold_out_until.clear()
+    else:
+        _sold_out_until.pop(sale_id, None)
+
+
+def _sale_keys(sale_id: int, user_id: int) -> list[str]:
+    return [keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.result(sale_id, user_id)]
+
+
+def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
+    """Try to take one unit of a sale for a user. Caller checked login and rate limit (layer 1)."""
+    # Layer 2: the one-time path, compared and deleted atomically.
+    if not script("take_path")(keys=[keys.path(sale_id, user_id)], args=[path]):
+        return Attempt(Code.PATH_INVALID)
+
+    # Layer 3: the sale window, from this process's cache of Redis (no database).
+    window = _sale_window(sale_id)
+    if window is None:
+        sale_rebuild_request(sale_id=sale_id)
+        return Attempt(Code.SERVER_BUSY)
+    now = time.time()
+    if now < window[0]:
+        return Attempt(Code.NOT_STARTED)
+    if now >= window[1]:
+        return Attempt(Code.ENDED)
+
+    # Layer 4: this process already knows the sale is sold out: no network call at all.
+    if _sold_out_until.get(sale_id, 0.0) > time.monotonic():
+        return Attempt(Code.SOLD_OUT)
+
+    # Layer 5: one Lua script checks "already bought" and stock, then takes the unit.
+    request_id = uuid.uuid4().hex
+    left = script("reserve")(
+        keys=_sale_keys(sale_id, user_id), args=[user_id, request_id, int(now), keys.RESULT_TTL]
+    )
+    if left == -1:
+        return Attempt(Code.ALREADY_BOUGHT)
+    if left == -2:
+        sold_out_mark(sale_id)
+        return Attempt(Code.SOLD_OUT)
+    if left == -3:
+        sale_rebuild_request(sale_id=sale_id)
+        return Attempt(Code.SERVER_BUSY)
+    if left == 0:
+        sold_out_mark(sale_id)
+
+    # Layer 6: queue the database write; if the broker refuses, give the unit back.
+    from seckill.tasks import order_write
+
+    try:
+        order_write.apply_async(
+            kwargs={"sale_id": sale_id, "user_id": user_id, "request_id": request_id},
+            retry=True,
+            retry_policy=PUBLISH_RETRY_POLICY,
+        )
+    except (BrokerError, OSError, RedisError):
+        logger.exception("publishing order_write failed; releasing the reservation %s", request_id)
+        reservation_release(sale_id=sale_id, user_id=user_id, request_id=request_id, result="", return_unit=True)
+        return Attempt(Code.TRY_AGAIN)
+    return Attempt(Code.SUCCESS, request_id)
+
+
+def reservation_release(*, sale_id: int, user_id: int, request_id: str, result: str, return_unit: bool) -> bool:
+    """Undo a reservation (idempotent). `result` is what /seckill/result answers next ('' for nothing)."""
+    released = script("unreserve")(
+        keys=_sale_keys(sale_id, user_id),
+        args=[user_id, request_id, result, keys.RESULT_TTL, "1" if return_unit else "0"],
+    )
+    if released and return_unit:
+        sold_out_clear(sale_id)
+    return bool(released)
+
+
+# --- the order writer ------------------------------------------------------------------------
+
+
+def seckill_order_write(*, sale_id: int, user_id: int, request_id: str) -> WriteOutcome:
+    """Turn a reservation into its order (called by the Celery task; safe to run twice)."""
+    written = order_create_from_seckill(sale_id=sale_id, user_id=user_id, request_id=request_id)
+    if written.outcome in (WriteOutcome.CREATED, WriteOutcome.ALREADY_WRITTEN):
+        script("finish")(
+            keys=[keys.reservations(sale_id), keys.result(sale_id, user_id)],
+            args=[request_id, written.order_id, keys.RESULT_TTL],
+        )
+    elif written.outcome is WriteOutcome.DUPLICATE:
+        # The user already holds a live order (Redis had lost its buyer set): this unit was
+        # never taken from the database, so it goes back to the Redis stock; the user stays a buyer.
+        reservation_release(sale_id=sale_id, user_id=user_id, request_id=request_id, result="", return_unit=True)
+        client().sadd(keys.buyers(sale_id), user_id)
+        client().set(keys.result(sale_id, user_id), written.order_id, ex=keys.RESULT_TTL)
+    else:
+        # The database has no unit although Redis handed one out: Redis ran ahead of the
+        # database (e.g. a manual stock edit). The user is told it failed and may not keep a
+        # place in the buyer set; the stock counter is not given the unit back. The reconciler
+        # squares Redis with the database.
+        reservation_release(sale_id=sale_id, user_id=user_id, request_id=request_id, result="-1", return_unit=False)
+    return written.outcome
+
+
+# --- loading Redis from the database ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WarmReport:
+    sale_id: int
+    previous_stock: int | None
+    stock: int
+    buyers: int
+
+
+def stock_warm(*, sale_id: int) -> WarmReport | None:
+    """Load one sale's stock, buyers and window into Redis from the database.
+
+    Units reserved in Redis but not yet written stay reserved: Redis stock is the database
+    stock minus them (warm.lua). Returns None when the sale does not exist.
+    """
+    sale = SeckillGoods.objects.filter(pk=sale_id).only("stock_count", "start_at", "end_at").first()
+    if sale is None:
+        return None
+    buyer_ids = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
+    previous, stock, buyers = script("warm")(
+        keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.window(sale_id)],
+        args=[sale.stock_count, sale.start_at.timestamp(), sale.end_at.timestamp(), *buyer_ids],
+    )
+    _windows.pop(sale_id, None)
+    sold_out_clear(sale_id)
+    return WarmReport(sale_id, None if previous == -1 else previous, stock, buyers)
+
+
+def stock_warm_all() -> list[WarmReport]:
+    reports = [stock_warm(sale_id=sale_id) for sale_id in SeckillGoods.objects.values_list("pk", flat=True)]
+    return [report for report in reports if report is not None]
+
+
+def sale_rebuild_request(*, sale_id: int) -> None:
+    """Redis lost this sale's keys: let exactly one worker rebuild them from the database.
+    Until then the gate answers "busy" rather than sell from an empty or stale counter."""
+    if client().set(keys.rebuild_lock(sale_id), 1, nx=True, ex=keys.SALE_REBUILD_LOCK_TTL):
+        from seckill.tasks import sale_rebuild
+
+        try:
+            sale_rebuild.delay(sale_id=sale_id)
+        except (BrokerError, OSError, RedisError):
+            logger.exception("could not queue the rebuild of sale %s", sale_id)

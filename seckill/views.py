@@ -1,0 +1,99 @@
+"""Seckill endpoints (seed 000 contract). Thin: parse, check the session, call a service.
+
+None of these load the user from PostgreSQL: the user id comes from the Redis session.
+"""
+
+from django.contrib.auth import SESSION_KEY
+from django.http import HttpRequest, HttpResponse
+from django_ratelimit.core import is_ratelimited
+
+from goods.selectors import sale_get
+from seckill import selectors, services
+from seckill_site.codes import Code
+from seckill_site.http import allow, fail, ok, positive_int
+
+# Seed 000 @AccessLimit(seconds = 5, maxAccessCount = 5): per user, per endpoint.
+SECKILL_RATE = "5/5s"
+
+
+def session_user_id(request: HttpRequest) -> int | None:
+    raw = request.session.get(SESSION_KEY)
+    return int(raw) if raw is not None else None
+
+
+def _rate_key(group: str, request: HttpRequest) -> str:
+    return str(request.session.get(SESSION_KEY))
+
+
+def _limited(request: HttpRequest, group: str) -> bool:
+    return is_ratelimited(request, group=group, key=_rate_key, rate=SECKILL_RATE, increment=True)
+
+
+def _sale_id(request: HttpRequest) -> int | None:
+    return positive_int(request.GET.get("goodsId") if request.method == "GET" else request.POST.get("goodsId"))
+
+
+@allow("GET")
+def verify_code(request: HttpRequest) -> HttpResponse:
+    user_id = session_user_id(request)
+    if user_id is None:
+        return fail(Code.NOT_LOGGED_IN)
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, "goodsId must be a positive integer")
+    if sale_get(sale_id=sale_id) is None:
+        return fail(Code.NOT_FOUND, "no such sale")
+    if is_ratelimited(request, group="seckill.captcha", key=_rate_key, rate="20/m", increment=True):
+        return fail(Code.TOO_MANY_REQUESTS)
+    image = services.captcha_create(user_id=user_id, sale_id=sale_id)
+    response = HttpResponse(image, content_type="image/png")
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@allow("GET")
+def seckill_path(request: HttpRequest) -> HttpResponse:
+    user_id = session_user_id(request)
+    if user_id is None:
+        return fail(Code.NOT_LOGGED_IN)
+    if _limited(request, "seckill.path"):
+        return fail(Code.TOO_MANY_REQUESTS)
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, "goodsId must be a positive integer")
+    answer = request.GET.get("verifyCode", "").strip()
+    if not answer.lstrip("-").isdigit() or len(answer) > 6:
+        return fail(Code.BAD_REQUEST, "verifyCode must be a whole number")
+    if sale_get(sale_id=sale_id) is None:
+        return fail(Code.NOT_FOUND, "no such sale")
+    path = services.path_create(user_id=user_id, sale_id=sale_id, answer=int(answer))
+    if path is None:
+        return fail(Code.CAPTCHA_WRONG)
+    return ok(path)
+
+
+@allow("POST")
+def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
+    user_id = session_user_id(request)
+    if user_id is None:
+        return fail(Code.NOT_LOGGED_IN)
+    if _limited(request, "seckill.do"):
+        return fail(Code.TOO_MANY_REQUESTS)
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, "goodsId must be a positive integer")
+    attempt = services.seckill_attempt(user_id=user_id, sale_id=sale_id, path=path)
+    if attempt.code is Code.SUCCESS:
+        return ok({"status": "queued", "requestId": attempt.request_id})
+    return fail(attempt.code)
+
+
+@allow("GET")
+def seckill_result(request: HttpRequest) -> HttpResponse:
+    user_id = session_user_id(request)
+    if user_id is None:
+        return fail(Code.NOT_LOGGED_IN)
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, "goodsId must be a positive integer")
+    return ok(selectors.seckill_result(user_id=user_id, sale_id=sale_id))

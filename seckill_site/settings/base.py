@@ -1,0 +1,155 @@
+"""Settings shared by every environment; everything external is configured by URL."""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+env = environ.Env()
+
+SECRET_KEY = env("SECRET_KEY", default="dev-only-not-secret-" + "x" * 40)
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "users",
+    "goods",
+    "seckill",
+    "orders",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "users.middleware.SlidingSessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "seckill_site.errors.DatabaseUnavailableMiddleware",
+]
+
+ROOT_URLCONF = "seckill_site.urls"
+WSGI_APPLICATION = "seckill_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": env.db_url("DATABASE_URL")}
+# Reuse connections, but check them first so a restarted database heals by itself.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env("REDIS_URL")
+CACHES = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": REDIS_URL,
+        "OPTIONS": {
+            "CLIENT_CLASS": "django_redis.client.DefaultClient",
+            "SOCKET_CONNECT_TIMEOUT": 2,
+            "SOCKET_TIMEOUT": 2,
+        },
+        "KEY_PREFIX": "cache",
+    }
+}
+
+# Sessions live in Redis only: the seckill gate reads the user id from the session
+# without touching PostgreSQL (seed 000 keeps the user by token in Redis for this reason).
+SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+SESSION_CACHE_ALIAS = "default"
+SESSION_COOKIE_AGE = 30 * 60
+# Sliding expiry is done by users.middleware.SlidingSessionMiddleware, which re-saves a
+# session at most once a minute instead of on every request (the gate must stay cheap).
+SESSION_SAVE_EVERY_REQUEST = False
+SESSION_SLIDING_REFRESH_SECONDS = 60
+
+AUTH_USER_MODEL = "users.User"
+LOGIN_URL = "/user/index"
+AUTHENTICATION_BACKENDS = ["users.backends.MobileBackend"]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 6}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = env("TIME_ZONE", default="Asia/Shanghai")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+MEDIA_URL = "/media/"
+MEDIA_ROOT = env("MEDIA_ROOT", default=str(BASE_DIR / "media"))
+
+# Rate limits (django-ratelimit) count in the Redis cache.
+RATELIMIT_USE_CACHE = "default"
+RATELIMIT_VIEW = "seckill_site.errors.ratelimited"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+}
+
+# --- Celery -----------------------------------------------------------------------------
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A message is acknowledged only after its task finished, and re-queued if the worker
+# process dies mid-task; the order writer is idempotent, so redelivery is harmless.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Redis broker: an unacknowledged message is redelivered after this many seconds.
+    # Order writes take milliseconds, so 5 minutes only matters after a frozen worker.
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
+    # AMQP broker: wait for the broker's confirm so a lost publish is seen and undone.
+    "confirm_publish": True,
+}
+CELERY_BEAT_SCHEDULE = {
+    "orders-expire-unpaid": {
+        "task": "orders.expire_unpaid",
+        "schedule": env.int("SECKILL_EXPIRE_SWEEP_SECONDS", default=30),
+    },
+}
+
+# --- The shop ---------------------------------------------------------------------------
+# Unpaid seckill orders are cancelled after this many seconds (seed 004: 15 minutes).
+SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
+GOODS_LIST_CACHE_SECONDS = env.int("GOODS_LIST_CACHE_SECONDS", default=60)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.server": {"level": "WARNING"}},
+}
+CSRF_FAILURE_VIEW = "seckill_site.errors.csrf_failure"
+SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)

@@ -1,0 +1,23 @@
+from django.conf import settings
+from django.contrib import admin
+from django.urls import include, path
+from django.views.generic import RedirectView
+from django.views.static import serve
+
+urlpatterns = [
+    path("", RedirectView.as_view(url="/goods/goodsList", permanent=False)),
+    path("user/", include("users.urls")),
+    path("goods/", include("goods.urls")),
+    path("seckill/", include("seckill.urls")),
+    path("orders/", include("orders.urls")),
+    path("admin/", admin.site.urls),
+]
+
+if settings.DEBUG or settings.SERVE_MEDIA:
+    # Uploaded product images in development and the demo; production serves /media from the proxy.
+    urlpatterns += [path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", serve, {"document_root": settings.MEDIA_ROOT})]
+
+handler400 = "seckill_site.errors.bad_request"
+handler403 = "seckill_site.errors.permission_denied"
+handler404 = "seckill_site.errors.page_not_found"
+handler500 = "seckill_site.errors.server_error"

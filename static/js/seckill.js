@@ -1,0 +1,102 @@
+// Item page: countdown -> buy -> captcha -> one-time path -> doSeckill -> poll the result.
+(function () {
+  var root = document.getElementById("sale");
+  if (!root) return;
+  var saleId = root.dataset.saleId;
+  var buy = document.getElementById("buy");
+  var countdown = document.getElementById("countdown");
+  var form = document.getElementById("captcha-form");
+  var img = document.getElementById("captcha-img");
+  var answer = document.getElementById("captcha-answer");
+  var result = document.getElementById("result");
+  var stock = document.getElementById("stock");
+  var csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
+
+  function say(text, kind) { result.textContent = text; result.className = "result " + (kind || ""); }
+  function json(url, options) {
+    options = options || {};
+    options.credentials = "same-origin";
+    options.headers = Object.assign({ Accept: "application/json" }, options.headers || {});
+    return fetch(url, options).then(function (r) {
+      if (r.status === 401) { location.href = "/user/index?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
+      return r.json();
+    });
+  }
+
+  // Count down against the server's remaining seconds, not the client's clock.
+  var status = Number(root.dataset.status);
+  var startsAt = Date.now() + Number(root.dataset.remain) * 1000;
+  function tick() {
+    if (status === 0) {
+      var left = Math.max(0, Math.round((startsAt - Date.now()) / 1000));
+      if (left > 0) {
+        var h = Math.floor(left / 3600), m = Math.floor(left % 3600 / 60), s = left % 60;
+        countdown.textContent = "Starts in " + (h ? h + "h " : "") + m + "m " + s + "s";
+        return;
+      }
+      status = 1;
+    }
+    if (status === 1) { countdown.textContent = "On sale now!"; buy.disabled = Number(stock.textContent) <= 0; if (buy.disabled) countdown.textContent = "Sold out"; }
+    if (status === 2) { countdown.textContent = "This sale has ended."; buy.disabled = true; }
+  }
+  tick();
+  var timer = setInterval(function () { tick(); if (status !== 0) clearInterval(timer); }, 1000);
+
+  function refreshStock() {
+    json("/goods/getDetails/" + saleId).then(function (body) {
+      if (body.code !== 0) return;
+      stock.textContent = body.data.goods.stockCount;
+      status = body.data.seckillStatus;
+      tick();
+    }).catch(function () {});
+  }
+  setInterval(refreshStock, 5000);
+
+  function newCaptcha() { img.src = "/seckill/verifyCode?goodsId=" + saleId + "&t=" + Date.now(); answer.value = ""; }
+  buy.addEventListener("click", function () { form.hidden = false; newCaptcha(); answer.focus(); say(""); });
+  document.getElementById("captcha-refresh").addEventListener("click", newCaptcha);
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    say("Checking…");
+    json("/seckill/path?goodsId=" + saleId + "&verifyCode=" + encodeURIComponent(answer.value.trim()))
+      .then(function (body) {
+        if (body.code !== 0) { say(body.msg, "err"); newCaptcha(); return; }
+        return json("/seckill/" + body.data + "/doSeckill", {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded", "X-CSRFToken": csrf },
+          body: "goodsId=" + encodeURIComponent(saleId),
+        }).then(function (res) {
+          if (res.code !== 0) { say(res.msg, "err"); form.hidden = true; return; }
+          form.hidden = true;
+          buy.disabled = true;
+          say("You are in the queue…");
+          poll(0);
+        });
+      })
+      .catch(function (e) { if (e.message !== "login") say("Network problem, please try again.", "err"); });
+  });
+
+  // Poll with backoff: 0.3 s, 0.6 s, 1.2 s … capped at 3 s, for at most ~2 minutes.
+  function poll(attempt) {
+    var delay = Math.min(300 * Math.pow(2, attempt), 3000);
+    setTimeout(function () {
+      json("/seckill/result?goodsId=" + saleId).then(function (body) {
+        if (body.code !== 0) { say(body.msg, "err"); return; }
+        if (body.data > 0) {
+          result.innerHTML = "";
+          say("Got it! Your order is placed. ", "ok");
+          var link = document.createElement("a");
+          link.href = "/orders/?order=" + body.data;
+          link.textContent = "Pay now →";
+          result.appendChild(link);
+          refreshStock();
+        } else if (body.data === 0 && attempt < 60) {
+          poll(attempt + 1);
+        } else {
+          say("Sorry, it sold out before your order was written.", "err");
+        }
+      }).catch(function () { if (attempt < 60) poll(attempt + 1); });
+    }, delay);
+  }
+})();

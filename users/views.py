@@ -1,0 +1,99 @@
+from django.contrib.auth import SESSION_KEY
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_ratelimit.core import is_ratelimited
+
+from seckill_site.codes import Code
+from seckill_site.http import fail, ok, wants_json
+from users import services
+from users.forms import LoginForm, RegisterForm
+from users.selectors import user_public_data
+
+LOGIN_RATE_PER_IP = "30/m"
+LOGIN_RATE_PER_MOBILE = "10/m"
+
+
+def _safe_next(request: HttpRequest) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or "/goods/goodsList"
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return target
+    return "/goods/goodsList"
+
+
+@require_GET
+def login_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "users/login.html", {"form": LoginForm(), "next": _safe_next(request)})
+
+
+def _login_limited(request: HttpRequest) -> bool:
+    by_ip = is_ratelimited(request, group="user.login.ip", key="ip", rate=LOGIN_RATE_PER_IP, increment=True)
+    by_mobile = is_ratelimited(
+        request, group="user.login.mobile", key="post:mobile", rate=LOGIN_RATE_PER_MOBILE, increment=True
+    )
+    return by_ip or by_mobile
+
+
+@require_POST
+def login_submit(request: HttpRequest) -> HttpResponse:
+    as_json = wants_json(request)
+    if _login_limited(request):
+        if as_json:
+            return fail(Code.TOO_MANY_REQUESTS, "Too many login attempts, wait a minute.")
+        form = LoginForm(request.POST)
+        form.is_valid()
+        context = {"form": form, "error": "Too many login attempts, wait a minute.", "next": _safe_next(request)}
+        return render(request, "users/login.html", context, status=429)
+    form = LoginForm(request.POST)
+    if not form.is_valid():
+        message = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        if as_json:
+            return fail(Code.BAD_REQUEST, message)
+        return render(request, "users/login.html", {"form": form, "next": _safe_next(request)}, status=400)
+    result = services.user_login(request=request, **form.cleaned_data)
+    if result.user is None:
+        if as_json:
+            return fail(Code.LOGIN_FAILED, result.error)
+        context = {"form": form, "error": result.error, "next": _safe_next(request)}
+        return render(request, "users/login.html", context, status=400)
+    if as_json:
+        return ok(user_public_data(result.user))
+    return redirect(_safe_next(request))
+
+
+@require_POST
+def logout_view(request: HttpRequest) -> HttpResponse:
+    services.user_logout(request=request)
+    if wants_json(request):
+        return ok()
+    return redirect("/user/index")
+
+
+@require_http_methods(["GET", "POST"])
+def register(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return render(request, "users/register.html", {"form": RegisterForm()})
+    if is_ratelimited(request, group="user.register", key="ip", rate="10/m", increment=True):
+        return fail(Code.TOO_MANY_REQUESTS) if wants_json(request) else render(
+            request, "users/register.html", {"form": RegisterForm(request.POST), "error": Code.TOO_MANY_REQUESTS.msg},
+            status=429,
+        )
+    form = RegisterForm(request.POST)
+    if not form.is_valid():
+        if wants_json(request):
+            return fail(Code.BAD_REQUEST, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return render(request, "users/register.html", {"form": form}, status=400)
+    user = services.user_register(**form.cleaned_data_for_service())
+    services.user_login(request=request, mobile=user.mobile, password=form.cleaned_data["password"])
+    if wants_json(request):
+        return ok(user_public_data(user))
+    return redirect("/goods/goodsList")
+
+
+@require_GET
+def me(request: HttpRequest) -> HttpResponse:
+    """The small user-specific fragment the cached list page fetches (greeting, login state)."""
+    if SESSION_KEY not in request.session:
+        return ok(None)
+    return ok({"nickname": request.user.nickname or request.user.mobile, "isStaff": request.user.is_staff})
