@@ -98,8 +98,16 @@ class GoodsAdmin(MerchantScopedAdmin):
 @admin.register(SeckillGoods)
 class SeckillGoodsAdmin(MerchantScopedAdmin):
     owner_path = "goods__owner"
-    list_display = ("goods", "seckill_price", "stock_count", "redis_stock", "orders_total", "orders_paid",
-                    "start_at", "end_at")
+    list_display = (
+        "goods",
+        "seckill_price",
+        "stock_count",
+        "redis_stock",
+        "orders_total",
+        "orders_paid",
+        "start_at",
+        "end_at",
+    )
     list_filter = ("start_at",)
     fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at")
 

@@ -54,7 +54,9 @@ class SeckillGoods(models.Model):
         ordering = ("start_at",)
         constraints = [
             models.CheckConstraint(condition=models.Q(stock_count__gte=0), name="seckill_stock_not_negative"),
-            models.CheckConstraint(condition=models.Q(end_at__gt=models.F("start_at")), name="seckill_ends_after_start"),
+            models.CheckConstraint(
+                condition=models.Q(end_at__gt=models.F("start_at")), name="seckill_ends_after_start"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -69,7 +69,9 @@ def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
     if not sale_ids:
         return {}
     values = client().mget([keys.stock(sale_id) for sale_id in sale_ids])
-    return {sale_id: (int(value) if value is not None else None) for sale_id, value in zip(sale_ids, values)}
+    return {
+        sale_id: (int(value) if value is not None else None) for sale_id, value in zip(sale_ids, values, strict=True)
+    }
 
 
 def sales_for_list() -> list[dict[str, Any]]:

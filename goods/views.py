@@ -1,11 +1,11 @@
 import random
 import time
 
+from django.conf import settings
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.conf import settings
 
 from goods.selectors import sale_get, sale_status, sales_for_list, stock_left
 from seckill import keys
@@ -76,5 +76,8 @@ def goods_detail_page(request: HttpRequest, sale_id: str) -> HttpResponse:
     data = _detail_data(parsed) if parsed is not None else None
     if data is None:
         raise Http404("no such sale")
-    return render(request, "goods/detail.html", {"sale": data["goods"], "status": data["seckillStatus"],
-                                                 "remain": data["remainSeconds"]})
+    return render(
+        request,
+        "goods/detail.html",
+        {"sale": data["goods"], "status": data["seckillStatus"], "remain": data["remainSeconds"]},
+    )

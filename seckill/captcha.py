@@ -21,7 +21,11 @@ def expression_new() -> str:
 def expression_value(expression: str) -> int:
     """Evaluate single-digit `+ - *` expressions with the usual precedence."""
     tokens = list(expression)
-    if len(tokens) % 2 == 0 or not all(t.isdigit() for t in tokens[::2]) or not all(t in OPERATORS for t in tokens[1::2]):
+    if (
+        len(tokens) % 2 == 0
+        or not all(t.isdigit() for t in tokens[::2])
+        or not all(t in OPERATORS for t in tokens[1::2])
+    ):
         raise ValueError(f"not a captcha expression: {expression!r}")
     # First pass folds multiplications into terms; second pass adds the signed terms.
     terms: list[int] = [int(tokens[0])]

@@ -17,6 +17,8 @@ def seckill_result(*, user_id: int, sale_id: int) -> int:
     if value is not None:
         return int(value)
     order_id = (
-        SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True).values_list("order_id", flat=True).first()
+        SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True)
+        .values_list("order_id", flat=True)
+        .first()
     )
     return order_id if order_id is not None else FAILED

@@ -118,9 +118,7 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
 
     # Layer 5: one Lua script checks "already bought" and stock, then takes the unit.
     request_id = uuid.uuid4().hex
-    left = script("reserve")(
-        keys=_sale_keys(sale_id, user_id), args=[user_id, request_id, int(now), keys.RESULT_TTL]
-    )
+    left = script("reserve")(keys=_sale_keys(sale_id, user_id), args=[user_id, request_id, int(now), keys.RESULT_TTL])
     if left == -1:
         return Attempt(Code.ALREADY_BOUGHT)
     if left == -2:

@@ -7,7 +7,6 @@ from django.shortcuts import render
 from seckill_site.codes import Code
 from seckill_site.http import fail, wants_json
 
-
 JSON_PATH_PREFIXES = ("/seckill/", "/goods/getDetails", "/api/", "/user/me")
 
 

@@ -1,6 +1,5 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
-
 from django.contrib.auth.forms import BaseUserCreationForm, UserChangeForm
 
 from users.models import User

@@ -75,9 +75,15 @@ def register(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "users/register.html", {"form": RegisterForm()})
     if is_ratelimited(request, group="user.register", key="ip", rate="10/m", increment=True):
-        return fail(Code.TOO_MANY_REQUESTS) if wants_json(request) else render(
-            request, "users/register.html", {"form": RegisterForm(request.POST), "error": Code.TOO_MANY_REQUESTS.msg},
-            status=429,
+        return (
+            fail(Code.TOO_MANY_REQUESTS)
+            if wants_json(request)
+            else render(
+                request,
+                "users/register.html",
+                {"form": RegisterForm(request.POST), "error": Code.TOO_MANY_REQUESTS.msg},
+                status=429,
+            )
         )
     form = RegisterForm(request.POST)
     if not form.is_valid():

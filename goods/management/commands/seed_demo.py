@@ -71,12 +71,20 @@ class Command(BaseCommand):
             User.objects.create_user(mobile, SHOPPER_PASSWORD, nickname=f"Shopper {index}")
         for name, title, price, sale_price, stock, starts, lasts, colour in ITEMS:
             goods = Goods.objects.create(
-                owner=merchant, name=name, title=title, price=Decimal(price), stock=100,
-                detail=f"{title}. Demo item of the Seckill shop.", image=product_image(name, colour),
+                owner=merchant,
+                name=name,
+                title=title,
+                price=Decimal(price),
+                stock=100,
+                detail=f"{title}. Demo item of the Seckill shop.",
+                image=product_image(name, colour),
             )
             start = now + timedelta(minutes=starts)
             SeckillGoods.objects.create(
-                goods=goods, seckill_price=Decimal(sale_price), stock_count=stock,
-                start_at=start, end_at=start + timedelta(minutes=lasts),
+                goods=goods,
+                seckill_price=Decimal(sale_price),
+                stock_count=stock,
+                start_at=start,
+                end_at=start + timedelta(minutes=lasts),
             )
         assert not Order.objects.exists()

@@ -1,0 +1,94 @@
+"""Shared fixtures. Everything runs against real PostgreSQL and Redis; the burst tests add a
+real Celery worker process that reads the test database."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+
+from seckill import services as seckill_services
+from seckill.redis import client
+
+ROOT = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True)
+def clean_redis():
+    """Each test starts from an empty cache database (sessions, counters, rate limits) and
+    empty per-process marks. The broker lives in another Redis database and is left alone."""
+    client().flushdb()
+    seckill_services.sold_out_clear()
+    seckill_services._windows.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
+def media_root(tmp_path, settings):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+
+
+def _test_database_url() -> str:
+    db = settings.DATABASES["default"]
+    host = quote(db["HOST"] or "", safe="")
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    password = f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{host}{port}/{db['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    """A real `celery worker` process (prefork, two children) on the test database and queue."""
+    from celery_app import app
+
+    env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge(queue)  # leftovers of an aborted run name rows that no longer exist
+    (ROOT / ".run").mkdir(exist_ok=True)
+    log = open(ROOT / ".run" / "test-worker.log", "w")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "celery_app",
+            "worker",
+            "-Q",
+            queue,
+            "-c",
+            "2",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-l",
+            "info",
+            "-n",
+            f"test-{os.getpid()}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        replies = app.control.ping(timeout=0.5, destination=[f"test-{os.getpid()}@{os.uname().nodename}"])
+        if replies:
+            break
+        if process.poll() is not None:
+            raise RuntimeError("the Celery worker exited at start-up; see .run/test-worker.log")
+    else:
+        process.kill()
+        raise RuntimeError("the Celery worker did not answer a ping within 30 s")
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()

@@ -1,0 +1,161 @@
+"""Merchant scoping in the admin: merchant A never sees or changes merchant B's rows."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from goods.models import Goods, SeckillGoods
+from goods.tests.factories import make_goods, make_sale
+from orders.models import Order
+from orders.tests.factories import make_order
+from seckill import keys
+from seckill.redis import client as redis
+from users.tests.factories import make_merchant, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def two_merchants():
+    a, b = make_merchant(nickname="A"), make_merchant(nickname="B")
+    goods_a, goods_b = make_goods(owner=a, name="A-Phone"), make_goods(owner=b, name="B-Phone")
+    sale_a, sale_b = make_sale(goods=goods_a), make_sale(goods=goods_b)
+    order_a, order_b = make_order(sale=sale_a), make_order(sale=sale_b)
+    return {
+        "a": a,
+        "b": b,
+        "goods_b": goods_b,
+        "sale_a": sale_a,
+        "sale_b": sale_b,
+        "order_b": order_b,
+        "goods_a": goods_a,
+        "order_a": order_a,
+    }
+
+
+def test_lists_show_only_own_rows(client, two_merchants):
+    client.force_login(two_merchants["a"])
+    goods = client.get("/admin/goods/goods/").content
+    assert b"A-Phone" in goods and b"B-Phone" not in goods
+    sales = client.get("/admin/goods/seckillgoods/").content
+    assert b"A-Phone" in sales and b"B-Phone" not in sales
+    orders = client.get("/admin/orders/order/").content
+    assert two_merchants["order_a"].order_no.encode() in orders
+    assert two_merchants["order_b"].order_no.encode() not in orders
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/goods/goods/{goods_b}/change/",
+        "/admin/goods/goods/{goods_b}/delete/",
+        "/admin/goods/seckillgoods/{sale_b}/change/",
+        "/admin/orders/order/{order_b}/change/",
+    ],
+)
+def test_direct_urls_to_another_merchants_rows_are_refused(client, two_merchants, url):
+    client.force_login(two_merchants["a"])
+    ids = {k: two_merchants[k].pk for k in ("goods_b", "sale_b", "order_b")}
+    response = client.get(url.format(**ids))
+    assert response.status_code in (302, 403, 404)
+    assert b"B-Phone" not in response.content
+
+
+def test_cannot_post_changes_to_another_merchants_goods(client, two_merchants):
+    client.force_login(two_merchants["a"])
+    goods_b = two_merchants["goods_b"]
+    client.post(f"/admin/goods/goods/{goods_b.pk}/change/", {"name": "hacked", "title": "x", "price": "1", "stock": 1})
+    goods_b.refresh_from_db()
+    assert goods_b.name == "B-Phone"
+
+
+def test_cannot_create_a_sale_on_another_merchants_goods(client, two_merchants):
+    client.force_login(two_merchants["a"])
+    response = client.post(
+        "/admin/goods/seckillgoods/add/",
+        {
+            "goods": two_merchants["goods_b"].pk,
+            "seckill_price": "1",
+            "stock_count": 5,
+            "start_at_0": "2030-01-01",
+            "start_at_1": "10:00:00",
+            "end_at_0": "2030-01-01",
+            "end_at_1": "11:00:00",
+        },
+    )
+    assert response.status_code == 200  # the form comes back with an error
+    assert not SeckillGoods.objects.filter(goods=two_merchants["goods_b"], stock_count=5).exists()
+
+
+def test_merchant_creates_goods_with_image_and_a_sale_that_reaches_redis_and_the_list(
+    client, two_merchants, django_capture_on_commit_callbacks
+):
+    from goods.management.commands.seed_demo import product_image
+
+    client.force_login(two_merchants["a"])
+    image = SimpleUploadedFile("p.png", product_image("New", (10, 20, 30)).read(), content_type="image/png")
+    response = client.post(
+        "/admin/goods/goods/add/",
+        {
+            "name": "Brand New",
+            "title": "New thing",
+            "price": "100",
+            "stock": 10,
+            "detail": "",
+            "image": image,
+            "sales-TOTAL_FORMS": 0,
+            "sales-INITIAL_FORMS": 0,
+        },
+    )
+    assert response.status_code == 302, response.content[:2000]
+    goods = Goods.objects.get(name="Brand New")
+    assert goods.owner == two_merchants["a"] and goods.image
+    client.get("/goods/goodsList")  # cache the list before the sale exists
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/admin/goods/seckillgoods/add/",
+            {
+                "goods": goods.pk,
+                "seckill_price": "9.9",
+                "stock_count": 6,
+                "start_at_0": "2020-01-01",
+                "start_at_1": "10:00:00",
+                "end_at_0": "2099-01-01",
+                "end_at_1": "11:00:00",
+            },
+        )
+    assert response.status_code == 302
+    sale = SeckillGoods.objects.get(goods=goods)
+    assert redis().get(keys.stock(sale.pk)) == b"6"
+    assert b"Brand New" in client.get("/goods/goodsList").content
+
+
+def test_rejects_a_non_image_upload(client, two_merchants):
+    client.force_login(two_merchants["a"])
+    fake = SimpleUploadedFile("p.png", b"not an image", content_type="image/png")
+    response = client.post(
+        "/admin/goods/goods/add/",
+        {
+            "name": "Bad",
+            "title": "x",
+            "price": "1",
+            "stock": 1,
+            "image": fake,
+            "sales-TOTAL_FORMS": 0,
+            "sales-INITIAL_FORMS": 0,
+        },
+    )
+    assert response.status_code == 200 and not Goods.objects.filter(name="Bad").exists()
+
+
+def test_shoppers_cannot_enter_the_admin(client):
+    client.force_login(make_user())
+    assert client.get("/admin/goods/goods/").status_code == 302
+
+
+def test_superuser_sees_everything(client, two_merchants):
+    from users.models import User
+
+    client.force_login(User.objects.create_superuser("13999999999", "admin-pass-1"))
+    page = client.get("/admin/goods/goods/").content
+    assert b"A-Phone" in page and b"B-Phone" in page
+    assert Order.objects.count() == 2

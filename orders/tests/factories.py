@@ -1,0 +1,26 @@
+import uuid
+from datetime import timedelta
+
+from django.utils import timezone
+
+from goods.models import SeckillGoods
+from orders.models import Order, SeckillOrder
+from orders.services import order_number_next
+from users.models import User
+from users.tests.factories import make_user
+
+
+def make_order(*, sale: SeckillGoods, user: User | None = None, **fields) -> Order:
+    user = user or make_user()
+    order = Order.objects.create(
+        order_no=order_number_next(),
+        user=user,
+        goods=sale.goods,
+        sale=sale,
+        goods_name=sale.goods.name,
+        price=sale.seckill_price,
+        pay_deadline=timezone.now() + timedelta(minutes=15),
+        **fields,
+    )
+    SeckillOrder.objects.create(user=user, sale=sale, order=order, request_id=uuid.uuid4().hex)
+    return order

@@ -1,0 +1,44 @@
+"""HTTP shoppers for tests that go through a live server: logged-in sessions and paths."""
+
+import secrets
+from dataclasses import dataclass
+
+import requests
+
+from seckill import keys, services
+from seckill.redis import client
+from users.models import User
+from users.tests.factories import session_for
+
+
+@dataclass
+class Shopper:
+    user: User
+    http: requests.Session
+    csrf: str
+
+    def post(self, url: str, data: dict) -> requests.Response:
+        return self.http.post(
+            url, data=data, headers={"X-CSRFToken": self.csrf, "Accept": "application/json"}, timeout=30
+        )
+
+    def get(self, url: str, **params) -> requests.Response:
+        return self.http.get(url, params=params, headers={"Accept": "application/json"}, timeout=30)
+
+
+def shopper(user: User) -> Shopper:
+    """A browser-like client: Redis session cookie, and a CSRF cookie with its header."""
+    http = requests.Session()
+    csrf = secrets.token_hex(16)  # Django accepts any well-formed secret the client holds as a cookie
+    http.cookies.set("sessionid", session_for(user))
+    http.cookies.set("csrftoken", csrf)
+    return Shopper(user=user, http=http, csrf=csrf)
+
+
+def path_for(user_id: int, sale_id: int) -> str:
+    """Solve the captcha as a person would, reading the answer a test may read from Redis."""
+    services.captcha_create(user_id=user_id, sale_id=sale_id)
+    answer = int(client().get(keys.captcha(sale_id, user_id)))
+    path = services.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
+    assert path is not None
+    return path

@@ -1,0 +1,115 @@
+"""Concurrency proofs: real HTTP requests at a live server, real Redis, PostgreSQL and a Celery worker."""
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from goods.models import SeckillGoods
+from goods.tests.factories import make_sale
+from orders.models import Order, SeckillOrder
+from seckill import keys, services
+from seckill.redis import client
+from seckill.tests.shoppers import path_for, shopper
+from users.tests.factories import make_users
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def wait_for_drain(sale_id: int, timeout: float = 60.0) -> float:
+    """Seconds until no reservation of the sale is left (the queue has drained)."""
+    started = time.monotonic()
+    while client().hlen(keys.reservations(sale_id)):
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"reservations still pending after {timeout}s")
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def test_burst_sells_exactly_the_stock(live_server, celery_worker):
+    stock, buyers = 50, 300
+    sale = make_sale(stock=stock)
+    shoppers = [shopper(user) for user in make_users(buyers)]
+    paths = {s.user.pk: path_for(s.user.pk, sale.pk) for s in shoppers}
+
+    def buy(s):
+        response = s.post(f"{live_server.url}/seckill/{paths[s.user.pk]}/doSeckill", {"goodsId": sale.pk})
+        return s.user.pk, response.status_code, response.json()
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=100) as pool:
+        answers = list(pool.map(buy, shoppers))
+    burst_seconds = time.monotonic() - started
+    drain_seconds = wait_for_drain(sale.pk)
+
+    assert {status for _, status, _ in answers} == {200}, answers
+    queued = {user_id for user_id, _, body in answers if body["code"] == 0}
+    sold_out = [user_id for user_id, _, body in answers if body["msg"] == "sold out"]
+    assert len(queued) == stock
+    assert len(sold_out) == buyers - stock
+
+    orders = Order.objects.filter(sale=sale)
+    assert orders.count() == stock
+    assert set(orders.values_list("user_id", flat=True)) == queued  # every queued shopper got an order
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
+    assert int(client().get(keys.stock(sale.pk))) == 0
+    assert client().hlen(keys.reservations(sale.pk)) == 0
+    for user_id in queued:
+        order_id = int(client().get(keys.result(sale.pk, user_id)))
+        assert Order.objects.filter(pk=order_id, user_id=user_id).exists()
+    print(f"\nburst: {buyers} requests in {burst_seconds:.2f}s, {stock} orders, drained {drain_seconds:.2f}s later")
+
+
+def test_one_shopper_firing_twenty_requests_gets_one_order(live_server, celery_worker):
+    sale = make_sale(stock=10)
+    [user] = make_users(1)
+    s = shopper(user)
+    path = path_for(user.pk, sale.pk)
+
+    def buy(_):
+        return s.post(f"{live_server.url}/seckill/{path}/doSeckill", {"goodsId": sale.pk}).json()
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        answers = list(pool.map(buy, range(20)))
+    wait_for_drain(sale.pk)
+
+    assert sum(answer["code"] == 0 for answer in answers) == 1
+    assert SeckillOrder.objects.filter(user=user, sale=sale).count() == 1
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 9
+    assert int(client().get(keys.stock(sale.pk))) == 9
+
+
+def test_same_user_racing_the_lua_gate_with_fresh_requests_gets_one_unit():
+    """Below the path layer: twenty concurrent reservations for one user, each its own request."""
+    sale = make_sale(stock=10)
+    [user] = make_users(1)
+
+    def reserve(n):
+        return services.script("reserve")(
+            keys=services._sale_keys(sale.pk, user.pk), args=[user.pk, f"req-{n}", int(time.time()), 60]
+        )
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        results = list(pool.map(reserve, range(20)))
+    assert sorted(results).count(-1) == 19
+    assert int(client().get(keys.stock(sale.pk))) == 9
+
+
+def test_the_same_task_message_twice_creates_one_order(celery_worker):
+    from seckill.tasks import order_write
+
+    sale = make_sale(stock=5)
+    [user] = make_users(1)
+    reserved = services.script("reserve")(
+        keys=services._sale_keys(sale.pk, user.pk), args=[user.pk, "req-dup", int(time.time()), 60]
+    )
+    assert reserved == 4
+    for _ in range(2):
+        order_write.apply_async(kwargs={"sale_id": sale.pk, "user_id": user.pk, "request_id": "req-dup"})
+    wait_for_drain(sale.pk)
+    time.sleep(1)  # let the second message finish too
+
+    assert Order.objects.filter(sale=sale).count() == 1
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
+    order = Order.objects.get(sale=sale)
+    assert int(client().get(keys.result(sale.pk, user.pk))) == order.pk

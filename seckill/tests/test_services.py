@@ -1,0 +1,192 @@
+"""The gate's layers one at a time, against real Redis and PostgreSQL (single-threaded)."""
+
+import time
+
+import pytest
+from kombu.exceptions import OperationalError as BrokerError
+
+from goods.models import SeckillGoods
+from goods.tests.factories import make_sale
+from orders.models import Order
+from orders.services import WriteOutcome
+from seckill import keys, services
+from seckill.redis import client
+from seckill.tests.shoppers import path_for
+from seckill_site.codes import Code
+from users.tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def redis_state(sale_id: int, user_id: int) -> dict:
+    return {
+        "stock": client().get(keys.stock(sale_id)),
+        "buyers": client().smembers(keys.buyers(sale_id)),
+        "reservations": client().hgetall(keys.reservations(sale_id)),
+        "result": client().get(keys.result(sale_id, user_id)),
+    }
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """Record the order_write messages instead of publishing (single-threaded tests only)."""
+    from seckill.tasks import order_write
+
+    sent = []
+    monkeypatch.setattr(order_write, "apply_async", lambda kwargs, **options: sent.append(kwargs))
+    return sent
+
+
+def attempt(user, sale):
+    return services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path_for(user.pk, sale.pk)).code
+
+
+def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch):
+    from seckill.tasks import order_write
+
+    sale, user = make_sale(stock=3), make_user()
+    path = path_for(user.pk, sale.pk)
+    before = redis_state(sale.pk, user.pk)
+
+    def broker_down(*args, **kwargs):
+        raise BrokerError("connection refused")
+
+    monkeypatch.setattr(order_write, "apply_async", broker_down)
+    result = services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path)
+
+    assert result.code is Code.TRY_AGAIN
+    assert redis_state(sale.pk, user.pk) == before
+    assert before["stock"] == b"3"
+
+
+def test_queued_then_written_then_result(queued):
+    sale, user = make_sale(stock=2), make_user()
+    assert attempt(user, sale) is Code.SUCCESS
+    assert client().get(keys.result(sale.pk, user.pk)) == b"0"
+    [message] = queued
+    assert services.seckill_order_write(**message) is WriteOutcome.CREATED
+    order = Order.objects.get(user=user)
+    assert order.price == sale.seckill_price and order.status == "unpaid"
+    assert int(client().get(keys.result(sale.pk, user.pk))) == order.pk
+    assert client().hlen(keys.reservations(sale.pk)) == 0
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 1
+    # Redelivery of the same message: no second order, same answer.
+    assert services.seckill_order_write(**message) is WriteOutcome.ALREADY_WRITTEN
+    assert Order.objects.count() == 1
+
+
+def test_already_bought_and_sold_out(queued):
+    sale = make_sale(stock=2)
+    first, second, third = make_user(), make_user(), make_user()
+    assert attempt(first, sale) is Code.SUCCESS
+    assert attempt(first, sale) is Code.ALREADY_BOUGHT
+    assert attempt(second, sale) is Code.SUCCESS  # the last unit: this process marks the sale sold out
+    assert attempt(third, sale) is Code.SOLD_OUT
+    services.sold_out_clear()
+    assert attempt(third, sale) is Code.SOLD_OUT  # the Lua script says so too
+    assert client().get(keys.stock(sale.pk)) == b"0"
+
+
+def test_sold_out_mark_answers_without_redis_and_expires(queued, monkeypatch):
+    sale = make_sale(stock=0)
+    user = make_user()
+    assert attempt(user, sale) is Code.SOLD_OUT
+    real_script, calls = services.script, []
+    monkeypatch.setattr(services, "script", lambda name: calls.append(name) or real_script(name))
+    assert attempt(user, sale) is Code.SOLD_OUT
+    assert calls == ["take_path"]  # the mark answered; the reserve script never ran
+    monkeypatch.undo()
+    # Stock comes back (a cancellation, a warm): the mark lapses within a second.
+    client().set(keys.stock(sale.pk), 1)
+    time.sleep(services.SOLD_OUT_MARK_SECONDS + 0.05)
+    assert attempt(make_user(), sale) is Code.SUCCESS
+
+
+def test_not_started_and_ended(queued):
+    user = make_user()
+    assert attempt(user, make_sale(starts_in=300)) is Code.NOT_STARTED
+    assert attempt(user, make_sale(starts_in=-7200, lasts=3600)) is Code.ENDED
+
+
+def test_redis_lost_the_sale_keys_answers_busy_and_rebuilds(queued, monkeypatch):
+    from seckill.tasks import sale_rebuild
+
+    rebuilds = []
+    monkeypatch.setattr(sale_rebuild, "delay", lambda **kwargs: rebuilds.append(kwargs))
+    sale, user = make_sale(stock=5), make_user()
+    client().delete(keys.stock(sale.pk), keys.window(sale.pk))
+    services._windows.clear()
+    assert attempt(user, sale) is Code.SERVER_BUSY
+    assert attempt(make_user(), sale) is Code.SERVER_BUSY
+    assert rebuilds == [{"sale_id": sale.pk}]  # one rebuild for many refusals (lock)
+    services.stock_warm(**rebuilds[0])
+    assert attempt(user, sale) is Code.SUCCESS
+
+
+def test_database_sold_out_tells_the_user_and_frees_the_buyer(queued):
+    sale, user = make_sale(stock=1), make_user()
+    SeckillGoods.objects.filter(pk=sale.pk).update(stock_count=0)  # Redis now runs ahead of the database
+    assert attempt(user, sale) is Code.SUCCESS
+    assert services.seckill_order_write(**queued[0]) is WriteOutcome.SOLD_OUT
+    assert client().get(keys.result(sale.pk, user.pk)) == b"-1"
+    assert not client().sismember(keys.buyers(sale.pk), user.pk)
+    assert client().hlen(keys.reservations(sale.pk)) == 0
+    assert not Order.objects.exists()
+
+
+def test_duplicate_after_redis_lost_the_buyer_set_returns_the_unit(queued):
+    sale, user = make_sale(stock=5), make_user()
+    assert attempt(user, sale) is Code.SUCCESS
+    services.seckill_order_write(**queued[0])
+    client().delete(keys.buyers(sale.pk))  # e.g. a partial Redis loss
+    assert attempt(user, sale) is Code.SUCCESS
+    assert services.seckill_order_write(**queued[1]) is WriteOutcome.DUPLICATE
+    assert Order.objects.filter(user=user).count() == 1
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
+    assert client().get(keys.stock(sale.pk)) == b"4"
+    assert client().sismember(keys.buyers(sale.pk), user.pk)
+
+
+def test_warm_keeps_units_in_flight(queued):
+    sale, user = make_sale(stock=5), make_user()
+    assert attempt(user, sale) is Code.SUCCESS  # reserved, not yet written
+    report = services.stock_warm(sale_id=sale.pk)
+    assert report.stock == 4 and report.buyers == 1
+    assert report.previous_stock == 4
+
+
+def test_captcha_is_single_use_and_must_be_right():
+    sale, user = make_sale(), make_user()
+    services.captcha_create(user_id=user.pk, sale_id=sale.pk)
+    answer = int(client().get(keys.captcha(sale.pk, user.pk)))
+    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer + 1) is None
+    # The wrong try consumed it: the right answer no longer works either.
+    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None
+    services.captcha_create(user_id=user.pk, sale_id=sale.pk)
+    answer = int(client().get(keys.captcha(sale.pk, user.pk)))
+    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer)
+    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None  # reused
+
+
+def test_expired_captcha_is_refused():
+    sale, user = make_sale(), make_user()
+    services.captcha_create(user_id=user.pk, sale_id=sale.pk)
+    answer = int(client().get(keys.captcha(sale.pk, user.pk)))
+    client().pexpire(keys.captcha(sale.pk, user.pk), 1)
+    time.sleep(0.01)
+    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None
+
+
+def test_path_is_one_time_and_bound_to_user_and_sale(queued):
+    sale, other_sale = make_sale(stock=5), make_sale(stock=5)
+    user, other_user = make_user(), make_user()
+    path = path_for(user.pk, sale.pk)
+    assert services.seckill_attempt(user_id=other_user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
+    assert services.seckill_attempt(user_id=user.pk, sale_id=other_sale.pk, path=path).code is Code.PATH_INVALID
+    assert services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path="0" * 32).code is Code.PATH_INVALID
+    assert services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
+    assert services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
+    expired = path_for(other_user.pk, sale.pk)
+    client().pexpire(keys.path(sale.pk, other_user.pk), 1)
+    time.sleep(0.01)
+    assert services.seckill_attempt(user_id=other_user.pk, sale_id=sale.pk, path=expired).code is Code.PATH_INVALID

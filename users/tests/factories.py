@@ -1,0 +1,45 @@
+import itertools
+
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.hashers import make_password
+from django.contrib.auth.models import Group
+from django.contrib.sessions.backends.cache import SessionStore
+
+from users.models import MERCHANTS_GROUP, User
+
+PASSWORD = "secret-pass-1"
+_mobiles = itertools.count(13000000000)
+
+
+def next_mobile() -> str:
+    return str(next(_mobiles))
+
+
+def make_user(**fields) -> User:
+    fields.setdefault("mobile", next_mobile())
+    password = fields.pop("password", PASSWORD)
+    return User.objects.create_user(password=password, **fields)
+
+
+def make_users(count: int) -> list[User]:
+    """Many shoppers in one INSERT (bursts need hundreds)."""
+    hashed = make_password(PASSWORD)
+    users = [User(mobile=next_mobile(), nickname=f"shopper {i}", password=hashed) for i in range(count)]
+    return User.objects.bulk_create(users)
+
+
+def make_merchant(**fields) -> User:
+    user = make_user(is_staff=True, **fields)
+    group, _ = Group.objects.get_or_create(name=MERCHANTS_GROUP)
+    user.groups.add(group)
+    return user
+
+
+def session_for(user: User) -> str:
+    """A logged-in session stored in Redis, as the login view would make it; returns its key."""
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "users.backends.MobileBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    return session.session_key
