@@ -92,3 +92,44 @@ def celery_worker(django_db_setup, django_db_blocker):
         process.wait(timeout=15)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def gunicorn_server(django_db_setup):
+    """The site under gunicorn with two worker processes, on the test database: each worker
+    has its own per-process sold-out marks, as in production."""
+    import requests
+
+    port = free_port()
+    env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
+    (ROOT / ".run").mkdir(exist_ok=True)
+    log = open(ROOT / ".run" / "test-gunicorn.log", "w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-w", "2", "-b", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            requests.get(f"{url}/user/me", timeout=1)
+            break
+        except requests.ConnectionError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError("gunicorn did not start; see .run/test-gunicorn.log") from None
+            time.sleep(0.1)
+    yield url
+    process.terminate()
+    process.wait(timeout=15)

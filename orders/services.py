@@ -1,4 +1,4 @@
-"""Writes on orders: creating a seckill order (the Celery order writer's database half)."""
+"""Writes on orders: the seckill order writer's database half, paying, cancelling, expiring."""
 
 import enum
 from dataclasses import dataclass
@@ -10,7 +10,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from goods.models import SeckillGoods
-from orders.models import Order, SeckillOrder
+from orders.models import Order, OrderStatus, SeckillOrder
+from orders.payments import provider
 from seckill import keys
 from seckill.redis import client
 
@@ -86,3 +87,102 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
             if live is not None:
                 return WriteResult(WriteOutcome.DUPLICATE, live)
     raise RuntimeError(f"could not draw a unique order number in {ORDER_NUMBER_ATTEMPTS} attempts")
+
+
+# --- the order lifecycle -----------------------------------------------------------------------
+
+
+class OrderStateError(Exception):
+    """The order cannot make this move from its current state; the message is for the shopper."""
+
+
+def _refusal(order: Order, action: str) -> OrderStateError:
+    if order.status == OrderStatus.CANCELLED:
+        return OrderStateError(
+            f"This order was cancelled ({order.cancel_reason or 'cancelled'}); it cannot be {action}."
+        )
+    if order.status == OrderStatus.PAID:
+        return OrderStateError(f"This order is already paid; it cannot be {action}.")
+    return OrderStateError(f"The time to pay this order ran out; it cannot be {action}.")
+
+
+def order_pay(*, order: Order) -> Order:
+    """unpaid -> paid, only before the deadline. A conditional UPDATE on the status makes pay
+    and cancel/expire on the same order exclusive: PostgreSQL re-checks the WHERE after the
+    row lock, so exactly one of them changes the row."""
+    charge = provider().charge(order)
+    if not charge.ok:
+        raise OrderStateError(f"The payment failed: {charge.error or 'declined'}.")
+    now = timezone.now()
+    paid = Order.objects.filter(pk=order.pk, status=OrderStatus.UNPAID, pay_deadline__gt=now).update(
+        status=OrderStatus.PAID, paid_at=now
+    )
+    order.refresh_from_db()
+    if not paid:
+        provider().refund(order, charge)
+        raise _refusal(order, "paid")
+    return order
+
+
+def order_cancel(*, order_id: int, reason: str) -> bool:
+    """unpaid -> cancelled, returning the unit everywhere. Idempotent: False when the order
+    was not unpaid any more (already cancelled, or paid), and nothing changes then.
+
+    In one transaction the order is cancelled, its seckill order stops being live (so the
+    shopper may buy again) and the sale's database stock goes up by one; after the commit the
+    Redis stock goes up by one and the shopper leaves the buyer set. Web processes notice the
+    returned unit within a second, when their sold-out marks lapse (seckill.services).
+    """
+    with transaction.atomic():
+        cancelled = Order.objects.filter(pk=order_id, status=OrderStatus.UNPAID).update(
+            status=OrderStatus.CANCELLED, cancelled_at=timezone.now(), cancel_reason=reason
+        )
+        if not cancelled:
+            return False
+        seckill_order = SeckillOrder.objects.filter(order_id=order_id).first()
+        if seckill_order is None:
+            return True  # not a seckill order: no unit to return
+        SeckillOrder.objects.filter(pk=seckill_order.pk).update(live=False)
+        SeckillGoods.objects.filter(pk=seckill_order.sale_id).update(stock_count=F("stock_count") + 1)
+        sale_id, user_id = seckill_order.sale_id, seckill_order.user_id
+        transaction.on_commit(lambda: _unit_returned_to_redis(sale_id=sale_id, user_id=user_id))
+    return True
+
+
+def _unit_returned_to_redis(*, sale_id: int, user_id: int) -> None:
+    from seckill.redis import script
+
+    script("release")(keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.result(sale_id, user_id)], args=[user_id])
+
+
+def order_cancel_by_user(*, order: Order) -> Order:
+    if not order_cancel(order_id=order.pk, reason="cancelled by shopper"):
+        order.refresh_from_db()
+        raise _refusal(order, "cancelled")
+    order.refresh_from_db()
+    return order
+
+
+EXPIRE_BATCH_SIZE = 200
+
+
+def orders_expire_unpaid(*, batch_size: int = EXPIRE_BATCH_SIZE, max_batches: int = 50) -> int:
+    """Cancel unpaid orders past their deadline, in batches of ids in primary-key order.
+
+    Each cancellation is its own short transaction (order_cancel), so a sweep never holds
+    many row locks, a shopper paying meanwhile waits on one row at most, and two sweeps
+    running at once simply find each other's orders no longer unpaid.
+    """
+    expired = 0
+    last_id = 0
+    for _ in range(max_batches):
+        ids = list(
+            Order.objects.filter(status=OrderStatus.UNPAID, pay_deadline__lte=timezone.now(), pk__gt=last_id)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:batch_size]
+        )
+        if not ids:
+            break
+        expired += sum(order_cancel(order_id=order_id, reason="expired") for order_id in ids)
+        last_id = ids[-1]
+    return expired

@@ -1,16 +1,40 @@
+from django.contrib import messages
+from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.utils import timezone
 
-from orders import selectors
-from seckill_site.http import allow
+from orders import selectors, services
+from seckill_site.codes import Code
+from seckill_site.http import allow, fail, ok, positive_int, wants_json
+
+
+def _order_data(order) -> dict:
+    return {
+        "id": order.pk,
+        "orderNo": order.order_no,
+        "goodsName": order.goods_name,
+        "price": str(order.price),
+        "status": order.status,
+        "createdAt": order.created_at.isoformat(),
+        "payDeadline": order.pay_deadline.isoformat(),
+        "paidAt": order.paid_at.isoformat() if order.paid_at else None,
+        "cancelledAt": order.cancelled_at.isoformat() if order.cancelled_at else None,
+    }
 
 
 @allow("GET")
 @login_required
 def my_orders(request: HttpRequest) -> HttpResponse:
+    # The item page links here with the order id /seckill/result gave it.
+    order_id = positive_int(request.GET.get("order"))
+    if order_id is not None:
+        order = selectors.orders_of_user(user=request.user).filter(pk=order_id).first()
+        if order is not None:
+            return redirect(f"/orders/{order.order_no}")
     orders = selectors.orders_of_user(user=request.user)[:100]
-    return render(request, "orders/list.html", {"orders": orders})
+    return render(request, "orders/list.html", {"orders": orders, "now": timezone.now()})
 
 
 @allow("GET")
@@ -19,4 +43,38 @@ def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
     order = selectors.order_of_user(user=request.user, order_no=order_no[:32])
     if order is None:
         raise Http404("no such order")
-    return render(request, "orders/detail.html", {"order": order})
+    if wants_json(request):
+        return ok(_order_data(order))
+    return render(request, "orders/detail.html", {"order": order, "now": timezone.now()})
+
+
+def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
+    as_json = wants_json(request)
+    if SESSION_KEY not in request.session:
+        return fail(Code.NOT_LOGGED_IN) if as_json else redirect(f"/user/index?next=/orders/{order_no[:32]}")
+    order = selectors.order_of_user(user=request.user, order_no=order_no[:32])
+    if order is None:
+        if as_json:
+            return fail(Code.ORDER_NOT_FOUND)
+        raise Http404("no such order")
+    try:
+        order = action(order=order)
+    except services.OrderStateError as refusal:
+        if as_json:
+            return fail(Code.ORDER_STATE, str(refusal))
+        messages.error(request, str(refusal))
+        return redirect(f"/orders/{order.order_no}")
+    if as_json:
+        return ok(_order_data(order))
+    messages.success(request, "Paid. Thank you!" if order.status == "paid" else "Order cancelled.")
+    return redirect(f"/orders/{order.order_no}")
+
+
+@allow("POST")
+def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
+    return _order_action(request, order_no, services.order_pay)
+
+
+@allow("POST")
+def order_cancel(request: HttpRequest, order_no: str) -> HttpResponse:
+    return _order_action(request, order_no, services.order_cancel_by_user)

@@ -1,6 +1,7 @@
 import pytest
 
 from goods.tests.factories import make_sale
+from orders.models import Order
 from orders.tests.factories import make_order
 from users.tests.factories import make_user
 
@@ -28,3 +29,75 @@ def test_order_detail_and_another_shoppers_order_is_404(client):
 def test_orders_need_login(client):
     response = client.get("/orders/")
     assert response.status_code == 302 and response["Location"].startswith("/user/index")
+
+
+JSON = {"HTTP_ACCEPT": "application/json"}
+
+
+def test_pay_and_cancel_through_the_pages(client):
+    from orders.tests.factories import buy
+
+    sale, me = make_sale(stock=3), make_user()
+    client.force_login(me)
+    to_pay, to_cancel = buy(sale=sale, user=me), buy(sale=make_sale(), user=me)
+    page = client.get(f"/orders/{to_pay.order_no}").content
+    assert f'action="/orders/{to_pay.order_no}/pay"'.encode() in page
+    assert client.post(f"/orders/{to_pay.order_no}/pay").status_code == 302
+    assert client.post(f"/orders/{to_cancel.order_no}/cancel", **JSON).json()["data"]["status"] == "cancelled"
+    to_pay.refresh_from_db()
+    assert to_pay.status == "paid"
+    refused = client.post(f"/orders/{to_pay.order_no}/cancel", **JSON)
+    assert refused.status_code == 409 and "already paid" in refused.json()["msg"]
+    refused = client.post(f"/orders/{to_cancel.order_no}/pay", **JSON)
+    assert refused.status_code == 409 and "cancelled" in refused.json()["msg"]
+    follow = client.post(f"/orders/{to_pay.order_no}/cancel", follow=True)
+    assert b"already paid" in follow.content  # the page shows the refusal
+
+
+@pytest.mark.parametrize("action", ["pay", "cancel"])
+def test_order_actions_on_bad_input(client, action):
+    sale, me = make_sale(), make_user()
+    theirs = make_order(sale=sale)
+    assert client.post(f"/orders/{theirs.order_no}/{action}", **JSON).status_code == 401
+    client.force_login(me)
+    assert client.post(f"/orders/{theirs.order_no}/{action}", **JSON).status_code == 404
+    assert client.post(f"/orders/{theirs.order_no}/{action}").status_code == 404
+    assert client.post(f"/orders/{'x' * 500}/{action}", **JSON).status_code == 404
+    assert client.get(f"/orders/{theirs.order_no}/{action}").status_code == 405
+    theirs.refresh_from_db()
+    assert theirs.status == "unpaid"
+
+
+def test_order_link_by_id_redirects_to_the_order(client):
+    sale, me = make_sale(), make_user()
+    mine, theirs = make_order(sale=sale, user=me), make_order(sale=sale)
+    client.force_login(me)
+    assert client.get(f"/orders/?order={mine.pk}")["Location"] == f"/orders/{mine.order_no}"
+    assert client.get(f"/orders/?order={theirs.pk}").status_code == 200  # just the list
+    assert client.get("/orders/?order=abc").status_code == 200
+
+
+def test_merchant_cancels_unpaid_orders_from_the_admin(client, django_capture_on_commit_callbacks):
+    from goods.tests.factories import make_goods
+    from orders.services import order_pay
+    from orders.tests.factories import buy
+    from users.tests.factories import make_merchant
+
+    merchant = make_merchant()
+    sale = make_sale(goods=make_goods(owner=merchant), stock=5)
+    unpaid, paid = buy(sale=sale, user=make_user()), buy(sale=sale, user=make_user())
+    order_pay(order=paid)
+    other = buy(sale=make_sale(stock=5), user=make_user())  # another merchant's order
+    client.force_login(merchant)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/admin/orders/order/",
+            {"action": "cancel_unpaid", "_selected_action": [unpaid.pk, paid.pk, other.pk]},
+            follow=True,
+        )
+    assert b"Cancelled 1 order(s)." in response.content
+    statuses = {o.pk: o.status for o in Order.objects.all()}
+    assert statuses == {unpaid.pk: "cancelled", paid.pk: "paid", other.pk: "unpaid"}
+    from goods.models import SeckillGoods
+
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4

@@ -153,3 +153,4 @@ LOGGING = {
 }
 CSRF_FAILURE_VIEW = "seckill_site.errors.csrf_failure"
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
+PAYMENT_PROVIDER = env("PAYMENT_PROVIDER", default="orders.payments.SimulatedProvider")
