@@ -8,8 +8,11 @@ import logging
 import secrets
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 
+from django.db import connection, transaction
+from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
@@ -183,7 +186,7 @@ def seckill_order_write(*, sale_id: int, user_id: int, request_id: str) -> Write
     return written.outcome
 
 
-# --- loading Redis from the database ------------------------------------------------------------
+# --- loading Redis from the database, and reconciling the two ------------------------------------
 
 
 @dataclass(frozen=True)
@@ -192,30 +195,137 @@ class WarmReport:
     previous_stock: int | None
     stock: int
     buyers: int
+    previous_buyers: int = 0
+    buyers_differ: bool = False
+
+    @property
+    def drifted(self) -> bool:
+        return self.previous_stock != self.stock or self.buyers_differ
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    stock: int
+    start: float
+    end: float
+    written_request_ids: list[str]
+    live_buyer_ids: list[int]
+
+
+def _sale_snapshot(sale_id: int) -> _Snapshot | None:
+    """The database's side of a sale, read in one REPEATABLE READ snapshot so that the stock
+    and the set of written orders agree with each other (see warm.lua)."""
+    request_ids = [rid.decode() for rid in client().hkeys(keys.reservations(sale_id))]
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost:  # inside a caller's transaction, its snapshot rules (and it must be the first statement)
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        sale = SeckillGoods.objects.filter(pk=sale_id).only("stock_count", "start_at", "end_at").first()
+        if sale is None:
+            return None
+        written = list(
+            SeckillOrder.objects.filter(sale_id=sale_id, request_id__in=request_ids).values_list(
+                "request_id", flat=True
+            )
+        )
+        buyers = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
+    return _Snapshot(sale.stock_count, sale.start_at.timestamp(), sale.end_at.timestamp(), written, buyers)
+
+
+def _sale_compare(sale_id: int, *, apply: bool) -> WarmReport | None:
+    snapshot = _sale_snapshot(sale_id)
+    if snapshot is None:
+        return None
+    previous, stock, buyers_before, buyers, differ = script("warm")(
+        keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.window(sale_id)],
+        args=[
+            snapshot.stock,
+            snapshot.start,
+            snapshot.end,
+            "apply" if apply else "check",
+            len(snapshot.written_request_ids),
+            *snapshot.written_request_ids,
+            *snapshot.live_buyer_ids,
+        ],
+    )
+    if apply:
+        _windows.pop(sale_id, None)
+        sold_out_clear(sale_id)
+    return WarmReport(sale_id, None if previous == -1 else previous, stock, buyers, buyers_before, bool(differ))
 
 
 def stock_warm(*, sale_id: int) -> WarmReport | None:
     """Load one sale's stock, buyers and window into Redis from the database.
 
-    Units reserved in Redis but not yet written stay reserved: Redis stock is the database
-    stock minus them (warm.lua). Returns None when the sale does not exist.
+    Units reserved in Redis whose orders are not written yet stay reserved: Redis stock is
+    the database stock minus them. Returns None when the sale does not exist.
     """
-    sale = SeckillGoods.objects.filter(pk=sale_id).only("stock_count", "start_at", "end_at").first()
-    if sale is None:
-        return None
-    buyer_ids = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
-    previous, stock, buyers = script("warm")(
-        keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.window(sale_id)],
-        args=[sale.stock_count, sale.start_at.timestamp(), sale.end_at.timestamp(), *buyer_ids],
-    )
-    _windows.pop(sale_id, None)
-    sold_out_clear(sale_id)
-    return WarmReport(sale_id, None if previous == -1 else previous, stock, buyers)
+    return _sale_compare(sale_id, apply=True)
 
 
 def stock_warm_all() -> list[WarmReport]:
     reports = [stock_warm(sale_id=sale_id) for sale_id in SeckillGoods.objects.values_list("pk", flat=True)]
     return [report for report in reports if report is not None]
+
+
+# A reservation older than this is finished by the reconciler. Order writes take
+# milliseconds; two minutes means its message was lost, or is stuck behind an outage.
+RESERVATION_STALE_SECONDS = 120
+# Sales that ended longer ago than this are left alone by the periodic reconciler.
+RECONCILE_ENDED_WITHIN = timedelta(days=1)
+_RECONCILE_LOCK_BASE = 0x5EC_0000_0000  # advisory lock ids: base + sale id
+
+
+@dataclass
+class ReconcileReport:
+    sale_id: int
+    skipped: bool = False  # another reconciler holds this sale
+    stale_reservations: list[str] = field(default_factory=list)
+    finished: dict[str, str] = field(default_factory=dict)  # request id -> outcome
+    before: WarmReport | None = None
+    after: WarmReport | None = None
+
+    @property
+    def clean(self) -> bool:
+        return not self.stale_reservations and (self.before is None or not self.before.drifted)
+
+
+def sale_reconcile(*, sale_id: int, repair: bool, stale_after: float = RESERVATION_STALE_SECONDS) -> ReconcileReport:
+    """Square one sale's Redis state with the database. Idempotent; concurrent runs exclude
+    each other per sale with a PostgreSQL advisory lock (the loser reports `skipped`).
+
+    A stale reservation is turned into its order rather than given back: the shopper was told
+    "queued", and the order writer is idempotent per request id, so this is safe even if the
+    reservation's message is still in flight and arrives later (it then finds its order).
+    """
+    report = ReconcileReport(sale_id=sale_id)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_RECONCILE_LOCK_BASE + sale_id])
+        if not cursor.fetchone()[0]:
+            report.skipped = True
+            return report
+    try:
+        now = time.time()
+        for request_id, value in client().hgetall(keys.reservations(sale_id)).items():
+            user_id, reserved_at = value.decode().split(":")
+            if now - float(reserved_at) >= stale_after:
+                report.stale_reservations.append(request_id.decode())
+                if repair:
+                    outcome = seckill_order_write(sale_id=sale_id, user_id=int(user_id), request_id=request_id.decode())
+                    report.finished[request_id.decode()] = outcome.value
+        report.before = _sale_compare(sale_id, apply=False)
+        if repair and report.before is not None and report.before.drifted:
+            report.after = _sale_compare(sale_id, apply=True)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [_RECONCILE_LOCK_BASE + sale_id])
+    return report
+
+
+def sales_to_reconcile() -> list[int]:
+    recent = timezone.now() - RECONCILE_ENDED_WITHIN
+    return list(SeckillGoods.objects.filter(end_at__gte=recent).order_by("pk").values_list("pk", flat=True))
 
 
 def sale_rebuild_request(*, sale_id: int) -> None:

@@ -21,3 +21,13 @@ def order_write(*, sale_id: int, user_id: int, request_id: str) -> str:
 @shared_task(name="seckill.sale_rebuild", acks_late=True, autoretry_for=(OperationalError,), retry_backoff=1)
 def sale_rebuild(*, sale_id: int) -> None:
     services.stock_warm(sale_id=sale_id)
+
+
+@shared_task(name="seckill.reconcile", acks_late=True)
+def reconcile() -> int:
+    """Celery beat, every minute: finish stale reservations and repair drift on live sales."""
+    repaired = 0
+    for sale_id in services.sales_to_reconcile():
+        report = services.sale_reconcile(sale_id=sale_id, repair=True)
+        repaired += bool(report.finished or report.after)
+    return repaired

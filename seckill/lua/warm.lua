@@ -1,34 +1,68 @@
--- Load a sale from the database into Redis, keeping units that are in flight.
+-- Compare (and in 'apply' mode, load) a sale's Redis state with the database's.
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] window
--- ARGV[1] database stock, ARGV[2] start epoch, ARGV[3] end epoch, ARGV[4..] user ids with a live order
--- Reservations are units Redis handed out whose orders are not in the database yet, so the
--- Redis stock is the database stock minus them, and their users stay in the buyer set.
--- Returns {previous stock or -1 if missing, new stock, buyers}.
-local previous = redis.call('GET', KEYS[1])
-local in_flight = redis.call('HVALS', KEYS[3])
-local stock = tonumber(ARGV[1]) - #in_flight
+-- ARGV[1] database stock, ARGV[2] start epoch, ARGV[3] end epoch, ARGV[4] 'apply' or 'check',
+-- ARGV[5] n = how many request ids follow that already have their order in the database,
+-- ARGV[6 .. 5+n] those request ids, ARGV[6+n ..] user ids holding a live order.
+--
+-- The database stock and the written request ids come from one database snapshot, so a
+-- reservation is counted exactly once: either its order is in the snapshot (and in the
+-- database stock), or it is in flight and Redis keeps its unit out of the stock.
+-- Returns {stock before or -1, expected stock, buyers before, expected buyers, 1 if the buyer sets differ}.
+local written = {}
+local n = tonumber(ARGV[5])
+for i = 6, 5 + n do
+  written[ARGV[i]] = true
+end
+local expected_buyers = {}
+local expected_count = 0
+local function expect(user)
+  if not expected_buyers[user] then
+    expected_buyers[user] = true
+    expected_count = expected_count + 1
+  end
+end
+for i = 6 + n, #ARGV do
+  expect(ARGV[i])
+end
+local reservations = redis.call('HGETALL', KEYS[3])
+local in_flight = 0
+for i = 1, #reservations, 2 do
+  if not written[reservations[i]] then
+    in_flight = in_flight + 1
+  end
+  expect(string.match(reservations[i + 1], '^([^:]+)'))
+end
+local stock = tonumber(ARGV[1]) - in_flight
 if stock < 0 then
   stock = 0
 end
-redis.call('SET', KEYS[1], stock)
-redis.call('DEL', KEYS[2])
-local batch = {}
-for i = 4, #ARGV do
-  batch[#batch + 1] = ARGV[i]
-  if #batch == 5000 then
-    redis.call('SADD', KEYS[2], unpack(batch))
-    batch = {}
+local previous = redis.call('GET', KEYS[1])
+local buyers_before = redis.call('SCARD', KEYS[2])
+local differ = 0
+if buyers_before ~= expected_count then
+  differ = 1
+else
+  for user, _ in pairs(expected_buyers) do
+    if redis.call('SISMEMBER', KEYS[2], user) == 0 then
+      differ = 1
+      break
+    end
   end
 end
-for _, value in ipairs(in_flight) do
-  batch[#batch + 1] = string.match(value, '^([^:]+)')
-  if #batch == 5000 then
-    redis.call('SADD', KEYS[2], unpack(batch))
-    batch = {}
+if ARGV[4] == 'apply' then
+  redis.call('SET', KEYS[1], stock)
+  redis.call('DEL', KEYS[2])
+  local batch = {}
+  for user, _ in pairs(expected_buyers) do
+    batch[#batch + 1] = user
+    if #batch == 5000 then
+      redis.call('SADD', KEYS[2], unpack(batch))
+      batch = {}
+    end
   end
+  if #batch > 0 then
+    redis.call('SADD', KEYS[2], unpack(batch))
+  end
+  redis.call('HSET', KEYS[4], 'start', ARGV[2], 'end', ARGV[3])
 end
-if #batch > 0 then
-  redis.call('SADD', KEYS[2], unpack(batch))
-end
-redis.call('HSET', KEYS[4], 'start', ARGV[2], 'end', ARGV[3])
-return {previous and tonumber(previous) or -1, stock, redis.call('SCARD', KEYS[2])}
+return {previous and tonumber(previous) or -1, stock, buyers_before, expected_count, differ}

@@ -133,6 +133,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "confirm_publish": True,
 }
 CELERY_BEAT_SCHEDULE = {
+    "seckill-reconcile": {"task": "seckill.reconcile", "schedule": 60.0},
     "orders-expire-unpaid": {
         "task": "orders.expire_unpaid",
         "schedule": env.int("SECKILL_EXPIRE_SWEEP_SECONDS", default=30),

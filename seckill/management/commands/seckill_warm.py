@@ -25,5 +25,6 @@ class Command(BaseCommand):
         for report in reports:
             before = "missing" if report.previous_stock is None else report.previous_stock
             change = "unchanged" if report.previous_stock == report.stock else f"{before} -> {report.stock}"
-            self.stdout.write(f"sale {report.sale_id}: stock {change}, buyers {report.buyers}")
+            buyers = f"{report.previous_buyers} -> {report.buyers}" if report.buyers_differ else "unchanged"
+            self.stdout.write(f"sale {report.sale_id}: stock {change}, buyers {buyers} ({report.buyers})")
         self.stdout.write(self.style.SUCCESS(f"warmed {len(reports)} sale(s)"))

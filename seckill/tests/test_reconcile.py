@@ -1,0 +1,120 @@
+import io
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from goods.models import SeckillGoods
+from goods.tests.factories import make_sale
+from orders.models import Order, SeckillOrder
+from orders.services import order_create_from_seckill
+from orders.tests.factories import buy
+from seckill import keys, services
+from seckill.redis import client
+from users.tests.factories import make_user, make_users
+
+
+def strand(sale, user, age: float = 600) -> str:
+    """A unit Redis handed out whose message was lost: the reserve script, and nothing else."""
+    request_id = uuid.uuid4().hex
+    left = services.script("reserve")(
+        keys=services._sale_keys(sale.pk, user.pk), args=[user.pk, request_id, int(time.time() - age), 60]
+    )
+    assert left >= 0
+    return request_id
+
+
+def agree(sale) -> bool:
+    return int(client().get(keys.stock(sale.pk))) == SeckillGoods.objects.get(pk=sale.pk).stock_count
+
+
+@pytest.mark.django_db
+class TestReconcile:
+    def test_a_clean_sale_is_left_alone(self):
+        sale = make_sale(stock=5)
+        buy(sale=sale, user=make_user())
+        report = services.sale_reconcile(sale_id=sale.pk, repair=True)
+        assert report.clean and report.after is None
+
+    def test_finds_exactly_the_stranded_reservations_and_turns_them_into_orders(self):
+        sale = make_sale(stock=10)
+        for user in make_users(3):
+            buy(sale=sale, user=user)
+        stranded = {strand(sale, user): user for user in make_users(2)}
+        fresh = strand(sale, make_user(), age=0)  # in flight right now: not stale
+        report = services.sale_reconcile(sale_id=sale.pk, repair=False)
+        assert set(report.stale_reservations) == set(stranded) and not report.finished
+        assert Order.objects.count() == 3  # a report changes nothing
+        report = services.sale_reconcile(sale_id=sale.pk, repair=True)
+        assert report.finished == dict.fromkeys(stranded, "created")
+        for request_id, user in stranded.items():
+            order = SeckillOrder.objects.get(request_id=request_id).order
+            assert order.user == user and int(client().get(keys.result(sale.pk, user.pk))) == order.pk
+        assert list(client().hkeys(keys.reservations(sale.pk))) == [fresh.encode()]
+        assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 5
+        assert int(client().get(keys.stock(sale.pk))) == 4  # 5 in the database, 1 still in flight
+        # Its message arrives late after all: no second order.
+        services.seckill_order_write(
+            sale_id=sale.pk, user_id=stranded[next(iter(stranded))].pk, request_id=next(iter(stranded))
+        )
+        assert Order.objects.count() == 5
+
+    def test_repairs_a_drifted_counter_and_buyer_set(self):
+        sale = make_sale(stock=10)
+        buyers = make_users(2)
+        for user in buyers:
+            buy(sale=sale, user=user)
+        client().set(keys.stock(sale.pk), 42)
+        client().delete(keys.buyers(sale.pk))
+        report = services.sale_reconcile(sale_id=sale.pk, repair=True)
+        assert report.before.previous_stock == 42 and report.before.stock == 8 and report.before.buyers_differ
+        assert agree(sale)
+        assert client().smembers(keys.buyers(sale.pk)) == {str(u.pk).encode() for u in buyers}
+        assert services.sale_reconcile(sale_id=sale.pk, repair=True).clean  # idempotent
+
+    def test_warm_does_not_count_a_written_order_twice(self):
+        """An order committed whose reservation is not yet removed (the writer is between the
+        two steps): the database stock already has it, so Redis must not subtract it again."""
+        sale, user = make_sale(stock=5), make_user()
+        request_id = strand(sale, user, age=0)
+        order_create_from_seckill(sale_id=sale.pk, user_id=user.pk, request_id=request_id)  # step 1 only
+        report = services.stock_warm(sale_id=sale.pk)
+        assert report.stock == 4 and report.previous_stock == 4
+
+    def test_command_reports_and_repairs(self):
+        sale = make_sale(stock=3)
+        strand(sale, make_user())
+        out = io.StringIO()
+        call_command("seckill_reconcile", "--sale", sale.pk, stdout=out)
+        assert "stale reservations 1" in out.getvalue() and "run with --repair" in out.getvalue()
+        out = io.StringIO()
+        call_command("seckill_reconcile", "--repair", stdout=out)
+        assert ": created" in out.getvalue()
+        assert Order.objects.count() == 1 and agree(sale)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_concurrent_reconcilers_finish_each_stranded_unit_once():
+    sale = make_sale(stock=30)
+    for user in make_users(20):
+        strand(sale, user)
+    barrier = threading.Barrier(3)
+
+    def run(_):
+        barrier.wait()
+        try:
+            return services.sale_reconcile(sale_id=sale.pk, repair=True)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(3) as pool:
+        reports = list(pool.map(run, range(3)))
+    assert Order.objects.count() == 20
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 10 and agree(sale)
+    assert client().hlen(keys.reservations(sale.pk)) == 0
+    assert sum(len(r.finished) for r in reports) == 20  # the advisory lock let one run at a time
