@@ -1,11 +1,18 @@
 """Error handlers: JSON envelope for API callers, friendly pages for people."""
 
-from django.db import DatabaseError
+import logging
+
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from seckill_site.codes import Code
 from seckill_site.http import fail, wants_json
+
+logger = logging.getLogger(__name__)
 
 JSON_PATH_PREFIXES = ("/seckill/", "/goods/getDetails", "/api/", "/user/me")
 
@@ -36,26 +43,37 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return _answer(request, Code.SERVER_ERROR, "errors/500.html")
 
 
-class DatabaseUnavailableMiddleware:
-    """A database outage answers a friendly 503 instead of a traceback; the next request
-    after the database returns works again because CONN_HEALTH_CHECKS drops dead connections."""
+class ServiceUnavailableMiddleware:
+    """Outermost middleware: a PostgreSQL or Redis outage anywhere in the stack (sessions and
+    rate limits included) answers a friendly 503 instead of a traceback. Recovery needs
+    nothing: CONN_HEALTH_CHECKS drops dead database connections and redis-py reconnects."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        try:
+            return self.get_response(request)
+        except (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError) as error:
+            logger.warning("service unavailable on %s: %r", request.path, error)
+            return _unavailable(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, DatabaseError) and _is_connection_problem(exception):
-            return _answer(request, Code.SERVER_BUSY, "errors/503.html")
+        if isinstance(exception, (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)):
+            logger.warning("service unavailable on %s: %r", request.path, exception)
+            return _unavailable(request)
         return None
 
 
-def _is_connection_problem(exception: DatabaseError) -> bool:
-    from django.db import InterfaceError, OperationalError
-
-    return isinstance(exception, (OperationalError, InterfaceError))
+def _unavailable(request: HttpRequest) -> HttpResponse:
+    code = Code.SERVER_BUSY
+    if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
+        response = fail(code)
+    else:
+        # No request context: context processors would reach for the session, i.e. Redis.
+        response = HttpResponse(render_to_string("errors/503.html", {"message": code.msg}), status=503)
+    response["Retry-After"] = "5"
+    return response
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -1,0 +1,37 @@
+import pytest
+from django.test import override_settings
+
+DEAD_REDIS = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1: a real refused connection
+        "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.2, "SOCKET_TIMEOUT": 0.2},
+    }
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url, json", [("/goods/goodsList", False), ("/goods/getDetails/1", True)])
+def test_redis_outage_is_a_friendly_503(client, url, json):
+    client.cookies["sessionid"] = "x" * 32  # makes the session backend reach Redis
+    with override_settings(CACHES=DEAD_REDIS):
+        response = client.get(url)
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    if json:
+        assert response.json()["msg"] == "the shop is busy, retry in a moment"
+    else:
+        assert b"busy" in response.content and b"<html" in response.content
+
+
+@pytest.mark.django_db
+def test_login_page_still_renders_without_redis(client):
+    # Django's cache session backend treats an unreachable cache as an empty session.
+    with override_settings(CACHES=DEAD_REDIS):
+        assert client.get("/user/index").status_code == 200
+
+
+@pytest.mark.django_db
+def test_unknown_pages_are_friendly_404s(client):
+    response = client.get("/no/such/page")
+    assert response.status_code == 404 and b"Back to the sales" in response.content
+    assert client.get("/seckill/nothing/here").json()["code"] == 500404
