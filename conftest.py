@@ -33,11 +33,14 @@ def media_root(tmp_path, settings):
 
 
 def _test_database_url() -> str:
+    """DATABASE_URL of the test database, for subprocesses (workers, gunicorn)."""
     db = settings.DATABASES["default"]
-    host = quote(db["HOST"] or "", safe="")
-    port = f":{db['PORT']}" if db.get("PORT") else ""
-    password = f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{host}{port}/{db['NAME']}"
+    host, port = db["HOST"] or "", db.get("PORT") or ""
+    password = f":{quote(str(db['PASSWORD']))}" if db.get("PASSWORD") else ""
+    if host.startswith("/"):
+        # A Unix socket directory: django-environ reads it percent-encoded in the path, not the host.
+        return f"postgres://{db['USER']}{password}@:{port}/{quote(host, safe='')}/{db['NAME']}"
+    return f"postgres://{db['USER']}{password}@{host}{':' + str(port) if port else ''}/{db['NAME']}"
 
 
 @pytest.fixture(scope="session")
@@ -113,7 +116,20 @@ def gunicorn_server(django_db_setup):
     (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-gunicorn.log", "w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-w", "2", "-b", f"127.0.0.1:{port}"],
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "seckill_site.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--worker-class",
+            "gthread",
+            "--threads",
+            "8",
+        ],
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -1,4 +1,5 @@
-"""Concurrency proofs: real HTTP requests at a live server, real Redis, PostgreSQL and a Celery worker."""
+"""Concurrency proofs: real HTTP requests at gunicorn (two worker processes), real Redis and
+PostgreSQL, and a real Celery worker process writing the orders."""
 
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,14 +27,14 @@ def wait_for_drain(sale_id: int, timeout: float = 60.0) -> float:
     return time.monotonic() - started
 
 
-def test_burst_sells_exactly_the_stock(live_server, celery_worker):
+def test_burst_sells_exactly_the_stock(gunicorn_server, celery_worker):
     stock, buyers = 50, 300
     sale = make_sale(stock=stock)
     shoppers = [shopper(user) for user in make_users(buyers)]
     paths = {s.user.pk: path_for(s.user.pk, sale.pk) for s in shoppers}
 
     def buy(s):
-        response = s.post(f"{live_server.url}/seckill/{paths[s.user.pk]}/doSeckill", {"goodsId": sale.pk})
+        response = s.post(f"{gunicorn_server}/seckill/{paths[s.user.pk]}/doSeckill", {"goodsId": sale.pk})
         return s.user.pk, response.status_code, response.json()
 
     started = time.monotonic()
@@ -60,14 +61,14 @@ def test_burst_sells_exactly_the_stock(live_server, celery_worker):
     print(f"\nburst: {buyers} requests in {burst_seconds:.2f}s, {stock} orders, drained {drain_seconds:.2f}s later")
 
 
-def test_one_shopper_firing_twenty_requests_gets_one_order(live_server, celery_worker):
+def test_one_shopper_firing_twenty_requests_gets_one_order(gunicorn_server, celery_worker):
     sale = make_sale(stock=10)
     [user] = make_users(1)
     s = shopper(user)
     path = path_for(user.pk, sale.pk)
 
     def buy(_):
-        return s.post(f"{live_server.url}/seckill/{path}/doSeckill", {"goodsId": sale.pk}).json()
+        return s.post(f"{gunicorn_server}/seckill/{path}/doSeckill", {"goodsId": sale.pk}).json()
 
     with ThreadPoolExecutor(max_workers=20) as pool:
         answers = list(pool.map(buy, range(20)))

@@ -1,0 +1,58 @@
+# Needs only Python >= 3.11 and make. PostgreSQL and Redis come from wheels
+# (see tools/services.py) unless DATABASE_URL / REDIS_URL point elsewhere.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# First interpreter on PATH that is really >= 3.11 (pyenv shims may exist without one).
+FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
+	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
+	done
+
+.PHONY: help venv run test lint services-up services-down clean
+
+help:
+	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it)"
+	@echo "make test           ruff, migrations check and pytest against real PostgreSQL/Redis"
+	@echo "make lint           ruff check + ruff format --check"
+	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
+	@echo "make services-down  stop them (data stays in .run/)"
+	@echo "make clean          stop them, then delete .run/ and .venv/"
+
+venv: $(STAMP)
+
+# Reinstall only when the requirements change.
+$(STAMP): requirements.txt requirements-dev.txt
+	@python="$$($(FIND_PYTHON))"; \
+	if [ -z "$$python" ]; then echo "error: Python >= 3.11 not found on PATH (tried python3.13 python3.12 python3.11 python3)" >&2; exit 1; fi; \
+	if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$python"; "$$python" -m venv $(VENV); fi
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	@touch $@
+
+run: venv
+	$(PY) -m tools.run
+
+# Each step inside one `sh -c` with `set -e`: the first failure is the exit code.
+test: venv
+	$(PY) -m tools.with_services -- sh -c '\
+	  set -e; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
+	  ruff check .; \
+	  DJANGO_SETTINGS_MODULE=seckill_site.settings.test python manage.py makemigrations --check --dry-run; \
+	  python -m pytest'
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+services-up: venv
+	$(PY) -m tools.services up
+
+services-down:
+	@if [ -x $(PY) ]; then $(PY) -m tools.services down; fi
+
+# Stop the servers first: deleting .run/ under a running PostgreSQL would orphan it.
+clean: services-down
+	rm -rf .run $(VENV)

