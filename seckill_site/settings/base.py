@@ -1,6 +1,7 @@
 """Settings shared by every environment; everything external is configured by URL."""
 
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import environ
 
@@ -115,7 +116,17 @@ REST_FRAMEWORK = {
 }
 
 # --- Celery -----------------------------------------------------------------------------
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+
+
+def _next_redis_database(url: str) -> str:
+    """The broker defaults to the Redis database after the cache's: flushing the cache
+    (tests, an operator) must never drop queued order writes."""
+    parts = urlsplit(url)
+    database = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{database + 1}"))
+
+
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=_next_redis_database(REDIS_URL))
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
