@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run test lint services-up services-down clean
+.PHONY: help venv run test lint services-up services-down clean faults
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it)"
@@ -56,3 +56,7 @@ services-down:
 # Stop the servers first: deleting .run/ under a running PostgreSQL would orphan it.
 clean: services-down
 	rm -rf .run $(VENV)
+
+# Fault injection against a private production-like deployment (see tools/faults.py).
+faults: venv
+	$(PY) -m tools.faults

@@ -1,16 +1,10 @@
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
 from orders import services
+from seckill.tasks import OUTAGES
 
 
-@shared_task(
-    name="orders.expire_unpaid",
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=5,
-    max_retries=3,
-)
+@shared_task(name="orders.expire_unpaid", acks_late=True, autoretry_for=OUTAGES, retry_backoff=5, max_retries=3)
 def expire_unpaid() -> int:
     """Celery beat runs this every SECKILL_EXPIRE_SWEEP_SECONDS (settings.CELERY_BEAT_SCHEDULE)."""
     return services.orders_expire_unpaid()

@@ -315,7 +315,11 @@ def sale_reconcile(*, sale_id: int, repair: bool, stale_after: float = RESERVATI
                     outcome = seckill_order_write(sale_id=sale_id, user_id=int(user_id), request_id=request_id.decode())
                     report.finished[request_id.decode()] = outcome.value
         report.before = _sale_compare(sale_id, apply=False)
-        if repair and report.before is not None and report.before.drifted:
+        if repair and report.before is not None and report.before.previous_stock is None:
+            # Redis lost the sale: rebuild behind the queue (tasks.sale_rebuild), not from a
+            # database that has not yet seen the orders still in flight.
+            sale_rebuild_request(sale_id=sale_id)
+        elif repair and report.before is not None and report.before.drifted:
             report.after = _sale_compare(sale_id, apply=True)
     finally:
         with connection.cursor() as cursor:

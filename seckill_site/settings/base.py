@@ -140,9 +140,18 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Redis broker: an unacknowledged message is redelivered after this many seconds.
     # Order writes take milliseconds, so 5 minutes only matters after a frozen worker.
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
+    # kombu looks for such messages every 10 s but, by default, scans only on every 10th look:
+    # a crashed worker's orders would wait ~100 s past the timeout. Scan on every look, every 5 s.
+    "unacked_restore_interval": 5,
+    "unacked_restore_throttle": 1,
+    # Redis broker: a publish to an unreachable or silent broker fails within seconds, so
+    # the gate can give the unit back while the shopper still waits for an answer.
+    "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=2.0),
+    "socket_connect_timeout": 2.0,
     # AMQP broker: wait for the broker's confirm so a lost publish is seen and undone.
     "confirm_publish": True,
 }
+CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
 CELERY_BEAT_SCHEDULE = {
     "seckill-reconcile": {"task": "seckill.reconcile", "schedule": 60.0},
     "orders-expire-unpaid": {

@@ -1,0 +1,98 @@
+"""A small TCP fault proxy (toxiproxy is not available here): loopback in, loopback out.
+
+proxy = FaultProxy(upstream_port=6380); proxy.start()   # listens on proxy.port
+proxy.mode = "cut"        # drop every connection and refuse new ones
+proxy.mode = "blackhole"  # accept and keep connections, forward nothing
+proxy.mode = "delay"      # forward after proxy.delay seconds per chunk
+proxy.mode = "pass"       # back to normal
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+import time
+
+MODES = ("pass", "cut", "blackhole", "delay")
+
+
+class FaultProxy:
+    def __init__(self, upstream_port: int, upstream_host: str = "127.0.0.1") -> None:
+        self.upstream = (upstream_host, upstream_port)
+        self.mode = "pass"
+        self.delay = 0.5
+        self._listener = socket.socket()
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(256)
+        self.port = self._listener.getsockname()[1]
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+
+    def start(self) -> FaultProxy:
+        threading.Thread(target=self._accept, name="fault-proxy", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._listener.close()
+        self.cut_all()
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}")
+        self.mode = mode
+        if mode == "cut":
+            self.cut_all()
+
+    def cut_all(self) -> None:
+        with self._lock:
+            connections, self._connections = self._connections, set()
+        for sock in connections:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if self.mode == "cut":
+                client.close()  # refused, as far as the client can tell
+                continue
+            try:
+                upstream = socket.create_connection(self.upstream, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._connections |= {client, upstream}
+            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
+
+    def _pipe(self, client: socket.socket, upstream: socket.socket) -> None:
+        peers = {client: upstream, upstream: client}
+        try:
+            while not self._stopped.is_set():
+                readable, _, _ = select.select(list(peers), [], [], 0.5)
+                for sock in readable:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    if self.mode == "blackhole":
+                        continue  # swallowed: the sender waits for an answer that never comes
+                    if self.mode == "delay":
+                        time.sleep(self.delay)
+                    peers[sock].sendall(data)
+        except (OSError, ValueError):
+            return
+        finally:
+            with self._lock:
+                self._connections -= {client, upstream}
+            client.close()
+            upstream.close()
