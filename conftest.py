@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from django.conf import settings
+from kombu import Exchange, Queue
 
 from seckill import services as seckill_services
 from seckill.redis import client
@@ -50,8 +51,11 @@ def celery_worker(django_db_setup, django_db_blocker):
 
     env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    # Leftovers of an aborted run name rows that no longer exist. Declare first: AMQP refuses
+    # to purge a queue it has never seen.
     with app.connection_for_write() as connection:
-        connection.default_channel.queue_purge(queue)  # leftovers of an aborted run name rows that no longer exist
+        Queue(queue, exchange=Exchange(queue), routing_key=queue)(connection.default_channel).declare()
+        connection.default_channel.queue_purge(queue)
     (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-worker.log", "w")
     process = subprocess.Popen(

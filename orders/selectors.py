@@ -11,7 +11,10 @@ def orders_of_user(*, user: User) -> QuerySet[Order]:
 
 
 def order_of_user(*, user: User, order_no: str) -> Order | None:
-    """Another shopper's order is indistinguishable from a missing one (both None → 404)."""
+    """Another shopper's order is indistinguishable from a missing one (both None → 404).
+    Order numbers are digits; anything else (a NUL byte, say) never reaches the database."""
+    if not (order_no.isascii() and order_no.isdigit() and len(order_no) <= 32):
+        return None
     return orders_of_user(user=user).filter(order_no=order_no).first()
 
 

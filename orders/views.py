@@ -1,3 +1,5 @@
+from urllib.parse import quote
+
 from django.contrib import messages
 from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.decorators import login_required
@@ -40,7 +42,7 @@ def my_orders(request: HttpRequest) -> HttpResponse:
 @allow("GET")
 @login_required
 def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
-    order = selectors.order_of_user(user=request.user, order_no=order_no[:32])
+    order = selectors.order_of_user(user=request.user, order_no=order_no)
     if order is None:
         raise Http404("no such order")
     if wants_json(request):
@@ -51,8 +53,8 @@ def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
 def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
     as_json = wants_json(request)
     if SESSION_KEY not in request.session:
-        return fail(Code.NOT_LOGGED_IN) if as_json else redirect(f"/user/index?next=/orders/{order_no[:32]}")
-    order = selectors.order_of_user(user=request.user, order_no=order_no[:32])
+        return fail(Code.NOT_LOGGED_IN) if as_json else redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
+    order = selectors.order_of_user(user=request.user, order_no=order_no)
     if order is None:
         if as_json:
             return fail(Code.ORDER_NOT_FOUND)

@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,6 +246,7 @@ class Answer:
     status: int
     code: int | None
     msg: str
+    finished: float = 0.0
 
 
 @dataclass
@@ -294,12 +296,19 @@ def buy(url: str, shopper: Shopper, sale_id: int, attempts: int = 6) -> list[Ans
             )  # fmt: skip
             body = response.json()
             answers.append(
-                Answer(shopper.user_id, started, response.status_code, body.get("code"), body.get("msg", ""))
+                Answer(
+                    shopper.user_id,
+                    started,
+                    response.status_code,
+                    body.get("code"),
+                    body.get("msg", ""),
+                    time.monotonic(),
+                )  # fmt: skip
             )
             if response.status_code == 401:
                 log_in([shopper])
         except Exception as error:  # noqa: BLE001 - Redis down under the harness itself, or a reset
-            answers.append(Answer(shopper.user_id, started, 0, None, repr(error)[:80]))
+            answers.append(Answer(shopper.user_id, started, 0, None, repr(error)[:80], time.monotonic()))
         if answers[-1].status not in RETRYABLE and answers[-1].status != 0:
             break
         time.sleep(min(0.3 * 2**attempt, 3))
@@ -432,15 +441,22 @@ class Run:
             row.lost += answer == 0 or (answer > 0 and answer not in order_ids)
         row.told_failed = sum(seckill_result(user_id=u, sale_id=sale.pk) == -1 for u in queued)
         grace = 6.0  # seconds after a fault in which "busy" answers are expected
-        row.errors_outside_window = sum(
-            1 for a in answers
+        outside = [
+            a for a in answers
             if (a.status >= 500 or a.status == 0)
-            and not any(start - 0.5 <= a.started <= end + grace for start, end in self.fault_windows)
-        )  # fmt: skip
+            # In flight at any moment of the fault (or its grace period) counts as inside it.
+            and not any(a.finished >= start and a.started <= end + grace for start, end in self.fault_windows)
+        ]  # fmt: skip
+        row.errors_outside_window = len(outside)
+        if outside:
+            kinds = Counter((a.status, a.msg[:60]) for a in outside)
+            last_end = max((end for _, end in self.fault_windows), default=0)
+            latest = max(a.started - last_end for a in outside)
+            row.notes += f"; outside the window (up to {latest:.1f}s after it): {dict(kinds)}"
         finished = len(report.finished)
         row.notes = (
             f"db {db_stock} redis {redis_stock}; queued then -1: {row.told_failed}; "
-            f"reconciler finished {finished}" + ("" if drained else ", late")
+            f"reconciler finished {finished}" + ("" if drained else ", late") + row.notes
         )
         self.fault_windows = []
         return row
