@@ -31,6 +31,9 @@ def _sale_row(sale: SeckillGoods) -> dict[str, Any]:
         "endDate": sale.end_at.isoformat(),
         "startEpoch": sale.start_at.timestamp(),
         "endEpoch": sale.end_at.timestamp(),
+        # For templates (formatted in the shop's time zone); never part of the JSON.
+        "startAt": sale.start_at,
+        "endAt": sale.end_at,
     }
 
 

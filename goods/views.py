@@ -54,7 +54,7 @@ def _detail_data(sale_id: int) -> dict | None:
         return None
     status, remain = sale_status(row)
     live = stock_left([sale_id])[sale_id]
-    goods = {k: v for k, v in row.items() if k not in ("startEpoch", "endEpoch", "ownerId")}
+    goods = {k: v for k, v in row.items() if k not in ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt")}
     goods["stockCount"] = live if live is not None else row["stockCount"]
     return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}
 
