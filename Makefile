@@ -12,12 +12,14 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run test lint services-up services-down clean faults
+.PHONY: help venv run test lint services-up services-down clean faults e2e
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it)"
 	@echo "make test           ruff, migrations check and pytest against real PostgreSQL/Redis"
 	@echo "make lint           ruff check + ruff format --check"
+	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
+	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
 	@echo "make services-down  stop them (data stays in .run/)"
 	@echo "make clean          stop them, then delete .run/ and .venv/"
@@ -60,3 +62,13 @@ clean: services-down
 # Fault injection against a private production-like deployment (see tools/faults.py).
 faults: venv
 	$(PY) -m tools.faults
+
+# Browser tests in the system's Chromium (Playwright cannot download its own here).
+# As root, installs Debian's chromium when it is missing; `make test` runs them when present.
+e2e: venv
+	@if ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver fonts-noto-cjk; \
+	  else echo "error: install Chromium (Debian package 'chromium') to run the browser tests" >&2; exit 1; fi; \
+	fi
+	$(PY) -m tools.with_services -- $(PY) -m pytest e2e -v

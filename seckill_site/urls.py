@@ -6,6 +6,8 @@ from django.views.static import serve
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/goods/goodsList", permanent=False)),
+    # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin's).
+    path("favicon.ico", RedirectView.as_view(url=f"{settings.STATIC_URL}favicon.svg", permanent=True)),
     path("user/", include("users.urls")),
     path("goods/", include("goods.urls")),
     path("seckill/", include("seckill.urls")),

@@ -1,0 +1,160 @@
+"""The shop through a real browser, against a live server on real PostgreSQL, Redis and a
+Celery worker. Every page visited is screenshotted at desktop and phone widths into
+e2e-screenshots/; console errors and 5xx answers fail the test."""
+
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from goods.models import Goods, SeckillGoods
+from goods.tests.factories import make_goods, make_sale
+from orders.models import Order
+from orders.services import orders_expire_unpaid
+from orders.tests.factories import buy
+from seckill import keys
+from seckill.redis import client
+from users.tests.factories import PASSWORD, make_merchant, make_user
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def log_in(page, base_url: str, mobile: str) -> None:
+    page.goto(f"{base_url}/user/index")
+    page.fill("input[name=mobile]", mobile)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/goods/goodsList")
+
+
+def test_shopper_watches_the_countdown_buys_pays_and_finds_the_order(watched, celery_worker):
+    sale = make_sale(goods=make_goods(name="Browser Phone"), stock=3, starts_in=5)
+    shopper = make_user(nickname="Bea")
+    tab = watched("shopper")
+    page = tab.page
+    log_in(page, tab.base_url, shopper.mobile)
+    page.wait_for_selector("text=Hi, Bea")
+    assert page.locator("text=Browser Phone").count() == 1
+    tab.shoot("list")
+
+    tab.go(f"/goods/detail/{sale.pk}")
+    assert page.is_disabled("#buy")
+    assert "Starts in" in page.inner_text("#countdown")
+    tab.shoot("countdown")
+    page.wait_for_selector("#buy:not([disabled])", timeout=10_000)  # the countdown turns it on
+
+    page.click("#buy")
+    page.wait_for_selector("#captcha-img")
+    page.wait_for_function("document.getElementById('captcha-img').complete")
+    answer = client().get(keys.captcha(sale.pk, shopper.pk)).decode()
+    tab.shoot("captcha")
+    page.fill("#captcha-answer", answer)
+    page.click("#captcha-form button[type=submit]")
+    page.wait_for_selector("#result a", timeout=15_000)  # queued, then the order
+    assert "Your order is placed" in page.inner_text("#result")
+    tab.shoot("ordered")
+
+    page.click("#result a")
+    page.wait_for_url(re.compile(r".*/orders/\d+$"))
+    tab.shoot("order-unpaid")
+    page.click("text=Pay ¥1.00")
+    page.wait_for_selector("text=Paid. Thank you!")
+    tab.shoot("order-paid")
+    assert Order.objects.get(user=shopper).status == "paid"
+
+    tab.go("/orders/")
+    assert page.locator(".pill.paid").count() == 1
+    tab.shoot("my-orders")
+
+
+def test_an_unpaid_order_expires_and_its_stock_reappears(watched):
+    sale = make_sale(goods=make_goods(name="Expiring Lamp"), stock=1)
+    shopper = make_user()
+    order = buy(sale=sale, user=shopper)
+    tab = watched("expiry")
+    page = tab.page
+    log_in(page, tab.base_url, shopper.mobile)
+    tab.go(f"/goods/detail/{sale.pk}")
+    assert page.inner_text("#stock") == "0"
+    tab.go(f"/orders/{order.order_no}")
+    assert page.locator(".pill.unpaid").count() == 1
+    tab.shoot("unpaid")
+
+    Order.objects.filter(pk=order.pk).update(pay_deadline=timezone.now() + timedelta(seconds=2))
+    page.reload()
+    page.wait_for_timeout(2500)
+    assert orders_expire_unpaid() == 1  # what Celery beat runs every SECKILL_EXPIRE_SWEEP_SECONDS
+    page.wait_for_selector(".pill.cancelled", timeout=10_000)  # the page reloads itself at zero
+    tab.shoot("expired")
+    tab.go(f"/goods/detail/{sale.pk}")
+    assert page.inner_text("#stock") == "1"
+    assert page.is_enabled("#buy")
+    tab.shoot("stock-back")
+
+
+def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see_it(watched, tmp_path):
+    from goods.management.commands.seed_demo import product_image
+
+    merchant, rival = make_merchant(nickname="Mia"), make_merchant(nickname="Rex")
+    make_goods(owner=rival, name="Rival Kettle")
+    image = Path(tmp_path / "toaster.png")
+    image.write_bytes(product_image("Toaster", (200, 80, 40)).read())
+
+    tab = watched("merchant")
+    page = tab.page
+    tab.go("/admin/login/")
+    page.fill("input[name=username]", merchant.mobile)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector("text=Site administration")
+    tab.shoot("admin-home")
+
+    tab.go("/admin/goods/goods/add/")
+    page.fill("input[name=name]", "Toaster")
+    page.fill("input[name=title]", "Two slots, six levels")
+    page.fill("input[name=price]", "199")
+    page.fill("input[name=stock]", "10")
+    page.set_input_files("input[name=image]", str(image))
+    page.click("input[name=_save]")
+    page.wait_for_selector("text=was added successfully")
+    assert page.locator("text=Rival Kettle").count() == 0
+    tab.shoot("goods-list")
+
+    tab.go("/admin/goods/seckillgoods/add/")
+    page.select_option("select[name=goods]", label="Toaster")
+    page.fill("input[name=seckill_price]", "9.90")
+    page.fill("input[name=stock_count]", "4")
+    now, later = timezone.localtime() - timedelta(minutes=1), timezone.localtime() + timedelta(hours=1)
+    page.fill("input[name=start_at_0]", now.strftime("%Y-%m-%d"))
+    page.fill("input[name=start_at_1]", now.strftime("%H:%M:%S"))
+    page.fill("input[name=end_at_0]", later.strftime("%Y-%m-%d"))
+    page.fill("input[name=end_at_1]", later.strftime("%H:%M:%S"))
+    page.click("input[name=_save]")
+    page.wait_for_selector("text=was added successfully")
+    sale = SeckillGoods.objects.get(goods__name="Toaster")
+    assert client().get(keys.stock(sale.pk)) == b"4"  # pre-heated on save
+
+    tab.go("/goods/goodsList")
+    assert page.locator("text=Toaster").count() == 1
+    assert Goods.objects.get(name="Toaster").image
+
+    for user in (make_user(), make_user()):
+        buy(sale=sale, user=user)
+    tab.go("/admin/goods/seckillgoods/")
+    row = page.locator("tr", has_text="Toaster")
+    cells = row.locator("td").all_inner_texts()
+    assert "2" in cells and "4" not in cells[:3], cells  # Redis stock 2 and two unpaid orders
+    tab.shoot("live-figures")
+
+    rival_tab = watched("rival")
+    rival_page = rival_tab.page
+    rival_tab.go("/admin/login/")
+    rival_page.fill("input[name=username]", rival.mobile)
+    rival_page.fill("input[name=password]", PASSWORD)
+    rival_page.click("input[type=submit]")
+    rival_tab.go("/admin/goods/seckillgoods/")
+    assert rival_page.locator("text=Toaster").count() == 0
+    response = rival_page.goto(f"{rival_tab.base_url}/admin/goods/seckillgoods/{sale.pk}/change/")
+    assert "Toaster" not in rival_page.content() and response.status in (200, 302, 404)

@@ -1,0 +1,32 @@
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_production_settings_pass_check_deploy():
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="seckill_site.settings.production",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="shop.example.com",
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_broker_never_shares_the_cache_database():
+    from django.conf import settings
+
+    assert settings.CELERY_BROKER_URL != settings.CACHES["default"]["LOCATION"]
