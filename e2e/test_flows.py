@@ -158,3 +158,20 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
     assert rival_page.locator("text=Toaster").count() == 0
     response = rival_page.goto(f"{rival_tab.base_url}/admin/goods/seckillgoods/{sale.pk}/change/")
     assert "Toaster" not in rival_page.content() and response.status in (200, 302, 404)
+
+
+def test_the_shop_in_chinese(watched):
+    sale = make_sale(goods=make_goods(name="茶叶"), stock=2, starts_in=3600)
+    shopper = make_user(nickname="小王")
+    tab = watched("chinese")
+    page = tab.page
+    tab.go("/goods/goodsList")
+    page.select_option("#language-select", "zh-hans")  # the switch reloads the page
+    page.wait_for_selector("text=秒杀商品")
+    tab.shoot("list")
+    log_in(page, tab.base_url, shopper.mobile)
+    page.wait_for_selector("text=你好，小王")
+    tab.go(f"/goods/detail/{sale.pk}")
+    page.wait_for_selector("text=距开始")
+    assert page.inner_text("#buy") == "立即秒杀"
+    tab.shoot("detail")

@@ -1,5 +1,6 @@
 """Writes on goods and sale events."""
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
@@ -8,7 +9,7 @@ from seckill import keys
 
 
 def goods_list_cache_drop() -> None:
-    cache.delete(keys.GOODS_LIST_HTML)
+    cache.delete_many([keys.goods_list_html(code) for code, _ in settings.LANGUAGES])
 
 
 def sale_cache_drop(*, sale_id: int) -> None:

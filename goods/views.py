@@ -6,6 +6,8 @@ from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from goods.selectors import sale_get, sale_status, sales_for_list, stock_left
 from seckill import keys
@@ -23,13 +25,14 @@ def _list_html(request: HttpRequest) -> str:
 
     The cached HTML holds nothing user-specific: the greeting comes from /user/me.
     """
-    html = cache.get(keys.GOODS_LIST_HTML)
+    key = keys.goods_list_html(get_language())
+    html = cache.get(key)
     if html is not None:
         return html
     deadline = time.monotonic() + LIST_LOCK_WAIT_SECONDS
-    while not client().set(keys.GOODS_LIST_LOCK, 1, nx=True, ex=keys.GOODS_LIST_LOCK_TTL):
+    while not client().set(keys.goods_list_lock(get_language()), 1, nx=True, ex=keys.GOODS_LIST_LOCK_TTL):
         time.sleep(0.05)
-        html = cache.get(keys.GOODS_LIST_HTML)
+        html = cache.get(key)
         if html is not None:
             return html
         if time.monotonic() > deadline:
@@ -37,10 +40,10 @@ def _list_html(request: HttpRequest) -> str:
     try:
         html = render_to_string("goods/list.html", {"sales": sales_for_list()})
         jitter = random.randint(0, 10)  # spread expiry so pages do not all miss at once
-        cache.set(keys.GOODS_LIST_HTML, html, settings.GOODS_LIST_CACHE_SECONDS + jitter)
+        cache.set(key, html, settings.GOODS_LIST_CACHE_SECONDS + jitter)
         return html
     finally:
-        client().delete(keys.GOODS_LIST_LOCK)
+        client().delete(keys.goods_list_lock(get_language()))
 
 
 @allow("GET")
@@ -65,7 +68,7 @@ def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
     parsed = positive_int(sale_id)
     data = _detail_data(parsed) if parsed is not None else None
     if data is None:
-        return fail(Code.NOT_FOUND, "no such sale")
+        return fail(Code.NOT_FOUND, _("no such sale"))
     data["user"] = user_public_data(request.user) if request.user.is_authenticated else None
     return ok(data)
 

@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 
 from goods.admin import MerchantScopedAdmin
 from orders.models import Order, OrderStatus
-from orders.services import order_cancel
+from orders.services import REASON_MERCHANT, order_cancel
 
 
 @admin.register(Order)
@@ -20,7 +20,7 @@ class OrderAdmin(MerchantScopedAdmin):
     def cancel_unpaid(self, request, queryset):
         # The queryset is already scoped to this merchant's orders (get_queryset).
         ids = list(queryset.filter(status=OrderStatus.UNPAID).order_by("pk").values_list("pk", flat=True))
-        cancelled = sum(order_cancel(order_id=order_id, reason="cancelled by merchant") for order_id in ids)
+        cancelled = sum(order_cancel(order_id=order_id, reason=REASON_MERCHANT) for order_id in ids)
         skipped = queryset.count() - cancelled
         self.message_user(request, f"Cancelled {cancelled} order(s).", messages.SUCCESS)
         if skipped:

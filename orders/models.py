@@ -1,11 +1,12 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class OrderStatus(models.TextChoices):
-    UNPAID = "unpaid", "unpaid"
-    PAID = "paid", "paid"
-    CANCELLED = "cancelled", "cancelled"
+    UNPAID = "unpaid", _("unpaid")
+    PAID = "paid", _("paid")
+    CANCELLED = "cancelled", _("cancelled")
 
 
 class Order(models.Model):

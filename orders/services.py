@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from redis.exceptions import RedisError
 
 from goods.models import SeckillGoods
@@ -59,7 +61,7 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
     sale = SeckillGoods.objects.select_related("goods").filter(pk=sale_id).first()
     if sale is None:
         return WriteResult(WriteOutcome.SOLD_OUT)
-    for _ in range(ORDER_NUMBER_ATTEMPTS):
+    for _attempt in range(ORDER_NUMBER_ATTEMPTS):
         try:
             with transaction.atomic():
                 taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gt=0).update(
@@ -102,14 +104,24 @@ class OrderStateError(Exception):
     """The order cannot make this move from its current state; the message is for the shopper."""
 
 
+# Cancel reasons are stored in English and translated where shown.
+REASON_EXPIRED = gettext_noop("expired")
+REASON_SHOPPER = gettext_noop("cancelled by shopper")
+REASON_MERCHANT = gettext_noop("cancelled by merchant")
+
+
 def _refusal(order: Order, action: str) -> OrderStateError:
+    paying = action == "paid"
     if order.status == OrderStatus.CANCELLED:
-        return OrderStateError(
-            f"This order was cancelled ({order.cancel_reason or 'cancelled'}); it cannot be {action}."
-        )
+        reason = _(order.cancel_reason or "cancelled")
+        if paying:
+            return OrderStateError(_("This order was cancelled (%(reason)s); it cannot be paid.") % {"reason": reason})
+        return OrderStateError(_("This order was already cancelled (%(reason)s).") % {"reason": reason})
     if order.status == OrderStatus.PAID:
-        return OrderStateError(f"This order is already paid; it cannot be {action}.")
-    return OrderStateError(f"The time to pay this order ran out; it cannot be {action}.")
+        if paying:
+            return OrderStateError(_("This order is already paid."))
+        return OrderStateError(_("This order is already paid; it cannot be cancelled."))
+    return OrderStateError(_("The time to pay this order ran out; it cannot be paid."))
 
 
 def order_pay(*, order: Order) -> Order:
@@ -118,7 +130,7 @@ def order_pay(*, order: Order) -> Order:
     row lock, so exactly one of them changes the row."""
     charge = provider().charge(order)
     if not charge.ok:
-        raise OrderStateError(f"The payment failed: {charge.error or 'declined'}.")
+        raise OrderStateError(_("The payment failed: %(error)s.") % {"error": charge.error or _("declined")})
     now = timezone.now()
     paid = Order.objects.filter(pk=order.pk, status=OrderStatus.UNPAID, pay_deadline__gt=now).update(
         status=OrderStatus.PAID, paid_at=now
@@ -162,7 +174,7 @@ def _unit_returned_to_redis(*, sale_id: int, user_id: int) -> None:
 
 
 def order_cancel_by_user(*, order: Order) -> Order:
-    if not order_cancel(order_id=order.pk, reason="cancelled by shopper"):
+    if not order_cancel(order_id=order.pk, reason=REASON_SHOPPER):
         order.refresh_from_db()
         raise _refusal(order, "cancelled")
     order.refresh_from_db()
@@ -181,7 +193,7 @@ def orders_expire_unpaid(*, batch_size: int = EXPIRE_BATCH_SIZE, max_batches: in
     """
     expired = 0
     last_id = 0
-    for _ in range(max_batches):
+    for _batch in range(max_batches):
         ids = list(
             Order.objects.filter(status=OrderStatus.UNPAID, pay_deadline__lte=timezone.now(), pk__gt=last_id)
             .order_by("pk")
@@ -189,6 +201,6 @@ def orders_expire_unpaid(*, batch_size: int = EXPIRE_BATCH_SIZE, max_batches: in
         )
         if not ids:
             break
-        expired += sum(order_cancel(order_id=order_id, reason="expired") for order_id in ids)
+        expired += sum(order_cancel(order_id=order_id, reason=REASON_EXPIRED) for order_id in ids)
         last_id = ids[-1]
     return expired

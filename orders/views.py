@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from orders import selectors, services
 from seckill_site.codes import Code
@@ -68,7 +69,7 @@ def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
         return redirect(f"/orders/{order.order_no}")
     if as_json:
         return ok(_order_data(order))
-    messages.success(request, "Paid. Thank you!" if order.status == "paid" else "Order cancelled.")
+    messages.success(request, _("Paid. Thank you!") if order.status == "paid" else _("Order cancelled."))
     return redirect(f"/orders/{order.order_no}")
 
 

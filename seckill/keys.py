@@ -70,7 +70,14 @@ def sale_missing(sale_id: int) -> str:
     return f"goods:sale-missing:{sale_id}"
 
 
-GOODS_LIST_HTML = "goods:list:html"
-GOODS_LIST_LOCK = "goods:list:lock"
+def goods_list_html(language: str) -> str:
+    """The cached list page, one per language (it is the same for every user of a language)."""
+    return f"goods:list:html:{language}"
+
+
+def goods_list_lock(language: str) -> str:
+    return f"goods:list:lock:{language}"
+
+
 # Order numbers: time prefix + this counter (no TTL); see orders.services.order_number_next.
 ORDER_SEQUENCE = "orders:sequence"

@@ -5,6 +5,7 @@ None of these load the user from PostgreSQL: the user id comes from the Redis se
 
 from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from goods.selectors import sale_get
@@ -40,9 +41,9 @@ def verify_code(request: HttpRequest) -> HttpResponse:
         return fail(Code.NOT_LOGGED_IN)
     sale_id = _sale_id(request)
     if sale_id is None:
-        return fail(Code.BAD_REQUEST, "goodsId must be a positive integer")
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     if sale_get(sale_id=sale_id) is None:
-        return fail(Code.NOT_FOUND, "no such sale")
+        return fail(Code.NOT_FOUND, _("no such sale"))
     if is_ratelimited(request, group="seckill.captcha", key=_rate_key, rate="20/m", increment=True):
         return fail(Code.TOO_MANY_REQUESTS)
     image = services.captcha_create(user_id=user_id, sale_id=sale_id)
@@ -60,12 +61,12 @@ def seckill_path(request: HttpRequest) -> HttpResponse:
         return fail(Code.TOO_MANY_REQUESTS)
     sale_id = _sale_id(request)
     if sale_id is None:
-        return fail(Code.BAD_REQUEST, "goodsId must be a positive integer")
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     answer = request.GET.get("verifyCode", "").strip()
     if not answer.lstrip("-").isdigit() or len(answer) > 6:
-        return fail(Code.BAD_REQUEST, "verifyCode must be a whole number")
+        return fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
     if sale_get(sale_id=sale_id) is None:
-        return fail(Code.NOT_FOUND, "no such sale")
+        return fail(Code.NOT_FOUND, _("no such sale"))
     path = services.path_create(user_id=user_id, sale_id=sale_id, answer=int(answer))
     if path is None:
         return fail(Code.CAPTCHA_WRONG)
@@ -81,7 +82,7 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
         return fail(Code.TOO_MANY_REQUESTS)
     sale_id = _sale_id(request)
     if sale_id is None:
-        return fail(Code.BAD_REQUEST, "goodsId must be a positive integer")
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     attempt = services.seckill_attempt(user_id=user_id, sale_id=sale_id, path=path)
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})
@@ -95,5 +96,5 @@ def seckill_result(request: HttpRequest) -> HttpResponse:
         return fail(Code.NOT_LOGGED_IN)
     sale_id = _sale_id(request)
     if sale_id is None:
-        return fail(Code.BAD_REQUEST, "goodsId must be a positive integer")
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     return ok(selectors.seckill_result(user_id=user_id, sale_id=sale_id))

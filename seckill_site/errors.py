@@ -6,6 +6,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -77,5 +78,5 @@ def _unavailable(request: HttpRequest) -> HttpResponse:
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    message = "Your form expired or the CSRF token is missing: reload the page and try again."
+    message = _("Your form expired or the CSRF token is missing: reload the page and try again.")
     return _answer(request, Code.FORBIDDEN, "errors/403.html", message)

@@ -4,6 +4,7 @@ from functools import wraps
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
+from django.utils.translation import gettext as _
 
 from seckill_site.codes import Code
 
@@ -43,7 +44,8 @@ def allow(*methods: str):
         @wraps(view)
         def wrapper(request: HttpRequest, *args, **kwargs):
             if request.method not in allowed:
-                response = fail(Code.METHOD_NOT_ALLOWED, f"use {' or '.join(sorted(allowed))} for this endpoint")
+                message = _("use %(methods)s for this endpoint") % {"methods": " / ".join(sorted(allowed))}
+                response = fail(Code.METHOD_NOT_ALLOWED, message)
                 response["Allow"] = ", ".join(sorted(allowed))
                 return response
             return view(request, *args, **kwargs)

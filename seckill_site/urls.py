@@ -2,7 +2,10 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
+from django.views.i18n import JavaScriptCatalog
 from django.views.static import serve
+
+from seckill_site.views import switch_language
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/goods/goodsList", permanent=False)),
@@ -13,6 +16,8 @@ urlpatterns = [
     path("seckill/", include("seckill.urls")),
     path("orders/", include("orders.urls")),
     path("admin/", admin.site.urls),
+    path("language", switch_language, name="switch-language"),
+    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
 ]
 
 if settings.DEBUG or settings.SERVE_MEDIA:

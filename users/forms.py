@@ -1,31 +1,32 @@
 from django import forms
 from django.contrib.auth.password_validation import validate_password
+from django.utils.translation import gettext_lazy as _
 
 from users.models import User, mobile_validator
 
 
 class LoginForm(forms.Form):
-    mobile = forms.CharField(max_length=11, validators=[mobile_validator])
-    password = forms.CharField(max_length=128, widget=forms.PasswordInput)
+    mobile = forms.CharField(label=_("Mobile"), max_length=11, validators=[mobile_validator])
+    password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
 
 
 class RegisterForm(forms.Form):
-    mobile = forms.CharField(max_length=11, validators=[mobile_validator])
-    nickname = forms.CharField(max_length=40, required=False)
-    password = forms.CharField(max_length=128, widget=forms.PasswordInput)
-    password_again = forms.CharField(max_length=128, widget=forms.PasswordInput, label="Password (again)")
+    mobile = forms.CharField(label=_("Mobile"), max_length=11, validators=[mobile_validator])
+    nickname = forms.CharField(label=_("Nickname"), max_length=40, required=False)
+    password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
+    password_again = forms.CharField(label=_("Password (again)"), max_length=128, widget=forms.PasswordInput)
 
     def clean_mobile(self) -> str:
         mobile = self.cleaned_data["mobile"]
         if User.objects.filter(mobile=mobile).exists():
-            raise forms.ValidationError("This mobile number is already registered.")
+            raise forms.ValidationError(_("This mobile number is already registered."))
         return mobile
 
     def clean(self):
         cleaned = super().clean()
         password = cleaned.get("password")
         if password and password != cleaned.get("password_again"):
-            self.add_error("password_again", "The two passwords differ.")
+            self.add_error("password_again", _("The two passwords differ."))
         elif password:
             try:
                 validate_password(password)

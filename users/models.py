@@ -2,8 +2,9 @@ from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, Permis
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
-mobile_validator = RegexValidator(r"^1\d{10}$", "Enter an 11-digit mobile number starting with 1.")
+mobile_validator = RegexValidator(r"^1\d{10}$", _("Enter an 11-digit mobile number starting with 1."))
 
 MERCHANTS_GROUP = "Merchants"
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.contrib.auth import authenticate, login, logout
 from django.db.models import F
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 
 from users.models import User
 
@@ -19,7 +20,7 @@ def user_login(*, request: HttpRequest, mobile: str, password: str) -> LoginResu
     """Authenticate and start a Redis-backed session; counts the login on the user row."""
     user = authenticate(request, mobile=mobile, password=password)
     if user is None:
-        return LoginResult(user=None, error="Wrong mobile number or password.")
+        return LoginResult(user=None, error=_("Wrong mobile number or password."))
     login(request, user)
     User.objects.filter(pk=user.pk).update(login_count=F("login_count") + 1)
     user.refresh_from_db(fields=["login_count"])

@@ -2,6 +2,7 @@ from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_ratelimit.core import is_ratelimited
 
@@ -40,10 +41,10 @@ def login_submit(request: HttpRequest) -> HttpResponse:
     as_json = wants_json(request)
     if _login_limited(request):
         if as_json:
-            return fail(Code.TOO_MANY_REQUESTS, "Too many login attempts, wait a minute.")
+            return fail(Code.TOO_MANY_REQUESTS, _("Too many login attempts, wait a minute."))
         form = LoginForm(request.POST)
         form.is_valid()
-        context = {"form": form, "error": "Too many login attempts, wait a minute.", "next": _safe_next(request)}
+        context = {"form": form, "error": _("Too many login attempts, wait a minute."), "next": _safe_next(request)}
         return render(request, "users/login.html", context, status=429)
     form = LoginForm(request.POST)
     if not form.is_valid():

@@ -17,7 +17,7 @@ def test_list_shows_sales_and_is_cached(client):
     sale = make_sale(goods=make_goods(name="Cached Phone"))
     first = client.get("/goods/goodsList")
     assert first.status_code == 200 and b"Cached Phone" in first.content
-    assert cache.get(keys.GOODS_LIST_HTML) == first.content.decode()
+    assert cache.get(keys.goods_list_html("en")) == first.content.decode()
     with CaptureQueriesContext(connection) as queries:
         second = client.get("/goods/goodsList")
     assert second.content == first.content and len(queries) == 0
@@ -38,11 +38,11 @@ def test_changing_a_sale_reloads_redis_and_drops_the_list_cache(client, django_c
 
     sale = make_sale(stock=7)
     client.get("/goods/goodsList")
-    assert cache.get(keys.GOODS_LIST_HTML) is not None
+    assert cache.get(keys.goods_list_html("en")) is not None
     with django_capture_on_commit_callbacks(execute=True):
         SeckillGoods.objects.filter(pk=sale.pk).update(stock_count=3)
         sale_changed(sale_id=sale.pk)
-    assert cache.get(keys.GOODS_LIST_HTML) is None
+    assert cache.get(keys.goods_list_html("en")) is None
     assert b"3 left" in client.get("/goods/goodsList").content
 
 

@@ -35,3 +35,25 @@ def test_unknown_pages_are_friendly_404s(client):
     response = client.get("/no/such/page")
     assert response.status_code == 404 and b"Back to the sales" in response.content
     assert client.get("/seckill/nothing/here").json()["code"] == 500404
+
+
+@pytest.mark.django_db
+def test_pages_and_envelopes_speak_chinese_when_asked(client):
+    from goods.tests.factories import make_sale
+
+    make_sale()
+    page = client.get("/goods/goodsList", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "秒杀商品" in page and "Flash sales" not in page
+    english = client.get("/goods/goodsList", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Flash sales" in english  # each language has its own cached page
+    body = client.get("/seckill/result", {"goodsId": 1}, HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    assert body["msg"] == "请先登录"
+
+
+@pytest.mark.django_db
+def test_the_language_switch_sets_the_cookie_and_stays_on_site(client):
+    response = client.get("/language", {"language": "zh-hans", "next": "/orders/"})
+    assert response.status_code == 302 and response["Location"] == "/orders/"
+    assert client.cookies["django_language"].value == "zh-hans"
+    assert "秒杀商品" in client.get("/goods/goodsList").content.decode()
+    assert client.get("/language", {"language": "xx", "next": "https://evil.example/"})["Location"] == "/"

@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_production_settings_pass_check_deploy():
     env = dict(
-        os.environ,
+        {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
         DJANGO_SETTINGS_MODULE="seckill_site.settings.production",
         SECRET_KEY=secrets.token_urlsafe(50),
         ALLOWED_HOSTS="shop.example.com",

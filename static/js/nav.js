@@ -1,5 +1,8 @@
 // The list page is cached for everyone, so who is logged in comes from a small request.
 (function () {
+  var gettext = window.gettext || function (s) { return s; };
+  var next = document.querySelector("[data-next-from-location]");
+  if (next) next.value = location.pathname + location.search;
   var nav = document.getElementById("nav");
   var greeting = document.getElementById("greeting");
   if (!nav || !greeting) return;
@@ -7,23 +10,27 @@
     .then(function (r) { return r.json(); })
     .then(function (body) {
       if (!body.data) {
-        greeting.innerHTML = '<a href="/user/index">Log in</a> · <a href="/user/register">Register</a>';
+        greeting.innerHTML = '<a href="/user/index"></a> · <a href="/user/register"></a>';
+        greeting.children[0].textContent = gettext("Log in");
+        greeting.children[1].textContent = gettext("Register");
         return;
       }
       var token = (document.cookie.match(/(?:^|; )csrftoken=([^;]+)/) || [])[1] || "";
-      greeting.textContent = "Hi, " + body.data.nickname + " ";
+      greeting.textContent = interpolate(gettext("Hi, %s"), [body.data.nickname]) + " ";
       var form = document.createElement("form");
       form.method = "post";
       form.action = "/user/logout";
-      form.innerHTML = '<input type="hidden" name="csrfmiddlewaretoken"><button class="btn link" type="submit">Log out</button>';
+      form.innerHTML = '<input type="hidden" name="csrfmiddlewaretoken"><button class="btn link" type="submit"></button>';
       form.firstChild.value = token;
+      form.lastChild.textContent = gettext("Log out");
       greeting.appendChild(form);
       if (body.data.isStaff) {
         var admin = document.createElement("a");
         admin.href = "/admin/";
-        admin.textContent = "Merchant admin";
-        nav.appendChild(admin);
+        admin.textContent = gettext("Merchant admin");
+        nav.insertBefore(admin, nav.lastElementChild);
       }
     })
     .catch(function () {});
+  function interpolate(format, args) { return window.interpolate ? window.interpolate(format, args) : format.replace("%s", args[0]); }
 })();

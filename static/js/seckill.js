@@ -1,5 +1,6 @@
 // Item page: countdown -> buy -> captcha -> one-time path -> doSeckill -> poll the result.
 (function () {
+  var gettext = window.gettext || function (s) { return s; };
   var root = document.getElementById("sale");
   if (!root) return;
   var saleId = root.dataset.saleId;
@@ -31,13 +32,13 @@
       var left = Math.max(0, Math.round((startsAt - Date.now()) / 1000));
       if (left > 0) {
         var h = Math.floor(left / 3600), m = Math.floor(left % 3600 / 60), s = left % 60;
-        countdown.textContent = "Starts in " + (h ? h + "h " : "") + m + "m " + s + "s";
+        countdown.textContent = gettext("Starts in ") + (h ? h + "h " : "") + m + "m " + s + "s";
         return;
       }
       status = 1;
     }
-    if (status === 1) { countdown.textContent = "On sale now!"; buy.disabled = Number(stock.textContent) <= 0; if (buy.disabled) countdown.textContent = "Sold out"; }
-    if (status === 2) { countdown.textContent = "This sale has ended."; buy.disabled = true; }
+    if (status === 1) { countdown.textContent = gettext("On sale now!"); buy.disabled = Number(stock.textContent) <= 0; if (buy.disabled) countdown.textContent = gettext("Sold out"); }
+    if (status === 2) { countdown.textContent = gettext("This sale has ended."); buy.disabled = true; }
   }
   tick();
   var timer = setInterval(function () { tick(); if (status !== 0) clearInterval(timer); }, 1000);
@@ -58,7 +59,7 @@
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    say("Checking…");
+    say(gettext("Checking…"));
     json("/seckill/path?goodsId=" + saleId + "&verifyCode=" + encodeURIComponent(answer.value.trim()))
       .then(function (body) {
         if (body.code !== 0) { say(body.msg, "err"); newCaptcha(); return; }
@@ -70,11 +71,11 @@
           if (res.code !== 0) { say(res.msg, "err"); form.hidden = true; return; }
           form.hidden = true;
           buy.disabled = true;
-          say("You are in the queue…");
+          say(gettext("You are in the queue…"));
           poll(0);
         });
       })
-      .catch(function (e) { if (e.message !== "login") say("Network problem, please try again.", "err"); });
+      .catch(function (e) { if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
   });
 
   // Poll with backoff: 0.3 s, 0.6 s, 1.2 s … capped at 3 s, for at most ~2 minutes.
@@ -85,16 +86,16 @@
         if (body.code !== 0) { say(body.msg, "err"); return; }
         if (body.data > 0) {
           result.innerHTML = "";
-          say("Got it! Your order is placed. ", "ok");
+          say(gettext("Got it! Your order is placed. "), "ok");
           var link = document.createElement("a");
           link.href = "/orders/?order=" + body.data;
-          link.textContent = "Pay now →";
+          link.textContent = gettext("Pay now →");
           result.appendChild(link);
           refreshStock();
         } else if (body.data === 0 && attempt < 60) {
           poll(attempt + 1);
         } else {
-          say("Sorry, it sold out before your order was written.", "err");
+          say(gettext("Sorry, it sold out before your order was written."), "err");
         }
       }).catch(function () { if (attempt < 60) poll(attempt + 1); });
     }, delay);
