@@ -147,6 +147,10 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
     cells = row.locator("td").all_inner_texts()
     assert "2" in cells and "4" not in cells[:3], cells  # Redis stock 2 and two unpaid orders
     tab.shoot("live-figures")
+    page.click("tr:has-text('Toaster') >> text=watch")
+    page.wait_for_selector("#chart rect")  # bars drawn from the figures
+    assert page.inner_text("#stock-redis") == "2" and page.inner_text("#unpaid") == "2"
+    tab.shoot("live-view")
 
     rival_tab = watched("rival")
     rival_page = rival_tab.page

@@ -2,11 +2,15 @@
 
 from django.contrib import admin
 from django.db.models import Count, Q
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, JsonResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
 
 from goods import services
 from goods.models import Goods, SeckillGoods
-from goods.selectors import stock_left
+from goods.selectors import sale_figures, stock_left
 from users.models import MERCHANTS_GROUP
 
 
@@ -108,6 +112,7 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         "orders_cancelled",
         "start_at",
         "end_at",
+        "live_link",
     )
     list_filter = ("start_at",)
     fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at")
@@ -142,6 +147,41 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
     @admin.display(description="paid")
     def orders_paid(self, obj):
         return obj._paid
+
+    @admin.display(description=_("live"))
+    def live_link(self, obj):
+        return format_html('<a href="{}">{}</a>', reverse("admin:goods_seckillgoods_live", args=[obj.pk]), _("watch"))
+
+    def get_urls(self):
+        own = [
+            path("<int:sale_id>/live/", self.admin_site.admin_view(self.live_view), name="goods_seckillgoods_live"),
+            path(
+                "<int:sale_id>/live.json",
+                self.admin_site.admin_view(self.live_data),
+                name="goods_seckillgoods_live_data",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def _sale_or_404(self, request, sale_id: int) -> SeckillGoods:
+        sale = self.get_queryset(request).filter(pk=sale_id).first()  # scoped: another merchant's sale is a 404
+        if sale is None or not self.has_view_permission(request, sale):
+            raise Http404
+        return sale
+
+    def live_view(self, request, sale_id: int):
+        sale = self._sale_or_404(request, sale_id)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Live: %(sale)s") % {"sale": sale.goods.name},
+            "sale": sale,
+            "opts": self.model._meta,
+            "data_url": reverse("admin:goods_seckillgoods_live_data", args=[sale.pk]),
+        }
+        return TemplateResponse(request, "admin/goods/seckillgoods/live.html", context)
+
+    def live_data(self, request, sale_id: int):
+        return JsonResponse(sale_figures(sale=self._sale_or_404(request, sale_id)))
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "goods" and not request.user.is_superuser:
