@@ -30,7 +30,8 @@ def test_burst_with_rabbitmq_as_broker():
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "seckill/tests/test_burst.py", "-q", "-p", "no:cacheprovider"],
         cwd=ROOT,
-        env=dict(os.environ, CELERY_BROKER_URL=AMQP_URL),
+        # Its own database: this session's test database is in use by this very process.
+        env=dict(os.environ, CELERY_BROKER_URL=AMQP_URL, DATABASE_URL=os.environ["DATABASE_URL"] + "_amqp"),
         capture_output=True,
         text=True,
         timeout=600,
