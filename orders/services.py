@@ -27,6 +27,7 @@ class WriteOutcome(enum.Enum):
     ALREADY_WRITTEN = "already written"  # redelivered message: its order exists
     DUPLICATE = "duplicate"  # the user already holds a live order of this sale
     SOLD_OUT = "sold out"  # the database had no unit left
+    GIVEN_BACK = "given back"  # the gate returned the unit (publish failed); nothing to write
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,12 @@ def result(sale_id: int, user_id: int) -> str:
     return f"{_sale(sale_id)}:result:{user_id}"
 
 
+def released(sale_id: int, request_id: str) -> str:
+    """Tombstone of a reservation the gate gave back (RESULT_TTL): its message, if the broker
+    got it after all, must not write an order."""
+    return f"{_sale(sale_id)}:released:{request_id}"
+
+
 def rebuild_lock(sale_id: int) -> str:
     return f"{_sale(sale_id)}:rebuild-lock"
 

@@ -152,7 +152,7 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
 def reservation_release(*, sale_id: int, user_id: int, request_id: str, result: str, return_unit: bool) -> bool:
     """Undo a reservation (idempotent). `result` is what /seckill/result answers next ('' for nothing)."""
     released = script("unreserve")(
-        keys=_sale_keys(sale_id, user_id),
+        keys=[*_sale_keys(sale_id, user_id), keys.released(sale_id, request_id)],
         args=[user_id, request_id, result, keys.RESULT_TTL, "1" if return_unit else "0"],
     )
     if released and return_unit:
@@ -163,8 +163,21 @@ def reservation_release(*, sale_id: int, user_id: int, request_id: str, result: 
 # --- the order writer ------------------------------------------------------------------------
 
 
+def _given_back(sale_id: int, request_id: str) -> bool:
+    """Did the gate give this reservation's unit back? A publish can fail after the broker
+    took the message (the connection dropped before the reply); the shopper was told "try
+    again", so that message must write nothing. If Redis cannot say, write: the database
+    guards remain, and the order is never held back for want of Redis."""
+    try:
+        return bool(client().exists(keys.released(sale_id, request_id)))
+    except RedisError:
+        return False
+
+
 def seckill_order_write(*, sale_id: int, user_id: int, request_id: str) -> WriteOutcome:
     """Turn a reservation into its order (called by the Celery task; safe to run twice)."""
+    if _given_back(sale_id, request_id):
+        return WriteOutcome.GIVEN_BACK
     written = order_create_from_seckill(sale_id=sale_id, user_id=user_id, request_id=request_id)
     if written.outcome in (WriteOutcome.CREATED, WriteOutcome.ALREADY_WRITTEN):
         script("finish")(

@@ -190,3 +190,22 @@ def test_path_is_one_time_and_bound_to_user_and_sale(queued):
     client().pexpire(keys.path(sale.pk, other_user.pk), 1)
     time.sleep(0.01)
     assert services.seckill_attempt(user_id=other_user.pk, sale_id=sale.pk, path=expired).code is Code.PATH_INVALID
+
+
+def test_a_message_the_broker_took_despite_a_failed_publish_writes_nothing(monkeypatch):
+    """The connection dropped after the broker accepted the message: the gate saw a failure,
+    gave the unit back and told the shopper to try again. The message arrives anyway."""
+    from seckill.tasks import order_write
+
+    sale, user = make_sale(stock=2), make_user()
+    delivered = []
+
+    def published_then_failed(kwargs, **options):
+        delivered.append(kwargs)
+        raise BrokerError("connection reset by peer")
+
+    monkeypatch.setattr(order_write, "apply_async", published_then_failed)
+    assert attempt(user, sale) is Code.TRY_AGAIN
+    assert client().get(keys.stock(sale.pk)) == b"2"
+    assert services.seckill_order_write(**delivered[0]) is WriteOutcome.GIVEN_BACK
+    assert not Order.objects.exists() and SeckillGoods.objects.get(pk=sale.pk).stock_count == 2

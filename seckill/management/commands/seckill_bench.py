@@ -1,0 +1,69 @@
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+
+def _workers(text: str) -> list[int]:
+    try:
+        counts = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise CommandError("--workers takes a count or a comma-separated list of candidates, e.g. 2,3,4")
+    return counts
+
+
+class Command(BaseCommand):
+    help = (
+        "Load-test a production-like deployment (gunicorn, Celery, the PostgreSQL and Redis of DATABASE_URL / "
+        "REDIS_URL) with wrk: floor, sold-out, burst, naive baseline and pages; then check the invariants. "
+        "Prints a table and ratios, saves JSON and a PNG chart under bench-results/. Exits non-zero on any "
+        "correctness violation. Run it through `make bench`."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--users", type=int, default=3000, help="distinct shoppers in the burst (default 3000)")
+        parser.add_argument("--stock", type=int, default=500, help="units in the burst and naive sales (default 500)")
+        parser.add_argument("--concurrency", type=int, default=64, help="open connections, every scenario (64)")
+        parser.add_argument(
+            "--duration", type=float, default=8.0, help="seconds for each timed scenario: floor and pages (8)"
+        )
+        parser.add_argument(
+            "--workers",
+            default="2,3,4",
+            help="gunicorn worker count, or candidates to choose from by measured floor throughput (2,3,4)",
+        )
+        parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn gthread worker (4)")
+        parser.add_argument("--celery-workers", type=int, default=2, help="Celery worker concurrency (2)")
+        parser.add_argument("--generator", choices=["auto", "wrk", "async"], default="auto",
+                            help="load generator: wrk, else a Python asyncio client (auto)")  # fmt: skip
+        parser.add_argument("--output", default="bench-results", help="directory for JSON, chart and logs")
+        parser.add_argument("--keep-data", action="store_true", help="keep the bench's users, sales and orders")
+        parser.add_argument(
+            "--profile",
+            action="store_true",
+            help="py-spy every scenario's gunicorn workers (raw stacks in the run dir)",
+        )
+
+    def handle(self, *args, **options) -> None:
+        from bench.run import Bench, Options
+
+        if options["users"] < 1 or options["stock"] < 1 or options["concurrency"] < 1:
+            raise CommandError("--users, --stock and --concurrency must be positive")
+        bench = Bench(
+            Options(
+                shoppers=options["users"],
+                stock=options["stock"],
+                concurrency=options["concurrency"],
+                duration=options["duration"],
+                workers=_workers(options["workers"]),
+                threads=options["threads"],
+                celery_concurrency=options["celery_workers"],
+                generator=options["generator"],
+                output=Path(options["output"]).resolve(),
+                keep_data=options["keep_data"],
+                profile=options["profile"],
+            )
+        )
+        sys.exit(bench.run())
