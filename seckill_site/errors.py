@@ -18,30 +18,33 @@ logger = logging.getLogger(__name__)
 JSON_PATH_PREFIXES = ("/seckill/", "/goods/getDetails", "/api/", "/user/me")
 
 
-def _answer(request: HttpRequest, code: Code, template: str, msg: str | None = None) -> HttpResponse:
+ERROR_TEMPLATE = "errors/error.html"
+
+
+def _answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
     if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
         return fail(code, msg)
-    return render(request, template, {"message": msg or code.msg}, status=code.status)
+    return render(request, ERROR_TEMPLATE, {"message": msg or code.msg, "status": code.status}, status=code.status)
 
 
 def ratelimited(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.TOO_MANY_REQUESTS, "errors/429.html")
+    return _answer(request, Code.TOO_MANY_REQUESTS)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.BAD_REQUEST, "errors/400.html")
+    return _answer(request, Code.BAD_REQUEST)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.FORBIDDEN, "errors/403.html")
+    return _answer(request, Code.FORBIDDEN)
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.NOT_FOUND, "errors/404.html")
+    return _answer(request, Code.NOT_FOUND)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return _answer(request, Code.SERVER_ERROR, "errors/500.html")
+    return _answer(request, Code.SERVER_ERROR)
 
 
 class ServiceUnavailableMiddleware:
@@ -72,11 +75,12 @@ def _unavailable(request: HttpRequest) -> HttpResponse:
         response = fail(code)
     else:
         # No request context: context processors would reach for the session, i.e. Redis.
-        response = HttpResponse(render_to_string("errors/503.html", {"message": code.msg}), status=503)
+        context = {"message": code.msg, "status": code.status}
+        response = HttpResponse(render_to_string(ERROR_TEMPLATE, context), status=code.status)
     response["Retry-After"] = "5"
     return response
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     message = _("Your form expired or the CSRF token is missing: reload the page and try again.")
-    return _answer(request, Code.FORBIDDEN, "errors/403.html", message)
+    return _answer(request, Code.FORBIDDEN, message)

@@ -27,16 +27,6 @@ def redis_state(sale_id: int, user_id: int) -> dict:
     }
 
 
-@pytest.fixture
-def queued(monkeypatch):
-    """Record the order_write messages instead of publishing (single-threaded tests only)."""
-    from seckill.tasks import order_write
-
-    sent = []
-    monkeypatch.setattr(order_write, "apply_async", lambda kwargs, **options: sent.append(kwargs))
-    return sent
-
-
 def attempt(user, sale):
     return services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path_for(user.pk, sale.pk)).code
 

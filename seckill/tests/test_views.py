@@ -18,15 +18,6 @@ def shopper(client):
     return client
 
 
-@pytest.fixture
-def queued(monkeypatch):
-    from seckill.tasks import order_write
-
-    sent = []
-    monkeypatch.setattr(order_write, "apply_async", lambda kwargs, **options: sent.append(kwargs))
-    return sent
-
-
 def test_the_whole_flow_through_the_endpoints(shopper, queued):
     sale = make_sale(stock=3)
     image = shopper.get("/seckill/verifyCode", {"goodsId": sale.pk})
