@@ -1,6 +1,7 @@
 """Merchant admin: a merchant sees and edits only their own goods, sales and orders."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, JsonResponse
 from django.template.response import TemplateResponse
@@ -183,11 +184,38 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
     def live_data(self, request, sale_id: int):
         return JsonResponse(sale_figures(sale=self._sale_or_404(request, sale_id)))
 
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        form.base_fields["stock_count"].show_hidden_initial = True  # posts back the value shown
+        return form
+
+    @staticmethod
+    def _stock_seen(form) -> int:
+        field = form.fields["stock_count"]
+        try:
+            return int(field.to_python(form.data.get(form.add_initial_prefix("stock_count"))))
+        except (TypeError, ValueError, ValidationError):
+            return form.initial["stock_count"]
+
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "goods" and not request.user.is_superuser:
             kwargs["queryset"] = Goods.objects.filter(owner=request.user)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
+        if change and "stock_count" in form.changed_data:
+            # Apply the edit as a difference from what the merchant saw (the hidden initial
+            # value), so units sold since the form was loaded stay sold.
+            delta = obj.stock_count - self._stock_seen(form)
+            obj.stock_count = SeckillGoods.objects.values_list("stock_count", flat=True).get(pk=obj.pk)
+            super().save_model(request, obj, form, change)
+            if not services.sale_stock_adjust(sale_id=obj.pk, delta=delta):
+                self.message_user(
+                    request,
+                    _("Not enough units left to remove %(n)s; stock unchanged.") % {"n": -delta},
+                    messages.ERROR,
+                )
+            obj.refresh_from_db(fields=["stock_count"])
+        else:
+            super().save_model(request, obj, form, change)
         services.sale_changed(sale_id=obj.pk)

@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import F
 
 from goods.models import SeckillGoods
 from seckill import keys
@@ -29,6 +30,23 @@ def sale_changed(*, sale_id: int) -> None:
         goods_list_cache_drop()
 
     transaction.on_commit(refresh)
+
+
+def sale_stock_adjust(*, sale_id: int, delta: int) -> bool:
+    """Add (or with a negative delta, remove) units atomically, never below zero.
+
+    A merchant edits stock while orders are being written: writing the form's absolute value
+    would overwrite the decrements made since the form was loaded. Returns False (and changes
+    nothing) when fewer than -delta units are left."""
+    if delta == 0:
+        return True
+    sales = SeckillGoods.objects.filter(pk=sale_id)
+    if delta < 0:
+        sales = sales.filter(stock_count__gte=-delta)
+    if not sales.update(stock_count=F("stock_count") + delta):
+        return False
+    sale_changed(sale_id=sale_id)
+    return True
 
 
 def sale_save(*, sale: SeckillGoods) -> SeckillGoods:

@@ -2,6 +2,7 @@
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from goods.models import Goods, SeckillGoods
 from goods.tests.factories import make_goods, make_sale
@@ -185,3 +186,45 @@ def test_live_view_needs_a_merchant(client, two_merchants):
     client.force_login(make_user())
     response = client.get(f"/admin/goods/seckillgoods/{two_merchants['sale_a'].pk}/live.json")
     assert response.status_code == 302  # to the admin login
+
+
+def test_a_stock_edit_keeps_units_sold_since_the_form_was_loaded(
+    client, two_merchants, django_capture_on_commit_callbacks
+):
+    from orders.tests.factories import buy
+
+    sale = two_merchants["sale_a"]  # stock 10
+    client.force_login(two_merchants["a"])
+    form = client.get(f"/admin/goods/seckillgoods/{sale.pk}/change/")
+    assert form.status_code == 200 and b'name="initial-stock_count" value="10"' in form.content
+    buy(sale=sale, user=make_user())  # a unit sells while the merchant looks at the form: 9 left
+    local = sale.start_at.astimezone(timezone.get_current_timezone())
+    end = sale.end_at.astimezone(timezone.get_current_timezone())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/admin/goods/seckillgoods/{sale.pk}/change/",
+            {
+                "goods": sale.goods_id,
+                "seckill_price": "1.00",
+                "stock_count": 15,  # the merchant adds 5
+                "initial-stock_count": 10,
+                "start_at_0": local.strftime("%Y-%m-%d"),
+                "start_at_1": local.strftime("%H:%M:%S"),
+                "end_at_0": end.strftime("%Y-%m-%d"),
+                "end_at_1": end.strftime("%H:%M:%S"),
+            },
+        )
+    assert response.status_code == 302, response.content[:500]
+    sale.refresh_from_db()
+    assert sale.stock_count == 14  # 9 left + 5 added, not the form's 15
+    assert redis().get(keys.stock(sale.pk)) == b"14"
+
+
+def test_removing_more_units_than_are_left_changes_nothing():
+    from goods.services import sale_stock_adjust
+
+    sale = make_sale(stock=3)
+    assert not sale_stock_adjust(sale_id=sale.pk, delta=-4)
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3
+    assert sale_stock_adjust(sale_id=sale.pk, delta=-3)
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
