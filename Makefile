@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run test lint services-up services-down clean faults e2e
+.PHONY: help venv run test lint services-up services-down clean faults e2e bench
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it)"
@@ -20,6 +20,7 @@ help:
 	@echo "make lint           ruff check + ruff format --check"
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
+	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\")"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
 	@echo "make services-down  stop them (data stays in .run/)"
 	@echo "make clean          stop them, then delete .run/ and .venv/"
@@ -72,3 +73,14 @@ e2e: venv
 	  else echo "error: install Chromium (Debian package 'chromium') to run the browser tests" >&2; exit 1; fi; \
 	fi
 	$(PY) -m tools.with_services -- $(PY) -m pytest e2e -v
+
+# Load test (seckill/management/commands/seckill_bench.py, bench/): gunicorn + Celery on the
+# given or embedded PostgreSQL/Redis, driven by wrk. As root, installs wrk when missing;
+# otherwise falls back to a Python asyncio generator. Results land in bench-results/.
+bench: venv
+	@if ! command -v wrk >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null || echo "warning: could not install wrk" >&2; \
+	  else echo "note: wrk not found (Debian package 'wrk'); using the Python asyncio generator" >&2; fi; \
+	fi
+	$(PY) -m tools.with_services -- $(PY) manage.py seckill_bench $(ARGS)

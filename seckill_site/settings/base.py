@@ -142,6 +142,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Connection reuse in workers is handled like Django's requests (celery_app.py); this only
+# stops Celery's fixup from closing every connection around every task.
+CELERY_DB_REUSE_MAX = 1_000_000
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Redis broker: an unacknowledged message is redelivered after this many seconds.
     # Order writes take milliseconds, so 5 minutes only matters after a frozen worker.

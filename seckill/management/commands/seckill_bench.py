@@ -34,8 +34,11 @@ class Command(BaseCommand):
             default="2,3,4",
             help="gunicorn worker count, or candidates to choose from by measured floor throughput (2,3,4)",
         )
-        parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn gthread worker (4)")
+        parser.add_argument("--threads", type=int, default=2, help="threads per gunicorn gthread worker (2)")
+        parser.add_argument("--worker-class", choices=["gthread", "sync"], default="gthread",
+                            help="gunicorn worker class (gthread: keep-alive connections)")  # fmt: skip
         parser.add_argument("--celery-workers", type=int, default=2, help="Celery worker concurrency (2)")
+        parser.add_argument("--celery-nice", type=int, default=0, help="run the Celery worker at this nice level (0)")
         parser.add_argument("--generator", choices=["auto", "wrk", "async"], default="auto",
                             help="load generator: wrk, else a Python asyncio client (auto)")  # fmt: skip
         parser.add_argument("--output", default="bench-results", help="directory for JSON, chart and logs")
@@ -59,7 +62,9 @@ class Command(BaseCommand):
                 duration=options["duration"],
                 workers=_workers(options["workers"]),
                 threads=options["threads"],
+                worker_class=options["worker_class"],
                 celery_concurrency=options["celery_workers"],
+                celery_nice=options["celery_nice"],
                 generator=options["generator"],
                 output=Path(options["output"]).resolve(),
                 keep_data=options["keep_data"],

@@ -1,0 +1,1 @@
+"""The load-test harness behind `make bench` / `manage.py seckill_bench` (see bench.run)."""

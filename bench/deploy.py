@@ -1,0 +1,147 @@
+"""A production-like deployment on this machine: gunicorn (DEBUG off, settings.bench) and a
+Celery worker, on the PostgreSQL and Redis named by DATABASE_URL / REDIS_URL."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+PORTS = range(8100, 8200)
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+
+
+class Deployment:
+    def __init__(self, *, log_dir: Path, celery_concurrency: int, celery_nice: int = 0) -> None:
+        self.log_dir = log_dir
+        self.celery_concurrency = celery_concurrency
+        self.celery_nice = celery_nice
+        self.secret_key = secrets.token_urlsafe(50)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.processes: dict[str, subprocess.Popen] = {}
+        self.web_config: tuple[int, int] = (0, 0)
+        self.env = dict(
+            os.environ,
+            DJANGO_SETTINGS_MODULE="seckill_site.settings.bench",
+            SECRET_KEY=self.secret_key,
+            ALLOWED_HOSTS="127.0.0.1,localhost",
+            LOG_LEVEL="WARNING",
+            PYTHONUNBUFFERED="1",
+        )
+
+    def _spawn(self, name: str, command: list[str]) -> subprocess.Popen:
+        log = open(self.log_dir / f"{name}.log", "a")
+        # Own process group: stopping it reaches gunicorn's workers and Celery's pool too.
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        self.processes[name] = process
+        return process
+
+    def migrate(self) -> None:
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
+
+    def start_web(self, *, workers: int, threads: int, worker_class: str = "gthread") -> None:
+        self.stop_process("web")
+        self._spawn("web", [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application",
+                            "-b", f"127.0.0.1:{self.port}", "--workers", str(workers),
+                            "--worker-class", worker_class, "--threads", str(threads),
+                            "--backlog", "2048", "--keep-alive", "30"])  # fmt: skip
+        self.web_config = (workers, threads)
+        self.worker_class = worker_class
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{self.url}/bench/floor", timeout=2).status_code < 500:
+                    break
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline or self.processes["web"].poll() is not None:
+                raise RuntimeError(f"gunicorn did not start; see {self.log_dir / 'web.log'}")
+            time.sleep(0.2)
+        # Every worker answers (and has imported everything) before anything is measured.
+        while len(self.pids("web")) < workers + 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def start_celery(self, queue: str) -> None:
+        from kombu import Exchange, Queue
+
+        from celery_app import app
+
+        # Leftovers of an aborted run name rows that no longer exist. Declare first: AMQP
+        # refuses to purge a queue it has never seen.
+        with app.connection_for_write() as connection:
+            Queue(queue, exchange=Exchange(queue), routing_key=queue)(connection.default_channel).declare()
+            connection.default_channel.queue_purge(queue)
+        nice = ["nice", "-n", str(self.celery_nice)] if self.celery_nice else []
+        self._spawn("celery", [*nice, sys.executable, "-m", "celery", "-A", "celery_app", "worker", "-Q", queue,
+                               "-c", str(self.celery_concurrency), "-n", f"bench-{os.getpid()}@%h",
+                               "--without-gossip", "--without-mingle", "--without-heartbeat",
+                               "-l", "warning"])  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not app.control.ping(timeout=0.5, destination=[f"bench-{os.getpid()}@{os.uname().nodename}"]):
+            if time.monotonic() > deadline or self.processes["celery"].poll() is not None:
+                raise RuntimeError(f"the Celery worker did not start; see {self.log_dir / 'celery.log'}")
+
+    def pids(self, name: str) -> list[int]:
+        process = self.processes.get(name)
+        if process is None or process.poll() is not None:
+            return []
+        try:
+            parent = psutil.Process(process.pid)
+            return [parent.pid, *(child.pid for child in parent.children(recursive=True))]
+        except psutil.Error:
+            return []
+
+    def cpu_seconds(self) -> dict[int, tuple[str, float]]:
+        """pid -> (group, CPU seconds so far) for every process on the machine; groups are
+        our process trees ("web", "celery"), "postgres", "redis", or "other"."""
+        ours = {pid: name for name in self.processes for pid in self.pids(name)}
+        snapshot = {}
+        for process in psutil.process_iter(["name", "cpu_times"]):
+            times = process.info["cpu_times"]
+            if times is None:
+                continue
+            name = process.info["name"] or ""
+            group = ours.get(process.pid) or (
+                "postgres" if name.startswith("postgres") else "redis" if name.startswith("redis") else "other"
+            )
+            snapshot[process.pid] = (group, times.user + times.system)
+        return snapshot
+
+    def stop_process(self, name: str) -> None:
+        process = self.processes.pop(name, None)
+        if process is None or process.poll() is not None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+
+    def stop(self) -> None:
+        for name in list(self.processes):
+            self.stop_process(name)

@@ -1,0 +1,169 @@
+"""Shoppers, sales and one-time paths for the bench, made through the product's own services.
+
+Runs in the bench command's Django process, against the same PostgreSQL and Redis as the
+deployment. Everything it creates is tagged (mobile prefix, goods name) and removed by
+`cleanup` at the end.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import secrets
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.hashers import make_password
+from django.contrib.sessions.backends.cache import KEY_PREFIX as SESSION_KEY_PREFIX
+from django.contrib.sessions.backends.cache import SessionStore
+from django.core.cache import caches
+from django.db import connections, transaction
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+
+from goods.models import Goods, SeckillGoods
+from goods.services import goods_list_cache_drop, sale_cache_drop, sale_changed
+from orders.models import Order, SeckillOrder
+from seckill import keys, services
+from seckill.redis import client
+from users.middleware import REFRESHED_AT
+from users.models import User
+
+MOBILE_PREFIX = "16"  # bench shoppers: 16xxxxxxxxx
+MERCHANT_MOBILE = "16999999999"
+GOODS_PREFIX = "bench:"
+
+
+@dataclass
+class Shopper:
+    user_id: int
+    session: str
+    csrf: str  # a 32-character CSRF secret, sent as the csrftoken cookie and X-CSRFToken
+
+
+@dataclass
+class Sales:
+    burst: int
+    sold_out: int
+    naive: int
+    warmup: int
+    stock: int
+    warmup_stock: int
+
+    @property
+    def ids(self) -> list[int]:
+        return [self.burst, self.sold_out, self.naive, self.warmup]
+
+
+def sales_create(*, stock: int, warmup_stock: int) -> Sales:
+    owner, _ = User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"is_staff": True, "nickname": "bench"})
+    tag = time.strftime("%H%M%S")
+    ids = []
+    for name, units in (("burst", stock), ("sold-out", 0), ("naive", stock), ("warm-up", warmup_stock)):
+        goods = Goods.objects.create(
+            owner=owner, name=f"{GOODS_PREFIX}{name} {tag}", title=f"Bench {name}", price=999, stock=units
+        )
+        sale = SeckillGoods.objects.create(
+            goods=goods,
+            seckill_price=1,
+            stock_count=units,
+            start_at=timezone.now() - timedelta(minutes=1),
+            end_at=timezone.now() + timedelta(hours=2),
+        )
+        sale_changed(sale_id=sale.pk)  # outside a transaction: Redis is warmed right away
+        ids.append(sale.pk)
+    return Sales(*ids, stock=stock, warmup_stock=warmup_stock)
+
+
+def _session_hash(user: User, secret_key: str) -> str:
+    # AbstractBaseUser.get_session_auth_hash, keyed with the deployment's SECRET_KEY (the
+    # bench process runs with another): request.user on the server must accept the session.
+    key_salt = "django.contrib.auth.models.AbstractBaseUser.get_session_auth_hash"
+    return salted_hmac(key_salt, user.password, secret=secret_key, algorithm="sha256").hexdigest()
+
+
+def shoppers_create(*, count: int, secret_key: str, progress) -> list[Shopper]:
+    """`count` new users, each logged in: a Redis session as the login view leaves it (the
+    sliding-expiry mark included). Passwords are unusable: a load test has no use for
+    thousands of PBKDF2 hashes, and these accounts must not be usable after the run."""
+    last = User.objects.filter(mobile__startswith=MOBILE_PREFIX).exclude(mobile=MERCHANT_MOBILE).order_by("-mobile")
+    start = int(last.values_list("mobile", flat=True).first() or f"{MOBILE_PREFIX}000000000") + 1
+    password = make_password(None)
+    users = User.objects.bulk_create(
+        [User(mobile=str(start + i), nickname=f"bench shopper {i}", password=password) for i in range(count)],
+        batch_size=1000,
+    )
+    shoppers = []
+    now = int(time.time())
+    for index, user in enumerate(users, 1):
+        session = SessionStore()
+        session[SESSION_KEY] = str(user.pk)
+        session[BACKEND_SESSION_KEY] = "users.backends.MobileBackend"
+        session[HASH_SESSION_KEY] = _session_hash(user, secret_key)
+        session[REFRESHED_AT] = now
+        session.create()
+        shoppers.append(Shopper(user.pk, session.session_key, secrets.token_hex(16)))
+        if index % 1000 == 0:
+            progress(f"logged in {index}/{count} shoppers")
+    return shoppers
+
+
+def _paths(args: tuple[list[tuple[int, str]], int]) -> list[str]:
+    shoppers, sale_id = args
+    paths = []
+    now = int(time.time())
+    for user_id, session_key in shoppers:
+        # As a person would: draw the captcha, read it (here: its answer from Redis, as the
+        # tests do), then exchange the answer for a one-time path.
+        services.captcha_create(user_id=user_id, sale_id=sale_id)
+        answer = int(client().get(keys.captcha(sale_id, user_id)))
+        path = services.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
+        if path is None:
+            raise RuntimeError(f"captcha answer refused for user {user_id}")
+        paths.append(path)
+        # A real shopper's captcha and path requests, seconds before the buy, leave a session
+        # slid within the last minute (users.middleware), so the buy does not re-save it.
+        # Stand in for them: the buy must find a mark at most ~30 s old.
+        session = SessionStore(session_key)
+        if now - session.get(REFRESHED_AT, 0) >= 30:
+            session[REFRESHED_AT] = now
+            session.save()
+    return paths
+
+
+def paths_create(*, shoppers: list[Shopper], sale_id: int, processes: int = 2) -> list[str]:
+    """One fresh one-time path per shopper (they live 60 s: make them just before use).
+    Drawing the captcha images is CPU work, so it is spread over `processes` processes."""
+    connections.close_all()  # forked children must not share the parent's sockets
+    pairs = [(shopper.user_id, shopper.session) for shopper in shoppers]
+    chunk = -(-len(pairs) // processes)
+    parts = [(pairs[i : i + chunk], sale_id) for i in range(0, len(pairs), chunk)]
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+        return [path for part in pool.map(_paths, parts) for path in part]
+
+
+def cleanup(*, sales: Sales | None, shoppers: list[Shopper]) -> None:
+    """Remove everything the bench created: orders, sales, goods, shoppers, sessions, Redis keys."""
+    sale_ids = sales.ids if sales else []
+    shopper_ids = [shopper.user_id for shopper in shoppers]
+    with transaction.atomic():
+        order_ids = list(Order.objects.filter(sale_id__in=sale_ids).values_list("pk", flat=True))
+        SeckillOrder.objects.filter(sale_id__in=sale_ids).delete()
+        Order.objects.filter(pk__in=order_ids).delete()
+        goods_ids = list(SeckillGoods.objects.filter(pk__in=sale_ids).values_list("goods_id", flat=True))
+        SeckillGoods.objects.filter(pk__in=sale_ids).delete()
+        Goods.objects.filter(pk__in=goods_ids).delete()
+        for start in range(0, len(shopper_ids), 1000):
+            User.objects.filter(pk__in=shopper_ids[start : start + 1000]).delete()
+    redis = client()
+    for sale_id in sale_ids:
+        stale = list(redis.scan_iter(match=f"sk:{{{sale_id}}}:*", count=1000))
+        for start in range(0, len(stale), 1000):
+            redis.delete(*stale[start : start + 1000])
+        sale_cache_drop(sale_id=sale_id)
+    goods_list_cache_drop()
+    sessions = [SESSION_KEY_PREFIX + shopper.session for shopper in shoppers]
+    for start in range(0, len(sessions), 1000):
+        caches["default"].delete_many(sessions[start : start + 1000])

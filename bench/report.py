@@ -1,0 +1,116 @@
+"""The bench's table, ratios and verdicts: printed, saved as JSON, and drawn as a PNG chart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.load import LoadResult
+
+# (name, numerator scenario, denominator scenario, minimum ratio)
+RATIO_TARGETS = (
+    ("burst / floor", "burst", "floor", 0.6),
+    ("sold-out / floor", "sold-out", "floor", 0.9),
+    ("burst / naive", "burst", "naive", 3.0),
+)
+TAIL_TARGET = 5.0  # p99 <= 5 x p50 for doSeckill
+DRAIN_TARGET_SECONDS = 5.0
+DO_SECKILL = ("sold-out", "burst")
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return " ".join(f"{key}:{value}" for key, value in sorted(counts.items()))
+
+
+def table(results: list[LoadResult], cpu: dict[str, dict[str, float]]) -> str:
+    head = (
+        f"{'scenario':<11} {'requests':>8} {'req/s':>8} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>7}"
+        f"  {'gen':>4} {'web':>4} {'celery':>6} {'pg':>4} {'redis':>5} {'machine':>7}  HTTP statuses / envelope codes"
+    )
+    lines = [head, "-" * (len(head) + 10)]
+    for r in results:
+        share = cpu.get(r.scenario, {})
+        lines.append(
+            f"{r.scenario:<11} {r.requests:>8} {r.rps:>8.0f} {r.latency_ms['p50']:>7.1f} {r.latency_ms['p95']:>7.1f}"
+            f" {r.latency_ms['p99']:>7.1f} {r.latency_ms['max']:>7.1f}  {r.generator_cpu_percent:>3.0f}%"
+            f" {share.get('web', 0):>3.0f}% {share.get('celery', 0):>5.0f}% {share.get('postgres', 0):>3.0f}%"
+            f" {share.get('redis', 0):>4.0f}% {share.get('machine', 0):>6.0f}%"
+            f"  {_counts(r.statuses)} / {_counts(r.codes)}"
+            + (f" socket errors {_counts(r.socket_errors)}" if r.socket_errors else "")
+        )
+    return "\n".join(lines)
+
+
+def ratios(results: list[LoadResult], drain_seconds: float | None) -> list[dict]:
+    by_name = {r.scenario: r for r in results}
+    verdicts = []
+    for name, top, bottom, minimum in RATIO_TARGETS:
+        if top in by_name and bottom in by_name and by_name[bottom].rps:
+            value = by_name[top].rps / by_name[bottom].rps
+            verdicts.append(
+                {"name": name, "value": round(value, 2), "target": f">= {minimum}", "met": value >= minimum}
+            )
+    for scenario in DO_SECKILL:
+        if scenario in by_name and by_name[scenario].latency_ms["p50"]:
+            latency = by_name[scenario].latency_ms
+            value = latency["p99"] / latency["p50"]
+            verdicts.append(
+                {
+                    "name": f"{scenario} p99 / p50",
+                    "value": round(value, 2),
+                    "target": f"<= {TAIL_TARGET}",
+                    "met": value <= TAIL_TARGET,
+                }  # fmt: skip
+            )
+    if drain_seconds is not None:
+        verdicts.append(
+            {
+                "name": "queue drain after the last burst request (s)",
+                "value": round(drain_seconds, 2),
+                "target": f"<= {DRAIN_TARGET_SECONDS}",
+                "met": drain_seconds <= DRAIN_TARGET_SECONDS,
+            }  # fmt: skip
+        )
+    return verdicts
+
+
+def ratio_lines(verdicts: list[dict]) -> str:
+    return "\n".join(
+        f"  {v['name']:<46} {v['value']:>7}   target {v['target']:<7} {'met' if v['met'] else 'MISSED'}"
+        for v in verdicts
+    )
+
+
+def save_json(path: Path, payload: dict) -> None:
+    path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+
+
+def chart(path: Path, results: list[LoadResult], title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [r.scenario for r in results]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+    bars = left.bar(names, [r.rps for r in results], color="#3b7dd8")
+    left.bar_label(bars, fmt="%.0f", fontsize=8)
+    left.set_ylabel("requests / second")
+    left.set_title("Throughput")
+    width = 0.2
+    positions = range(len(names))
+    for offset, key, colour in ((-1.5, "p50", "#7fb77e"), (-0.5, "p95", "#f2c14e"), (0.5, "p99", "#f78154"),
+                                (1.5, "max", "#8d5a97")):  # fmt: skip
+        right.bar([p + offset * width for p in positions], [r.latency_ms[key] for r in results], width, label=key,
+                  color=colour)  # fmt: skip
+    right.set_xticks(list(positions), names)
+    right.set_yscale("log")
+    right.set_ylabel("latency, ms (log)")
+    right.set_title("Latency")
+    right.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    for axis in (left, right):
+        axis.tick_params(axis="x", rotation=30)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

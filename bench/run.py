@@ -1,0 +1,516 @@
+"""`make bench`: load-test a production-like deployment and check the invariants afterwards.
+
+Called by `manage.py seckill_bench` (the options are documented there). Steps:
+
+1. deploy: migrate, a Celery worker, gunicorn (settings.bench: production with DEBUG off on
+   plain http); the gunicorn worker count is the one with the best floor throughput among
+   the candidates, measured here;
+2. prepare: sales (burst, sold-out, naive, warm-up), shoppers logged in through Redis
+   sessions, and one-time paths through the captcha services (answers read from Redis);
+3. drive each scenario from a separate load-generator process at the same concurrency:
+   floor, sold-out, burst (+ result polling until every order landed), naive, pages;
+4. check: orders, oversold, duplicates, stranded units, every queued shopper has an order;
+5. report: table, ratios against the targets, JSON + PNG under bench-results/.
+
+Any correctness violation (or an answer the scenario cannot produce on the intended path)
+makes the exit status non-zero; slow figures are reported, never failed.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db.models import Count
+
+from bench import load, prepare, report
+from bench.deploy import ROOT, Deployment
+from bench.load import LoadResult, Request
+from goods.models import SeckillGoods
+from orders.models import SeckillOrder
+from seckill import keys
+from seckill.redis import client
+
+SOLD_OUT_CODE = "500500"
+SUCCESS_CODE = "0"
+
+
+@dataclass
+class Options:
+    shoppers: int = 3000
+    stock: int = 500
+    concurrency: int = 64
+    duration: float = 8.0
+    workers: list[int] = field(default_factory=lambda: [2, 3, 4])
+    threads: int = 2
+    worker_class: str = "gthread"
+    celery_concurrency: int = 2
+    celery_nice: int = 0
+    generator: str = "auto"  # auto | wrk | async
+    generator_threads: int = 1
+    output: Path = ROOT / "bench-results"
+    keep_data: bool = False
+    profile: bool = False
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def machine() -> dict:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import django
+
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": model,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "platform": platform.platform(),
+    }
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy jiffies, total jiffies) of the whole machine, from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+class Bench:
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.output = options.output
+        self.output.mkdir(parents=True, exist_ok=True)
+        self.work = self.output / f"run-{self.stamp}"
+        self.work.mkdir()
+        self.deployment = Deployment(
+            log_dir=self.work, celery_concurrency=options.celery_concurrency, celery_nice=options.celery_nice
+        )
+        self.generator = self._pick_generator()
+        self.results: list[LoadResult] = []
+        self.cpu: dict[str, dict[str, float]] = {}
+        self.violations: list[str] = []
+        self.notes: list[str] = []
+        self.sales: prepare.Sales | None = None
+        self.shoppers: list[prepare.Shopper] = []
+        self.warmup_shoppers: list[prepare.Shopper] = []
+        self.calibration: list[dict] = []
+        self.burst_facts: dict = {}
+        self.checks: dict = {}
+
+    def _pick_generator(self) -> str:
+        wanted = self.options.generator
+        if wanted in ("auto", "wrk") and load.wrk_path():
+            return "wrk"
+        if wanted == "wrk":
+            raise SystemExit("wrk is not installed (Debian: apt-get install wrk); try --generator async")
+        return "async"
+
+    # --- load ----------------------------------------------------------------------------
+
+    def drive(self, scenario: str, requests: list[Request], *, mode: str, record: bool = True,
+              seconds: float | None = None) -> LoadResult:  # fmt: skip
+        duration = seconds if seconds is not None else self.options.duration
+        what = f"{len(requests)} requests once each" if mode == "once" else f"{duration:.0f} s"
+        log(f"{scenario}: {what}, {self.options.concurrency} connections, {self.generator}")
+        file = load.write_requests(requests, self.work, scenario)
+        cpu_before, machine_before = self.deployment.cpu_seconds(), _machine_busy()
+        profiler = self._profile_start(scenario) if record else None
+        result = load.run(
+            scenario=scenario,
+            base_url=self.deployment.url,
+            requests_file=file,
+            mode=mode,
+            connections=self.options.concurrency,
+            duration=duration if mode == "loop" else max(60.0, duration),
+            generator=self.generator,
+            threads=self.options.generator_threads,
+        )
+        self._profile_stop(profiler)
+        cpu_after, machine_after = self.deployment.cpu_seconds(), _machine_busy()
+        if record:
+            wall = result.ended_at - result.started_at
+            busy = (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1])
+            used: dict[str, float] = {}
+            for pid, (group, seconds) in cpu_after.items():
+                used[group] = used.get(group, 0.0) + seconds - cpu_before.get(pid, (group, 0.0))[1]
+            self.cpu[scenario] = {group: 100 * seconds / wall for group, seconds in used.items()} | {
+                "generator": result.generator_cpu_percent,
+                "machine": 100 * busy * (os.cpu_count() or 1),
+            }
+            self.results.append(result)
+        file.unlink()
+        log(
+            f"{scenario}: {result.requests} in {result.seconds:.1f} s = {result.rps:.0f} req/s,"
+            f" p50 {result.latency_ms['p50']:.1f} ms, p99 {result.latency_ms['p99']:.1f} ms,"
+            f" generator CPU {result.generator_cpu_percent:.0f}% of a core"
+        )
+        if mode == "once" and result.requests != len(requests):
+            self.violations.append(f"{scenario}: {result.requests} answers to {len(requests)} requests")
+        return result
+
+    def _profile_start(self, scenario: str):
+        if not self.options.profile:
+            return None
+        pids = self.deployment.pids("web")
+        if not pids:
+            return None
+        out = self.work / f"profile-{scenario}.txt"
+        py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+        command = [py_spy, "record", "--pid", str(pids[0]), "--subprocesses", "--format", "raw", "--rate", "250",
+                   "--nonblocking", "--gil", "--output", str(out)]  # fmt: skip
+        return subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    @staticmethod
+    def _profile_stop(profiler) -> None:
+        if profiler is not None:
+            profiler.send_signal(signal.SIGINT)
+            try:
+                profiler.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                profiler.kill()
+                profiler.wait()
+
+    def expect(self, result: LoadResult, *, codes: dict[str, int] | set[str], statuses: set[str]) -> None:
+        """The scenario measured the path it meant to: only these answers (exact counts when given)."""
+        unexpected = {s: n for s, n in result.statuses.items() if s not in statuses}
+        if unexpected:
+            self.violations.append(f"{result.scenario}: unexpected HTTP statuses {unexpected}")
+        if isinstance(codes, dict):
+            if {k: v for k, v in result.codes.items() if v} != {k: v for k, v in codes.items() if v}:
+                self.violations.append(f"{result.scenario}: answers {result.codes}, expected {codes}")
+        elif set(result.codes) - codes:
+            self.violations.append(f"{result.scenario}: unexpected answers {result.codes}")
+        if result.socket_errors:
+            self.violations.append(f"{result.scenario}: socket errors {result.socket_errors}")
+
+    # --- the steps -------------------------------------------------------------------------
+
+    def deploy(self) -> None:
+        log(f"deploying on {self.deployment.url}: migrate, a Celery worker -c {self.options.celery_concurrency}")
+        self.deployment.migrate()
+        self.deployment.start_celery(os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "seckill-bench"))
+
+    def prepare(self) -> None:
+        options = self.options
+        self.sales = prepare.sales_create(stock=options.stock, warmup_stock=20)
+        log(f"sales: burst #{self.sales.burst} ({options.stock} units), sold-out #{self.sales.sold_out},"
+            f" naive #{self.sales.naive} ({options.stock} units), warm-up #{self.sales.warmup}")  # fmt: skip
+        log(f"creating and logging in {options.shoppers} shoppers (+100 for the warm-up)")
+        everyone = prepare.shoppers_create(
+            count=options.shoppers + 100, secret_key=self.deployment.secret_key, progress=log
+        )
+        self.shoppers, self.warmup_shoppers = everyone[:-100], everyone[-100:]
+
+    def paths(self, sale_id: int, shoppers: list[prepare.Shopper]) -> list[str]:
+        started = time.monotonic()
+        paths = prepare.paths_create(shoppers=shoppers, sale_id=sale_id)
+        log(f"prepared {len(paths)} one-time paths (captcha drawn, answered) in {time.monotonic() - started:.1f} s")
+        return paths
+
+    def seckill_requests(self, sale_id: int, shoppers: list[prepare.Shopper]) -> list[Request]:
+        paths = self.paths(sale_id, shoppers)
+        return [
+            Request("POST", f"/seckill/{path}/doSeckill", s.session, s.csrf, f"goodsId={sale_id}")
+            for s, path in zip(shoppers, paths, strict=True)
+        ]
+
+    def get_requests(self, path: str, shoppers: list[prepare.Shopper]) -> list[Request]:
+        return [Request("GET", path, s.session, s.csrf) for s in shoppers]
+
+    def calibrate(self) -> None:
+        candidates = self.options.workers
+        floor = self.get_requests("/bench/floor", self.shoppers[:500] or self.warmup_shoppers)
+        if len(candidates) == 1:
+            self.deployment.start_web(
+                workers=candidates[0], threads=self.options.threads, worker_class=self.options.worker_class
+            )
+            return
+        log(f"choosing the gunicorn worker count by measurement: {candidates} x {self.options.threads} threads")
+        best = None
+        for workers in candidates:
+            self.deployment.start_web(
+                workers=workers, threads=self.options.threads, worker_class=self.options.worker_class
+            )
+            self.drive(f"calibrate-{workers}-warm", floor, mode="loop", record=False, seconds=1)
+            result = self.drive(f"calibrate-{workers}", floor, mode="loop", record=False, seconds=3)
+            self.calibration.append({"workers": workers, "threads": self.options.threads, "rps": round(result.rps, 1),
+                                     "p99_ms": result.latency_ms["p99"]})  # fmt: skip
+            if best is None or result.rps > best[1]:
+                best = (workers, result.rps)
+        log(f"chosen: {best[0]} workers x {self.options.threads} threads")
+        self.deployment.start_web(workers=best[0], threads=self.options.threads, worker_class=self.options.worker_class)
+
+    def warm_up(self) -> None:
+        """Every worker opens its Redis, broker and database connections and loads its Lua
+        scripts before anything is measured: a warm-up sale, a short floor run."""
+        self.drive("warm-up-floor", self.get_requests("/bench/floor", self.warmup_shoppers), mode="loop",
+                   record=False, seconds=2)  # fmt: skip
+        requests = self.seckill_requests(self.sales.warmup, self.warmup_shoppers)
+        self.drive("warm-up-seckill", requests, mode="once", record=False)
+        self.drive("warm-up-pages", [Request("GET", f"/goods/getDetails/{self.sales.burst}", s.session, s.csrf)
+                                     for s in self.warmup_shoppers], mode="once", record=False)  # fmt: skip
+
+    def floor(self) -> None:
+        result = self.drive("floor", self.get_requests("/bench/floor", self.shoppers), mode="loop")
+        self.expect(result, codes={SUCCESS_CODE}, statuses={"200"})
+
+    def sold_out(self) -> None:
+        result = self.drive("sold-out", self.seckill_requests(self.sales.sold_out, self.shoppers), mode="once")
+        self.expect(result, codes={SOLD_OUT_CODE: len(self.shoppers)}, statuses={"200"})
+
+    def burst(self) -> None:
+        requests = self.seckill_requests(self.sales.burst, self.shoppers)
+        sold = min(self.options.stock, len(self.shoppers))
+        sessions_before = _postgres_sessions()
+        result = self.drive("burst", requests, mode="once")
+        burst_end = result.ended_at
+        queued = result.codes.get(SUCCESS_CODE, 0)
+        self.expect(result, codes={SUCCESS_CODE: sold, SOLD_OUT_CODE: len(self.shoppers) - sold}, statuses={"200"})
+
+        # The queue drains while the shoppers poll for their results, as the item page does.
+        landed_at: list[float] = []
+
+        def watch() -> None:
+            from django.db import connection
+
+            try:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    if SeckillOrder.objects.filter(sale_id=self.sales.burst).count() >= queued:
+                        landed_at.append(time.time())
+                        return
+                    time.sleep(0.02)
+            finally:
+                connection.close()
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        buyers = sorted(int(x) for x in client().smembers(keys.buyers(self.sales.burst)))
+        by_id = {s.user_id: s for s in self.shoppers}
+        poll = self.get_requests(
+            f"/seckill/result?goodsId={self.sales.burst}", [by_id[b] for b in buyers if b in by_id]
+        )
+        passes = 0
+        poll_done = None
+        while poll and passes < 20:
+            passes += 1
+            answer = self.drive("poll" if passes == 1 else f"poll-{passes}", poll, mode="once", record=passes == 1)
+            if passes == 1:
+                self.expect(answer, codes={SUCCESS_CODE}, statuses={"200"})
+            if answer.data.get("positive", 0) == len(poll):
+                poll_done = answer.ended_at
+                break
+            time.sleep(0.2)
+        watcher.join(timeout=65)
+        drain = landed_at[0] - burst_end if landed_at else None
+        sessions_after = _postgres_sessions()
+        self.burst_facts = {
+            "queued": queued,
+            # Connections PostgreSQL accepted from the burst until every order landed: a handful
+            # when the order writers keep theirs, one or two per order when they do not.
+            "postgres_connections_opened": (
+                None if sessions_before is None or sessions_after is None else sessions_after - sessions_before
+            ),
+            "drain_seconds_after_last_request": None if drain is None else round(max(0.0, drain), 3),
+            "poll_passes_until_all_landed": passes,
+            "all_landed_seen_by_polling_seconds_after_last_request": (
+                None if poll_done is None else round(poll_done - burst_end, 3)
+            ),
+        }
+        if drain is None:
+            self.violations.append(f"burst: {queued} queued but the orders did not all land within 60 s")
+        if poll_done is None:
+            self.violations.append("burst: polling never saw every queued shopper's order")
+        log(f"burst: {queued} queued; all orders in the database {drain if drain is None else round(drain, 2)} s"
+            f" after the last request; polling saw them all after {passes} pass(es)")  # fmt: skip
+
+    def naive(self) -> None:
+        sold = min(self.options.stock, len(self.shoppers))
+        requests = [
+            Request("POST", "/bench/naive/doSeckill", s.session, s.csrf, f"goodsId={self.sales.naive}")
+            for s in self.shoppers
+        ]
+        result = self.drive("naive", requests, mode="once")
+        self.expect(result, codes={SUCCESS_CODE: sold, SOLD_OUT_CODE: len(self.shoppers) - sold}, statuses={"200"})
+
+    def pages(self) -> None:
+        import requests as http
+
+        http.get(f"{self.deployment.url}/goods/goodsList", timeout=10)  # the first miss fills the cache
+        for scenario, path in (
+            ("list", "/goods/goodsList"),
+            ("list-cold", "/bench/goodsList-cold"),
+            ("detail", f"/goods/getDetails/{self.sales.burst}"),
+        ):
+            result = self.drive(scenario, self.get_requests(path, self.shoppers), mode="loop")
+            self.expect(result, codes={"none"} if scenario.startswith("list") else {SUCCESS_CODE}, statuses={"200"})
+
+    def check(self) -> None:
+        """The invariants of SPEC.md, per sale, once the queue has drained."""
+        redis = client()
+        queued_by = {"burst": self.burst_facts.get("queued", 0)}
+        naive_result = next((r for r in self.results if r.scenario == "naive"), None)
+        for name, sale_id, stock in (
+            ("burst", self.sales.burst, self.options.stock),
+            ("sold-out", self.sales.sold_out, 0),
+            ("naive", self.sales.naive, self.options.stock),
+        ):
+            orders = SeckillOrder.objects.filter(sale_id=sale_id, live=True)
+            count = orders.count()
+            db_stock = SeckillGoods.objects.get(pk=sale_id).stock_count
+            duplicates = orders.values("user_id").annotate(n=Count("pk")).filter(n__gt=1).count()
+            facts = {"initial_stock": stock, "orders": count, "db_stock": db_stock, "duplicates": duplicates,
+                     "oversold": max(0, count - stock) + max(0, -db_stock)}  # fmt: skip
+            problems = []
+            if facts["oversold"]:
+                problems.append(f"oversold by {facts['oversold']}")
+            if count + db_stock != stock:
+                problems.append(f"orders {count} + database stock {db_stock} != initial stock {stock}")
+            if duplicates:
+                problems.append(f"{duplicates} shoppers with more than one order")
+            if name == "naive":
+                told = naive_result.codes.get(SUCCESS_CODE, 0) if naive_result else 0
+                facts["told_success"] = told
+                if told != count:
+                    problems.append(f"{told} shoppers told success but {count} orders")
+            else:
+                redis_stock = redis.get(keys.stock(sale_id))
+                reservations = redis.hlen(keys.reservations(sale_id))
+                buyers = {int(x) for x in redis.smembers(keys.buyers(sale_id))}
+                order_users = set(orders.values_list("user_id", flat=True))
+                facts.update(redis_stock=None if redis_stock is None else int(redis_stock),
+                             reservations_left=reservations, buyers=len(buyers))  # fmt: skip
+                if facts["redis_stock"] != db_stock:
+                    problems.append(f"stranded: Redis stock {facts['redis_stock']} != database stock {db_stock}")
+                if reservations:
+                    problems.append(f"stranded: {reservations} reservations left in {keys.reservations(sale_id)}")
+                if buyers != order_users:
+                    problems.append(f"{len(buyers - order_users)} queued shoppers without an order")
+                if name in queued_by and queued_by[name] != count:
+                    problems.append(f"{queued_by[name]} shoppers told queued but {count} orders")
+                if buyers:
+                    results = redis.mget([keys.result(sale_id, user_id) for user_id in sorted(buyers)])
+                    wrong = sum(1 for value in results if value is None or int(value) <= 0)
+                    facts["results_without_order"] = wrong
+                    if wrong:
+                        problems.append(f"{wrong} queued shoppers whose result is not an order id")
+            facts["problems"] = problems
+            self.checks[name] = facts
+            self.violations += [f"{name}: {problem}" for problem in problems]
+
+    # --- the whole run -----------------------------------------------------------------------
+
+    def run(self) -> int:
+        started = time.monotonic()
+        info = machine()
+        log(f"machine: {info['nproc']} CPUs, {info['cpu_model']}, load {info['load_average_at_start']}")
+        log(f"results and logs in {self.work.relative_to(ROOT) if self.work.is_relative_to(ROOT) else self.work}")
+        try:
+            self.deploy()
+            self.prepare()
+            self.calibrate()
+            self.warm_up()
+            self.floor()
+            self.sold_out()
+            self.burst()
+            self.naive()
+            self.pages()
+            self.check()
+        finally:
+            self.deployment.stop()
+            if not self.options.keep_data:
+                try:
+                    prepare.cleanup(sales=self.sales, shoppers=self.shoppers + self.warmup_shoppers)
+                except Exception as error:  # noqa: BLE001 - never hide the run's own outcome
+                    log(f"warning: cleanup failed: {error!r}")
+        return self.finish(info, time.monotonic() - started)
+
+    def finish(self, info: dict, elapsed: float) -> int:
+        verdicts = report.ratios(self.results, self.burst_facts.get("drain_seconds_after_last_request"))
+        workers, threads = self.deployment.web_config
+        title = (
+            f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, gunicorn {workers}x{threads}"
+            f" {self.options.worker_class}, celery -c {self.options.celery_concurrency},"
+            f" {self.options.concurrency} connections, {len(self.shoppers)} shoppers, {self.options.stock} units,"
+            f" {self.generator}"
+        )
+        print()
+        print(title)
+        print(report.table(self.results, self.cpu))
+        print("  CPU columns: % of one core over the scenario (gen = the load generator, web = gunicorn, pg = every"
+              f" PostgreSQL process, machine = everything, of {100 * (info['nproc'] or 1)}%)")  # fmt: skip
+        print("\nratios and targets (reported, not enforced):")
+        print(report.ratio_lines(verdicts))
+        print("\ncorrectness (enforced):")
+        for name, facts in self.checks.items():
+            shown = {k: v for k, v in facts.items() if k != "problems"}
+            print(f"  {name:<9} {'ok' if not facts['problems'] else 'VIOLATED'}  {shown}")
+        for key, value in self.burst_facts.items():
+            print(f"  burst {key.replace('_', ' ')}: {value}")
+        payload = {
+            "stamp": self.stamp,
+            "machine": info,
+            "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(self.options).items()},
+            "generator": self.generator,
+            "gunicorn": {"workers": workers, "threads": threads, "worker_class": self.options.worker_class},
+            "calibration": self.calibration,
+            "results": [r.as_dict() for r in self.results],
+            "cpu_percent_of_one_core": self.cpu,
+            "ratios": verdicts,
+            "burst": self.burst_facts,
+            "checks": self.checks,
+            "violations": self.violations,
+            "seconds": round(elapsed, 1),
+        }
+        json_path = self.output / f"bench-{self.stamp}.json"
+        report.save_json(json_path, payload)
+        chart_path = self.output / f"bench-{self.stamp}.png"
+        try:
+            report.chart(chart_path, self.results, title)
+        except ImportError:
+            chart_path = None
+            print("matplotlib is missing (pip install -r requirements-dev.txt): no chart")
+        print(f"\nsaved {json_path.relative_to(ROOT) if json_path.is_relative_to(ROOT) else json_path}"
+              + (f" and {chart_path.name}" if chart_path else "") + f"; the run took {elapsed:.0f} s")  # fmt: skip
+        if self.violations:
+            print("\nFAILED: correctness violations:")
+            for violation in self.violations:
+                print(f"  - {violation}")
+            return 1
+        print("all invariants held")
+        return 0
+
+
+def _postgres_sessions() -> int | None:
+    """Connections PostgreSQL (14+) has accepted so far into this database."""
+    from django.db import DatabaseError, connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+            return int(cursor.fetchone()[0])
+    except (DatabaseError, TypeError):
+        return None

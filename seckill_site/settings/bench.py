@@ -1,0 +1,20 @@
+"""`make bench`: the production settings on plain-http loopback, plus the bench-only URLs.
+
+Everything else (DEBUG off, sessions in Redis, middleware, Celery) is production's, so the
+figures are the product's. The naive baseline and the floor view live in
+`seckill_site.bench_urls`, which only this module routes; the product's urls.py is untouched.
+"""
+
+from .production import *  # noqa: F403
+from .production import env
+
+ROOT_URLCONF = "seckill_site.bench_urls"
+
+# Loopback without TLS: no redirect to https, cookies sent over http.
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+SECURE_HSTS_SECONDS = 0
+
+# A queue of its own, so a `make run` worker on the same broker never takes the bench's orders.
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="seckill-bench")
