@@ -29,6 +29,14 @@ def log_in(page, base_url: str, mobile: str) -> None:
     page.wait_for_url("**/goods/goodsList")
 
 
+def admin_log_in(tab, mobile: str) -> None:
+    tab.go("/admin/login/")
+    tab.page.fill("input[name=username]", mobile)
+    tab.page.fill("input[name=password]", PASSWORD)
+    tab.page.click("input[type=submit]")
+    tab.page.wait_for_selector("text=Site administration")
+
+
 def test_shopper_watches_the_countdown_buys_pays_and_finds_the_order(watched, celery_worker):
     sale = make_sale(goods=make_goods(name="Browser Phone"), stock=3, starts_in=5)
     shopper = make_user(nickname="Bea")
@@ -104,11 +112,7 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
 
     tab = watched("merchant")
     page = tab.page
-    tab.go("/admin/login/")
-    page.fill("input[name=username]", merchant.mobile)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("input[type=submit]")
-    page.wait_for_selector("text=Site administration")
+    admin_log_in(tab, merchant.mobile)
     tab.shoot("admin-home")
 
     tab.go("/admin/goods/goods/add/")
@@ -154,10 +158,7 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
 
     rival_tab = watched("rival")
     rival_page = rival_tab.page
-    rival_tab.go("/admin/login/")
-    rival_page.fill("input[name=username]", rival.mobile)
-    rival_page.fill("input[name=password]", PASSWORD)
-    rival_page.click("input[type=submit]")
+    admin_log_in(rival_tab, rival.mobile)
     rival_tab.go("/admin/goods/seckillgoods/")
     assert rival_page.locator("text=Toaster").count() == 0
     response = rival_page.goto(f"{rival_tab.base_url}/admin/goods/seckillgoods/{sale.pk}/change/")
