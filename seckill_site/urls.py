@@ -15,6 +15,7 @@ urlpatterns = [
     path("goods/", include("goods.urls")),
     path("seckill/", include("seckill.urls")),
     path("orders/", include("orders.urls")),
+    path("api/", include("seckill_site.api_urls")),
     path("admin/", admin.site.urls),
     path("language", switch_language, name="switch-language"),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),

@@ -21,6 +21,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "users",
     "goods",
     "seckill",
@@ -116,9 +119,33 @@ MEDIA_ROOT = env("MEDIA_ROOT", default=str(BASE_DIR / "media"))
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "seckill_site.errors.ratelimited"
 
+# The REST API (/api/v1/, seckill_site/api.py): tokens cached in Redis or the browser's
+# session, the pages' envelope and error codes, no DB read to authenticate the gate.
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "seckill_site.api.CachedTokenAuthentication",
+        "seckill_site.api.SessionIdAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["seckill_site.api.IsShopper"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "seckill_site.api.EnvelopePagination",
+    "EXCEPTION_HANDLER": "seckill_site.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Seckill API",
+    "DESCRIPTION": (
+        "Flash-sale shop API. Every answer is an envelope `{code, msg, data}`: `code` 0 on success, "
+        "else an error code with a message for people. Authenticate with `Authorization: Token <key>` "
+        "from `POST /api/v1/users/login`, or a browser session (unsafe methods then need the CSRF token)."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Celery -----------------------------------------------------------------------------

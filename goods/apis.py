@@ -1,0 +1,271 @@
+"""Goods API: the public sale list and detail, and the merchants' own goods and sales.
+
+Reads are goods.selectors, writes goods.services, as in the pages and the admin. A merchant
+sees only their own goods and sales; someone else's answer 404, as in the admin.
+"""
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from goods import services
+from goods.models import Goods, SeckillGoods
+from goods.selectors import sale_figures, sale_get, sale_status, sales_for_list, stock_left
+from goods.serializers import (
+    GoodsSerializer,
+    MerchantSaleSerializer,
+    SaleCreateSerializer,
+    SaleDetailSerializer,
+    SaleFiguresSerializer,
+    SaleSerializer,
+    SaleUpdateSerializer,
+)
+from seckill_site.api import EnvelopePagination, IsMerchant, api_fail, api_ok, envelope, errors, id_parameter
+from seckill_site.codes import Code
+from seckill_site.http import positive_int
+from users.models import User
+
+SALE_ID = id_parameter("sale_id", "sale event id")
+GOODS_ID = id_parameter("goods_id", "goods id")
+
+# --- public --------------------------------------------------------------------------------------
+
+
+class SaleListApi(APIView):
+    authentication_classes: list = []  # the same for everybody, like the cached list page
+    permission_classes = [AllowAny]
+    pagination_class = EnvelopePagination
+
+    @extend_schema(
+        tags=["sales"],
+        summary="Sales: running and upcoming first, then those ended in the last week",
+        responses={200: SaleSerializer(many=True), **errors(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(sales_for_list(), request, view=self)
+        return paginator.get_paginated_response(SaleSerializer(page, many=True).data)
+
+
+class SaleDetailApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        tags=["sales"],
+        summary="One sale: status, seconds to the start, goods, live stock",
+        parameters=[SALE_ID],
+        responses={200: envelope("SaleDetailEnvelope", SaleDetailSerializer()), **errors(404)},
+    )
+    def get(self, request: Request, sale_id: str) -> Response:
+        parsed = positive_int(sale_id)
+        row = sale_get(sale_id=parsed) if parsed is not None else None
+        if row is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        status, remain = sale_status(row)
+        live = stock_left([parsed])[parsed]
+        goods = {**row, "stockCount": live if live is not None else row["stockCount"]}
+        data = {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}
+        return api_ok(SaleDetailSerializer(data).data)
+
+
+# --- merchants -------------------------------------------------------------------------------------
+
+
+def goods_visible_to(user: User) -> QuerySet[Goods]:
+    """The admin's scope (goods.admin.MerchantScopedAdmin): all to a superuser, else one's own."""
+    goods = Goods.objects.order_by("-created_at", "-pk")
+    return goods if user.is_superuser else goods.filter(owner=user)
+
+
+def sales_visible_to(user: User) -> QuerySet[SeckillGoods]:
+    sales = SeckillGoods.objects.select_related("goods").order_by("-start_at", "-pk")
+    return sales if user.is_superuser else sales.filter(goods__owner=user)
+
+
+def _object_or_none(queryset: QuerySet, raw_id: str):
+    parsed = positive_int(raw_id)
+    return queryset.filter(pk=parsed).first() if parsed is not None else None
+
+
+def _sales_data(sales: list[SeckillGoods]) -> list[dict]:
+    context = {"stock_redis": stock_left([sale.pk for sale in sales])}
+    return MerchantSaleSerializer(sales, many=True, context=context).data
+
+
+class MerchantGoodsListApi(APIView):
+    permission_classes = [IsMerchant]
+    pagination_class = EnvelopePagination
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="My goods",
+        responses={200: GoodsSerializer(many=True), **errors(400, 401, 403, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(goods_visible_to(request.user), request, view=self)
+        return paginator.get_paginated_response(GoodsSerializer(page, many=True).data)
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="Add goods (owned by me; images are uploaded in the admin)",
+        request=GoodsSerializer,
+        responses={201: envelope("GoodsEnvelope", GoodsSerializer()), **errors(400, 401, 403)},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = GoodsSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        goods = serializer.save(owner=request.user)
+        services.goods_list_cache_drop()  # as the admin does on save
+        return api_ok(GoodsSerializer(goods).data, status_code=201)
+
+
+class MerchantGoodsDetailApi(APIView):
+    permission_classes = [IsMerchant]
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="One of my goods",
+        parameters=[GOODS_ID],
+        responses={200: envelope("GoodsDetailEnvelope", GoodsSerializer()), **errors(401, 403, 404)},
+    )
+    def get(self, request: Request, goods_id: str) -> Response:
+        goods = _object_or_none(goods_visible_to(request.user), goods_id)
+        if goods is None:
+            return api_fail(Code.NOT_FOUND, _("no such goods"))
+        return api_ok(GoodsSerializer(goods).data)
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="Edit one of my goods (any subset of the fields)",
+        parameters=[GOODS_ID],
+        request=GoodsSerializer(partial=True),
+        responses={200: envelope("GoodsUpdateEnvelope", GoodsSerializer()), **errors(400, 401, 403, 404)},
+    )
+    def patch(self, request: Request, goods_id: str) -> Response:
+        goods = _object_or_none(goods_visible_to(request.user), goods_id)
+        if goods is None:
+            return api_fail(Code.NOT_FOUND, _("no such goods"))
+        serializer = GoodsSerializer(goods, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        goods = serializer.save()
+        services.goods_list_cache_drop()
+        return api_ok(GoodsSerializer(goods).data)
+
+
+class MerchantSaleListApi(APIView):
+    permission_classes = [IsMerchant]
+    pagination_class = EnvelopePagination
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="My sale events, latest start first, with stock in the database and in Redis",
+        responses={200: MerchantSaleSerializer(many=True), **errors(400, 401, 403, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(sales_visible_to(request.user), request, view=self)
+        return paginator.get_paginated_response(_sales_data(page))
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="Create a sale event of one of my goods; it is loaded into Redis at once",
+        request=SaleCreateSerializer,
+        responses={201: envelope("SaleCreateEnvelope", MerchantSaleSerializer()), **errors(400, 401, 403)},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SaleCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        goods = goods_visible_to(request.user).filter(pk=data["goodsId"]).first()
+        if goods is None:
+            return api_fail(Code.BAD_REQUEST, _("goodsId: no such goods of yours"), data={"goodsId": ["not found"]})
+        sale = SeckillGoods(
+            goods=goods,
+            seckill_price=data["seckillPrice"],
+            stock_count=data["stockCount"],
+            start_at=data["startAt"],
+            end_at=data["endAt"],
+        )
+        # full_clean, save, and the Redis pre-heat once committed (goods.services.sale_changed).
+        services.sale_save(sale=sale)
+        return api_ok(_sales_data([sale])[0], status_code=201)
+
+
+class _NotEnoughStock(Exception):
+    pass
+
+
+# API field -> model attribute. Stock changes go through stockDelta; the goods never change.
+SALE_EDITABLE = {"seckillPrice": "seckill_price", "startAt": "start_at", "endAt": "end_at"}
+
+
+class MerchantSaleDetailApi(APIView):
+    permission_classes = [IsMerchant]
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="One of my sale events",
+        parameters=[SALE_ID],
+        responses={200: envelope("MerchantSaleEnvelope", MerchantSaleSerializer()), **errors(401, 403, 404)},
+    )
+    def get(self, request: Request, sale_id: str) -> Response:
+        sale = _object_or_none(sales_visible_to(request.user), sale_id)
+        if sale is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        return api_ok(_sales_data([sale])[0])
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="Edit one of my sale events; Redis is reloaded at once",
+        parameters=[SALE_ID],
+        request=SaleUpdateSerializer,
+        responses={
+            200: envelope("MerchantSaleUpdateEnvelope", MerchantSaleSerializer()),
+            **errors(400, 401, 403, 404),
+        },
+    )
+    def patch(self, request: Request, sale_id: str) -> Response:
+        if _object_or_none(sales_visible_to(request.user), sale_id) is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        serializer = SaleUpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            with transaction.atomic():
+                # The row lock keeps order writes from decrementing between this read and
+                # sale_save's full-row UPDATE, which would otherwise write the stale stock back.
+                sale = sales_visible_to(request.user).select_for_update(of=("self",)).get(pk=positive_int(sale_id))
+                for field, attribute in SALE_EDITABLE.items():
+                    if field in data:
+                        setattr(sale, attribute, data[field])
+                services.sale_save(sale=sale)
+                if not services.sale_stock_adjust(sale_id=sale.pk, delta=data.get("stockDelta", 0)):
+                    raise _NotEnoughStock
+        except _NotEnoughStock:
+            message = _("Not enough units left to remove %(n)s; nothing changed.") % {"n": -data["stockDelta"]}
+            return api_fail(Code.BAD_REQUEST, message, data={"stockDelta": [message]})
+        sale.refresh_from_db(fields=["stock_count"])
+        return api_ok(_sales_data([sale])[0])
+
+
+class MerchantSaleFiguresApi(APIView):
+    permission_classes = [IsMerchant]
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="Live figures of one of my sales: stock in Redis and the database, orders by status",
+        parameters=[SALE_ID],
+        responses={200: envelope("SaleFiguresEnvelope", SaleFiguresSerializer()), **errors(401, 403, 404)},
+    )
+    def get(self, request: Request, sale_id: str) -> Response:
+        sale = _object_or_none(sales_visible_to(request.user), sale_id)
+        if sale is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        return api_ok(SaleFiguresSerializer(sale_figures(sale=sale)).data)

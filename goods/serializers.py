@@ -1,0 +1,164 @@
+"""Goods and sale events in the API: the public sale rows (goods.selectors) and the
+merchant's own goods and sales. Field names are camelCase, as in seed 000's JSON and the pages."""
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from goods.models import Goods, SeckillGoods
+
+
+class MoneyField(serializers.DecimalField):
+    """Amounts travel as strings ("9.90"), as documented: a JSON number would pass through
+    a binary float on many clients."""
+
+    default_error_messages = {"not_a_string": _('Send the amount as a string, e.g. "9.90".')}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_digits", 10)
+        kwargs.setdefault("decimal_places", 2)
+        kwargs.setdefault("min_value", 0)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+class SaleSerializer(serializers.Serializer):
+    """A row of goods.selectors.sales_for_list: the sale event with its goods."""
+
+    id = serializers.IntegerField(help_text="the sale event id: what every goodsId / sale_id means")
+    goodsId = serializers.IntegerField()
+    goodsName = serializers.CharField()
+    goodsTitle = serializers.CharField()
+    goodsImg = serializers.CharField(allow_null=True)
+    goodsPrice = serializers.DecimalField(max_digits=10, decimal_places=2)
+    seckillPrice = serializers.DecimalField(max_digits=10, decimal_places=2)
+    stockLeft = serializers.IntegerField(help_text="units left: the live Redis counter")
+    status = serializers.IntegerField(help_text="0 not started, 1 on sale, 2 ended")
+    remainSeconds = serializers.IntegerField(help_text="seconds to the start; 0 while on; -1 ended")
+    startDate = serializers.DateTimeField()
+    endDate = serializers.DateTimeField()
+    discount = serializers.IntegerField(help_text="percent off the goods price")
+
+
+class SaleGoodsSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    goodsId = serializers.IntegerField()
+    goodsName = serializers.CharField()
+    goodsTitle = serializers.CharField()
+    goodsImg = serializers.CharField(allow_null=True)
+    goodsDetail = serializers.CharField(allow_blank=True)
+    goodsPrice = serializers.DecimalField(max_digits=10, decimal_places=2)
+    goodsStock = serializers.IntegerField()
+    seckillPrice = serializers.DecimalField(max_digits=10, decimal_places=2)
+    stockCount = serializers.IntegerField(help_text="units left: the live Redis counter")
+    startDate = serializers.DateTimeField()
+    endDate = serializers.DateTimeField()
+
+
+class SaleDetailSerializer(serializers.Serializer):
+    """Seed 000's /goods/getDetails without the user (see /api/v1/users/me)."""
+
+    seckillStatus = serializers.IntegerField(help_text="0 not started, 1 on sale, 2 ended")
+    remainSeconds = serializers.IntegerField(help_text="seconds to the start; 0 while on; -1 ended")
+    goods = SaleGoodsSerializer()
+
+
+# --- merchants ------------------------------------------------------------------------------------
+
+
+class GoodsSerializer(serializers.ModelSerializer):
+    price = MoneyField()
+    ownerId = serializers.IntegerField(source="owner_id", read_only=True)
+    image = serializers.SerializerMethodField(help_text="URL of the image (uploaded in the admin)")
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+
+    class Meta:
+        model = Goods
+        fields = ("id", "name", "title", "detail", "price", "stock", "image", "ownerId", "createdAt")
+
+    def get_image(self, goods: Goods) -> str | None:
+        return goods.image.url if goods.image else None
+
+
+class MerchantSaleSerializer(serializers.ModelSerializer):
+    """A sale event as its merchant sees it; `stockRedis` comes from the serializer context."""
+
+    goodsId = serializers.IntegerField(source="goods_id", read_only=True)
+    goodsName = serializers.CharField(source="goods.name", read_only=True)
+    seckillPrice = serializers.DecimalField(source="seckill_price", max_digits=10, decimal_places=2)
+    stockCount = serializers.IntegerField(source="stock_count", help_text="units left in the database")
+    stockRedis = serializers.SerializerMethodField(help_text="units left in Redis; null when not loaded")
+    startAt = serializers.DateTimeField(source="start_at")
+    endAt = serializers.DateTimeField(source="end_at")
+    status = serializers.SerializerMethodField(help_text="0 not started, 1 on sale, 2 ended")
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+
+    class Meta:
+        model = SeckillGoods
+        fields = (
+            "id",
+            "goodsId",
+            "goodsName",
+            "seckillPrice",
+            "stockCount",
+            "stockRedis",
+            "startAt",
+            "endAt",
+            "status",
+            "createdAt",
+        )
+
+    def get_stockRedis(self, sale: SeckillGoods) -> int | None:
+        return self.context.get("stock_redis", {}).get(sale.pk)
+
+    def get_status(self, sale: SeckillGoods) -> int:
+        return int(sale.status_at())
+
+
+class SaleCreateSerializer(serializers.Serializer):
+    """Input only; the rules (end after start, stock not negative) are the model's, checked
+    by goods.services.sale_save."""
+
+    goodsId = serializers.IntegerField(min_value=1, max_value=10**18 - 1, help_text="one of your goods")
+    seckillPrice = MoneyField()
+    stockCount = serializers.IntegerField(min_value=0, max_value=2**31 - 1)
+    startAt = serializers.DateTimeField()
+    endAt = serializers.DateTimeField()
+
+
+class SaleUpdateSerializer(serializers.Serializer):
+    seckillPrice = MoneyField(required=False)
+    startAt = serializers.DateTimeField(required=False)
+    endAt = serializers.DateTimeField(required=False)
+    stockDelta = serializers.IntegerField(
+        required=False,
+        min_value=-(2**31 - 1),
+        max_value=2**31 - 1,
+        help_text="units to add (or, negative, remove). A difference, not an absolute count, so units sold "
+        "meanwhile stay sold (goods.services.sale_stock_adjust); refused when fewer units are left.",
+    )
+
+
+class SaleFiguresSerializer(serializers.Serializer):
+    """goods.selectors.sale_figures: what the admin's live page shows."""
+
+    class Point(serializers.Serializer):
+        t = serializers.FloatField(help_text="epoch second")
+        orders = serializers.IntegerField()
+        cumulative = serializers.IntegerField()
+
+    saleId = serializers.IntegerField()
+    status = serializers.IntegerField(help_text="0 not started, 1 on sale, 2 ended")
+    remainSeconds = serializers.IntegerField()
+    stockDatabase = serializers.IntegerField()
+    stockRedis = serializers.IntegerField(allow_null=True)
+    inFlight = serializers.IntegerField(help_text="units handed out whose orders are not written yet")
+    unpaid = serializers.IntegerField()
+    paid = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+    start = serializers.FloatField()
+    end = serializers.FloatField()
+    series = Point(many=True)

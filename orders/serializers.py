@@ -1,0 +1,36 @@
+"""Orders in the API: the fields of the order page's JSON (orders.views), plus the sale."""
+
+from rest_framework import serializers
+
+from orders.models import Order
+
+
+class OrderSerializer(serializers.ModelSerializer):
+    orderNo = serializers.CharField(source="order_no")
+    goodsId = serializers.IntegerField(source="goods_id")
+    saleId = serializers.IntegerField(source="sale_id", allow_null=True)
+    goodsName = serializers.CharField(source="goods_name")
+    createdAt = serializers.DateTimeField(source="created_at")
+    payDeadline = serializers.DateTimeField(source="pay_deadline")
+    paidAt = serializers.DateTimeField(source="paid_at", allow_null=True)
+    cancelledAt = serializers.DateTimeField(source="cancelled_at", allow_null=True)
+    cancelReason = serializers.CharField(source="cancel_reason", allow_blank=True)
+
+    class Meta:
+        model = Order
+        fields = (
+            "id",
+            "orderNo",
+            "goodsId",
+            "saleId",
+            "goodsName",
+            "price",
+            "quantity",
+            "status",
+            "createdAt",
+            "payDeadline",
+            "paidAt",
+            "cancelledAt",
+            "cancelReason",
+        )
+        read_only_fields = fields

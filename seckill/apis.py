@@ -1,0 +1,134 @@
+"""Seckill API: captcha, one-time path, buy (the gate), result.
+
+Same services as the pages (seckill.views) and the same rate-limit counters. None of these
+endpoints reads PostgreSQL on its way: the user id comes from the token's Redis cache or the
+session (seckill_site.api), there is no serializer, and the buy endpoint parses no body.
+"""
+
+from django.http import HttpResponse
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from goods.selectors import sale_get
+from seckill import selectors, services
+from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
+from seckill.views import SECKILL_RATE
+from seckill_site.api import (
+    HasUserId,
+    PerUserThrottle,
+    api_fail,
+    api_ok,
+    envelope,
+    errors,
+    id_parameter,
+    throttle,
+    user_id_of,
+)
+from seckill_site.codes import Code
+from seckill_site.http import positive_int
+
+# The captcha page's limit (seckill.views.verify_code), on the same counter.
+CAPTCHA_RATE = "20/m"
+SALE_ID = id_parameter("sale_id", "sale event id")
+
+
+class _GateApi(APIView):
+    permission_classes = [HasUserId]
+
+
+class CaptchaApi(_GateApi):
+    throttle_classes = [throttle(PerUserThrottle, "seckill.captcha", CAPTCHA_RATE)]
+
+    @extend_schema(
+        tags=["seckill"],
+        summary="A new captcha for this sale (PNG); its answer replaces the previous one",
+        parameters=[SALE_ID],
+        responses={
+            (200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY, description="an arithmetic expression"),
+            **errors(401, 404, 429),
+        },
+    )
+    def get(self, request: Request, sale_id: str) -> Response | HttpResponse:
+        parsed = positive_int(sale_id)
+        if parsed is None or sale_get(sale_id=parsed) is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        image = services.captcha_create(user_id=user_id_of(request), sale_id=parsed)
+        response = HttpResponse(image, content_type="image/png")
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class PathApi(_GateApi):
+    throttle_classes = [throttle(PerUserThrottle, "seckill.path", SECKILL_RATE)]
+
+    @extend_schema(
+        tags=["seckill"],
+        summary="Exchange the captcha's answer for a one-time buy path",
+        description="5 requests per 5 s per user, shared with the page /seckill/path.",
+        parameters=[SALE_ID],
+        request=PathInputSerializer,
+        responses={200: envelope("PathEnvelope", PathSerializer()), **errors(400, 401, 404, 429)},
+    )
+    def post(self, request: Request, sale_id: str) -> Response:
+        parsed = positive_int(sale_id)
+        if parsed is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        data = request.data
+        raw = data.get("verifyCode") if hasattr(data, "get") else None
+        answer = str(raw).strip() if isinstance(raw, (int, str)) and not isinstance(raw, bool) else ""
+        if not answer.lstrip("-").isdigit() or len(answer) > 6:
+            return api_fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
+        if sale_get(sale_id=parsed) is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        path = services.path_create(user_id=user_id_of(request), sale_id=parsed, answer=int(answer))
+        if path is None:
+            return api_fail(Code.CAPTCHA_WRONG)
+        return api_ok({"path": path})
+
+
+class BuyApi(_GateApi):
+    throttle_classes = [throttle(PerUserThrottle, "seckill.do", SECKILL_RATE)]
+
+    @extend_schema(
+        tags=["seckill"],
+        summary="Buy one unit: the seckill gate. Answers fast; poll /result for the order",
+        description=(
+            "5 requests per 5 s per user, shared with the page's doSeckill. `code` 0 means queued; "
+            "sold out, already bought, not started and ended answer HTTP 200 with their codes."
+        ),
+        parameters=[
+            SALE_ID,
+            OpenApiParameter("path", str, OpenApiParameter.PATH, description="from POST .../path"),
+        ],
+        request=None,
+        responses={200: BuyEnvelopeSerializer, **errors(401, 403, 404, 429)},
+    )
+    def post(self, request: Request, sale_id: str, path: str) -> Response:
+        parsed = positive_int(sale_id)
+        if parsed is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        attempt = services.seckill_attempt(user_id=user_id_of(request), sale_id=parsed, path=path)
+        if attempt.code is Code.SUCCESS:
+            return api_ok({"status": "queued", "requestId": attempt.request_id})
+        return api_fail(attempt.code)
+
+
+class ResultApi(_GateApi):
+    STATES = {selectors.QUEUED: "queued", selectors.FAILED: "failed"}
+
+    @extend_schema(
+        tags=["seckill"],
+        summary="The result of my purchase: the order id once written, 0 while queued, -1 failed",
+        parameters=[SALE_ID],
+        responses={200: envelope("ResultEnvelope", ResultSerializer()), **errors(401, 404)},
+    )
+    def get(self, request: Request, sale_id: str) -> Response:
+        parsed = positive_int(sale_id)
+        if parsed is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        order_id = selectors.seckill_result(user_id=user_id_of(request), sale_id=parsed)
+        return api_ok({"orderId": order_id, "state": self.STATES.get(order_id, "ordered")})

@@ -1,0 +1,32 @@
+"""Shapes of the seckill API for the OpenAPI schema only: the gate's endpoints parse their
+few inputs by hand and answer plain dicts, so no serializer runs on the hot path."""
+
+from rest_framework import serializers
+
+
+class PathInputSerializer(serializers.Serializer):
+    verifyCode = serializers.IntegerField(
+        min_value=-99_999, max_value=999_999, help_text="the captcha's answer (single use: any try consumes it)"
+    )
+
+
+class PathSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="one-time path for POST .../buy/{path}; valid 60 s, single use")
+
+
+class QueuedSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["queued"])
+    requestId = serializers.CharField()
+
+
+class BuyEnvelopeSerializer(serializers.Serializer):
+    code = serializers.IntegerField(
+        help_text="0 queued; 500500 sold out, 500501 already bought, 500502 not started, 500503 ended"
+    )
+    msg = serializers.CharField()
+    data = QueuedSerializer(allow_null=True, help_text="null unless queued")
+
+
+class ResultSerializer(serializers.Serializer):
+    orderId = serializers.IntegerField(help_text="the order id once written; 0 while queued; -1 failed")
+    state = serializers.ChoiceField(choices=["ordered", "queued", "failed"])

@@ -1,0 +1,226 @@
+"""The REST API end to end: a merchant puts a sale on through the API, shoppers buy it
+through the API, and stock, orders and figures agree everywhere. Real PostgreSQL and Redis;
+the order write is either called in-process (single-threaded tests) or done by a real Celery
+worker behind gunicorn."""
+
+import time
+from datetime import timedelta
+
+import pytest
+import requests
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from goods.models import SeckillGoods
+from goods.tests.factories import make_sale
+from orders.models import Order
+from seckill import keys
+from seckill.redis import client as redis
+from seckill.services import seckill_order_write
+from seckill_site.api import api_token_issue
+from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """Record order_write messages instead of publishing them; the test delivers them."""
+    from seckill.tasks import order_write
+
+    sent = []
+    monkeypatch.setattr(order_write, "apply_async", lambda kwargs, **options: sent.append(kwargs))
+    return sent
+
+
+def api(token: str | None = None) -> APIClient:
+    client = APIClient()
+    if token:
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+def body(response, status: int = 200) -> dict:
+    assert response.status_code == status, (response.status_code, response.content[:400])
+    return response.json()
+
+
+def solve_and_buy(client: APIClient, user_id: int, sale_id: int) -> dict:
+    assert client.get(f"/api/v1/sales/{sale_id}/captcha")["Content-Type"] == "image/png"
+    answer = int(redis().get(keys.captcha(sale_id, user_id)))
+    path = body(client.post(f"/api/v1/sales/{sale_id}/path", {"verifyCode": answer}, format="json"))["data"]["path"]
+    return body(client.post(f"/api/v1/sales/{sale_id}/buy/{path}"))
+
+
+def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(queued, django_capture_on_commit_callbacks):
+    make_merchant(mobile="13900000001", password=PASSWORD)
+    login = body(api().post("/api/v1/users/login", {"mobile": "13900000001", "password": PASSWORD}, format="json"))
+    merchant = api(login["data"]["token"])
+
+    goods = body(
+        merchant.post(
+            "/api/v1/merchant/goods",
+            {"name": "API phone", "title": "Bought by API", "price": "1999.00", "stock": 50},
+            format="json",
+        ),
+        201,
+    )["data"]
+    now = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        sale = body(
+            merchant.post(
+                "/api/v1/merchant/sales",
+                {
+                    "goodsId": goods["id"],
+                    "seckillPrice": "9.90",
+                    "stockCount": 2,
+                    "startAt": (now - timedelta(seconds=5)).isoformat(),
+                    "endAt": (now + timedelta(hours=1)).isoformat(),
+                },
+                format="json",
+            ),
+            201,
+        )["data"]
+    # Pre-heated at once: the gate can sell it without a warm command.
+    assert int(redis().get(keys.stock(sale["id"]))) == 2
+    listed = body(api().get("/api/v1/sales"))["data"]["results"]
+    assert [(row["id"], row["stockLeft"], row["status"]) for row in listed] == [(sale["id"], 2, 1)]
+
+    shoppers = []
+    for _ in range(3):
+        mobile = next_mobile()
+        registered = body(
+            api().post("/api/v1/users/register", {"mobile": mobile, "password": PASSWORD}, format="json"), 201
+        )
+        shoppers.append((registered["data"]["user"]["id"], api(registered["data"]["token"])))
+
+    answers = [solve_and_buy(client, user_id, sale["id"]) for user_id, client in shoppers]
+    assert [answer["code"] for answer in answers] == [0, 0, 500500]  # the third finds it sold out
+    first_id, first = shoppers[0]
+    assert body(first.get(f"/api/v1/sales/{sale['id']}/result"))["data"] == {"orderId": 0, "state": "queued"}
+    for message in queued:
+        seckill_order_write(**message)
+    result = body(first.get(f"/api/v1/sales/{sale['id']}/result"))["data"]
+    assert result["state"] == "ordered" and result["orderId"] > 0
+    assert body(shoppers[2][1].get(f"/api/v1/sales/{sale['id']}/result"))["data"]["state"] == "failed"
+
+    # A second try is refused (this process's sold-out mark answers before the buyer set).
+    assert solve_and_buy(first, first_id, sale["id"])["code"] in (500500, 500501)
+
+    orders = body(first.get("/api/v1/orders"))["data"]
+    assert orders["count"] == 1 and orders["results"][0]["status"] == "unpaid"
+    paid = body(first.post(f"/api/v1/orders/{orders['results'][0]['orderNo']}/pay"))["data"]
+    assert paid["status"] == "paid" and paid["paidAt"]
+    refused = body(first.post(f"/api/v1/orders/{paid['orderNo']}/cancel"), 409)
+    assert refused["code"] == 500601 and "paid" in refused["msg"]
+
+    second_order = body(shoppers[1][1].get("/api/v1/orders"))["data"]["results"][0]
+    with django_capture_on_commit_callbacks(execute=True):
+        cancelled = body(shoppers[1][1].post(f"/api/v1/orders/{second_order['orderNo']}/cancel"))["data"]
+    assert cancelled["status"] == "cancelled"
+
+    figures = body(merchant.get(f"/api/v1/merchant/sales/{sale['id']}/figures"))["data"]
+    assert (figures["stockDatabase"], figures["stockRedis"]) == (1, 1)
+    assert (figures["unpaid"], figures["paid"], figures["cancelled"]) == (0, 1, 1)
+    assert Order.objects.filter(sale_id=sale["id"]).count() == 2
+    assert SeckillGoods.objects.get(pk=sale["id"]).stock_count == 1
+
+
+def test_an_edited_sale_reaches_redis_at_once_and_stock_edits_are_differences(django_capture_on_commit_callbacks):
+    merchant = make_merchant()
+    sale = make_sale(goods=None, stock=5, starts_in=600)
+    sale.goods.owner = merchant
+    sale.goods.save()
+    client = api(api_token_issue(user_id=merchant.pk))
+    start = timezone.now() - timedelta(seconds=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        edited = body(
+            client.patch(
+                f"/api/v1/merchant/sales/{sale.pk}",
+                {"startAt": start.isoformat(), "stockDelta": -2, "seckillPrice": "2.50"},
+                format="json",
+            )
+        )["data"]
+    assert (edited["stockCount"], edited["seckillPrice"], edited["status"]) == (3, "2.50", 1)
+    assert int(redis().get(keys.stock(sale.pk))) == 3
+    assert float(redis().hget(keys.window(sale.pk), "start")) == pytest.approx(start.timestamp())
+
+    refused = body(
+        client.patch(f"/api/v1/merchant/sales/{sale.pk}", {"stockDelta": -4, "seckillPrice": "1"}, format="json"), 400
+    )
+    assert "Not enough units" in refused["msg"]
+    sale.refresh_from_db()
+    assert (sale.stock_count, str(sale.seckill_price)) == (3, "2.50")  # nothing changed, price included
+
+    bad = body(
+        client.patch(
+            f"/api/v1/merchant/sales/{sale.pk}", {"endAt": (start - timedelta(hours=1)).isoformat()}, format="json"
+        ),
+        400,
+    )
+    assert bad["code"] == 500101 and "end" in bad["msg"]
+
+
+def test_a_merchant_cannot_put_a_sale_on_someone_elses_goods():
+    sale = make_sale()
+    other = make_merchant()
+    client = api(api_token_issue(user_id=other.pk))
+    now = timezone.now()
+    answer = body(
+        client.post(
+            "/api/v1/merchant/sales",
+            {
+                "goodsId": sale.goods_id,
+                "seckillPrice": "1",
+                "stockCount": 1,
+                "startAt": now.isoformat(),
+                "endAt": (now + timedelta(hours=1)).isoformat(),
+            },
+            format="json",
+        ),
+        400,
+    )
+    assert "goodsId" in answer["data"]
+    assert SeckillGoods.objects.count() == 1
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_tokens_buy_through_gunicorn_and_a_real_worker_without_overselling(gunicorn_server, celery_worker):
+    sale = make_sale(stock=3)
+    users = [make_user() for _ in range(5)]
+    sessions = []
+    for user in users:
+        http = requests.Session()
+        http.headers["Authorization"] = f"Token {api_token_issue(user_id=user.pk)}"
+        sessions.append((user, http))
+    codes = []
+    for user, http in sessions:
+        http.get(f"{gunicorn_server}/api/v1/sales/{sale.pk}/captcha", timeout=10).raise_for_status()
+        answer = int(redis().get(keys.captcha(sale.pk, user.pk)))
+        path = http.post(f"{gunicorn_server}/api/v1/sales/{sale.pk}/path", json={"verifyCode": answer}, timeout=10)
+        codes.append(
+            http.post(f"{gunicorn_server}/api/v1/sales/{sale.pk}/buy/{path.json()['data']['path']}", timeout=10).json()[
+                "code"
+            ]
+        )
+    assert sorted(codes) == [0, 0, 0, 500500, 500500]
+    deadline = time.monotonic() + 20
+    results = {}
+    while time.monotonic() < deadline:
+        results = {
+            user.pk: http.get(f"{gunicorn_server}/api/v1/sales/{sale.pk}/result", timeout=10).json()["data"]
+            for user, http in sessions
+        }
+        if all(result["state"] != "queued" for result in results.values()):
+            break
+        time.sleep(0.2)
+    assert sorted(result["state"] for result in results.values()) == [
+        "failed",
+        "failed",
+        "ordered",
+        "ordered",
+        "ordered",
+    ]
+    assert Order.objects.filter(sale=sale).count() == 3
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0 == int(redis().get(keys.stock(sale.pk)))

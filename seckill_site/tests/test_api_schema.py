@@ -1,0 +1,78 @@
+"""Schemathesis against the generated OpenAPI schema, in-process through the WSGI app on the
+real test database and Redis: every operation gets generated valid and invalid input, and
+every answer must be non-5xx and exactly what the schema documents (status, content type,
+headers, body). The examples per operation are bounded so the file runs in about a minute.
+"""
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.db import close_old_connections
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from goods.tests.factories import make_goods, make_sale
+from orders.tests.factories import buy
+from seckill_site.api import api_token_issue
+from seckill_site.wsgi import application
+from users.models import User
+from users.tests.factories import PASSWORD, make_user
+
+EXAMPLES_PER_OPERATION = 40
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    negative_data_rejection,
+]
+
+schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
+calls: dict[str, int] = {}
+
+
+@pytest.fixture
+def keep_test_connection():
+    """The WSGI handler closes the database connection after each request, which would end
+    the test's transaction; Django's own test client unhooks the same signal handlers."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def world(db, keep_test_connection):
+    """A superuser (allowed everywhere, so merchant operations answer too), a sale and an order."""
+    superuser = User.objects.create_superuser(mobile="13999999999", password=PASSWORD)
+    sale = make_sale(goods=make_goods(owner=superuser), stock=50)
+    buy(sale=sale, user=superuser)
+    buy(sale=sale, user=make_user())
+    return {"user": superuser}
+
+
+@schema.parametrize()
+@settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, suppress_health_check=list(HealthCheck))
+def test_every_operation_answers_as_documented(case, world):
+    # A fresh token each time: generated calls to /users/logout revoke the previous one.
+    token = api_token_issue(user_id=world["user"].pk)
+    calls[case.operation.label] = calls.get(case.operation.label, 0) + 1
+    case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=CHECKS)
+
+
+def test_every_operation_was_exercised():
+    """Runs after the generated tests of this file (pytest keeps file order)."""
+    if not calls:
+        pytest.skip("run together with the generated tests")
+    operations = {operation.label for operation in (result.ok() for result in schema.get_all_operations())}
+    assert set(calls) == operations, operations - set(calls)
+    print(f"\nschemathesis: {len(calls)} operations, {sum(calls.values())} examples")

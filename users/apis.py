@@ -1,0 +1,130 @@
+"""Users API: register, log in (a token), log out (revoke it), who am I.
+
+Validation is the pages' forms and the writes are users.services, as on /user/login.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from seckill_site.api import (
+    Credentials,
+    IsShopper,
+    PerIpThrottle,
+    PerMobileThrottle,
+    api_fail,
+    api_ok,
+    api_token_issue,
+    api_token_revoke,
+    envelope,
+    errors,
+    throttle,
+)
+from seckill_site.codes import Code
+from users import services
+from users.forms import LoginForm, RegisterForm
+from users.selectors import user_public_data
+from users.serializers import LoginInputSerializer, RegisterInputSerializer, SessionSerializer, UserSerializer
+from users.views import LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
+
+# The register page's limit (users.views.register), on the same counter.
+REGISTER_RATE_PER_IP = "10/m"
+
+
+def _form_errors(form) -> Response:
+    message = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in form.errors.items())
+    return api_fail(Code.BAD_REQUEST, message, data=form.errors.get_json_data())
+
+
+def _form_data(request: Request) -> dict:
+    data = request.data
+    return {key: data.get(key) for key in ("mobile", "password", "nickname")} if hasattr(data, "get") else {}
+
+
+class LoginApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    # JSON only: a cross-site HTML form cannot post JSON, so nobody can log a victim's
+    # browser into their own account through this CSRF-exempt endpoint (login CSRF).
+    parser_classes = [JSONParser]
+    # Both counters of the login page: per IP and per mobile number.
+    throttle_classes = [
+        throttle(PerIpThrottle, "user.login.ip", LOGIN_RATE_PER_IP),
+        throttle(PerMobileThrottle, "user.login.mobile", LOGIN_RATE_PER_MOBILE),
+    ]
+
+    @extend_schema(
+        tags=["users"],
+        summary="Log in: a token for `Authorization: Token <key>`",
+        description="Also starts a browser session (users.services.user_login). "
+        "Limited like the login page: 30 a minute per IP, 10 a minute per mobile number.",
+        request=LoginInputSerializer,
+        responses={
+            200: envelope("LoginEnvelope", SessionSerializer()),
+            **errors(400, 429),
+        },
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        form = LoginForm(_form_data(request))
+        if not form.is_valid():
+            return _form_errors(form)
+        result = services.user_login(request=request._request, **form.cleaned_data)
+        if result.user is None:
+            return api_fail(Code.LOGIN_FAILED, result.error)
+        token = api_token_issue(user_id=result.user.pk)
+        return api_ok({"token": token, "user": user_public_data(result.user)})
+
+
+class RegisterApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    parser_classes = [JSONParser]
+    throttle_classes = [throttle(PerIpThrottle, "user.register", REGISTER_RATE_PER_IP)]
+
+    @extend_schema(
+        tags=["users"],
+        summary="Register a shopper; answers a token as a login would",
+        request=RegisterInputSerializer,
+        responses={201: envelope("RegisterEnvelope", SessionSerializer()), **errors(400, 429)},
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        data = _form_data(request)
+        # The page asks twice for the password; an API client sends it once.
+        form = RegisterForm({**data, "password_again": data.get("password")})
+        if not form.is_valid():
+            return _form_errors(form)
+        user = services.user_register(**form.cleaned_data_for_service())
+        token = api_token_issue(user_id=user.pk)
+        return api_ok({"token": token, "user": user_public_data(user)}, status_code=201)
+
+
+class LogoutApi(APIView):
+    @extend_schema(
+        tags=["users"],
+        summary="Log out: revoke the token (on every device) and end the session",
+        request=None,
+        responses={200: envelope("LogoutEnvelope"), **errors(401)},
+    )
+    def post(self, request: Request) -> Response:
+        credentials: Credentials = request.auth
+        if credentials.token is not None:
+            api_token_revoke(key=credentials.token)
+        services.user_logout(request=request._request)
+        return api_ok()
+
+
+class MeApi(APIView):
+    permission_classes = [IsShopper]
+
+    @extend_schema(
+        tags=["users"],
+        summary="The logged-in user",
+        responses={200: envelope("MeEnvelope", UserSerializer()), **errors(401)},
+    )
+    def get(self, request: Request) -> Response:
+        return api_ok(user_public_data(request.user))
