@@ -8,6 +8,7 @@ import logging
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -71,6 +72,8 @@ def path_create(*, user_id: int, sale_id: int, answer: int) -> str | None:
 
 
 def _sale_window(sale_id: int) -> tuple[float, float] | None:
+    """The sale window from this process's cache of Redis (refreshed every few seconds);
+    None when Redis does not hold it (unknown sale, or Redis lost it)."""
     cached = _windows.get(sale_id)
     now = time.monotonic()
     if cached is not None and now - cached[2] < SALE_WINDOW_SECONDS:
@@ -98,42 +101,63 @@ def _sale_keys(sale_id: int, user_id: int) -> list[str]:
     return [keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.result(sale_id, user_id)]
 
 
-def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
-    """Try to take one unit of a sale for a user. Caller checked login and rate limit (layer 1)."""
-    # Layer 2: the one-time path, compared and deleted atomically.
-    if not script("take_path")(keys=[keys.path(sale_id, user_id)], args=[path]):
-        return Attempt(Code.PATH_INVALID)
+def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, now: float) -> int:
+    """reserve.lua: units left after taking one (>= 0), or a refusal (_RESERVE_REFUSALS)."""
+    return script("reserve")(
+        keys=[*_sale_keys(sale_id, user_id), keys.path(sale_id, user_id), keys.window(sale_id)],
+        args=[user_id, request_id, repr(now), keys.RESULT_TTL, path],
+    )
 
-    # Layer 3: the sale window, from this process's cache of Redis (no database).
-    window = _sale_window(sale_id)
-    if window is None:
-        sale_rebuild_request(sale_id=sale_id)
-        return Attempt(Code.SERVER_BUSY)
-    now = time.time()
-    if now < window[0]:
-        return Attempt(Code.NOT_STARTED)
-    if now >= window[1]:
-        return Attempt(Code.ENDED)
 
-    # Layer 4: this process already knows the sale is sold out: no network call at all.
+# What reserve.lua's negative answers mean.
+_RESERVE_REFUSALS = {
+    -1: Code.ALREADY_BOUGHT,
+    -2: Code.SOLD_OUT,
+    -3: Code.SERVER_BUSY,
+    -4: Code.PATH_INVALID,
+    -5: Code.NOT_STARTED,
+    -6: Code.ENDED,
+}
+
+
+def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Callable[[], bool]) -> Attempt:
+    """Try to take one unit of a sale for a user. The caller checked the login (the session
+    or token, layer 1) and passes its rate limit as `rate_limited`, which counts one request
+    and says whether it is over the limit.
+
+    Cheapest layer first: the answers this process knows without asking anybody come before
+    the rate limit and the path, so a sold-out sale costs no network call at all. They are
+    public facts (the list page shows them), so answering them to anyone leaks nothing, and a
+    shopper's unused path survives a "sold out" that a cancellation may soon undo.
+    """
+    # Layer 2: this process already knows the sale is not on: no network call.
     if _sold_out_until.get(sale_id, 0.0) > time.monotonic():
         return Attempt(Code.SOLD_OUT)
+    now = time.time()
+    window = _sale_window(sale_id)  # one Redis read per sale every few seconds
+    if window is not None and now < window[0]:
+        return Attempt(Code.NOT_STARTED)
+    if window is not None and now >= window[1]:
+        return Attempt(Code.ENDED)
 
-    # Layer 5: one Lua script checks "already bought" and stock, then takes the unit.
+    # Layer 3: the rate limit (one Redis round trip), for requests that could still buy.
+    if rate_limited():
+        return Attempt(Code.TOO_MANY_REQUESTS)
+
+    # Layer 4: one Lua script takes the one-time path, then checks the window, "already
+    # bought" and stock, and hands out the unit.
     request_id = uuid.uuid4().hex
-    left = script("reserve")(keys=_sale_keys(sale_id, user_id), args=[user_id, request_id, int(now), keys.RESULT_TTL])
-    if left == -1:
-        return Attempt(Code.ALREADY_BOUGHT)
-    if left == -2:
-        sold_out_mark(sale_id)
-        return Attempt(Code.SOLD_OUT)
-    if left == -3:
-        sale_rebuild_request(sale_id=sale_id)
-        return Attempt(Code.SERVER_BUSY)
+    left = reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id, now=now)
+    if left < 0:
+        if left == -2:
+            sold_out_mark(sale_id)
+        elif left == -3:
+            sale_rebuild_request(sale_id=sale_id)
+        return Attempt(_RESERVE_REFUSALS[left])
     if left == 0:
         sold_out_mark(sale_id)
 
-    # Layer 6: queue the database write; if the broker refuses, give the unit back.
+    # Layer 5: queue the database write; if the broker refuses, give the unit back.
     from seckill.tasks import order_write
 
     try:

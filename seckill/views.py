@@ -78,12 +78,12 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     user_id = session_user_id(request)
     if user_id is None:
         return fail(Code.NOT_LOGGED_IN)
-    if _limited(request, "seckill.do"):
-        return fail(Code.TOO_MANY_REQUESTS)
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    attempt = services.seckill_attempt(user_id=user_id, sale_id=sale_id, path=path)
+    attempt = services.seckill_attempt(
+        user_id=user_id, sale_id=sale_id, path=path, rate_limited=lambda: _limited(request, "seckill.do")
+    )
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})
     return fail(attempt.code)

@@ -550,16 +550,14 @@ class Run:
 
     def stranded(self) -> Row:
         from seckill import services
+        from seckill.tests.shoppers import reserve_directly
 
         sale = self.sale(self.stock)
         shoppers = self.shoppers(self.shopper_count)
         injected = set()
         for shopper in shoppers[:5]:
-            request_id = uuid.uuid4().hex  # a decrement whose message was lost
-            left = services.script("reserve")(
-                keys=services._sale_keys(sale.pk, shopper.user_id),
-                args=[shopper.user_id, request_id, int(time.time()) - 600, 3600],
-            )
+            # A decrement whose message was lost ten minutes ago.
+            left, request_id = reserve_directly(shopper.user_id, sale.pk, age=600)
             assert left >= 0
             injected.add(request_id)
         answers = self.burst(shoppers[5:], sale.pk)

@@ -29,14 +29,10 @@ def make_order(*, sale: SeckillGoods, user: User | None = None, **fields) -> Ord
 def buy(*, sale: SeckillGoods, user: User) -> Order:
     """Buy through the real pipeline pieces, minus the broker: the reserve script, then the
     order writer's service, so Redis and the database agree as after a real purchase."""
-    import time
-
     from seckill import services
+    from seckill.tests.shoppers import reserve_directly
 
-    request_id = uuid.uuid4().hex
-    left = services.script("reserve")(
-        keys=services._sale_keys(sale.pk, user.pk), args=[user.pk, request_id, int(time.time()), 60]
-    )
+    left, request_id = reserve_directly(user.pk, sale.pk)
     assert left >= 0, f"reserve refused: {left}"
     services.seckill_order_write(sale_id=sale.pk, user_id=user.pk, request_id=request_id)
     return Order.objects.get(seckill__request_id=request_id)

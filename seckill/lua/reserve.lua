@@ -1,10 +1,27 @@
--- Hand out one unit of a sale to one user, atomically.
--- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user)
--- ARGV[1] user id, ARGV[2] request id, ARGV[3] now (epoch seconds), ARGV[4] result ttl
--- Returns: >= 0 units left after this one; -1 already bought; -2 sold out; -3 sale not loaded.
+-- The gate's one Redis round trip: take the one-time path, then hand out one unit of a sale
+-- to one user, atomically.
+-- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user),
+-- KEYS[5] one-time path (this user), KEYS[6] window
+-- ARGV[1] user id, ARGV[2] request id, ARGV[3] now (epoch seconds), ARGV[4] result ttl,
+-- ARGV[5] the path the client sent
+-- Returns: >= 0 units left after this one; -1 already bought; -2 sold out; -3 sale not loaded;
+-- -4 path invalid (reused, expired or guessed); -5 not started; -6 ended.
+-- A valid path is consumed whatever follows: one path, one try.
+if redis.call('GET', KEYS[5]) ~= ARGV[5] then
+  return -4
+end
+redis.call('DEL', KEYS[5])
 local stock = redis.call('GET', KEYS[1])
-if not stock then
+local window = redis.call('HMGET', KEYS[6], 'start', 'end')
+if not stock or not window[1] or not window[2] then
   return -3
+end
+local now = tonumber(ARGV[3])
+if now < tonumber(window[1]) then
+  return -5
+end
+if now >= tonumber(window[2]) then
+  return -6
 end
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   return -1
@@ -15,6 +32,6 @@ if stock <= 0 then
 end
 redis.call('DECR', KEYS[1])
 redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[1] .. ':' .. ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[1] .. ':' .. math.floor(now))
 redis.call('SET', KEYS[4], '0', 'EX', ARGV[4])
 return stock - 1

@@ -1,6 +1,8 @@
 """HTTP shoppers for tests that go through a live server: logged-in sessions and paths."""
 
 import secrets
+import time
+import uuid
 from dataclasses import dataclass
 
 import requests
@@ -42,3 +44,16 @@ def path_for(user_id: int, sale_id: int) -> str:
     path = services.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
     assert path is not None
     return path
+
+
+def reserve_directly(user_id: int, sale_id: int, *, request_id: str | None = None, age: float = 0) -> tuple[int, str]:
+    """The gate's reserve script alone, with a freshly solved path and without the broker:
+    (units left or a refusal, request id). `age` back-dates the reservation, as if its
+    message had been lost that many seconds ago."""
+    request_id = request_id or uuid.uuid4().hex
+    left = services.reserve(
+        sale_id=sale_id, user_id=user_id, path=path_for(user_id, sale_id), request_id=request_id, now=time.time()
+    )
+    if left >= 0 and age:
+        client().hset(keys.reservations(sale_id), request_id, f"{user_id}:{int(time.time() - age)}")
+    return left, request_id

@@ -11,7 +11,7 @@ from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from seckill import keys, services
 from seckill.redis import client
-from seckill.tests.shoppers import path_for, shopper
+from seckill.tests.shoppers import path_for, reserve_directly, shopper
 from users.tests.factories import make_users
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -80,20 +80,21 @@ def test_one_shopper_firing_twenty_requests_gets_one_order(gunicorn_server, cele
     assert int(client().get(keys.stock(sale.pk))) == 9
 
 
-def test_same_user_racing_the_lua_gate_with_fresh_requests_gets_one_unit():
-    """Below the path layer: twenty concurrent reservations for one user, each its own request."""
+def test_same_user_racing_the_lua_gate_with_one_path_gets_one_unit():
+    """Below HTTP: twenty concurrent reserve scripts for one user with their one path, each a
+    request of its own. The path is taken inside the script, so exactly one gets through."""
     sale = make_sale(stock=10)
     [user] = make_users(1)
+    path = path_for(user.pk, sale.pk)
 
     def reserve(n):
-        return services.script("reserve")(
-            keys=services._sale_keys(sale.pk, user.pk), args=[user.pk, f"req-{n}", int(time.time()), 60]
-        )
+        return services.reserve(sale_id=sale.pk, user_id=user.pk, path=path, request_id=f"req-{n}", now=time.time())
 
     with ThreadPoolExecutor(max_workers=20) as pool:
         results = list(pool.map(reserve, range(20)))
-    assert sorted(results).count(-1) == 19
+    assert sorted(results) == [-4] * 19 + [9]
     assert int(client().get(keys.stock(sale.pk))) == 9
+    assert reserve_directly(user.pk, sale.pk)[0] == -1  # a new path: already bought
 
 
 def test_the_same_task_message_twice_creates_one_order(celery_worker):
@@ -101,9 +102,7 @@ def test_the_same_task_message_twice_creates_one_order(celery_worker):
 
     sale = make_sale(stock=5)
     [user] = make_users(1)
-    reserved = services.script("reserve")(
-        keys=services._sale_keys(sale.pk, user.pk), args=[user.pk, "req-dup", int(time.time()), 60]
-    )
+    reserved, _ = reserve_directly(user.pk, sale.pk, request_id="req-dup")
     assert reserved == 4
     for _ in range(2):
         order_write.apply_async(kwargs={"sale_id": sale.pk, "user_id": user.pk, "request_id": "req-dup"})

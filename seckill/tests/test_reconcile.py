@@ -1,7 +1,5 @@
 import io
 import threading
-import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -15,15 +13,13 @@ from orders.services import order_create_from_seckill
 from orders.tests.factories import buy
 from seckill import keys, services
 from seckill.redis import client
+from seckill.tests.shoppers import reserve_directly
 from users.tests.factories import make_user, make_users
 
 
 def strand(sale, user, age: float = 600) -> str:
     """A unit Redis handed out whose message was lost: the reserve script, and nothing else."""
-    request_id = uuid.uuid4().hex
-    left = services.script("reserve")(
-        keys=services._sale_keys(sale.pk, user.pk), args=[user.pk, request_id, int(time.time() - age), 60]
-    )
+    left, request_id = reserve_directly(user.pk, sale.pk, age=age)
     assert left >= 0
     return request_id
 

@@ -28,7 +28,11 @@ def redis_state(sale_id: int, user_id: int) -> dict:
 
 
 def attempt(user, sale):
-    return services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path_for(user.pk, sale.pk)).code
+    return gate(user_id=user.pk, sale_id=sale.pk, path=path_for(user.pk, sale.pk)).code
+
+
+def gate(**kwargs) -> services.Attempt:
+    return services.seckill_attempt(**kwargs, rate_limited=lambda: False)
 
 
 def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch):
@@ -42,7 +46,7 @@ def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch):
         raise BrokerError("connection refused")
 
     monkeypatch.setattr(order_write, "apply_async", broker_down)
-    result = services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path)
+    result = gate(user_id=user.pk, sale_id=sale.pk, path=path)
 
     assert result.code is Code.TRY_AGAIN
     assert redis_state(sale.pk, user.pk) == before
@@ -77,19 +81,70 @@ def test_already_bought_and_sold_out(queued):
     assert client().get(keys.stock(sale.pk)) == b"0"
 
 
-def test_sold_out_mark_answers_without_redis_and_expires(queued, monkeypatch):
+def test_sold_out_mark_answers_without_any_network_call_and_expires(queued, monkeypatch):
     sale = make_sale(stock=0)
     user = make_user()
-    assert attempt(user, sale) is Code.SOLD_OUT
-    real_script, calls = services.script, []
-    monkeypatch.setattr(services, "script", lambda name: calls.append(name) or real_script(name))
-    assert attempt(user, sale) is Code.SOLD_OUT
-    assert calls == ["take_path"]  # the mark answered; the reserve script never ran
-    monkeypatch.undo()
-    # Stock comes back (a cancellation, a warm): the mark lapses within a second.
+    assert attempt(user, sale) is Code.SOLD_OUT  # the script said so; this process remembers
+    path = path_for(user.pk, sale.pk)
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the sold-out mark must answer without Redis")
+
+    counted = []
+    with monkeypatch.context() as offline:
+        offline.setattr(services, "client", no_network)
+        offline.setattr(services, "script", no_network)
+        answer = services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path, rate_limited=counted.append)
+    assert answer.code is Code.SOLD_OUT and counted == []  # not even the rate limit was counted
+    # Stock comes back (a cancellation, a warm): the mark lapses within a second, and the
+    # path the sold-out answer did not consume still buys.
     client().set(keys.stock(sale.pk), 1)
     time.sleep(services.SOLD_OUT_MARK_SECONDS + 0.05)
-    assert attempt(make_user(), sale) is Code.SUCCESS
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
+
+
+def test_rate_limit_counts_only_requests_that_could_buy(queued):
+    on_sale, sold_out, later = make_sale(stock=1), make_sale(stock=0), make_sale(starts_in=300)
+    user, other = make_user(), make_user()
+    assert attempt(other, sold_out) is Code.SOLD_OUT
+    counted = []
+
+    def limit(over: bool):
+        return lambda: counted.append(1) or over
+
+    for sale, expected in ((sold_out, Code.SOLD_OUT), (later, Code.NOT_STARTED)):
+        answer = services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path="x", rate_limited=limit(True))
+        assert answer.code is expected
+    assert counted == []
+    path = path_for(user.pk, on_sale.pk)
+    limited = services.seckill_attempt(user_id=user.pk, sale_id=on_sale.pk, path=path, rate_limited=limit(True))
+    assert limited.code is Code.TOO_MANY_REQUESTS and counted == [1]
+    assert client().get(keys.stock(on_sale.pk)) == b"1" and queued == []  # nothing taken, path kept
+    allowed = services.seckill_attempt(user_id=user.pk, sale_id=on_sale.pk, path=path, rate_limited=limit(False))
+    assert allowed.code is Code.SUCCESS and counted == [1, 1]
+
+
+def test_the_script_checks_the_window_when_this_process_cache_is_stale(queued):
+    """The per-process window is a shortcut; reserve.lua has the last word (a merchant moved the sale)."""
+    sale, user = make_sale(stock=3), make_user()
+    assert attempt(make_user(), sale) is Code.SUCCESS  # this process now caches the window as open
+    later = time.time() + 300
+    client().hset(keys.window(sale.pk), mapping={"start": later, "end": later + 60})
+    path = path_for(user.pk, sale.pk)
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.NOT_STARTED
+    assert client().get(keys.stock(sale.pk)) == b"2"
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID  # one path, one try
+    client().hset(keys.window(sale.pk), mapping={"start": later - 7200, "end": later - 3600})
+    assert attempt(user, sale) is Code.ENDED
+
+
+def test_an_unknown_sale_is_an_invalid_path_and_queues_no_rebuild(queued, monkeypatch):
+    from seckill.tasks import sale_rebuild
+
+    rebuilds = []
+    monkeypatch.setattr(sale_rebuild, "delay", lambda **kwargs: rebuilds.append(kwargs))
+    assert gate(user_id=make_user().pk, sale_id=10**15, path="0" * 32).code is Code.PATH_INVALID
+    assert rebuilds == [] and queued == []
 
 
 def test_not_started_and_ended(queued):
@@ -171,15 +226,15 @@ def test_path_is_one_time_and_bound_to_user_and_sale(queued):
     sale, other_sale = make_sale(stock=5), make_sale(stock=5)
     user, other_user = make_user(), make_user()
     path = path_for(user.pk, sale.pk)
-    assert services.seckill_attempt(user_id=other_user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
-    assert services.seckill_attempt(user_id=user.pk, sale_id=other_sale.pk, path=path).code is Code.PATH_INVALID
-    assert services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path="0" * 32).code is Code.PATH_INVALID
-    assert services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
-    assert services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
+    assert gate(user_id=other_user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
+    assert gate(user_id=user.pk, sale_id=other_sale.pk, path=path).code is Code.PATH_INVALID
+    assert gate(user_id=user.pk, sale_id=sale.pk, path="0" * 32).code is Code.PATH_INVALID
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
     expired = path_for(other_user.pk, sale.pk)
     client().pexpire(keys.path(sale.pk, other_user.pk), 1)
     time.sleep(0.01)
-    assert services.seckill_attempt(user_id=other_user.pk, sale_id=sale.pk, path=expired).code is Code.PATH_INVALID
+    assert gate(user_id=other_user.pk, sale_id=sale.pk, path=expired).code is Code.PATH_INVALID
 
 
 def test_a_message_the_broker_took_despite_a_failed_publish_writes_nothing(monkeypatch):
