@@ -30,6 +30,17 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
 
 
+def _autogroup_nice(pid: int, nice: int) -> None:
+    """Where the kernel groups processes by session for scheduling (autogroup), a process's
+    nice value only ranks it among its own session: a worker spawned in a session of its own
+    (as here, to stop its whole tree at once) competes with gunicorn as an equal whatever its
+    nice. The session's own nice value ranks the groups."""
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+    except OSError:
+        pass  # no autogroup (or not allowed): the plain nice value applies
+
+
 class Deployment:
     def __init__(self, *, log_dir: Path, celery_concurrency: int, celery_nice: int = 0) -> None:
         self.log_dir = log_dir
@@ -94,10 +105,12 @@ class Deployment:
             Queue(queue, exchange=Exchange(queue), routing_key=queue)(connection.default_channel).declare()
             connection.default_channel.queue_purge(queue)
         nice = ["nice", "-n", str(self.celery_nice)] if self.celery_nice else []
-        self._spawn("celery", [*nice, sys.executable, "-m", "celery", "-A", "celery_app", "worker", "-Q", queue,
-                               "-c", str(self.celery_concurrency), "-n", f"bench-{os.getpid()}@%h",
-                               "--without-gossip", "--without-mingle", "--without-heartbeat",
-                               "-l", "warning"])  # fmt: skip
+        worker = self._spawn("celery", [*nice, sys.executable, "-m", "celery", "-A", "celery_app", "worker",
+                                        "-Q", queue, "-c", str(self.celery_concurrency),
+                                        "-n", f"bench-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
+                                        "--without-heartbeat", "-l", "warning"])  # fmt: skip
+        if self.celery_nice:
+            _autogroup_nice(worker.pid, self.celery_nice)
         deadline = time.monotonic() + 60
         while not app.control.ping(timeout=0.5, destination=[f"bench-{os.getpid()}@{os.uname().nodename}"]):
             if time.monotonic() > deadline or self.processes["celery"].poll() is not None:

@@ -103,6 +103,12 @@ def test_sold_out_mark_answers_without_any_network_call_and_expires(queued, monk
     assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
 
 
+def test_sold_out_is_answered_before_the_path_and_teaches_the_process(queued):
+    sale = make_sale(stock=0)
+    assert gate(user_id=make_user().pk, sale_id=sale.pk, path="made-up").code is Code.SOLD_OUT
+    assert services._sold_out_until.get(sale.pk, 0) > time.monotonic()
+
+
 def test_rate_limit_counts_only_requests_that_could_buy(queued):
     on_sale, sold_out, later = make_sale(stock=1), make_sale(stock=0), make_sale(starts_in=300)
     user, other = make_user(), make_user()
@@ -133,9 +139,12 @@ def test_the_script_checks_the_window_when_this_process_cache_is_stale(queued):
     path = path_for(user.pk, sale.pk)
     assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.NOT_STARTED
     assert client().get(keys.stock(sale.pk)) == b"2"
-    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID  # one path, one try
     client().hset(keys.window(sale.pk), mapping={"start": later - 7200, "end": later - 3600})
-    assert attempt(user, sale) is Code.ENDED
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.ENDED
+    # Public answers leave the path: once the sale is on again, the same path buys, once.
+    client().hset(keys.window(sale.pk), mapping={"start": later - 7200, "end": later})
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
 
 
 def test_an_unknown_sale_is_an_invalid_path_and_queues_no_rebuild(queued, monkeypatch):
@@ -161,11 +170,12 @@ def test_redis_lost_the_sale_keys_answers_busy_and_rebuilds(queued, monkeypatch)
     sale, user = make_sale(stock=5), make_user()
     client().delete(keys.stock(sale.pk), keys.window(sale.pk))
     services._windows.clear()
-    assert attempt(user, sale) is Code.SERVER_BUSY
+    path = path_for(user.pk, sale.pk)
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SERVER_BUSY
     assert attempt(make_user(), sale) is Code.SERVER_BUSY
     assert rebuilds == [{"sale_id": sale.pk}]  # one rebuild for many refusals (lock)
     services.stock_warm(**rebuilds[0])
-    assert attempt(user, sale) is Code.SUCCESS
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS  # "busy" left the path
 
 
 def test_database_sold_out_tells_the_user_and_frees_the_buyer(queued):
