@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from goods import services
 from goods.models import Goods, SeckillGoods
-from goods.selectors import sale_figures, stock_left
+from goods.selectors import sale_figures, stock_left, visible_to_merchant
 from users.models import MERCHANTS_GROUP
 
 
@@ -38,11 +38,9 @@ class MerchantScopedAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        if request.user.is_superuser:
-            return queryset
-        if not is_merchant(request):
+        if not (request.user.is_superuser or is_merchant(request)):
             return queryset.none()
-        return queryset.filter(**{self.owner_path: request.user})
+        return visible_to_merchant(queryset, user=request.user, owner_path=self.owner_path)
 
     def _owns(self, request, obj) -> bool:
         if obj is None:
@@ -96,8 +94,7 @@ class GoodsAdmin(MerchantScopedAdmin):
     def save_model(self, request, obj, form, change):
         if not change and not request.user.is_superuser:
             obj.owner = request.user
-        super().save_model(request, obj, form, change)
-        services.goods_list_cache_drop()
+        services.goods_save(goods=obj)
 
 
 @admin.register(SeckillGoods)
@@ -198,24 +195,20 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
             return form.initial["stock_count"]
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "goods" and not request.user.is_superuser:
-            kwargs["queryset"] = Goods.objects.filter(owner=request.user)
+        if db_field.name == "goods":
+            kwargs["queryset"] = visible_to_merchant(Goods.objects.all(), user=request.user)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def save_model(self, request, obj, form, change):
-        if change and "stock_count" in form.changed_data:
-            # Apply the edit as a difference from what the merchant saw (the hidden initial
-            # value), so units sold since the form was loaded stay sold.
-            delta = obj.stock_count - self._stock_seen(form)
-            obj.stock_count = SeckillGoods.objects.values_list("stock_count", flat=True).get(pk=obj.pk)
-            super().save_model(request, obj, form, change)
-            if not services.sale_stock_adjust(sale_id=obj.pk, delta=delta):
-                self.message_user(
-                    request,
-                    _("Not enough units left to remove %(n)s; stock unchanged.") % {"n": -delta},
-                    messages.ERROR,
-                )
-            obj.refresh_from_db(fields=["stock_count"])
-        else:
-            super().save_model(request, obj, form, change)
-        services.sale_changed(sale_id=obj.pk)
+        if not change:
+            services.sale_create(sale=obj)
+            return
+        changes = {name: form.cleaned_data[name] for name in form.changed_data if name != "stock_count"}
+        # The stock field is edited as a number, applied as a difference from what the
+        # merchant saw (the hidden initial value), so units sold since the form was loaded stay sold.
+        stock_delta = obj.stock_count - self._stock_seen(form) if "stock_count" in form.changed_data else 0
+        try:
+            services.sale_update(sale=SeckillGoods.objects.get(pk=obj.pk), changes=changes, stock_delta=stock_delta)
+        except services.StockShortage as shortage:
+            self.message_user(request, str(shortage), messages.ERROR)
+        obj.refresh_from_db()

@@ -4,7 +4,6 @@ Reads are goods.selectors, writes goods.services, as in the pages and the admin.
 sees only their own goods and sales; someone else's answer 404, as in the admin.
 """
 
-from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
@@ -15,7 +14,7 @@ from rest_framework.views import APIView
 
 from goods import services
 from goods.models import Goods, SeckillGoods
-from goods.selectors import sale_figures, sale_get, sale_status, sales_for_list, stock_left
+from goods.selectors import sale_figures, sale_get, sale_status, sales_for_list, stock_left, visible_to_merchant
 from goods.serializers import (
     GoodsSerializer,
     MerchantSaleSerializer,
@@ -78,14 +77,12 @@ class SaleDetailApi(APIView):
 
 
 def goods_visible_to(user: User) -> QuerySet[Goods]:
-    """The admin's scope (goods.admin.MerchantScopedAdmin): all to a superuser, else one's own."""
-    goods = Goods.objects.order_by("-created_at", "-pk")
-    return goods if user.is_superuser else goods.filter(owner=user)
+    return visible_to_merchant(Goods.objects.order_by("-created_at", "-pk"), user=user)
 
 
 def sales_visible_to(user: User) -> QuerySet[SeckillGoods]:
     sales = SeckillGoods.objects.select_related("goods").order_by("-start_at", "-pk")
-    return sales if user.is_superuser else sales.filter(goods__owner=user)
+    return visible_to_merchant(sales, user=user, owner_path="goods__owner")
 
 
 def _object_or_none(queryset: QuerySet, raw_id: str):
@@ -121,8 +118,7 @@ class MerchantGoodsListApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = GoodsSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        goods = serializer.save(owner=request.user)
-        services.goods_list_cache_drop()  # as the admin does on save
+        goods = services.goods_save(goods=Goods(owner=request.user, **serializer.validated_data))
         return api_ok(GoodsSerializer(goods).data, status_code=201)
 
 
@@ -154,9 +150,9 @@ class MerchantGoodsDetailApi(APIView):
             return api_fail(Code.NOT_FOUND, _("no such goods"))
         serializer = GoodsSerializer(goods, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        goods = serializer.save()
-        services.goods_list_cache_drop()
-        return api_ok(GoodsSerializer(goods).data)
+        for field, value in serializer.validated_data.items():
+            setattr(goods, field, value)
+        return api_ok(GoodsSerializer(services.goods_save(goods=goods)).data)
 
 
 class MerchantSaleListApi(APIView):
@@ -193,13 +189,8 @@ class MerchantSaleListApi(APIView):
             start_at=data["startAt"],
             end_at=data["endAt"],
         )
-        # full_clean, save, and the Redis pre-heat once committed (goods.services.sale_changed).
-        services.sale_save(sale=sale)
+        services.sale_create(sale=sale)  # validated, and pre-heated into Redis once committed
         return api_ok(_sales_data([sale])[0], status_code=201)
-
-
-class _NotEnoughStock(Exception):
-    pass
 
 
 # API field -> model attribute. Stock changes go through stockDelta; the goods never change.
@@ -232,26 +223,17 @@ class MerchantSaleDetailApi(APIView):
         },
     )
     def patch(self, request: Request, sale_id: str) -> Response:
-        if _object_or_none(sales_visible_to(request.user), sale_id) is None:
+        sale = _object_or_none(sales_visible_to(request.user), sale_id)
+        if sale is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         serializer = SaleUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        changes = {attribute: data[field] for field, attribute in SALE_EDITABLE.items() if field in data}
         try:
-            with transaction.atomic():
-                # The row lock keeps order writes from decrementing between this read and
-                # sale_save's full-row UPDATE, which would otherwise write the stale stock back.
-                sale = sales_visible_to(request.user).select_for_update(of=("self",)).get(pk=positive_int(sale_id))
-                for field, attribute in SALE_EDITABLE.items():
-                    if field in data:
-                        setattr(sale, attribute, data[field])
-                services.sale_save(sale=sale)
-                if not services.sale_stock_adjust(sale_id=sale.pk, delta=data.get("stockDelta", 0)):
-                    raise _NotEnoughStock
-        except _NotEnoughStock:
-            message = _("Not enough units left to remove %(n)s; nothing changed.") % {"n": -data["stockDelta"]}
-            return api_fail(Code.BAD_REQUEST, message, data={"stockDelta": [message]})
-        sale.refresh_from_db(fields=["stock_count"])
+            sale = services.sale_update(sale=sale, changes=changes, stock_delta=data.get("stockDelta", 0))
+        except services.StockShortage as shortage:
+            return api_fail(Code.BAD_REQUEST, str(shortage), data={"stockDelta": [str(shortage)]})
         return api_ok(_sales_data([sale])[0])
 
 

@@ -5,6 +5,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.cache import cache
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from goods.models import SaleStatus, SeckillGoods
@@ -131,3 +132,10 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
         "end": sale.end_at.timestamp(),
         "series": series,
     }
+
+
+def visible_to_merchant(queryset: QuerySet, *, user, owner_path: str = "owner") -> QuerySet:
+    """The rows a merchant works with, in the admin and the API alike: every row for a
+    superuser, else the rows whose `owner_path` is the merchant. The caller has checked that
+    the user is a merchant or a superuser."""
+    return queryset if user.is_superuser else queryset.filter(**{owner_path: user})

@@ -120,7 +120,7 @@ class MerchantSaleSerializer(serializers.ModelSerializer):
 
 class SaleCreateSerializer(serializers.Serializer):
     """Input only; the rules (end after start, stock not negative) are the model's, checked
-    by goods.services.sale_save."""
+    by goods.services.sale_create."""
 
     goodsId = serializers.IntegerField(min_value=1, max_value=10**18 - 1, help_text="one of your goods")
     seckillPrice = MoneyField()
@@ -138,7 +138,7 @@ class SaleUpdateSerializer(serializers.Serializer):
         min_value=-(2**31 - 1),
         max_value=2**31 - 1,
         help_text="units to add (or, negative, remove). A difference, not an absolute count, so units sold "
-        "meanwhile stay sold (goods.services.sale_stock_adjust); refused when fewer units are left.",
+        "meanwhile stay sold (goods.services.sale_update); refused when fewer units are left.",
     )
 
 

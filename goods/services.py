@@ -1,16 +1,23 @@
-"""Writes on goods and sale events."""
+"""Writes on goods and sale events: the one place the admin and the API both go through."""
+
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F
+from django.utils.translation import gettext as _
 
-from goods.models import SeckillGoods
+from goods.models import Goods, SeckillGoods
 from seckill import keys
 
 
+class StockShortage(Exception):
+    """Fewer units are left than the edit removes; nothing was changed. The message is for the merchant."""
+
+
 def goods_list_cache_drop() -> None:
-    cache.delete_many([keys.goods_list_html(code) for code, _ in settings.LANGUAGES])
+    cache.delete_many([keys.goods_list_html(code) for code, _code in settings.LANGUAGES])
 
 
 def sale_cache_drop(*, sale_id: int) -> None:
@@ -20,7 +27,8 @@ def sale_cache_drop(*, sale_id: int) -> None:
 def sale_changed(*, sale_id: int) -> None:
     """A sale event was created or edited: once committed, reload Redis and drop cached pages.
 
-    Called explicitly by the admin and the API (no signal), inside or outside a transaction.
+    Called explicitly by the services below and by tools that create sales (no signal),
+    inside or outside a transaction.
     """
     from seckill.services import stock_warm
 
@@ -32,26 +40,55 @@ def sale_changed(*, sale_id: int) -> None:
     transaction.on_commit(refresh)
 
 
-def sale_stock_adjust(*, sale_id: int, delta: int) -> bool:
-    """Add (or with a negative delta, remove) units atomically, never below zero.
+def goods_save(*, goods: Goods) -> Goods:
+    """Create or edit goods (validated). The pages and the order writer read a goods' name and
+    price from the sale cache, so every sale of these goods is dropped from it once committed."""
+    with transaction.atomic():
+        goods.full_clean()
+        goods.save()
+        sale_ids = list(goods.sales.values_list("pk", flat=True))
 
-    A merchant edits stock while orders are being written: writing the form's absolute value
-    would overwrite the decrements made since the form was loaded. Returns False (and changes
-    nothing) when fewer than -delta units are left."""
-    if delta == 0:
-        return True
-    sales = SeckillGoods.objects.filter(pk=sale_id)
-    if delta < 0:
-        sales = sales.filter(stock_count__gte=-delta)
-    if not sales.update(stock_count=F("stock_count") + delta):
-        return False
-    sale_changed(sale_id=sale_id)
-    return True
+        def refresh() -> None:
+            for sale_id in sale_ids:
+                sale_cache_drop(sale_id=sale_id)
+            goods_list_cache_drop()
+
+        transaction.on_commit(refresh)
+    return goods
 
 
-def sale_save(*, sale: SeckillGoods) -> SeckillGoods:
+def sale_create(*, sale: SeckillGoods) -> SeckillGoods:
+    """Put a new sale event on (validated); it is loaded into Redis once committed."""
     with transaction.atomic():
         sale.full_clean()
         sale.save()
         sale_changed(sale_id=sale.pk)
+    return sale
+
+
+def sale_update(*, sale: SeckillGoods, changes: dict[str, Any], stock_delta: int = 0) -> SeckillGoods:
+    """Edit a sale event: the fields in `changes`, and its stock by a difference.
+
+    The stock is never written as an absolute value: order writes decrement it all through a
+    sale, and a form or API client holding an older count would undo them (overselling).
+    Only the changed fields are saved; `stock_delta` adds (or removes) units atomically and is
+    refused with StockShortage when fewer than -stock_delta are left, changing nothing at all.
+    Redis is reloaded once committed. `sale` is refreshed with the stock it ends with.
+    """
+    if "stock_count" in changes:
+        raise ValueError("stock changes are differences: pass stock_delta")
+    with transaction.atomic():
+        for field, value in changes.items():
+            setattr(sale, field, value)
+        sale.full_clean(exclude=["stock_count"])
+        if changes:
+            sale.save(update_fields=list(changes))
+        if stock_delta:
+            rows = SeckillGoods.objects.filter(pk=sale.pk)
+            if stock_delta < 0:
+                rows = rows.filter(stock_count__gte=-stock_delta)
+            if not rows.update(stock_count=F("stock_count") + stock_delta):
+                raise StockShortage(_("Not enough units left to remove %(n)s; nothing changed.") % {"n": -stock_delta})
+        sale_changed(sale_id=sale.pk)
+    sale.refresh_from_db(fields=["stock_count"])
     return sale

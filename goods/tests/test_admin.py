@@ -218,13 +218,3 @@ def test_a_stock_edit_keeps_units_sold_since_the_form_was_loaded(
     sale.refresh_from_db()
     assert sale.stock_count == 14  # 9 left + 5 added, not the form's 15
     assert redis().get(keys.stock(sale.pk)) == b"14"
-
-
-def test_removing_more_units_than_are_left_changes_nothing():
-    from goods.services import sale_stock_adjust
-
-    sale = make_sale(stock=3)
-    assert not sale_stock_adjust(sale_id=sale.pk, delta=-4)
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3
-    assert sale_stock_adjust(sale_id=sale.pk, delta=-3)
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0

@@ -1,0 +1,72 @@
+"""The goods services the admin and the API share: validated saves, stock edits as
+differences, and the caches and Redis state that follow them."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from goods import services
+from goods.models import SeckillGoods
+from goods.selectors import sale_get
+from goods.tests.factories import make_goods, make_sale
+from orders.tests.factories import buy
+from seckill import keys
+from seckill.redis import client as redis
+from users.tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def test_removing_more_units_than_are_left_changes_nothing(django_capture_on_commit_callbacks):
+    sale = make_sale(stock=3)
+    with pytest.raises(services.StockShortage), django_capture_on_commit_callbacks(execute=True) as callbacks:
+        services.sale_update(sale=sale, changes={"seckill_price": Decimal("5.00")}, stock_delta=-4)
+    fresh = SeckillGoods.objects.get(pk=sale.pk)
+    assert (fresh.stock_count, fresh.seckill_price) == (3, Decimal("1.00"))  # the price did not change either
+    assert callbacks == []  # nor was Redis reloaded
+    services.sale_update(sale=fresh, changes={}, stock_delta=-3)
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
+
+
+def test_an_edit_never_writes_back_a_stock_count_it_read_earlier(django_capture_on_commit_callbacks):
+    sale = make_sale(stock=10)
+    stale = SeckillGoods.objects.get(pk=sale.pk)  # a form or API client loads the sale: 10 units
+    buy(sale=sale, user=make_user())  # an order is written meanwhile: 9 units
+    with django_capture_on_commit_callbacks(execute=True):
+        edited = services.sale_update(sale=stale, changes={"seckill_price": Decimal("2.00")}, stock_delta=2)
+    assert edited.stock_count == 11  # 9 + 2, not 10 + 2, and not the 10 it was loaded with
+    assert SeckillGoods.objects.get(pk=sale.pk).seckill_price == Decimal("2.00")
+    assert redis().get(keys.stock(sale.pk)) == b"11"
+
+
+def test_a_sale_must_end_after_it_starts():
+    sale = make_sale()
+    with pytest.raises(ValidationError):
+        services.sale_update(sale=sale, changes={"end_at": sale.start_at - timedelta(minutes=1)})
+    with pytest.raises(ValueError):
+        services.sale_update(sale=sale, changes={"stock_count": 99})
+
+
+def test_renaming_goods_reaches_the_cached_sale_the_order_writer_reads(django_capture_on_commit_callbacks):
+    goods = make_goods(name="Old name")
+    sale = make_sale(goods=goods)
+    assert sale_get(sale_id=sale.pk)["goodsName"] == "Old name"  # now cached
+    goods.name = "New name"
+    with django_capture_on_commit_callbacks(execute=True):
+        services.goods_save(goods=goods)
+    assert sale_get(sale_id=sale.pk)["goodsName"] == "New name"
+
+
+def test_a_new_sale_is_in_redis_once_committed(django_capture_on_commit_callbacks):
+    goods = make_goods()
+    now = timezone.now()
+    sale = SeckillGoods(goods=goods, seckill_price=Decimal("1"), stock_count=4, start_at=now, end_at=now)
+    with pytest.raises(ValidationError):
+        services.sale_create(sale=sale)
+    sale.end_at = now + timedelta(hours=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.sale_create(sale=sale)
+    assert redis().get(keys.stock(sale.pk)) == b"4"
