@@ -16,17 +16,23 @@ import time
 from collections import Counter
 from urllib.parse import urlsplit
 
-CODE = re.compile(rb'^\{"code": (-?\d+)')
-DATA = re.compile(rb'"data": (-?\d+)\}$')
+# The envelope's code, and the order id of a result answer (pages: `"data": 12}`, API:
+# `"orderId":12`); Django's JSON has a space after the colon, DRF's compact JSON has none.
+CODE = re.compile(rb'^\{"code": ?(-?\d+)')
+DATA = re.compile(rb'(?:"data": ?(-?\d+)\}$|"orderId": ?(-?\d+))')
 
 
 def _build(line: str, host: str) -> bytes:
-    method, path, session, csrf, body = line.rstrip("\n").split("\t", 4)
+    method, path, session, csrf, body, token = line.rstrip("\n").split("\t", 5)
     headers = [f"{method} {path} HTTP/1.1", f"Host: {host}", "Accept: application/json"]
     if session:
         headers += [f"Cookie: sessionid={session}; csrftoken={csrf}", f"X-CSRFToken: {csrf}"]
+    if token:
+        headers += [f"Authorization: Token {token}"]
     if body:
         headers += ["Content-Type: application/x-www-form-urlencoded", f"Content-Length: {len(body)}"]
+    elif method == "POST":
+        headers += ["Content-Length: 0"]
     return ("\r\n".join(headers) + "\r\n\r\n" + body).encode()
 
 
@@ -80,7 +86,7 @@ async def main(base_url: str, requests_file: str, mode: str, out: str, connectio
             codes[code.group(1).decode() if code else "none"] += 1
             value = DATA.search(body)
             if value:
-                number = int(value.group(1))
+                number = int(value.group(1) or value.group(2))
                 data["positive" if number > 0 else "zero" if number == 0 else "negative"] += 1
         if writer is not None:
             writer.close()

@@ -29,14 +29,18 @@ REPLAY_LUA = Path(__file__).parent / "wrk" / "replay.lua"
 
 @dataclass(frozen=True)
 class Request:
+    """One request of a replay file: a browser's (session cookie and CSRF pair) or an API
+    client's (`Authorization: Token`)."""
+
     method: str
     path: str
     session: str = ""
     csrf: str = ""
     body: str = ""
+    token: str = ""
 
     def line(self) -> str:
-        return "\t".join((self.method, self.path, self.session, self.csrf, self.body))
+        return "\t".join((self.method, self.path, self.session, self.csrf, self.body, self.token))
 
 
 @dataclass

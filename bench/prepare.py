@@ -28,6 +28,7 @@ from goods.services import goods_list_cache_drop, sale_cache_drop, sale_changed
 from orders.models import Order, SeckillOrder
 from seckill import keys, services
 from seckill.redis import client
+from seckill_site.api import api_token_issue, api_token_revoke
 from users.middleware import REFRESHED_AT
 from users.models import User
 
@@ -41,6 +42,7 @@ class Shopper:
     user_id: int
     session: str
     csrf: str  # a 32-character CSRF secret, sent as the csrftoken cookie and X-CSRFToken
+    token: str  # the same shopper's API token (Authorization: Token)
 
 
 @dataclass
@@ -48,20 +50,22 @@ class Sales:
     burst: int
     sold_out: int
     naive: int
+    api_burst: int
     warmup: int
     stock: int
     warmup_stock: int
 
     @property
     def ids(self) -> list[int]:
-        return [self.burst, self.sold_out, self.naive, self.warmup]
+        return [self.burst, self.sold_out, self.naive, self.api_burst, self.warmup]
 
 
 def sales_create(*, stock: int, warmup_stock: int) -> Sales:
     owner, _ = User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"is_staff": True, "nickname": "bench"})
     tag = time.strftime("%H%M%S")
     ids = []
-    for name, units in (("burst", stock), ("sold-out", 0), ("naive", stock), ("warm-up", warmup_stock)):
+    sales = (("burst", stock), ("sold-out", 0), ("naive", stock), ("api-burst", stock), ("warm-up", warmup_stock))
+    for name, units in sales:
         goods = Goods.objects.create(
             owner=owner, name=f"{GOODS_PREFIX}{name} {tag}", title=f"Bench {name}", price=999, stock=units
         )
@@ -85,9 +89,10 @@ def _session_hash(user: User, secret_key: str) -> str:
 
 
 def shoppers_create(*, count: int, secret_key: str, progress) -> list[Shopper]:
-    """`count` new users, each logged in: a Redis session as the login view leaves it (the
-    sliding-expiry mark included). Passwords are unusable: a load test has no use for
-    thousands of PBKDF2 hashes, and these accounts must not be usable after the run."""
+    """`count` new users, each logged in twice: a Redis session as the login view leaves it
+    (the sliding-expiry mark included), and an API token as /api/v1/users/login issues it.
+    Passwords are unusable: a load test has no use for thousands of PBKDF2 hashes, and these
+    accounts must not be usable after the run."""
     last = User.objects.filter(mobile__startswith=MOBILE_PREFIX).exclude(mobile=MERCHANT_MOBILE).order_by("-mobile")
     start = int(last.values_list("mobile", flat=True).first() or f"{MOBILE_PREFIX}000000000") + 1
     password = make_password(None)
@@ -104,7 +109,7 @@ def shoppers_create(*, count: int, secret_key: str, progress) -> list[Shopper]:
         session[HASH_SESSION_KEY] = _session_hash(user, secret_key)
         session[REFRESHED_AT] = now
         session.create()
-        shoppers.append(Shopper(user.pk, session.session_key, secrets.token_hex(16)))
+        shoppers.append(Shopper(user.pk, session.session_key, secrets.token_hex(16), api_token_issue(user_id=user.pk)))
         if index % 1000 == 0:
             progress(f"logged in {index}/{count} shoppers")
     return shoppers
@@ -164,6 +169,8 @@ def cleanup(*, sales: Sales | None, shoppers: list[Shopper]) -> None:
             redis.delete(*stale[start : start + 1000])
         sale_cache_drop(sale_id=sale_id)
     goods_list_cache_drop()
+    for shopper in shoppers:
+        api_token_revoke(key=shopper.token)
     sessions = [SESSION_KEY_PREFIX + shopper.session for shopper in shoppers]
     for start in range(0, len(sessions), 1000):
         caches["default"].delete_many(sessions[start : start + 1000])

@@ -1,5 +1,5 @@
 -- Replay a file of prepared requests with wrk; one line per request, tab-separated:
---   METHOD  PATH  SESSION-KEY  CSRF-SECRET  FORM-BODY
+--   METHOD  PATH  SESSION-KEY  CSRF-SECRET  FORM-BODY  API-TOKEN
 -- Thread i of n takes lines i, i+n, i+2n, ...  Modes:
 --   once: every line exactly once, then the thread stops (a burst of distinct shoppers);
 --   loop: cycle through the lines until wrk's --duration ends.
@@ -36,11 +36,15 @@ function init(args)
   local index = 0
   for line in io.lines(args[1]) do
     if index % every == id then
-      local method, path, session, csrf, body = line:match("^(%u+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
+      local method, path, session, csrf, body, token =
+        line:match("^(%u+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
       local headers = { ["Accept"] = "application/json" }
       if session ~= "" then
         headers["Cookie"] = "sessionid=" .. session .. "; csrftoken=" .. csrf
         headers["X-CSRFToken"] = csrf
+      end
+      if token ~= "" then
+        headers["Authorization"] = "Token " .. token
       end
       if body ~= "" then
         headers["Content-Type"] = "application/x-www-form-urlencoded"
@@ -84,10 +88,12 @@ end
 function response(status, headers, body)
   received = received + 1
   statuses[status] = (statuses[status] or 0) + 1
-  local code = body and body:match('^{"code": (%-?%d+)')
+  -- Django's JSON has a space after the colon, DRF's compact JSON has none.
+  local code = body and body:match('^{"code": ?(%-?%d+)')
   code = code or "none"
   codes[code] = (codes[code] or 0) + 1
-  local value = body and body:match('"data": (%-?%d+)}$')
+  -- The order id of a result answer: the page's `"data": 12}`, the API's `"orderId":12`.
+  local value = body and (body:match('"data": ?(%-?%d+)}$') or body:match('"orderId": ?(%-?%d+)'))
   if value then
     value = tonumber(value)
     if value > 0 then

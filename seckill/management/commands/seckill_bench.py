@@ -40,7 +40,12 @@ class Command(BaseCommand):
         parser.add_argument("--worker-class", choices=["gthread", "sync"], default="gthread",
                             help="gunicorn worker class (gthread: keep-alive connections)")  # fmt: skip
         parser.add_argument("--celery-workers", type=int, default=2, help="Celery worker concurrency (2)")
-        parser.add_argument("--celery-nice", type=int, default=0, help="run the Celery worker at this nice level (0)")
+        parser.add_argument(
+            "--celery-nice",
+            type=int,
+            default=19,
+            help="nice level of the Celery worker (19: it yields the CPU to gunicorn while both want it; 0 to share)",
+        )
         parser.add_argument("--generator", choices=["auto", "wrk", "async"], default="auto",
                             help="load generator: wrk, else a Python asyncio client (auto)")  # fmt: skip
         parser.add_argument(
