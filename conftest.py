@@ -28,6 +28,17 @@ def clean_redis():
     yield
 
 
+@pytest.fixture
+def queued(monkeypatch):
+    """Record the order_write messages instead of publishing them (single-threaded tests
+    only): the test decides when, and how often, each message is delivered."""
+    from seckill.tasks import order_write
+
+    sent = []
+    monkeypatch.setattr(order_write, "apply_async", lambda kwargs, **options: sent.append(kwargs))
+    return sent
+
+
 @pytest.fixture(autouse=True)
 def media_root(tmp_path, settings):
     settings.MEDIA_ROOT = str(tmp_path / "media")

@@ -4,6 +4,7 @@ the order write is either called in-process (single-threaded tests) or done by a
 worker behind gunicorn."""
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -21,16 +22,6 @@ from seckill_site.api import api_token_issue
 from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def queued(monkeypatch):
-    """Record order_write messages instead of publishing them; the test delivers them."""
-    from seckill.tasks import order_write
-
-    sent = []
-    monkeypatch.setattr(order_write, "apply_async", lambda kwargs, **options: sent.append(kwargs))
-    return sent
 
 
 def api(token: str | None = None) -> APIClient:
@@ -186,41 +177,68 @@ def test_a_merchant_cannot_put_a_sale_on_someone_elses_goods():
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_tokens_buy_through_gunicorn_and_a_real_worker_without_overselling(gunicorn_server, celery_worker):
-    sale = make_sale(stock=3)
-    users = [make_user() for _ in range(5)]
-    sessions = []
-    for user in users:
+def test_a_merchant_puts_a_sale_on_and_shoppers_race_for_it_over_http(gunicorn_server, celery_worker):
+    """All through gunicorn and a real Celery worker: the merchant logs in and creates the
+    sale through the API (pre-heated by the request's own commit), then forty shoppers with
+    tokens press buy at once for twelve units."""
+    stock, buyers = 12, 40
+    make_merchant(mobile="13900000009", password=PASSWORD)
+    merchant = requests.Session()
+    login = merchant.post(
+        f"{gunicorn_server}/api/v1/users/login", json={"mobile": "13900000009", "password": PASSWORD}, timeout=10
+    )
+    merchant.headers["Authorization"] = f"Token {login.json()['data']['token']}"
+    goods = merchant.post(
+        f"{gunicorn_server}/api/v1/merchant/goods", json={"name": "Raced", "title": "t", "price": "10.00"}, timeout=10
+    ).json()["data"]
+    now = timezone.now()
+    created = merchant.post(
+        f"{gunicorn_server}/api/v1/merchant/sales",
+        json={
+            "goodsId": goods["id"],
+            "seckillPrice": "1.00",
+            "stockCount": stock,
+            "startAt": (now - timedelta(seconds=1)).isoformat(),
+            "endAt": (now + timedelta(hours=1)).isoformat(),
+        },
+        timeout=10,
+    )
+    assert created.status_code == 201, created.content
+    sale_id = created.json()["data"]["id"]
+    assert int(redis().get(keys.stock(sale_id))) == stock
+
+    shoppers = []
+    for user in [make_user() for _ in range(buyers)]:
         http = requests.Session()
         http.headers["Authorization"] = f"Token {api_token_issue(user_id=user.pk)}"
-        sessions.append((user, http))
-    codes = []
-    for user, http in sessions:
-        http.get(f"{gunicorn_server}/api/v1/sales/{sale.pk}/captcha", timeout=10).raise_for_status()
-        answer = int(redis().get(keys.captcha(sale.pk, user.pk)))
-        path = http.post(f"{gunicorn_server}/api/v1/sales/{sale.pk}/path", json={"verifyCode": answer}, timeout=10)
-        codes.append(
-            http.post(f"{gunicorn_server}/api/v1/sales/{sale.pk}/buy/{path.json()['data']['path']}", timeout=10).json()[
-                "code"
-            ]
-        )
-    assert sorted(codes) == [0, 0, 0, 500500, 500500]
-    deadline = time.monotonic() + 20
-    results = {}
+        http.get(f"{gunicorn_server}/api/v1/sales/{sale_id}/captcha", timeout=10).raise_for_status()
+        answer = int(redis().get(keys.captcha(sale_id, user.pk)))
+        path = http.post(f"{gunicorn_server}/api/v1/sales/{sale_id}/path", json={"verifyCode": answer}, timeout=10)
+        shoppers.append((user, http, path.json()["data"]["path"]))
+
+    def buy(shopper):
+        user, http, path = shopper
+        return user.pk, http.post(f"{gunicorn_server}/api/v1/sales/{sale_id}/buy/{path}", timeout=30).json()["code"]
+
+    with ThreadPoolExecutor(max_workers=buyers) as pool:
+        answers = dict(pool.map(buy, shoppers))
+    queued = {user_id for user_id, code in answers.items() if code == 0}
+    assert len(queued) == stock and set(answers.values()) == {0, 500500}
+
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         results = {
-            user.pk: http.get(f"{gunicorn_server}/api/v1/sales/{sale.pk}/result", timeout=10).json()["data"]
-            for user, http in sessions
+            user.pk: http.get(f"{gunicorn_server}/api/v1/sales/{sale_id}/result", timeout=10).json()["data"]
+            for user, http, _path in shoppers
         }
         if all(result["state"] != "queued" for result in results.values()):
             break
         time.sleep(0.2)
-    assert sorted(result["state"] for result in results.values()) == [
-        "failed",
-        "failed",
-        "ordered",
-        "ordered",
-        "ordered",
-    ]
-    assert Order.objects.filter(sale=sale).count() == 3
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0 == int(redis().get(keys.stock(sale.pk)))
+    ordered = {user_id for user_id, result in results.items() if result["state"] == "ordered"}
+    assert ordered == queued  # every shopper told "queued" got an order, nobody else did
+    assert {result["state"] for user_id, result in results.items() if user_id not in queued} == {"failed"}
+    orders = Order.objects.filter(sale_id=sale_id)
+    assert orders.count() == stock and orders.values("user_id").distinct().count() == stock
+    assert SeckillGoods.objects.get(pk=sale_id).stock_count == 0 == int(redis().get(keys.stock(sale_id)))
+    figures = merchant.get(f"{gunicorn_server}/api/v1/merchant/sales/{sale_id}/figures", timeout=10).json()["data"]
+    assert (figures["stockDatabase"], figures["stockRedis"], figures["unpaid"], figures["inFlight"]) == (0, 0, stock, 0)
