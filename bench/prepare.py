@@ -22,6 +22,7 @@ from django.core.cache import caches
 from django.db import connections, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from rest_framework.authtoken.models import Token
 
 from goods.models import Goods, SeckillGoods
 from goods.services import goods_list_cache_drop, sale_cache_drop, sale_changed
@@ -35,6 +36,7 @@ from users.models import User
 MOBILE_PREFIX = "16"  # bench shoppers: 16xxxxxxxxx
 MERCHANT_MOBILE = "16999999999"
 GOODS_PREFIX = "bench:"
+SHOPPER_NICKNAME = "bench shopper "
 
 
 @dataclass
@@ -97,7 +99,7 @@ def shoppers_create(*, count: int, secret_key: str, progress) -> list[Shopper]:
     start = int(last.values_list("mobile", flat=True).first() or f"{MOBILE_PREFIX}000000000") + 1
     password = make_password(None)
     users = User.objects.bulk_create(
-        [User(mobile=str(start + i), nickname=f"bench shopper {i}", password=password) for i in range(count)],
+        [User(mobile=str(start + i), nickname=f"{SHOPPER_NICKNAME}{i}", password=password) for i in range(count)],
         batch_size=1000,
     )
     shoppers = []
@@ -151,8 +153,27 @@ def paths_create(*, shoppers: list[Shopper], sale_id: int, processes: int = 2) -
 
 def cleanup(*, sales: Sales | None, shoppers: list[Shopper]) -> None:
     """Remove everything the bench created: orders, sales, goods, shoppers, sessions, Redis keys."""
-    sale_ids = sales.ids if sales else []
-    shopper_ids = [shopper.user_id for shopper in shoppers]
+    _remove(sale_ids=sales.ids if sales else [], user_ids=[shopper.user_id for shopper in shoppers])
+    sessions = [SESSION_KEY_PREFIX + shopper.session for shopper in shoppers]
+    for start in range(0, len(sessions), 1000):
+        caches["default"].delete_many(sessions[start : start + 1000])
+
+
+def leftovers_remove() -> int:
+    """Remove what an earlier run left behind when it was killed before its cleanup; their
+    sessions expire by themselves. Returns how many sales and shoppers were removed."""
+    sale_ids = list(SeckillGoods.objects.filter(goods__name__startswith=GOODS_PREFIX).values_list("pk", flat=True))
+    user_ids = list(
+        User.objects.filter(mobile__startswith=MOBILE_PREFIX, nickname__startswith=SHOPPER_NICKNAME).values_list(
+            "pk", flat=True
+        )
+    )
+    _remove(sale_ids=sale_ids, user_ids=user_ids)
+    return len(sale_ids) + len(user_ids)
+
+
+def _remove(*, sale_ids: list[int], user_ids: list[int]) -> None:
+    tokens = list(Token.objects.filter(user_id__in=user_ids).values_list("key", flat=True))
     with transaction.atomic():
         order_ids = list(Order.objects.filter(sale_id__in=sale_ids).values_list("pk", flat=True))
         SeckillOrder.objects.filter(sale_id__in=sale_ids).delete()
@@ -160,8 +181,8 @@ def cleanup(*, sales: Sales | None, shoppers: list[Shopper]) -> None:
         goods_ids = list(SeckillGoods.objects.filter(pk__in=sale_ids).values_list("goods_id", flat=True))
         SeckillGoods.objects.filter(pk__in=sale_ids).delete()
         Goods.objects.filter(pk__in=goods_ids).delete()
-        for start in range(0, len(shopper_ids), 1000):
-            User.objects.filter(pk__in=shopper_ids[start : start + 1000]).delete()
+        for start in range(0, len(user_ids), 1000):
+            User.objects.filter(pk__in=user_ids[start : start + 1000]).delete()
     redis = client()
     for sale_id in sale_ids:
         stale = list(redis.scan_iter(match=f"sk:{{{sale_id}}}:*", count=1000))
@@ -169,8 +190,5 @@ def cleanup(*, sales: Sales | None, shoppers: list[Shopper]) -> None:
             redis.delete(*stale[start : start + 1000])
         sale_cache_drop(sale_id=sale_id)
     goods_list_cache_drop()
-    for shopper in shoppers:
-        api_token_revoke(key=shopper.token)
-    sessions = [SESSION_KEY_PREFIX + shopper.session for shopper in shoppers]
-    for start in range(0, len(sessions), 1000):
-        caches["default"].delete_many(sessions[start : start + 1000])
+    for key in tokens:
+        api_token_revoke(key=key)

@@ -221,6 +221,9 @@ class Bench:
 
     def prepare(self) -> None:
         options = self.options
+        removed = prepare.leftovers_remove()
+        if removed:
+            log(f"removed {removed} sales and shoppers an earlier, interrupted run left behind")
         self.sales = prepare.sales_create(stock=options.stock, warmup_stock=20)
         log(f"sales: burst #{self.sales.burst} ({options.stock} units), sold-out #{self.sales.sold_out},"
             f" naive #{self.sales.naive} ({options.stock} units), warm-up #{self.sales.warmup}")  # fmt: skip
