@@ -144,8 +144,8 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Call
     if rate_limited():
         return Attempt(Code.TOO_MANY_REQUESTS)
 
-    # Layer 4: one Lua script takes the one-time path, then checks the window, "already
-    # bought" and stock, and hands out the unit.
+    # Layer 4: one Lua script has the last word on the window and the stock, then takes the
+    # one-time path, checks "already bought" and hands out the unit.
     request_id = uuid.uuid4().hex
     left = reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id, now=now)
     if left < 0:
