@@ -49,24 +49,30 @@ class Shopper:
 
 @dataclass
 class Sales:
-    burst: int
+    burst: list[int]  # one sale per repetition of the burst
     sold_out: int
     naive: int
-    api_burst: int
+    api_burst: list[int]
     warmup: int
     stock: int
     warmup_stock: int
 
     @property
     def ids(self) -> list[int]:
-        return [self.burst, self.sold_out, self.naive, self.api_burst, self.warmup]
+        return [*self.burst, self.sold_out, self.naive, *self.api_burst, self.warmup]
 
 
-def sales_create(*, stock: int, warmup_stock: int) -> Sales:
+def sales_create(*, stock: int, warmup_stock: int, bursts: int) -> Sales:
     owner, _ = User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"is_staff": True, "nickname": "bench"})
     tag = time.strftime("%H%M%S")
     ids = []
-    sales = (("burst", stock), ("sold-out", 0), ("naive", stock), ("api-burst", stock), ("warm-up", warmup_stock))
+    sales = [
+        *((f"burst#{n}", stock) for n in range(1, bursts + 1)),
+        ("sold-out", 0),
+        ("naive", stock),
+        *((f"api-burst#{n}", stock) for n in range(1, bursts + 1)),
+        ("warm-up", warmup_stock),
+    ]
     for name, units in sales:
         goods = Goods.objects.create(
             owner=owner, name=f"{GOODS_PREFIX}{name} {tag}", title=f"Bench {name}", price=999, stock=units
@@ -80,7 +86,15 @@ def sales_create(*, stock: int, warmup_stock: int) -> Sales:
         )
         sale_changed(sale_id=sale.pk)  # outside a transaction: Redis is warmed right away
         ids.append(sale.pk)
-    return Sales(*ids, stock=stock, warmup_stock=warmup_stock)
+    return Sales(
+        burst=ids[:bursts],
+        sold_out=ids[bursts],
+        naive=ids[bursts + 1],
+        api_burst=ids[bursts + 2 : 2 * bursts + 2],
+        warmup=ids[-1],
+        stock=stock,
+        warmup_stock=warmup_stock,
+    )
 
 
 def _session_hash(user: User, secret_key: str) -> str:

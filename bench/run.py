@@ -63,6 +63,7 @@ class Options:
     keep_data: bool = False
     profile: bool = False
     scenarios: tuple[str, ...] = SCENARIOS
+    bursts: int = 3  # repetitions of each burst; the median is reported
 
 
 def log(message: str) -> None:
@@ -224,9 +225,10 @@ class Bench:
         removed = prepare.leftovers_remove()
         if removed:
             log(f"removed {removed} sales and shoppers an earlier, interrupted run left behind")
-        self.sales = prepare.sales_create(stock=options.stock, warmup_stock=20)
-        log(f"sales: burst #{self.sales.burst} ({options.stock} units), sold-out #{self.sales.sold_out},"
-            f" naive #{self.sales.naive} ({options.stock} units), warm-up #{self.sales.warmup}")  # fmt: skip
+        self.sales = prepare.sales_create(stock=options.stock, warmup_stock=20, bursts=options.bursts)
+        log(f"sales: bursts {self.sales.burst} and API bursts {self.sales.api_burst} ({options.stock} units each),"
+            f" sold-out #{self.sales.sold_out}, naive #{self.sales.naive} ({options.stock} units),"
+            f" warm-up #{self.sales.warmup}")  # fmt: skip
         log(f"creating and logging in {options.shoppers} shoppers (+100 for the warm-up)")
         everyone = prepare.shoppers_create(
             count=options.shoppers + 100, secret_key=self.deployment.secret_key, progress=log
@@ -289,7 +291,7 @@ class Bench:
         self.drive("warm-up-seckill", requests, mode="once", record=False)
         requests = self.api_seckill_requests(self.sales.warmup, self.warmup_shoppers)
         self.drive("warm-up-api", requests, mode="once", record=False)
-        self.drive("warm-up-pages", [Request("GET", f"/goods/getDetails/{self.sales.burst}", s.session, s.csrf)
+        self.drive("warm-up-pages", [Request("GET", f"/goods/getDetails/{self.sales.burst[0]}", s.session, s.csrf)
                                      for s in self.warmup_shoppers], mode="once", record=False)  # fmt: skip
 
     def floor(self) -> None:
@@ -307,24 +309,52 @@ class Bench:
         self.expect(result, codes={SOLD_OUT_CODE}, statuses={"200"})
 
     def burst(self) -> None:
-        self.burst_facts = self._burst(
-            "burst",
-            self.sales.burst,
-            self.seckill_requests(self.sales.burst, self.shoppers),
-            poll_path=f"/seckill/result?goodsId={self.sales.burst}",
-        )
+        self.burst_facts = self._bursts("burst", "poll", self.sales.burst, api=False)
 
     def api_burst(self) -> None:
-        self.api_burst_facts = self._burst(
-            "api-burst",
-            self.sales.api_burst,
-            self.api_seckill_requests(self.sales.api_burst, self.shoppers),
-            poll_path=f"/api/v1/sales/{self.sales.api_burst}/result",
-            api=True,
-        )
+        self.api_burst_facts = self._bursts("api-burst", "api-poll", self.sales.api_burst, api=True)
 
-    def _burst(self, scenario: str, sale_id: int, requests: list[Request], *, poll_path: str,
-               api: bool = False) -> dict:  # fmt: skip
+    def _bursts(self, scenario: str, poll_scenario: str, sale_ids: list[int], *, api: bool) -> dict:
+        """The burst, once per sale (fresh shoppers' paths each time), reported by its median.
+
+        A burst lasts a couple of seconds: one neighbour's hiccup on a shared machine moves a
+        single run by a third. The median of several, each checked in full, is the figure; all
+        of them are listed."""
+        runs = []
+        for number, sale_id in enumerate(sale_ids, 1):
+            if api:
+                requests = self.api_seckill_requests(sale_id, self.shoppers)
+                poll_path = f"/api/v1/sales/{sale_id}/result"
+            else:
+                requests = self.seckill_requests(sale_id, self.shoppers)
+                poll_path = f"/seckill/result?goodsId={sale_id}"
+            facts = self._burst(f"{scenario}#{number}", sale_id, requests, poll_path=poll_path, api=api,
+                                poll_scenario=f"{poll_scenario}#{number}")  # fmt: skip
+            runs.append((self._result(f"{scenario}#{number}").rps, number, facts))
+        median_rps, median, facts = sorted(runs)[len(runs) // 2]
+        for number in range(1, len(sale_ids) + 1):
+            for name, kept in ((scenario, number == median), (poll_scenario, number == median)):
+                self._rename_or_drop(f"{name}#{number}", name if kept else None)
+        facts = {"median_of": len(runs), "req_per_s_of_each": [round(rps) for rps, _n, _f in sorted(runs)], **facts}
+        log(f"{scenario}: median {median_rps:.0f} req/s of {[round(rps) for rps, _n, _f in runs]} (in run order)")
+        return facts
+
+    def _result(self, scenario: str) -> LoadResult:
+        return next(result for result in self.results if result.scenario == scenario)
+
+    def _rename_or_drop(self, scenario: str, new_name: str | None) -> None:
+        for result in list(self.results):
+            if result.scenario == scenario:
+                if new_name is None:
+                    self.results.remove(result)
+                else:
+                    result.scenario = new_name
+        cpu = self.cpu.pop(scenario, None)
+        if new_name is not None and cpu is not None:
+            self.cpu[new_name] = cpu
+
+    def _burst(self, scenario: str, sale_id: int, requests: list[Request], *, poll_path: str, api: bool,
+               poll_scenario: str) -> dict:  # fmt: skip
         sold = min(self.options.stock, len(self.shoppers))
         sessions_before = _postgres_sessions()
         result = self.drive(scenario, requests, mode="once")
@@ -359,12 +389,11 @@ class Bench:
             if api
             else self.get_requests(poll_path, pollers)
         )
-        poll_name = "api-poll" if api else "poll"
         passes = 0
         poll_done = None
         while poll and passes < 20:
             passes += 1
-            answer = self.drive(poll_name if passes == 1 else f"{poll_name}-{passes}", poll, mode="once",
+            answer = self.drive(poll_scenario if passes == 1 else f"{poll_scenario}-{passes}", poll, mode="once",
                                 record=passes == 1)  # fmt: skip
             if passes == 1:
                 self.expect(answer, codes={SUCCESS_CODE}, statuses={"200"})
@@ -413,7 +442,7 @@ class Bench:
         for scenario, path in (
             ("list", "/goods/goodsList"),
             ("list-cold", "/bench/goodsList-cold"),
-            ("detail", f"/goods/getDetails/{self.sales.burst}"),
+            ("detail", f"/goods/getDetails/{self.sales.burst[0]}"),
         ):
             result = self.drive(scenario, self.get_requests(path, self.shoppers), mode="loop")
             self.expect(result, codes={"none"} if scenario.startswith("list") else {SUCCESS_CODE}, statuses={"200"})
@@ -422,9 +451,13 @@ class Bench:
         """The invariants of SPEC.md, per sale, once the queue has drained."""
         redis = client()
         naive_result = next((r for r in self.results if r.scenario == "naive"), None)
+        bursts = [
+            (f"{scenario}#{number}", sale_id, self.options.stock)
+            for scenario, sale_ids in (("burst", self.sales.burst), ("api-burst", self.sales.api_burst))
+            for number, sale_id in enumerate(sale_ids, 1)
+        ]
         for name, sale_id, stock in (
-            ("burst", self.sales.burst, self.options.stock),
-            ("api-burst", self.sales.api_burst, self.options.stock),
+            *bursts,
             ("sold-out", self.sales.sold_out, 0),
             ("naive", self.sales.naive, self.options.stock),
         ):
@@ -517,7 +550,7 @@ class Bench:
         print("\ncorrectness (enforced):")
         for name, facts in self.checks.items():
             shown = {k: v for k, v in facts.items() if k != "problems"}
-            print(f"  {name:<9} {'ok' if not facts['problems'] else 'VIOLATED'}  {shown}")
+            print(f"  {name:<12} {'ok' if not facts['problems'] else 'VIOLATED'}  {shown}")
         for name, facts in (("burst", self.burst_facts), ("api-burst", self.api_burst_facts)):
             for key, value in facts.items():
                 print(f"  {name} {key.replace('_', ' ')}: {value}")

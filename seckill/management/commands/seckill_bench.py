@@ -49,6 +49,12 @@ class Command(BaseCommand):
         parser.add_argument("--generator", choices=["auto", "wrk", "async"], default="auto",
                             help="load generator: wrk, else a Python asyncio client (auto)")  # fmt: skip
         parser.add_argument(
+            "--bursts",
+            type=int,
+            default=3,
+            help="repetitions of each burst, on fresh sales; the median is reported (3)",
+        )
+        parser.add_argument(
             "--scenarios",
             default=",".join(SCENARIOS),
             help=f"comma-separated subset of {', '.join(SCENARIOS)} (all); the invariants are checked either way",
@@ -65,8 +71,8 @@ class Command(BaseCommand):
         scenarios = tuple(name.strip() for name in options["scenarios"].split(",") if name.strip())
         if not scenarios or set(scenarios) - set(SCENARIOS):
             raise CommandError(f"--scenarios takes names from: {', '.join(SCENARIOS)}")
-        if options["users"] < 1 or options["stock"] < 1 or options["concurrency"] < 1:
-            raise CommandError("--users, --stock and --concurrency must be positive")
+        if min(options["users"], options["stock"], options["concurrency"], options["bursts"]) < 1:
+            raise CommandError("--users, --stock, --concurrency and --bursts must be positive")
         bench = Bench(
             Options(
                 shoppers=options["users"],
@@ -83,6 +89,7 @@ class Command(BaseCommand):
                 keep_data=options["keep_data"],
                 profile=options["profile"],
                 scenarios=tuple(name for name in SCENARIOS if name in scenarios),
+                bursts=options["bursts"],
             )
         )
         sys.exit(bench.run())
