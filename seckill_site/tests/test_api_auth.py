@@ -13,17 +13,11 @@ from orders.tests.factories import buy
 from seckill import keys
 from seckill.redis import client as redis
 from seckill_site.api import _token_cache_key, api_token_issue
+from seckill_site.tests.clients import api
 from users.models import User
 from users.tests.factories import PASSWORD, make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-def api(token: str | None = None) -> APIClient:
-    client = APIClient()
-    if token:
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    return client
 
 
 @pytest.fixture

@@ -19,16 +19,10 @@ from seckill import keys
 from seckill.redis import client as redis
 from seckill.services import seckill_order_write
 from seckill_site.api import api_token_issue
+from seckill_site.tests.clients import api
 from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile
 
 pytestmark = pytest.mark.django_db
-
-
-def api(token: str | None = None) -> APIClient:
-    client = APIClient()
-    if token:
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    return client
 
 
 def body(response, status: int = 200) -> dict:
