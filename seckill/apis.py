@@ -100,8 +100,10 @@ class BuyApi(_GateApi):
         tags=["seckill"],
         summary="Buy one unit: the seckill gate. Answers fast; poll /result for the order",
         description=(
-            "5 requests per 5 s per user, shared with the page's doSeckill. `code` 0 means queued; "
-            "sold out, already bought, not started and ended answer HTTP 200 with their codes."
+            "`code` 0 means queued; sold out, already bought, not started and ended answer HTTP 200 with "
+            "their codes. Sold out, not started and ended are answered first and cost nothing: they neither "
+            "count against the limit (5 requests per 5 s per user, shared with the page's doSeckill) nor "
+            "use up the path."
         ),
         parameters=[
             SALE_ID,
