@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from goods import services
 from goods.models import Goods, SeckillGoods
-from goods.selectors import sale_figures, sale_get, sale_status, sales_for_list, stock_left, visible_to_merchant
+from goods.selectors import sale_detail, sale_figures, sales_for_list, stock_left, visible_to_merchant
 from goods.serializers import (
     GoodsSerializer,
     MerchantSaleSerializer,
@@ -63,13 +63,9 @@ class SaleDetailApi(APIView):
     )
     def get(self, request: Request, sale_id: str) -> Response:
         parsed = positive_int(sale_id)
-        row = sale_get(sale_id=parsed) if parsed is not None else None
-        if row is None:
+        data = sale_detail(sale_id=parsed) if parsed is not None else None
+        if data is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
-        status, remain = sale_status(row)
-        live = stock_left([parsed])[parsed]
-        goods = {**row, "stockCount": live if live is not None else row["stockCount"]}
-        data = {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}
         return api_ok(SaleDetailSerializer(data).data)
 
 

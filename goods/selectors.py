@@ -68,6 +68,19 @@ def sale_status(row: dict[str, Any], now: float | None = None) -> tuple[SaleStat
     return SaleStatus.ON, 0
 
 
+def sale_detail(*, sale_id: int) -> dict[str, Any] | None:
+    """Seed 000's detail data, for the item page, its JSON and the API: `seckillStatus`,
+    `remainSeconds` and the goods with the live Redis stock. None when the sale is unknown."""
+    row = sale_get(sale_id=sale_id)
+    if row is None:
+        return None
+    status, remain = sale_status(row)
+    live = stock_left([sale_id])[sale_id]
+    goods = {k: v for k, v in row.items() if k not in ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt")}
+    goods["stockCount"] = live if live is not None else row["stockCount"]
+    return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}
+
+
 def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
     """Live units left per sale from the Redis counters (one round trip); None where not loaded."""
     if not sale_ids:

@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from goods.selectors import sale_get, sale_status, sales_for_list, stock_left
+from goods.selectors import sale_detail, sales_for_list
 from seckill import keys
 from seckill.redis import client
 from seckill_site.codes import Code
@@ -51,22 +51,11 @@ def goods_list(request: HttpRequest) -> HttpResponse:
     return HttpResponse(_list_html(request))
 
 
-def _detail_data(sale_id: int) -> dict | None:
-    row = sale_get(sale_id=sale_id)
-    if row is None:
-        return None
-    status, remain = sale_status(row)
-    live = stock_left([sale_id])[sale_id]
-    goods = {k: v for k, v in row.items() if k not in ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt")}
-    goods["stockCount"] = live if live is not None else row["stockCount"]
-    return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}
-
-
 @allow("GET")
 def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
     """Seed 000 `/goods/getDetails/{goodsId}`: status, seconds to start, goods, user."""
     parsed = positive_int(sale_id)
-    data = _detail_data(parsed) if parsed is not None else None
+    data = sale_detail(sale_id=parsed) if parsed is not None else None
     if data is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
     data["user"] = user_public_data(request.user) if request.user.is_authenticated else None
@@ -76,7 +65,7 @@ def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
 @allow("GET")
 def goods_detail_page(request: HttpRequest, sale_id: str) -> HttpResponse:
     parsed = positive_int(sale_id)
-    data = _detail_data(parsed) if parsed is not None else None
+    data = sale_detail(sale_id=parsed) if parsed is not None else None
     if data is None:
         raise Http404("no such sale")
     return render(
