@@ -121,8 +121,9 @@ def _discount(row: dict[str, Any]) -> int:
 
 
 def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
-    """Live figures of one sale for the merchant: stock in both stores, orders by status, and
-    orders per second since the sale started (for the chart)."""
+    """Live figures of one sale for the merchant: stock in both stores, orders by status,
+    requests refused by the per-sale limits, and orders per second since the sale started
+    (for the chart)."""
     from django.db.models import Count
     from django.db.models.functions import TruncSecond
 
@@ -138,6 +139,7 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
         cumulative += point["n"]
         series.append({"t": point["second"].timestamp(), "orders": point["n"], "cumulative": cumulative})
     status, remain = sale_status({"startEpoch": sale.start_at.timestamp(), "endEpoch": sale.end_at.timestamp()})
+    refused_captcha, refused_path = client().hmget(keys.sale_refused(sale.pk), ["captcha", "path"])
     return {
         "saleId": sale.pk,
         "status": int(status),
@@ -148,6 +150,9 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
         "unpaid": by_status.get("unpaid", 0),
         "paid": by_status.get("paid", 0),
         "cancelled": by_status.get("cancelled", 0),
+        # Requests the per-sale limits refused (seckill.services.sale_limit_take): scripts at work.
+        "refusedCaptcha": int(refused_captcha or 0),
+        "refusedPath": int(refused_path or 0),
         "start": sale.start_at.timestamp(),
         "end": sale.end_at.timestamp(),
         "series": series,

@@ -159,6 +159,8 @@ class SaleFiguresSerializer(serializers.Serializer):
     unpaid = serializers.IntegerField()
     paid = serializers.IntegerField()
     cancelled = serializers.IntegerField()
+    refusedCaptcha = serializers.IntegerField(help_text="captchas refused by the limit per shopper per sale")
+    refusedPath = serializers.IntegerField(help_text="captcha answers refused by the limit per shopper per sale")
     start = serializers.FloatField()
     end = serializers.FloatField()
     series = Point(many=True)

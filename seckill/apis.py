@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from goods.selectors import sale_get
 from seckill import selectors, services
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
-from seckill.views import SECKILL_RATE
+from seckill.views import SECKILL_RATE, sale_limit_message
 from seckill_site.api import (
     HasUserId,
     PerUserThrottle,
@@ -36,6 +36,12 @@ CAPTCHA_RATE = "20/m"
 SALE_ID = id_parameter("sale_id", "sale event id")
 
 
+def _sale_limited(error: services.SaleLimitReached) -> Response:
+    response = api_fail(Code.SALE_LIMIT, sale_limit_message(error), data={"retryAfter": error.retry_after})
+    response["Retry-After"] = str(error.retry_after)
+    return response
+
+
 class _GateApi(APIView):
     permission_classes = [HasUserId]
 
@@ -46,6 +52,11 @@ class CaptchaApi(_GateApi):
     @extend_schema(
         tags=["seckill"],
         summary="A new captcha for this sale (PNG); its answer replaces the previous one",
+        description=(
+            "20 a minute per user (shared with the page /seckill/verifyCode), and at most "
+            "SECKILL_CAPTCHAS_PER_MINUTE (default 20) per user per sale, across all nodes: over it, 429 with "
+            "code 500430 and `data.retryAfter` (seconds)."
+        ),
         parameters=[SALE_ID],
         responses={
             (200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY, description="an arithmetic expression"),
@@ -56,7 +67,10 @@ class CaptchaApi(_GateApi):
         parsed = positive_int(sale_id)
         if parsed is None or sale_get(sale_id=parsed) is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
-        image = services.captcha_create(user_id=user_id_of(request), sale_id=parsed)
+        try:
+            image = services.captcha_create(user_id=user_id_of(request), sale_id=parsed)
+        except services.SaleLimitReached as error:
+            return _sale_limited(error)
         response = HttpResponse(image, content_type="image/png")
         response["Cache-Control"] = "no-store"
         return response
@@ -68,7 +82,11 @@ class PathApi(_GateApi):
     @extend_schema(
         tags=["seckill"],
         summary="Exchange the captcha's answer for a one-time buy path",
-        description="5 requests per 5 s per user, shared with the page /seckill/path.",
+        description=(
+            "5 requests per 5 s per user, shared with the page /seckill/path, and at most "
+            "SECKILL_PATHS_PER_MINUTE (default 10) answers per user per sale, across all nodes: over it, 429 "
+            "with code 500430 and `data.retryAfter` (seconds)."
+        ),
         parameters=[SALE_ID],
         request=PathInputSerializer,
         responses={200: envelope("PathEnvelope", PathSerializer()), **errors(400, 401, 404, 429)},
@@ -84,7 +102,10 @@ class PathApi(_GateApi):
             return api_fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
         if sale_get(sale_id=parsed) is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
-        path = services.path_create(user_id=user_id_of(request), sale_id=parsed, answer=int(answer))
+        try:
+            path = services.path_create(user_id=user_id_of(request), sale_id=parsed, answer=int(answer))
+        except services.SaleLimitReached as error:
+            return _sale_limited(error)
         if path is None:
             return api_fail(Code.CAPTCHA_WRONG)
         return api_ok({"path": path})

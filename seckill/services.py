@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
@@ -50,8 +51,39 @@ class Attempt:
 # --- captcha and path ----------------------------------------------------------------------
 
 
+class SaleLimitReached(Exception):
+    """A shopper drew too many captchas or tried too many answers for one sale this minute."""
+
+    def __init__(self, *, action: str, limit: int, retry_after: int) -> None:
+        super().__init__(f"{action}: more than {limit} per minute")
+        self.action = action
+        self.limit = limit
+        self.retry_after = retry_after
+
+
+# action -> the setting that holds its per-minute limit
+SALE_LIMITS = {"captcha": "SECKILL_CAPTCHAS_PER_MINUTE", "path": "SECKILL_PATHS_PER_MINUTE"}
+
+
+def sale_limit_take(*, sale_id: int, user_id: int, action: str) -> None:
+    """Count one `action` of this shopper on this sale; raise SaleLimitReached over the limit.
+
+    The per-request rate limits stop floods; this stops a script that paces itself from
+    drawing captchas all through a sale until its OCR gets one right. Redis holds the count,
+    so every web node shares it, and refusals are tallied for the merchant's live view."""
+    limit = getattr(settings, SALE_LIMITS[action])
+    retry_after = script("sale_limit")(
+        keys=[keys.sale_limit(sale_id, action, user_id), keys.sale_refused(sale_id)],
+        args=[limit, keys.SALE_LIMIT_WINDOW, action, keys.SALE_REFUSED_TTL],
+    )
+    if retry_after:
+        raise SaleLimitReached(action=action, limit=limit, retry_after=int(retry_after))
+
+
 def captcha_create(*, user_id: int, sale_id: int) -> bytes:
-    """Draw a new captcha for this user and sale; its answer replaces any earlier one."""
+    """Draw a new captcha for this user and sale; its answer replaces any earlier one.
+    Raises SaleLimitReached past SECKILL_CAPTCHAS_PER_MINUTE for this sale."""
+    sale_limit_take(sale_id=sale_id, user_id=user_id, action="captcha")
     expression = captcha.expression_new()
     client().set(keys.captcha(sale_id, user_id), captcha.expression_value(expression), ex=keys.CAPTCHA_TTL)
     return captcha.image_png(expression)
@@ -59,7 +91,10 @@ def captcha_create(*, user_id: int, sale_id: int) -> bytes:
 
 def path_create(*, user_id: int, sale_id: int, answer: int) -> str | None:
     """Exchange a right captcha answer for a one-time path. The answer is single-use: any
-    attempt, right or wrong, consumes it, so answers cannot be guessed in a loop."""
+    attempt, right or wrong, consumes it, so answers cannot be guessed in a loop. Raises
+    SaleLimitReached past SECKILL_PATHS_PER_MINUTE tries for this sale (the captcha is then
+    left alone)."""
+    sale_limit_take(sale_id=sale_id, user_id=user_id, action="path")
     expected = client().getdel(keys.captcha(sale_id, user_id))
     if expected is None or int(expected) != answer:
         return None

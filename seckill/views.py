@@ -30,6 +30,20 @@ def _limited(request: HttpRequest, group: str) -> bool:
     return is_ratelimited(request, group=group, key=_rate_key, rate=SECKILL_RATE, increment=True)
 
 
+def sale_limit_message(error: services.SaleLimitReached) -> str:
+    if error.action == "captcha":
+        message = _("at most %(limit)s captchas a minute for this sale: try again in %(seconds)s s")
+    else:
+        message = _("at most %(limit)s answers a minute for this sale: try again in %(seconds)s s")
+    return message % {"limit": error.limit, "seconds": error.retry_after}
+
+
+def _sale_limited(error: services.SaleLimitReached) -> HttpResponse:
+    response = fail(Code.SALE_LIMIT, sale_limit_message(error), data={"retryAfter": error.retry_after})
+    response["Retry-After"] = str(error.retry_after)
+    return response
+
+
 def _sale_id(request: HttpRequest) -> int | None:
     return positive_int(request.GET.get("goodsId") if request.method == "GET" else request.POST.get("goodsId"))
 
@@ -46,7 +60,10 @@ def verify_code(request: HttpRequest) -> HttpResponse:
         return fail(Code.NOT_FOUND, _("no such sale"))
     if is_ratelimited(request, group="seckill.captcha", key=_rate_key, rate="20/m", increment=True):
         return fail(Code.TOO_MANY_REQUESTS)
-    image = services.captcha_create(user_id=user_id, sale_id=sale_id)
+    try:
+        image = services.captcha_create(user_id=user_id, sale_id=sale_id)
+    except services.SaleLimitReached as error:
+        return _sale_limited(error)
     response = HttpResponse(image, content_type="image/png")
     response["Cache-Control"] = "no-store"
     return response
@@ -67,7 +84,10 @@ def seckill_path(request: HttpRequest) -> HttpResponse:
         return fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
     if sale_get(sale_id=sale_id) is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    path = services.path_create(user_id=user_id, sale_id=sale_id, answer=int(answer))
+    try:
+        path = services.path_create(user_id=user_id, sale_id=sale_id, answer=int(answer))
+    except services.SaleLimitReached as error:
+        return _sale_limited(error)
     if path is None:
         return fail(Code.CAPTCHA_WRONG)
     return ok(path)

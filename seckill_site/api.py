@@ -369,7 +369,7 @@ _ERROR_DESCRIPTIONS = {
     404: "no such object (`code` 500404); another merchant's or shopper's objects are 404 too",
     405: "method not allowed (`code` 500405)",
     409: "the order cannot do that in its state (`code` 500601)",
-    429: "rate limited (`code` 500429); see Retry-After",
+    429: "rate limited (`code` 500429) or a per-sale limit reached (`code` 500430); see Retry-After",
     503: "the shop is busy (`code` 500503 or 500506), retry shortly",
 }
 

@@ -11,6 +11,12 @@ PATH_TTL = 60
 # What /seckill/result answers: "0" queued, order id, or "-1" failed. A day is plenty for
 # polling; older answers come from the database.
 RESULT_TTL = 24 * 60 * 60
+# Per-sale limits of one shopper: captchas drawn and paths taken (settings
+# SECKILL_CAPTCHAS_PER_MINUTE, SECKILL_PATHS_PER_MINUTE), a fixed window from the first one.
+SALE_LIMIT_WINDOW = 60
+# How many requests those limits refused, per sale, for the merchant's live view; kept a
+# week after the last refusal.
+SALE_REFUSED_TTL = 7 * 24 * 60 * 60
 # Cached item data for the detail JSON and the gate's sale window.
 SALE_CACHE_TTL = 30
 # A miss for an unknown sale id is remembered briefly so repeated misses skip PostgreSQL.
@@ -52,6 +58,16 @@ def captcha(sale_id: int, user_id: int) -> str:
 
 def path(sale_id: int, user_id: int) -> str:
     return f"{_sale(sale_id)}:path:{user_id}"
+
+
+def sale_limit(sale_id: int, action: str, user_id: int) -> str:
+    """Counter of one shopper's `action` (captcha, path) on this sale (SALE_LIMIT_WINDOW)."""
+    return f"{_sale(sale_id)}:limit:{action}:{user_id}"
+
+
+def sale_refused(sale_id: int) -> str:
+    """Hash action -> requests refused by the per-sale limits (SALE_REFUSED_TTL)."""
+    return f"{_sale(sale_id)}:refused"
 
 
 def result(sale_id: int, user_id: int) -> str:

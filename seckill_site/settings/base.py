@@ -207,6 +207,10 @@ CELERY_BEAT_SCHEDULE = {
 # --- The shop ---------------------------------------------------------------------------
 # Unpaid seckill orders are cancelled after this many seconds (seed 004: 15 minutes).
 SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
+# Per shopper and per sale, across all web nodes (Redis counters, one-minute windows): how
+# many captchas one may draw and how many answers one may try. A person needs two or three.
+SECKILL_CAPTCHAS_PER_MINUTE = env.int("SECKILL_CAPTCHAS_PER_MINUTE", default=20)
+SECKILL_PATHS_PER_MINUTE = env.int("SECKILL_PATHS_PER_MINUTE", default=10)
 GOODS_LIST_CACHE_SECONDS = env.int("GOODS_LIST_CACHE_SECONDS", default=60)
 
 LOGGING = {

@@ -44,6 +44,7 @@
       .then(function (data) {
         set("stock-redis", data.stockRedis); set("stock-db", data.stockDatabase); set("in-flight", data.inFlight);
         set("unpaid", data.unpaid); set("paid", data.paid); set("cancelled", data.cancelled);
+        set("refused-captcha", data.refusedCaptcha); set("refused-path", data.refusedPath);
         document.getElementById("live-status").textContent = STATUS[data.status] + " · " + new Date().toLocaleTimeString();
         draw(data);
         if (data.status !== 2) setTimeout(refresh, 2000);
