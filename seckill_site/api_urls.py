@@ -8,12 +8,15 @@ from goods import apis as goods
 from orders import apis as orders
 from seckill import apis as seckill
 from users import apis as users
+from users import verification_apis as verification
 
 v1 = [
     path("users/register", users.RegisterApi.as_view(), name="register"),
     path("users/login", users.LoginApi.as_view(), name="login"),
     path("users/logout", users.LogoutApi.as_view(), name="logout"),
     path("users/me", users.MeApi.as_view(), name="me"),
+    path("users/sms/send", verification.SmsSendApi.as_view(), name="sms-send"),
+    path("users/login/code", verification.CodeLoginApi.as_view(), name="login-code"),
     path("sales", goods.SaleListApi.as_view(), name="sales"),
     path("sales/<str:sale_id>", goods.SaleDetailApi.as_view(), name="sale"),
     path("sales/<str:sale_id>/captcha", seckill.CaptchaApi.as_view(), name="captcha"),

@@ -25,6 +25,12 @@ def wants_json(request: HttpRequest) -> bool:
     return "application/json" in accept or request.headers.get("X-Requested-With") == "XMLHttpRequest"
 
 
+def client_ip(request: HttpRequest) -> str:
+    """The client's IP address, in one place: behind a trusted proxy this is where its
+    forwarded address would be read."""
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
 def positive_int(raw: Any) -> int | None:
     """Parse an id from user input: a positive integer that fits a bigint, else None."""
     if raw is None:

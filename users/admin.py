@@ -1,8 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import BaseUserCreationForm, UserChangeForm
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.utils.translation import gettext as _
 
 from users.models import User
+from users.verification import registrations_by_ip
 
 
 class UserCreationForm(BaseUserCreationForm):
@@ -32,3 +36,18 @@ class UserAdmin(BaseUserAdmin):
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("mobile", "password1", "password2")}),)
     readonly_fields = ("last_login", "login_count", "date_joined")
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.registrations_view)
+        return [path("registrations/", view, name="users_user_registrations"), *super().get_urls()]
+
+    def registrations_view(self, request):
+        """Accounts created per client IP per hour (users.verification.registration_record):
+        any staff member, merchants included, may look, since a farm of fresh accounts
+        buying up their sale is their business."""
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("New accounts per client IP and hour"),
+            "rows": registrations_by_ip(hours=48),
+        }
+        return TemplateResponse(request, "admin/users/registrations.html", context)

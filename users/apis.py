@@ -24,10 +24,12 @@ from seckill_site.api import (
     throttle,
 )
 from seckill_site.codes import Code
+from seckill_site.http import client_ip
 from users import services
 from users.forms import LoginForm, RegisterForm
 from users.selectors import user_public_data
 from users.serializers import LoginInputSerializer, RegisterInputSerializer, SessionSerializer, UserSerializer
+from users.verification import registration_record
 from users.views import LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
 
 # The register page's limit (users.views.register), on the same counter.
@@ -41,7 +43,8 @@ def _form_errors(form) -> Response:
 
 def _form_data(request: Request) -> dict:
     data = request.data
-    return {key: data.get(key) for key in ("mobile", "password", "nickname")} if hasattr(data, "get") else {}
+    fields = ("mobile", "password", "nickname", "code")
+    return {key: data.get(key) for key in fields} if hasattr(data, "get") else {}
 
 
 class LoginApi(APIView):
@@ -88,6 +91,8 @@ class RegisterApi(APIView):
     @extend_schema(
         tags=["users"],
         summary="Register a shopper; answers a token as a login would",
+        description="`code` is the 6-digit code texted to the number by POST users/sms/send "
+        "(purpose `register`); without a valid one the registration is refused.",
         request=RegisterInputSerializer,
         responses={201: envelope("RegisterEnvelope", SessionSerializer()), **errors(400, 429)},
         auth=[],
@@ -99,6 +104,7 @@ class RegisterApi(APIView):
         if not form.is_valid():
             return _form_errors(form)
         user = services.user_register(**form.cleaned_data_for_service())
+        registration_record(ip=client_ip(request._request))
         token = api_token_issue(user_id=user.pk)
         return api_ok({"token": token, "user": user_public_data(user)}, status_code=201)
 

@@ -3,6 +3,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
 
 from users.models import User, mobile_validator
+from users.verification import SmsCodeForm
 
 
 class LoginForm(forms.Form):
@@ -10,7 +11,7 @@ class LoginForm(forms.Form):
     password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
 
 
-class RegisterForm(forms.Form):
+class RegisterForm(SmsCodeForm):  # needs the code texted to the mobile number
     mobile = forms.CharField(label=_("Mobile"), max_length=11, validators=[mobile_validator])
     nickname = forms.CharField(label=_("Nickname"), max_length=40, required=False)
     password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)

@@ -13,6 +13,23 @@ class RegisterInputSerializer(serializers.Serializer):
     mobile = serializers.CharField(max_length=11, help_text="11 digits starting with 1")
     password = serializers.CharField(max_length=128, help_text="at least 6 characters, not a common one")
     nickname = serializers.CharField(max_length=40, required=False, allow_blank=True)
+    code = serializers.CharField(
+        min_length=6, max_length=6, help_text="the 6-digit code texted by POST users/sms/send (purpose register)"
+    )
+
+
+class SmsSendInputSerializer(serializers.Serializer):
+    mobile = serializers.CharField(max_length=11, help_text="11 digits starting with 1")
+    purpose = serializers.ChoiceField(choices=["register", "login"], help_text="what the code will be good for")
+
+
+class SmsSentSerializer(serializers.Serializer):
+    resendIn = serializers.IntegerField(help_text="seconds before this number may ask for another code")
+
+
+class CodeLoginInputSerializer(serializers.Serializer):
+    mobile = serializers.CharField(max_length=11, help_text="11 digits starting with 1")
+    code = serializers.CharField(min_length=6, max_length=6, help_text="the code texted for purpose login")
 
 
 class UserSerializer(serializers.Serializer):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from users import views
+from users import verification_views, views
 
 app_name = "users"
 urlpatterns = [
@@ -9,4 +9,6 @@ urlpatterns = [
     path("logout", views.logout_view, name="logout"),
     path("register", views.register, name="register"),
     path("me", views.me, name="me"),
+    path("sms/send", verification_views.sms_send, name="sms-send"),
+    path("login/code", verification_views.login_by_code, name="login-code"),
 ]

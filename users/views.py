@@ -7,10 +7,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_ratelimit.core import is_ratelimited
 
 from seckill_site.codes import Code
-from seckill_site.http import fail, ok, wants_json
+from seckill_site.http import client_ip, fail, ok, wants_json
 from users import services
 from users.forms import LoginForm, RegisterForm
 from users.selectors import user_public_data
+from users.verification import registration_record
 
 LOGIN_RATE_PER_IP = "30/m"
 LOGIN_RATE_PER_MOBILE = "10/m"
@@ -92,6 +93,7 @@ def register(request: HttpRequest) -> HttpResponse:
             return fail(Code.BAD_REQUEST, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return render(request, "users/register.html", {"form": form}, status=400)
     user = services.user_register(**form.cleaned_data_for_service())
+    registration_record(ip=client_ip(request))
     services.user_login(request=request, mobile=user.mobile, password=form.cleaned_data["password"])
     if wants_json(request):
         return ok(user_public_data(user))

@@ -17,6 +17,17 @@ SALE_LIMIT_WINDOW = 60
 # How many requests those limits refused, per sale, for the merchant's live view; kept a
 # week after the last refusal.
 SALE_REFUSED_TTL = 7 * 24 * 60 * 60
+# Text-message codes (users.verification): a code lives 5 minutes and allows 5 checks; one
+# message per number per minute, 5 per number per day, and SMS_SENDS_PER_IP_PER_HOUR per
+# client IP. Keys of one number share its hash tag, so the Lua script stays in one slot.
+SMS_CODE_TTL = 5 * 60
+SMS_CODE_MAX_CHECKS = 5
+SMS_RESEND_SECONDS = 60
+SMS_DAY_SECONDS = 24 * 60 * 60
+SMS_SENDS_PER_DAY = 5
+SMS_IP_WINDOW = 60 * 60
+# Accounts registered per client IP per hour, for the admin; kept a week.
+REGISTRATIONS_TTL = 7 * 24 * 60 * 60
 # Cached item data for the detail JSON and the gate's sale window.
 SALE_CACHE_TTL = 30
 # A miss for an unknown sale id is remembered briefly so repeated misses skip PostgreSQL.
@@ -82,6 +93,31 @@ def released(sale_id: int, request_id: str) -> str:
 
 def rebuild_lock(sale_id: int) -> str:
     return f"{_sale(sale_id)}:rebuild-lock"
+
+
+def sms_code(mobile: str, purpose: str) -> str:
+    """Hash {code, checks} of the code last sent to `mobile` for `purpose` (SMS_CODE_TTL)."""
+    return f"sms:{{{mobile}}}:code:{purpose}"
+
+
+def sms_resend(mobile: str) -> str:
+    """Present while `mobile` may not get another message (SMS_RESEND_SECONDS)."""
+    return f"sms:{{{mobile}}}:resend"
+
+
+def sms_day(mobile: str) -> str:
+    """Messages sent to `mobile` in the day since the first (SMS_DAY_SECONDS)."""
+    return f"sms:{{{mobile}}}:day"
+
+
+def sms_ip(ip: str) -> str:
+    """Messages requested from one client IP this hour (SMS_IP_WINDOW)."""
+    return f"sms:ip:{ip}"
+
+
+def registrations(hour: int) -> str:
+    """Sorted set client IP -> accounts registered in that hour (epoch hour; REGISTRATIONS_TTL)."""
+    return f"users:registrations:{hour}"
 
 
 def sale_cache(sale_id: int) -> str:

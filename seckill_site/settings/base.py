@@ -57,6 +57,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
+                "users.verification.sms_demo_hint",
             ],
         },
     },
@@ -209,6 +210,10 @@ CELERY_BEAT_SCHEDULE = {
 SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
 # Per shopper and per sale, across all web nodes (Redis counters, one-minute windows): how
 # many captchas one may draw and how many answers one may try. A person needs two or three.
+# Text messages (users.sms): the backend class, and the file FileSmsBackend appends to.
+SMS_BACKEND = env("SMS_BACKEND", default="users.sms.ConsoleSmsBackend")
+SMS_FILE_PATH = env("SMS_FILE_PATH", default=str(BASE_DIR / ".run" / "sms.log"))
+SMS_SENDS_PER_IP_PER_HOUR = env.int("SMS_SENDS_PER_IP_PER_HOUR", default=20)
 SECKILL_CAPTCHAS_PER_MINUTE = env.int("SECKILL_CAPTCHAS_PER_MINUTE", default=20)
 SECKILL_PATHS_PER_MINUTE = env.int("SECKILL_PATHS_PER_MINUTE", default=10)
 GOODS_LIST_CACHE_SECONDS = env.int("GOODS_LIST_CACHE_SECONDS", default=60)

@@ -15,7 +15,7 @@ from seckill_site.redis import client as redis
 from seckill_site.redis import keys
 from seckill_site.tests.clients import api
 from users.models import User
-from users.tests.factories import PASSWORD, make_merchant, make_user
+from users.tests.factories import PASSWORD, make_merchant, make_user, texted_code
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ MATRIX = [
     ("get", "/api/v1/users/me", None, (401, 200, 200, 200, 200)),
     ("post", "/api/v1/users/logout", None, (401, 200, 200, 200, 200)),
     ("post", "/api/v1/users/login", {"mobile": "13999999999", "password": PASSWORD}, (200, 200, 200, 200, 200)),
-    ("post", "/api/v1/users/register", {"mobile": "13888888888", "password": PASSWORD}, (201, 201, 201, 201, 201)),
+    ("post", "/api/v1/users/register", "REGISTER", (201, 201, 201, 201, 201)),
     ("get", "/api/v1/merchant/goods", None, (401, 403, 200, 200, 200)),
     ("post", "/api/v1/merchant/goods", {"name": "n", "title": "t", "price": "1.00"}, (401, 403, 201, 201, 201)),
     ("get", "/api/v1/merchant/goods/{goods}", None, (401, 403, 200, 404, 200)),
@@ -89,6 +89,8 @@ def test_authorisation_matrix(world, role_index, role, method, url, payload, exp
     client = api(api_token_issue(user_id=user.pk) if user else None)
     url = url.format(sale=world["sale"].pk, goods=world["goods"].pk, order=world["order"].order_no)
     data = _sale_body(world) if payload == "SALE" else payload
+    if payload == "REGISTER":
+        data = {"mobile": "13888888888", "password": PASSWORD, "code": texted_code("13888888888")}
     response = getattr(client, method)(url, data, format="json") if data else getattr(client, method)(url)
     assert response.status_code == expected[role_index], response.content[:300]
     if response["Content-Type"] == "application/json":
@@ -176,7 +178,9 @@ def test_wrong_password_and_bad_input_answer_like_the_login_page(world):
     bad = api().post("/api/v1/users/login", {"mobile": "12"}, format="json")
     assert bad.status_code == 400 and "mobile" in bad.json()["data"] and "password" in bad.json()["data"]
     taken = api().post(
-        "/api/v1/users/register", {"mobile": world["shopper"].mobile, "password": PASSWORD}, format="json"
+        "/api/v1/users/register",
+        {"mobile": world["shopper"].mobile, "password": PASSWORD, "code": "123456"},
+        format="json",
     )
     assert taken.status_code == 400 and "already registered" in taken.json()["msg"]
     form = api().post("/api/v1/users/login", {"mobile": world["shopper"].mobile, "password": PASSWORD})

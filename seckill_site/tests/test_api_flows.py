@@ -20,7 +20,7 @@ from seckill_site.api import api_token_issue
 from seckill_site.redis import client as redis
 from seckill_site.redis import keys
 from seckill_site.tests.clients import api
-from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile
+from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile, texted_code
 
 pytestmark = pytest.mark.django_db
 
@@ -74,9 +74,8 @@ def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(queue
     shoppers = []
     for _ in range(3):
         mobile = next_mobile()
-        registered = body(
-            api().post("/api/v1/users/register", {"mobile": mobile, "password": PASSWORD}, format="json"), 201
-        )
+        sent = {"mobile": mobile, "password": PASSWORD, "code": texted_code(mobile)}
+        registered = body(api().post("/api/v1/users/register", sent, format="json"), 201)
         shoppers.append((registered["data"]["user"]["id"], api(registered["data"]["token"])))
 
     answers = [solve_and_buy(client, user_id, sale["id"]) for user_id, client in shoppers]

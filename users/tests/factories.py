@@ -1,4 +1,5 @@
 import itertools
+import re
 
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.hashers import make_password
@@ -43,3 +44,14 @@ def session_for(user: User) -> str:
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     return session.session_key
+
+
+def texted_code(mobile: str, purpose: str = "register", ip: str = "127.0.0.1") -> str:
+    """Have a code texted to `mobile` and read it as its owner would (from the test
+    settings' in-memory SMS backend)."""
+    from users import sms
+    from users.verification import sms_code_send
+
+    assert sms_code_send(mobile=mobile, purpose=purpose, ip=ip).sent
+    message = [m for m in sms.outbox if m["mobile"] == mobile][-1]["text"]
+    return re.search(r"\b(\d{6})\b", message)[1]

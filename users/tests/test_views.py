@@ -7,7 +7,7 @@ from django.contrib.sessions.backends.cache import SessionStore
 from seckill_site.codes import Code
 from users.middleware import REFRESHED_AT
 from users.models import User
-from users.tests.factories import PASSWORD, make_user
+from users.tests.factories import PASSWORD, make_user, texted_code
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -99,9 +99,16 @@ def test_logout_by_get_is_refused(client):
 
 
 def test_register_then_logged_in(client):
+    code = texted_code("13111112222")
     response = client.post(
         "/user/register",
-        {"mobile": "13111112222", "nickname": "New", "password": "good-pass-9", "password_again": "good-pass-9"},
+        {
+            "mobile": "13111112222",
+            "nickname": "New",
+            "password": "good-pass-9",
+            "password_again": "good-pass-9",
+            "code": code,
+        },
     )
     assert response.status_code == 302
     user = User.objects.get(mobile="13111112222")
@@ -125,7 +132,7 @@ def test_register_rejects_bad_input(client, data):
 
 def test_register_rejects_a_taken_mobile(client):
     user = make_user()
-    data = {"mobile": user.mobile, "password": "good-pass-9", "password_again": "good-pass-9"}
+    data = {"mobile": user.mobile, "password": "good-pass-9", "password_again": "good-pass-9", "code": "123456"}
     assert client.post("/user/register", data).status_code == 400
 
 

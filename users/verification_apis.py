@@ -1,0 +1,83 @@
+"""Text-message codes in the API: send one, log in with one (registration takes one in
+users/register). Same services and limits as the pages (users.verification_views)."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from seckill_site.api import (
+    PerIpThrottle,
+    PerMobileThrottle,
+    api_fail,
+    api_ok,
+    api_token_issue,
+    envelope,
+    errors,
+    throttle,
+)
+from seckill_site.codes import Code
+from seckill_site.http import client_ip
+from users import verification
+from users.apis import _form_errors
+from users.selectors import user_public_data
+from users.serializers import CodeLoginInputSerializer, SessionSerializer, SmsSendInputSerializer, SmsSentSerializer
+from users.verification_views import sms_send_answer
+from users.views import LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
+
+
+def _fields(request: Request, *names: str) -> dict:
+    data = request.data
+    return {name: data.get(name) for name in names} if hasattr(data, "get") else {}
+
+
+class SmsSendApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        tags=["users"],
+        summary="Text a 6-digit code to a mobile number, for registering or logging in",
+        description="The code lives 5 minutes, is used once and allows 5 checks. One message per number per "
+        "minute and 5 a day, and SMS_SENDS_PER_IP_PER_HOUR (default 20) per client IP: over a limit, 429 "
+        "with `data.resendIn` (seconds). For `login`, an unregistered number is answered as if texted.",
+        request=SmsSendInputSerializer,
+        responses={200: envelope("SmsSentEnvelope", SmsSentSerializer()), **errors(400, 429)},
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        form = verification.SmsSendForm(_fields(request, "mobile", "purpose"))
+        if not form.is_valid():
+            return _form_errors(form)
+        result = verification.sms_code_send(**form.cleaned_data, ip=client_ip(request._request))
+        return sms_send_answer(result, as_api=True)
+
+
+class CodeLoginApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    parser_classes = [JSONParser]  # JSON only, like users/login: no login CSRF from HTML forms
+    throttle_classes = [
+        throttle(PerIpThrottle, "user.login.ip", LOGIN_RATE_PER_IP),
+        throttle(PerMobileThrottle, "user.login.mobile", LOGIN_RATE_PER_MOBILE),
+    ]
+
+    @extend_schema(
+        tags=["users"],
+        summary="Log in with a code texted by users/sms/send (purpose login): a token",
+        description="Limited like users/login, on the same counters.",
+        request=CodeLoginInputSerializer,
+        responses={200: envelope("CodeLoginEnvelope", SessionSerializer()), **errors(400, 429)},
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        form = verification.CodeLoginForm(_fields(request, "mobile", "code"))
+        if not form.is_valid():
+            return _form_errors(form)
+        result = verification.user_login_by_code(request=request._request, mobile=form.cleaned_data["mobile"])
+        if result.user is None:
+            return api_fail(Code.LOGIN_FAILED, result.error)
+        return api_ok({"token": api_token_issue(user_id=result.user.pk), "user": user_public_data(result.user)})
