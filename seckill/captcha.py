@@ -48,6 +48,8 @@ GLYPH_JITTER = 5  # pixels up or down from a slanted baseline
 # Measured with make captcha-attack: one inverted patch took ddddocr from about 35 % to 12 %,
 # a stronger warp to 8 %, both together below 5 %; outlined glyphs and more scatter did little.
 INVERT_BLOBS = (0, 0)  # ellipses inside which ink and paper swap
+ROW_SPACING = (32.0, 36.0)  # pixels between the centres of the rows: close, but never merged
+ROW_SLOPE = (0.04, 0.1)  # how steeply the rows lean (opposite ways)
 WARP_GRID = (5, 3)  # columns x rows of the random mesh
 WARP_AMPLITUDE = 4.0  # pixels a mesh vertex may move
 
@@ -197,7 +199,9 @@ def _paper(rng: random.Random) -> Image.Image:
     return strip.resize((WIDTH, HEIGHT), Image.Resampling.BILINEAR)
 
 
-def _row(ink: Image.Image, text: str, rng: random.Random, *, right: float, centre: float) -> list[tuple[str, tuple]]:
+def _row(
+    ink: Image.Image, text: str, rng: random.Random, *, right: float, centre: float, slope: float
+) -> list[tuple[str, tuple]]:
     """Draw one row of glyphs ending at `right`; each glyph's character and box."""
     glyphs = [_glyph_mask(char, rng) for char in text]
     advances = [
@@ -207,7 +211,7 @@ def _row(ink: Image.Image, text: str, rng: random.Random, *, right: float, centr
     x = max(2.0, right - sum(advances))
     boxes = []
     for glyph, char, advance in zip(glyphs, text, advances, strict=True):
-        y = centre - glyph.height / 2 + rng.uniform(-GLYPH_JITTER, GLYPH_JITTER)
+        y = centre + slope * (x - right) - glyph.height / 2 + rng.uniform(-GLYPH_JITTER, GLYPH_JITTER)
         y = min(max(1, y), HEIGHT - glyph.height - 1)
         ink.paste(255, (round(x), round(y)), glyph)
         boxes.append((char, (x, y, x + glyph.width, y + glyph.height)))
@@ -227,10 +231,12 @@ def image_new(expression: str, rng: random.Random | None = None) -> Image.Image:
         raise ValueError(f"not a captcha expression: {expression!r}")
     ink = Image.new("L", (WIDTH, HEIGHT), 0)
     right = rng.uniform(WIDTH * 0.55, WIDTH * 0.92)
-    top_centre = rng.uniform(HEIGHT * 0.24, HEIGHT * 0.3)
-    bottom_centre = top_centre + rng.uniform(HEIGHT * 0.36, HEIGHT * 0.42)
-    top = _row(ink, match[1], rng, right=right + rng.uniform(-6, 6), centre=top_centre)
-    bottom = _row(ink, OPERATOR_GLYPHS[match[2]] + match[3], rng, right=right, centre=bottom_centre)
+    top_centre = rng.uniform(HEIGHT * 0.26, HEIGHT * 0.32)
+    bottom_centre = top_centre + rng.uniform(*ROW_SPACING)
+    # The rows lean in opposite directions, so no straight cut separates them.
+    slope = rng.uniform(*ROW_SLOPE) * rng.choice((-1, 1))
+    top = _row(ink, match[1], rng, right=right + rng.uniform(-6, 6), centre=top_centre, slope=slope)
+    bottom = _row(ink, OPERATOR_GLYPHS[match[2]] + match[3], rng, right=right, centre=bottom_centre, slope=-slope)
     stroke = max(3, round(sum(GLYPH_SIZES) / 2 / 10))
     left_edge = min(box[0] for _, box in top + bottom) - rng.uniform(2, 8)
     rule_y = max(box[3] for _, box in bottom) + rng.uniform(3, 7)
