@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run test lint services-up services-down clean faults e2e bench
+.PHONY: help venv run test lint services-up services-down clean faults e2e bench captcha-attack
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it)"
@@ -21,6 +21,7 @@ help:
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
 	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\")"
+	@echo "make captcha-attack OCR engines and a trained model against the old and new captcha"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
 	@echo "make services-down  stop them (data stays in .run/)"
 	@echo "make clean          stop them, then delete .run/ and .venv/"
@@ -55,6 +56,27 @@ services-up: venv
 
 services-down:
 	@if [ -x $(PY) ]; then $(PY) -m tools.services down; fi
+
+# How often off-the-shelf OCR (ddddocr, Tesseract) and a small model trained on the generator
+# solve the captcha (tools/captcha_attack). Its dependencies stay out of the shop's .venv:
+# they go into .venv-attack. As root, installs Debian's tesseract-ocr when it is missing.
+ATTACK_VENV := .venv-attack
+ATTACK_STAMP := $(ATTACK_VENV)/.installed
+
+$(ATTACK_STAMP): requirements-attack.txt
+	@python="$$($(FIND_PYTHON))"; \
+	if [ -z "$$python" ]; then echo "error: Python >= 3.11 not found on PATH" >&2; exit 1; fi; \
+	if [ ! -x $(ATTACK_VENV)/bin/python ]; then "$$python" -m venv $(ATTACK_VENV); fi
+	$(ATTACK_VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-attack.txt
+	@touch $@
+
+captcha-attack: $(ATTACK_STAMP)
+	@if ! command -v tesseract >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q tesseract-ocr >/dev/null; \
+	  else echo "error: install Tesseract (Debian package 'tesseract-ocr') to run the attack" >&2; exit 1; fi; \
+	fi
+	OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(ATTACK_VENV)/bin/python -m tools.captcha_attack $(ARGS)
 
 # Stop the servers first: deleting .run/ under a running PostgreSQL would orphan it.
 clean: services-down
