@@ -42,6 +42,7 @@ SYSTEM_FONT_NAMES = ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf", "DejaVuSansM
 
 GLYPH_SIZES = (32, 44)  # pixel size range per glyph
 GLYPH_ROTATION = 24  # degrees either way
+OPERATOR_ROTATION = 8
 GLYPH_ADVANCE = (0.66, 0.86)  # fraction of a digit's ink width before the next glyph starts: overlap
 OPERATOR_ADVANCE = (0.9, 1.05)  # operators are small: overlapping them would hide them from people too
 GLYPH_JITTER = 5  # pixels up or down from a slanted baseline
@@ -115,7 +116,9 @@ def _glyph_mask(char: str, rng: random.Random) -> Image.Image:
     canvas = Image.new("L", (size * 2, size * 2), 0)
     draw = ImageDraw.Draw(canvas)
     draw.text((size, size), char, font=_font(path, size), fill=255, anchor="mm")
-    canvas = canvas.rotate(rng.uniform(-GLYPH_ROTATION, GLYPH_ROTATION), resample=Image.Resampling.BILINEAR)
+    # A "+" turned 45° is a "×": operators lean only a little.
+    turn = GLYPH_ROTATION if char.isdigit() else OPERATOR_ROTATION
+    canvas = canvas.rotate(rng.uniform(-turn, turn), resample=Image.Resampling.BILINEAR)
     box = canvas.getbbox()
     return canvas.crop(box) if box else canvas
 
