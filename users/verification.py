@@ -8,6 +8,7 @@ costs the shop money and a stranger's phone some peace. Registrations are counte
 client IP and hour for the admin (users.admin), where a farm of new accounts shows.
 """
 
+import copy
 import secrets
 import time
 from dataclasses import dataclass
@@ -151,7 +152,7 @@ class CodeLoginForm(SmsCodeForm):
         from users.forms import LoginForm
 
         super().__init__(*args, **kwargs)
-        self.fields["mobile"] = LoginForm.base_fields["mobile"]
+        self.fields["mobile"] = copy.deepcopy(LoginForm.base_fields["mobile"])  # one rule for a mobile number
         self.fields["code"] = self.fields.pop("code")
 
 
@@ -163,7 +164,7 @@ class SmsSendForm(forms.Form):
         from users.forms import LoginForm
 
         super().__init__(*args, **kwargs)
-        self.fields["mobile"] = LoginForm.base_fields["mobile"]
+        self.fields["mobile"] = copy.deepcopy(LoginForm.base_fields["mobile"])  # one rule for a mobile number
 
 
 def sms_demo_hint(request: HttpRequest) -> dict:

@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 from django.db.models import Count
 from django.utils import timezone
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -166,12 +167,16 @@ class Lifecycle(RuleBasedStateMachine):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
-def test_lifecycle_state_machine():
+def test_lifecycle_state_machine(settings):
     from hypothesis.stateful import run_state_machine_as_test
+
+    # The machine's few shoppers buy, cancel and buy again far faster than a person could:
+    # the per-sale limits (seckill/tests/test_limits.py) are not what it explores.
+    settings.SECKILL_CAPTCHAS_PER_MINUTE = settings.SECKILL_PATHS_PER_MINUTE = 10**6
 
     run_state_machine_as_test(
         Lifecycle,
-        settings=settings(
+        settings=hypothesis_settings(
             max_examples=60, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
         ),
     )
