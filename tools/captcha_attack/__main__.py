@@ -106,7 +106,8 @@ def main() -> int:
         before = _rate(old, read, parse.answer_old, legacy.expression_value, jobs)[0] if on_old else None
         after, examples = _rate(new, read, parse.answer_new, captcha.expression_value, jobs)
         rows.append((name, before, after))
-        print(f"  {name}: new captcha read as e.g. {examples}", file=sys.stderr, flush=True)
+        before_text = "" if before is None else f"old {before:.1%}, "
+        print(f"  {name}: {before_text}new {after:.1%}; new read as e.g. {examples}", file=sys.stderr, flush=True)
 
     if args.train:
         rng = random.Random(1)
