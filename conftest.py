@@ -13,7 +13,7 @@ from django.conf import settings
 from kombu import Exchange, Queue
 
 from seckill import services as seckill_services
-from seckill.redis import client
+from seckill_site.redis import client
 
 ROOT = Path(__file__).resolve().parent
 

@@ -27,9 +27,9 @@ from rest_framework.authtoken.models import Token
 from goods.models import Goods, SeckillGoods
 from goods.services import goods_list_cache_drop, sale_cache_drop, sale_changed
 from orders.models import Order, SeckillOrder
-from seckill import keys, services
-from seckill.redis import client
+from seckill import services
 from seckill_site.api import api_token_issue, api_token_revoke
+from seckill_site.redis import client, keys
 from users.middleware import REFRESHED_AT
 from users.models import User
 

@@ -36,8 +36,7 @@ from bench.deploy import ROOT, Deployment
 from bench.load import LoadResult, Request
 from goods.models import SeckillGoods
 from orders.models import SeckillOrder
-from seckill import keys
-from seckill.redis import client
+from seckill_site.redis import client, keys
 
 SCENARIOS = ("floor", "sold-out", "burst", "api-sold-out", "api-burst", "naive", "pages")
 SOLD_OUT_CODE = "500500"

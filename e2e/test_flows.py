@@ -14,8 +14,7 @@ from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.services import orders_expire_unpaid
 from orders.tests.factories import buy
-from seckill import keys
-from seckill.redis import client
+from seckill_site.redis import client, keys
 from users.tests.factories import PASSWORD, make_merchant, make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -9,8 +9,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from goods.models import SaleStatus, SeckillGoods
-from seckill import keys
-from seckill.redis import client
+from seckill_site.redis import client, keys
 
 
 def _sale_row(sale: SeckillGoods) -> dict[str, Any]:
@@ -82,10 +81,18 @@ def sale_detail(*, sale_id: int) -> dict[str, Any] | None:
 
 
 def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
-    """Live units left per sale from the Redis counters (one round trip); None where not loaded."""
+    """Live units left per sale from the Redis counters; None where not loaded.
+
+    Each sale's counter lives in its own hash slot, so one MGET would be refused on a Redis
+    Cluster (CROSSSLOT): a pipeline of GETs is one round trip on a single server, and one
+    per node holding these sales on a cluster.
+    """
     if not sale_ids:
         return {}
-    values = client().mget([keys.stock(sale_id) for sale_id in sale_ids])
+    pipeline = client().pipeline(transaction=False)
+    for sale_id in sale_ids:
+        pipeline.get(keys.stock(sale_id))
+    values = pipeline.execute()
     return {
         sale_id: (int(value) if value is not None else None) for sale_id, value in zip(sale_ids, values, strict=True)
     }

@@ -9,7 +9,7 @@ from django.db.models import F
 from django.utils.translation import gettext as _
 
 from goods.models import Goods, SeckillGoods
-from seckill import keys
+from seckill_site.redis import keys
 
 
 class StockShortage(Exception):

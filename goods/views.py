@@ -10,10 +10,9 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from goods.selectors import sale_detail, sales_for_list
-from seckill import keys
-from seckill.redis import client
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int
+from seckill_site.redis import client, keys
 from users.selectors import user_public_data
 
 LIST_LOCK_WAIT_SECONDS = 2.0

@@ -18,8 +18,7 @@ from goods.models import SeckillGoods
 from goods.selectors import sale_get
 from orders.models import Order, OrderStatus, SeckillOrder
 from orders.payments import provider
-from seckill import keys
-from seckill.redis import client
+from seckill_site.redis import client, keys
 
 ORDER_NUMBER_ATTEMPTS = 3
 
@@ -178,7 +177,7 @@ def order_cancel(*, order_id: int, reason: str) -> bool:
 
 
 def _unit_returned_to_redis(*, sale_id: int, user_id: int) -> None:
-    from seckill.redis import script
+    from seckill_site.redis import script
 
     script("release")(keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.result(sale_id, user_id)], args=[user_id])
 

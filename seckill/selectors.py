@@ -1,8 +1,7 @@
 """Reads for the seckill pages."""
 
 from orders.models import SeckillOrder
-from seckill import keys
-from seckill.redis import client
+from seckill_site.redis import client, keys
 
 QUEUED = 0
 FAILED = -1

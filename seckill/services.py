@@ -20,9 +20,9 @@ from redis.exceptions import RedisError
 from goods.models import SeckillGoods
 from orders.models import SeckillOrder
 from orders.services import WriteOutcome, order_create_from_seckill
-from seckill import captcha, keys
-from seckill.redis import client, script
+from seckill import captcha
 from seckill_site.codes import Code
+from seckill_site.redis import client, keys, script
 
 logger = logging.getLogger(__name__)
 

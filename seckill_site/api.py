@@ -29,9 +29,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 
-from seckill.redis import client
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
+from seckill_site.redis import client
 
 # --- the envelope ------------------------------------------------------------------------------
 

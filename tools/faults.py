@@ -268,8 +268,8 @@ def log_in(shoppers: list[Shopper]) -> None:
 
 def new_path(user_id: int, sale_id: int) -> str | None:
     """Solve the captcha as a person would (a test may read the answer from Redis)."""
-    from seckill import keys, services
-    from seckill.redis import client
+    from seckill import services
+    from seckill_site.redis import client, keys
 
     services.captcha_create(user_id=user_id, sale_id=sale_id)
     answer = client().get(keys.captcha(sale_id, user_id))
@@ -404,8 +404,8 @@ class Run:
 
         from goods.models import SeckillGoods
         from orders.models import SeckillOrder
-        from seckill import keys, services
-        from seckill.redis import client
+        from seckill import services
+        from seckill_site.redis import client, keys
 
         fault_end = max((end for _, end in self.fault_windows), default=time.monotonic())
         connections.close_all()
@@ -565,8 +565,7 @@ class Run:
             assert left >= 0
             injected.add(request_id)
         answers = self.burst(shoppers[5:], sale.pk)
-        from seckill import keys
-        from seckill.redis import client
+        from seckill_site.redis import client, keys
 
         wait_until(lambda: client().hlen(keys.reservations(sale.pk)) <= len(injected), 30, 0.2)
         found = set(services.sale_reconcile(sale_id=sale.pk, repair=False).stale_reservations)

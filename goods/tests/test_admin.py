@@ -8,8 +8,8 @@ from goods.models import Goods, SeckillGoods
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.tests.factories import make_order
-from seckill import keys
-from seckill.redis import client as redis
+from seckill_site.redis import client as redis
+from seckill_site.redis import keys
 from users.tests.factories import make_merchant, make_user
 
 pytestmark = pytest.mark.django_db

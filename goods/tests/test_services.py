@@ -13,8 +13,8 @@ from goods.models import SeckillGoods
 from goods.selectors import sale_get
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
-from seckill import keys
-from seckill.redis import client as redis
+from seckill_site.redis import client as redis
+from seckill_site.redis import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

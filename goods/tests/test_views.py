@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 
 from goods.models import SeckillGoods
 from goods.tests.factories import make_goods, make_sale
-from seckill import keys
+from seckill_site.redis import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

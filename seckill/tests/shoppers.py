@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import requests
 
-from seckill import keys, services
-from seckill.redis import client
+from seckill import services
+from seckill_site.redis import client, keys
 from users.models import User
 from users.tests.factories import session_for
 

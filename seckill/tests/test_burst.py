@@ -9,9 +9,9 @@ import pytest
 from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
-from seckill import keys, services
-from seckill.redis import client
+from seckill import services
 from seckill.tests.shoppers import path_for, reserve_directly, shopper
+from seckill_site.redis import client, keys
 from users.tests.factories import make_users
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -11,9 +11,9 @@ from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from orders.services import order_create_from_seckill
 from orders.tests.factories import buy
-from seckill import keys, services
-from seckill.redis import client
+from seckill import services
 from seckill.tests.shoppers import reserve_directly
+from seckill_site.redis import client, keys
 from users.tests.factories import make_user, make_users
 
 

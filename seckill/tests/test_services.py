@@ -9,10 +9,10 @@ from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders.models import Order
 from orders.services import WriteOutcome
-from seckill import keys, services
-from seckill.redis import client
+from seckill import services
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
+from seckill_site.redis import client, keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -17,10 +17,10 @@ from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders import services as orders
 from orders.models import Order, OrderStatus, SeckillOrder
-from seckill import keys, services
-from seckill.redis import client
+from seckill import services
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
+from seckill_site.redis import client, keys
 from users.tests.factories import make_users
 
 STOCK = 3

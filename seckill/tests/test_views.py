@@ -3,8 +3,7 @@
 import pytest
 
 from goods.tests.factories import make_sale
-from seckill import keys
-from seckill.redis import client
+from seckill_site.redis import client, keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -68,13 +68,17 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# redis://host:port/0 for one server, redis+cluster://host:port,host:port for a Redis Cluster
+# (seckill_site/redis/connection.py): cache, sessions, rate limits and the shop's counters alike.
 REDIS_URL = env("REDIS_URL")
+REDIS_IS_CLUSTER = REDIS_URL.startswith("redis+cluster://")
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": REDIS_URL,
         "OPTIONS": {
-            "CLIENT_CLASS": "django_redis.client.DefaultClient",
+            "CLIENT_CLASS": "seckill_site.redis.connection.ClusterAwareClient",
+            "CONNECTION_FACTORY": "seckill_site.redis.connection.ClusterAwareConnectionFactory",
             "SOCKET_CONNECT_TIMEOUT": 2,
             "SOCKET_TIMEOUT": 2,
         },
@@ -159,7 +163,11 @@ def _next_redis_database(url: str) -> str:
     return urlunsplit(parts._replace(path=f"/{database + 1}"))
 
 
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=_next_redis_database(REDIS_URL))
+if REDIS_IS_CLUSTER:
+    # Celery's Redis transport cannot use a cluster, and a cluster has no second database.
+    CELERY_BROKER_URL = env("CELERY_BROKER_URL")
+else:
+    CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=_next_redis_database(REDIS_URL))
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

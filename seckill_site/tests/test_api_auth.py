@@ -10,9 +10,9 @@ from rest_framework.test import APIClient
 
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
-from seckill import keys
-from seckill.redis import client as redis
 from seckill_site.api import _token_cache_key, api_token_issue
+from seckill_site.redis import client as redis
+from seckill_site.redis import keys
 from seckill_site.tests.clients import api
 from users.models import User
 from users.tests.factories import PASSWORD, make_merchant, make_user

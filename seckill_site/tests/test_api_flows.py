@@ -15,10 +15,10 @@ from rest_framework.test import APIClient
 from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders.models import Order
-from seckill import keys
-from seckill.redis import client as redis
 from seckill.services import seckill_order_write
 from seckill_site.api import api_token_issue
+from seckill_site.redis import client as redis
+from seckill_site.redis import keys
 from seckill_site.tests.clients import api
 from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile
 

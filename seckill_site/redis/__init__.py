@@ -1,0 +1,80 @@
+"""The project's Redis layer: one client, the key registry (`keys`) and the Lua scripts.
+
+Every app uses Redis through here, single server or Redis Cluster alike (connection.py says
+how the URL chooses). Scripts live in `lua/` and run by SHA: redis-py's Script sends
+EVALSHA and, on NOSCRIPT (a restarted server, or a replica promoted after a failover that
+never saw SCRIPT LOAD), loads the source — on every primary of a cluster — and retries, so
+each call is one round trip in the common case.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+
+from django_redis import get_redis_connection
+from redis import Redis
+from redis.cluster import RedisCluster
+from redis.commands.core import Script
+
+from seckill_site.redis import keys
+
+__all__ = ["client", "is_cluster", "keys", "lock", "script", "scripts_load", "server_time"]
+
+LUA_DIR = Path(__file__).parent / "lua"
+
+
+@cache
+def client() -> Redis | RedisCluster:
+    return get_redis_connection("default")
+
+
+def is_cluster() -> bool:
+    return isinstance(client(), RedisCluster)
+
+
+@cache
+def script(name: str) -> Script:
+    return client().register_script((LUA_DIR / f"{name}.lua").read_text())
+
+
+def scripts_load() -> list[str]:
+    """Load every script now (on every primary of a cluster); their names. Start-up and
+    readiness checks call it so the first buyer does not pay for the load."""
+    names = sorted(path.stem for path in LUA_DIR.glob("*.lua"))
+    for name in names:
+        loaded = script(name)
+        loaded.sha = client().script_load(loaded.script)
+    return names
+
+
+def server_time() -> float:
+    """Redis's clock in epoch seconds: what decides a sale window, whatever a node's clock says."""
+    seconds, microseconds = client().time()
+    return seconds + microseconds / 1_000_000
+
+
+class LockNotAcquired(Exception):
+    pass
+
+
+@contextmanager
+def lock(key: str, *, ttl: float) -> Iterator[str]:
+    """Hold `key` for at most `ttl` seconds; raises LockNotAcquired if someone else holds it.
+
+    The owner token and a compare-and-delete release mean a holder that outlived its ttl
+    never deletes the lock of the next holder.
+    """
+    token = secrets.token_hex(8)
+    if not client().set(key, token, nx=True, px=int(ttl * 1000)):
+        raise LockNotAcquired(key)
+    started = time.monotonic()
+    try:
+        yield token
+    finally:
+        if time.monotonic() - started < ttl:
+            script("unlock")(keys=[key], args=[token])

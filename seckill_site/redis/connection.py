@@ -1,0 +1,98 @@
+"""One Redis connection for the whole project, single server or Redis Cluster, chosen by URL.
+
+    REDIS_URL=redis://host:6379/0                        one server (the embedded mode)
+    REDIS_URL=redis+cluster://host:7000,host:7001,...    Redis Cluster: any seed nodes; the
+                                                         client discovers the rest itself
+
+The django-redis cache (and with it sessions and rate limits) and the shop's own calls share
+it: django-redis builds its client through `ClusterAwareConnectionFactory` (its
+CONNECTION_FACTORY hook), and `ClusterAwareClient` replaces the one cache method whose
+command crosses hash slots (`get_many`'s MGET). Everything else django-redis sends is a
+single-key command, a pipeline (which redis-py's cluster client splits by node), or a
+DEL/EXISTS that redis-py's cluster client splits by slot itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from django_redis.client import DefaultClient
+from django_redis.pool import ConnectionFactory
+from redis import Redis
+from redis.cluster import ClusterNode, RedisCluster
+
+CLUSTER_SCHEME = "redis+cluster"
+
+
+def is_cluster_url(url: str) -> bool:
+    return url.startswith(f"{CLUSTER_SCHEME}://")
+
+
+def cluster_from_url(url: str, **options: Any) -> RedisCluster:
+    """A RedisCluster client from `redis+cluster://[user:password@]host:port[,host:port...]`.
+
+    A cluster has database 0 only, so a path other than `/` or `/0` is refused rather than
+    silently ignored: code that relied on a second database would share keys with the first.
+    """
+    parts = urlsplit(url)
+    credentials, _, hosts = parts.netloc.rpartition("@")
+    if parts.path.strip("/") not in ("", "0"):
+        raise ValueError(f"{url!r}: a Redis Cluster has database 0 only")
+    nodes = []
+    for host_port in hosts.split(","):
+        host, _, port = host_port.strip().rpartition(":")
+        nodes.append(ClusterNode(host.strip("[]") or "127.0.0.1", int(port or 6379)))
+    if credentials:
+        username, _, password = credentials.partition(":")
+        options.setdefault("username", unquote(username) or None)
+        options.setdefault("password", unquote(password) or None)
+    for name, values in parse_qs(parts.query).items():
+        options.setdefault(name, values[-1])
+    return RedisCluster(
+        startup_nodes=nodes,
+        # During a failover the client re-reads the slot map and retries on the new primary.
+        cluster_error_retry_attempts=options.pop("cluster_error_retry_attempts", 3),
+        **options,
+    )
+
+
+class ClusterAwareConnectionFactory(ConnectionFactory):
+    """django-redis's connection factory, plus `redis+cluster://` URLs (one cluster client
+    per URL and process: it holds a pool per node and the slot map)."""
+
+    _clusters: dict[str, RedisCluster] = {}
+
+    def connect(self, url: str) -> Redis | RedisCluster:
+        if not is_cluster_url(url):
+            return super().connect(url)
+        if url not in self._clusters:
+            params = self.make_connection_params(url)
+            options = {
+                name: params[name]
+                for name in ("socket_timeout", "socket_connect_timeout", "username", "password")
+                if name in params
+            }
+            self._clusters[url] = cluster_from_url(url, **options)
+        return self._clusters[url]
+
+    def disconnect(self, connection: Redis | RedisCluster) -> None:
+        if isinstance(connection, RedisCluster):
+            connection.disconnect_connection_pools()
+        else:
+            super().disconnect(connection)
+
+
+class ClusterAwareClient(DefaultClient):
+    """django-redis's default client whose `get_many` works across hash slots."""
+
+    def get_many(self, keys, version=None, client=None):  # type: ignore[no-untyped-def]
+        if client is None:
+            client = self.get_client(write=False)
+        if not isinstance(client, RedisCluster):
+            return super().get_many(keys, version=version, client=client)
+        if not keys:
+            return {}
+        made = {self.make_key(key, version=version): key for key in keys}
+        values = client.mget_nonatomic(list(made))
+        return {made[key]: self.decode(value) for key, value in zip(made, values, strict=True) if value is not None}
