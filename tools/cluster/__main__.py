@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-from tools.cluster.scenario import SCENARIOS, ClusterRow, ClusterRun, as_json, table
+from tools.cluster.scenario import DEFAULT_SCENARIOS, SCENARIOS, ClusterRow, ClusterRun, as_json, table
 from tools.cluster.topology import RUN, Topology, log
 
 
@@ -27,7 +27,9 @@ def _interrupt(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", default="test", choices=("test", "up"))
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"comma list of {', '.join(SCENARIOS)}")
+    parser.add_argument(
+        "--scenarios", default=",".join(DEFAULT_SCENARIOS), help=f"comma list of {', '.join(SCENARIOS)}"
+    )
     parser.add_argument("--shoppers", type=int, default=2000, help="shoppers per scenario")
     parser.add_argument("--stock", type=int, default=300, help="units per sale")
     parser.add_argument("--single-redis", action="store_true", help="one Redis server instead of the cluster")

@@ -23,6 +23,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import string
 import subprocess
 import sys
@@ -80,6 +81,16 @@ def missing_programs() -> list[str]:
     if not Path(LIBFAKETIME).exists():
         missing.append("libfaketime")
     return missing
+
+
+def realsleep_library() -> Path:
+    """tools/cluster/realsleep.c, compiled once per run (needs a C compiler: gcc)."""
+    library = RUN / "realsleep.so"
+    if not library.exists():
+        source = Path(__file__).with_name("realsleep.c")
+        subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", "-O2", "-o", str(library), str(source)],
+                       check=True)  # fmt: skip
+    return library
 
 
 @dataclass(frozen=True)
@@ -379,8 +390,10 @@ class Topology:
         """gunicorn on WEB_HOSTS[index]:8000; `clock_offset` ("+30s") runs it under libfaketime."""
         env = dict(self.env)
         if clock_offset:
-            # Only the wall clock moves: gunicorn's worker timeouts run on the monotonic one.
-            env.update(LD_PRELOAD=LIBFAKETIME, FAKETIME=clock_offset, FAKETIME_DONT_FAKE_MONOTONIC="1")
+            # Only the wall clock moves: gunicorn's worker timeouts run on the monotonic one,
+            # and sleeps bypass libfaketime (see realsleep.c).
+            env.update(LD_PRELOAD=f"{realsleep_library()} {LIBFAKETIME}", FAKETIME=clock_offset,
+                       FAKETIME_DONT_FAKE_MONOTONIC="1")  # fmt: skip
         self.spawn(self.web_name(index), [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application",
                                           "-b", f"{WEB_HOSTS[index]}:{WEB_PORT}", "--workers", "2",
                                           "--worker-class", "gthread", "--threads", "4", "--backlog", "2048",
@@ -407,6 +420,46 @@ class Topology:
 
     def start_balancer(self) -> None:
         self.spawn("haproxy", ["haproxy", "-db", "-f", str(DEPLOY / "haproxy.cfg")])
+
+    def balancer_command(self, command: str) -> str:
+        """One command on HAProxy's runtime API (its admin socket)."""
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(5)
+            sock.connect(str(RUN / "haproxy.sock"))
+            sock.sendall(command.encode() + b"\n")
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        return answer.decode()
+
+    def balancer_field(self, server: str, field: str) -> str:
+        header, *lines = requests.get(f"http://127.0.0.1:{STATS_PORT}/;csv", timeout=2).text.splitlines()
+        index = header.lstrip("# ").split(",").index(field)
+        for line in lines:
+            fields = line.split(",")
+            if fields[0] == "web" and fields[1] == server:
+                return fields[index]
+        return ""
+
+    def web_stop(self, index: int, *, drain: bool = True) -> float:
+        """Stop a web node as a deploy does: out of the balancer's rotation, in-flight requests
+        finished, then SIGTERM (gunicorn finishes what it holds). Returns the drain seconds."""
+        name = self.web_name(index)
+        started = time.monotonic()
+        if drain:
+            self.balancer_command(f"set server web/{name} state drain")
+            wait_until(lambda: self.balancer_field(name, "scur") == "0", 15, 0.05)
+        drained = time.monotonic() - started
+        self.halt(name)
+        return drained
+
+    def web_start(self, index: int, **options) -> None:
+        """Start a web node and give it back to the balancer once its health check passes."""
+        name = self.web_name(index)
+        self.start_web(index, **options)
+        self.wait_web([index])
+        self.balancer_command(f"set server web/{name} state ready")
+        wait_until(lambda: self.balancer_states().get(name) == "UP", 30)
 
     def balancer_states(self) -> dict[str, str]:
         """web1 -> UP / DOWN / ..., from HAProxy's stats CSV."""
