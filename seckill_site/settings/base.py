@@ -33,6 +33,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a buy request for a sale this process knows is sold out costs nothing more.
+    "seckill.middleware.SoldOutMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "users.middleware.SessionMiddleware",
