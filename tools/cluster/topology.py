@@ -19,7 +19,6 @@ down, and is safe to call on a half-started topology.
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -474,25 +473,21 @@ class Topology:
     # --- faults' helpers -----------------------------------------------------------------
 
     def rabbit_queue_leader(self, queue: str = "celery") -> tuple[RabbitNode | None, str]:
-        """(the node leading `queue`, its type). Asks any live node."""
+        """(the node leading quorum queue `queue`, the queue's type), asking any live node.
+        A classic queue has no leader (its home node is not listed): (None, "classic")."""
+        import json
+
         for node in RABBIT_NODES:
             if not _alive(_read_pid(node.pidfile) or -1):
                 continue
             try:
                 out = rabbitmqctl(node, "list_queues", "name", "type", "leader", "--formatter", "json", timeout=30)
-            except (RuntimeError, subprocess.TimeoutExpired):
+                rows = json.loads(out[out.index("[") :])
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError):
                 continue
-            import json
-
-            for row in json.loads(out[out.index("[") :]):
+            for row in rows:
                 if row["name"] == queue:
                     leader = next((n for n in RABBIT_NODES if n.nodename == row.get("leader")), None)
-                    if leader is None:  # a classic queue has no leader: its home node, from its pid
-                        pid_node = rabbitmqctl(node, "list_queues", "name", "pid", "--formatter", "json")
-                        for other in json.loads(pid_node[pid_node.index("[") :]):
-                            if other["name"] == queue:
-                                match = re.search(r"rabbit-c\d@localhost", str(other.get("pid")))
-                                leader = next((n for n in RABBIT_NODES if match and n.nodename == match[0]), None)
                     return leader, row.get("type", "?")
         return None, "?"
 
