@@ -25,7 +25,7 @@ import requests
 
 from tools import redis_cluster
 from tools.cluster.topology import LOGS, STATS_PORT, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
-from tools.faults import RETRYABLE, Answer, Row, Run, buy, new_path
+from tools.faults import RETRYABLE, Answer, Row, Run, new_path
 
 BUSY = 503  # the documented answer while a dependency fails over: "the shop is busy, retry"
 SOLD_OUT, NOT_STARTED = 500500, 500502
@@ -51,6 +51,7 @@ class ClusterRun(Run):
         super().__init__(topology, shoppers, stock)
         self.topology = topology
         self.fault_started: float | None = None
+        self.burst_notes: list[str] = []
 
     # --- shared steps ------------------------------------------------------------------------
 
@@ -95,6 +96,8 @@ class ClusterRun(Run):
         row.notes += f"; burst {burst_seconds:.0f}s, {len(answers) / burst_seconds:.0f} req/s, per node {spread}"
         if kinds:
             row.notes += f"; errors {dict(kinds)}"
+        row.notes += "".join(f"; {note}" for note in self.burst_notes)
+        self.burst_notes = []
         self.fault_started, self.failover = None, 0.0
         return row
 
@@ -110,13 +113,24 @@ class ClusterRun(Run):
         first_paths = dict(zip((s.user_id for s in shoppers), paths_create(shoppers=shoppers, sale_id=sale_id),
                                strict=True))  # fmt: skip
         log(f"drew {len(first_paths)} captchas and one-time paths in {time.monotonic() - started:.1f}s")
-        done = [0]
+        done, harness_misses = [0], [0]
 
         def one(shopper):
             answers = buy_first(self.topology.url, shopper, sale_id, first_paths[shopper.user_id])
-            if answers[-1].status in RETRYABLE or answers[-1].status == 0:
-                time.sleep(0.3)
-                answers += buy(self.topology.url, shopper, sale_id, attempts=5)
+            for attempt in range(5):
+                if answers[-1].status not in RETRYABLE and answers[-1].status != 0:
+                    break
+                time.sleep(min(0.3 * 2**attempt, 3))
+                try:
+                    path = new_path(shopper.user_id, sale_id)
+                except Exception:  # noqa: BLE001 - the harness's own Redis call, mid-failover
+                    path = None
+                if path is None:
+                    # Not the shop's answer: the test could not draw the captcha itself. A
+                    # shopper's page would have asked a node, which answers 503 meanwhile.
+                    harness_misses[0] += 1
+                    continue
+                answers += buy_first(self.topology.url, shopper, sale_id, path)
             done[0] += 1
             return answers
 
@@ -130,9 +144,12 @@ class ClusterRun(Run):
                 answers.extend(result)
         if injector is not None:
             injector.join()
+        if harness_misses[0]:
+            self.burst_notes.append(f"test's own captcha draws failed {harness_misses[0]}x (retried)")
         return answers
 
     def at(self, progress, mark: float) -> None:
+        """Wait until `mark` of the burst's shoppers have their answers."""
         wait_until(lambda: progress() >= mark, 120, 0.01)
 
     # --- the scenarios ---------------------------------------------------------------------
@@ -190,12 +207,13 @@ class ClusterRun(Run):
         topology = self.topology
         notes = []
 
+        leader, kind = topology.rabbit_queue_leader()  # before the burst: rabbitmqctl takes seconds
+
         def during(progress):
-            self.at(progress, 0.25)
-            leader, kind = topology.rabbit_queue_leader()
             if leader is None:
-                notes.append("no leader found for queue 'celery'")
+                notes.append(f"no leader found for the {kind} queue 'celery': nothing killed")
                 return
+            self.at(progress, 0.25)
             start = time.monotonic()
             log(f"kill -9 RabbitMQ {leader.nodename}, leader of the {kind} queue 'celery', at {progress():.0%}")
             topology.rabbit_kill(leader)
@@ -290,24 +308,19 @@ class ClusterRun(Run):
         else:
             notes.append("all nodes: not started")
 
-        # 2. The rate limit (5 per 5 s per user): 9 requests spread over the three nodes.
-        shopper = shoppers[3]
-        statuses = []
-        for attempt in range(9):
-            host = WEB_HOSTS[attempt % 3]
-            response = requests.get(f"http://{host}:{WEB_PORT}/seckill/path",
-                                    params={"goodsId": sale.pk, "verifyCode": "x"},
-                                    headers={"Cookie": f"sessionid={shopper.session}"}, timeout=10)  # fmt: skip
-            statuses.append(response.status_code)
-        allowed = sum(status != 429 for status in statuses)
-        if allowed != 5:
-            inconsistent += 1
-            notes.append(f"rate limit let {allowed}/9 through across nodes (5 expected): {statuses}")
-        else:
-            notes.append("rate limit 5/9 across nodes")
+        # 2. The rate limit (5 per 5 s per user), 9 requests spread over the nodes: first over
+        # the two true-clock nodes (they must share one count), then over all three.
+        for label, hosts, shopper in (("web1+web2", WEB_HOSTS[:2], shoppers[3]), ("all 3", WEB_HOSTS, shoppers[4])):
+            statuses = rate_limit_probe(hosts, shopper, sale.pk)
+            allowed = sum(status != 429 for status in statuses)
+            if allowed != 5:
+                inconsistent += 1
+                notes.append(f"rate limit over {label} let {allowed}/9 through (5 expected): {statuses}")
+            else:
+                notes.append(f"rate limit over {label}: 5/9")
 
         wait_until(lambda: time.time() > sale.start_at.timestamp() + 0.5, lead_time + 5, 0.1)
-        row = self.run_burst("web node clock +30 s", shoppers=shoppers[4:], sale=sale)
+        row = self.run_burst("web node clock +30 s", shoppers=shoppers[5:], sale=sale)
 
         # 3. Sold out, from every node.
         sold_out = {f"web{i + 1}": node_buy(host, shoppers[i], sale.pk) for i, host in enumerate(WEB_HOSTS)}
@@ -407,6 +420,26 @@ def node_clock_offset(host: str) -> float:
 
     response = requests.get(f"http://{host}:{WEB_PORT}/user/me", timeout=5)
     return parsedate_to_datetime(response.headers["Date"]).timestamp() - time.time()
+
+
+def rate_limit_probe(hosts, shopper, sale_id: int, period: int = 5) -> list[int]:
+    """9 path requests (a wrong captcha answer: the limit counts it first, then 400) sent
+    round-robin to `hosts`, all inside one of django-ratelimit's windows for this user, which
+    start where (t - crc32(user id) % period) % period == 0 on a true clock."""
+    import zlib
+
+    offset = zlib.crc32(str(shopper.user_id).encode()) % period
+    phase = (time.time() - offset) % period
+    if phase > period - 2:
+        time.sleep(period - phase + 0.1)
+    statuses = []
+    for attempt in range(9):
+        host = hosts[attempt % len(hosts)]
+        response = requests.get(f"http://{host}:{WEB_PORT}/seckill/path",
+                                params={"goodsId": sale_id, "verifyCode": "x"},
+                                headers={"Cookie": f"sessionid={shopper.session}"}, timeout=10)  # fmt: skip
+        statuses.append(response.status_code)
+    return statuses
 
 
 def node_buy(host: str, shopper, sale_id: int) -> int | None:
