@@ -70,6 +70,15 @@ DATABASES = {"default": env.db_url("DATABASE_URL")}
 # Reuse connections, but check them first so a restarted database heals by itself.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# DATABASE_POOLER=pgbouncer: PostgreSQL behind PgBouncer in transaction mode, where consecutive
+# transactions of one client may run on different server connections: no server-side cursors
+# (they outlive their transaction) and nothing that relies on session state (the shop takes
+# no session advisory locks; its reconcile lock lives in Redis).
+DATABASE_POOLER = env("DATABASE_POOLER", default="")
+if DATABASE_POOLER == "pgbouncer":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+elif DATABASE_POOLER:
+    raise environ.ImproperlyConfigured(f"DATABASE_POOLER={DATABASE_POOLER!r}: only 'pgbouncer' is known")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # redis://host:port/0 for one server, redis+cluster://host:port,host:port for a Redis Cluster
