@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 LUA = ROOT / "seckill_site" / "redis" / "lua" / "reserve.lua"
 RUN = ROOT / ".run" / "cluster-reserve-rate"
 HOSTS = [f"127.0.0.{i}" for i in range(21, 27)]
-SALE = 1  # the keys below follow seckill_site/redis/keys.py with no prefix
+SALE = 1  # the keys below follow seckill_site/redis/keys.py (REDIS_KEY_PREFIX empty); ARGV as in
+# seckill.services.reserve: user id, request id, result TTL, the path sent
 
 
 def resp(*args: str | bytes | int) -> bytes:
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                 batches.append(b"".join(
                     resp("EVALSHA", sha, 6, stock, buyers, reservations, f"sk:{{{SALE}}}:result:{user_base + i}",
                          f"sk:{{{SALE}}}:path:{user_base + i}", window,
-                         user_base + i, f"r{i}", repr(now), 86400, "p")
+                         user_base + i, f"r{i}", 86400, "p")
                     for i in users[start : start + args.depth]))  # fmt: skip
             payloads.append((batches, [min(args.depth, len(users) - s) for s in range(0, len(users), args.depth)]))
         results: list[dict[str, int]] = []
