@@ -313,7 +313,8 @@ class Topology:
             return
         server, _ = redis_cluster.binaries()
         self.single_redis_port = redis_cluster._free_port(REDIS_HOSTS[0])
-        log(f"one Redis server on {REDIS_HOSTS[0]}:{self.single_redis_port} (the settings know no Redis Cluster yet)")
+        why = "--single-redis" if self.support["redis_cluster"] else "the settings know no Redis Cluster"
+        log(f"one Redis server on {REDIS_HOSTS[0]}:{self.single_redis_port} ({why})")
         (RUN / "redis").mkdir(parents=True, exist_ok=True)
         command = [server, "--bind", REDIS_HOSTS[0], "--port", str(self.single_redis_port),
                    "--save", "", "--appendonly", "no", "--dir", str(RUN / "redis")]  # fmt: skip
