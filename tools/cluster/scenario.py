@@ -50,7 +50,8 @@ class ClusterRun(Run):
     def __init__(self, topology: Topology, shoppers: int, stock: int) -> None:
         super().__init__(topology, shoppers, stock)
         self.topology = topology
-        self.fault_started: float | None = None
+        self.fault_started: float | None = None  # the first fault of the current burst
+        self.failover = 0.0  # set by a scenario's injector: seconds from its fault until healed
         self.burst_notes: list[str] = []
 
     # --- shared steps ------------------------------------------------------------------------
@@ -100,8 +101,6 @@ class ClusterRun(Run):
         self.burst_notes = []
         self.fault_started, self.failover = None, 0.0
         return row
-
-    failover = 0.0
 
     def burst(self, shoppers: list, sale_id: int, during=None) -> list[Answer]:
         """As the single-node suite's burst, but with every shopper's first path drawn before
