@@ -9,9 +9,18 @@ shared with others, must not be flushed). The prefix stands before the hash tag,
 sale's keys still share a slot.
 """
 
+import random
+
 from django.conf import settings
 
 PREFIX: str = settings.REDIS_KEY_PREFIX
+
+
+def jittered(seconds: float) -> int:
+    """`seconds` plus up to a fifth more, at random, for every cache entry's TTL: entries
+    written together (a warm-up, a deploy, one burst) then expire apart, not in one second."""
+    return int(seconds + random.uniform(0, seconds / 5))
+
 
 # Captcha answer, per user and sale: single use (GETDEL), 5 minutes (seed 000).
 CAPTCHA_TTL = 5 * 60
