@@ -36,7 +36,8 @@ SALE_MISSING_TTL = 30
 # Rebuild lock after Redis lost a sale's keys: one process rebuilds, others answer "busy".
 SALE_REBUILD_LOCK_TTL = 10
 # The cached list page, ~60 s plus jitter (settings.GOODS_LIST_CACHE_SECONDS), and the
-# mutex that lets one request render it while the others wait.
+# mutex (owner token, compare-and-delete release) that lets one request render it while the
+# others wait.
 GOODS_LIST_LOCK_TTL = 5
 
 
