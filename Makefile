@@ -70,7 +70,7 @@ faults: venv
 # As root, installs the Debian packages it needs when they are missing.
 cluster-test: venv
 	@missing=""; \
-	for pair in haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client; do \
+	for pair in haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client cc:gcc; do \
 	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; \
 	done; \
 	[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || missing="$$missing rabbitmq-server"; \

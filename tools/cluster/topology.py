@@ -73,7 +73,7 @@ def wait_until(check, timeout: float, interval: float = 0.2) -> bool:
 
 def missing_programs() -> list[str]:
     """Debian packages to install before the topology can start."""
-    needs = {"haproxy": "haproxy", "pgbouncer": "pgbouncer", "psql": "postgresql-client"}
+    needs = {"haproxy": "haproxy", "pgbouncer": "pgbouncer", "psql": "postgresql-client", "cc": "gcc"}
     missing = [package for program, package in needs.items() if not shutil.which(program)]
     if not (RABBITMQ_BIN / "rabbitmq-server").exists():
         missing.append("rabbitmq-server")
