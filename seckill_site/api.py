@@ -271,10 +271,15 @@ class HasUserId(BasePermission):
 
 
 class IsShopper(BasePermission):
-    """Logged in as an active user (loads the row: for endpoints that read the database anyway)."""
+    """Logged in as an active user (loads the row: for endpoints that read the database anyway).
+
+    Credentials whose user is gone or deactivated are not logged in: 401, never a 403 (and
+    never a view handed an anonymous user)."""
 
     def has_permission(self, request: Request, view) -> bool:
-        return isinstance(request.auth, Credentials) and request.user.is_authenticated
+        if not (isinstance(request.auth, Credentials) and request.user.is_authenticated):
+            raise exceptions.NotAuthenticated()
+        return True
 
 
 class IsMerchant(BasePermission):

@@ -1,4 +1,3 @@
-from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -101,6 +100,7 @@ def register(request: HttpRequest) -> HttpResponse:
 @require_GET
 def me(request: HttpRequest) -> HttpResponse:
     """The small user-specific fragment the cached list page fetches (greeting, login state)."""
-    if SESSION_KEY not in request.session:
+    # request.user, not the session's id: a deactivated or stale session is logged out.
+    if not request.user.is_authenticated:
         return ok(None)
     return ok({"nickname": request.user.nickname or request.user.mobile, "isStaff": request.user.is_staff})
