@@ -154,9 +154,10 @@ def gunicorn_server(django_db_setup):
     deadline = time.monotonic() + 30
     while True:
         try:
-            requests.get(f"{url}/user/me", timeout=1)
+            requests.get(f"{url}/user/me", timeout=5)
             break
-        except requests.ConnectionError:
+        # A worker's first request imports the project: on a loaded machine it takes over a second.
+        except (requests.ConnectionError, requests.Timeout):
             if time.monotonic() > deadline or process.poll() is not None:
                 process.kill()
                 raise RuntimeError("gunicorn did not start; see .run/test-gunicorn.log") from None
