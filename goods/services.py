@@ -9,11 +9,13 @@ from django.db.models import F
 from django.utils.translation import gettext as _
 
 from goods.models import Goods, SeckillGoods
+from seckill_site.http import INT32_MAX
 from seckill_site.redis import keys
 
 
 class StockShortage(Exception):
-    """Fewer units are left than the edit removes; nothing was changed. The message is for the merchant."""
+    """Fewer units are left than the edit removes, or more would be than the column holds;
+    nothing was changed. The message is for the merchant."""
 
 
 def goods_list_cache_drop() -> None:
@@ -87,8 +89,13 @@ def sale_update(*, sale: SeckillGoods, changes: dict[str, Any], stock_delta: int
             rows = SeckillGoods.objects.filter(pk=sale.pk)
             if stock_delta < 0:
                 rows = rows.filter(stock_count__gte=-stock_delta)
-            if not rows.update(stock_count=F("stock_count") + stock_delta):
-                raise StockShortage(_("Not enough units left to remove %(n)s; nothing changed.") % {"n": -stock_delta})
+                shortage = _("Not enough units left to remove %(n)s; nothing changed.") % {"n": -stock_delta}
+            else:
+                # The column is a 32-bit integer: a sum past it would overflow in PostgreSQL (a 500).
+                rows = rows.filter(stock_count__lte=INT32_MAX - min(stock_delta, INT32_MAX))
+                shortage = _("The stock cannot exceed %(max)s units; nothing changed.") % {"max": INT32_MAX}
+            if abs(stock_delta) > INT32_MAX or not rows.update(stock_count=F("stock_count") + stock_delta):
+                raise StockShortage(shortage)
         sale_changed(sale_id=sale.pk)
     sale.refresh_from_db(fields=["stock_count"])
     return sale

@@ -8,6 +8,8 @@ a lazy user that only endpoints needing the row ever evaluate.
 """
 
 import hashlib
+import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +26,68 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.authtoken.models import Token
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 
 from seckill_site.codes import Code
-from seckill_site.http import positive_int
+from seckill_site.http import ID_MAX, positive_int
 from seckill_site.redis import client
+
+# --- JSON bodies ---------------------------------------------------------------------------------
+
+# A JSON body is read whole (Django's DATA_UPLOAD_MAX_MEMORY_SIZE does not apply to a
+# stream DRF reads itself), so it is capped before parsing, and so is its nesting: Python's
+# json module recurses once per level, and 200,000 "[" end in RecursionError (a 500).
+JSON_MAX_BYTES = 256 * 1024
+JSON_MAX_DEPTH = 32
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+class BodyTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = _("the request body is too large")
+
+
+def json_depth(body: bytes) -> int:
+    """How deep a JSON text nests arrays and objects, without parsing it (no recursion)."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub(b"", body)):
+        depth += 1 if bracket in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _read_capped(stream, limit: int, what: str) -> bytes:
+    body = stream.read(limit + 1) if stream is not None else b""
+    if len(body) > limit:
+        raise BodyTooLarge(_("the %(what)s body is larger than %(n)s KiB") % {"what": what, "n": limit // 1024})
+    return body
+
+
+class BoundedJSONParser(JSONParser):
+    """DRF's JSONParser behind a size and a depth limit checked before json.loads runs."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        body = _read_capped(stream, JSON_MAX_BYTES, "JSON")
+        if json_depth(body) > JSON_MAX_DEPTH:
+            raise exceptions.ParseError(_("JSON nested deeper than %(n)s levels") % {"n": JSON_MAX_DEPTH})
+        return super().parse(io.BytesIO(body), media_type, parser_context)
+
+
+class BoundedFormParser(FormParser):
+    """A form body (a browser posting to the API with its session) under the pages' limit:
+    DRF reads it itself, so Django's DATA_UPLOAD_MAX_MEMORY_SIZE would not apply."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        from django.conf import settings
+
+        body = _read_capped(stream, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "form")
+        return super().parse(io.BytesIO(body), media_type, parser_context)
+
 
 # --- the envelope ------------------------------------------------------------------------------
 
@@ -374,6 +430,7 @@ _ERROR_DESCRIPTIONS = {
     404: "no such object (`code` 500404); another merchant's or shopper's objects are 404 too",
     405: "method not allowed (`code` 500405)",
     409: "the order cannot do that in its state (`code` 500601)",
+    413: "the request body is too large (`code` 500101)",
     429: "rate limited (`code` 500429); see Retry-After",
     503: "the shop is busy (`code` 500503 or 500506), retry shortly",
 }
@@ -381,15 +438,16 @@ _ERROR_DESCRIPTIONS = {
 
 def errors(*statuses: int) -> dict[int, OpenApiResponse]:
     """Error responses of an operation, all in the envelope. 503 is added everywhere: any
-    endpoint answers it while PostgreSQL or Redis is unreachable."""
+    endpoint answers it while PostgreSQL or Redis is unreachable; and 413, a body over the
+    limits (BoundedJSONParser, DATA_UPLOAD_MAX_MEMORY_SIZE), which any endpoint refuses."""
     return {
         code: OpenApiResponse(ErrorEnvelopeSerializer, description=_ERROR_DESCRIPTIONS[code])
-        for code in sorted({*statuses, 503})
+        for code in sorted({*statuses, 413, 503})
     }
 
 
-# Ids in URLs are read with seckill_site.http.positive_int: digits, at most 18 of them.
-MAX_ID = 10**18 - 1
+# Ids in URLs are read with seckill_site.http.positive_int: digits, at most 10**18 - 1.
+MAX_ID = ID_MAX
 
 
 def id_parameter(name: str, description: str) -> OpenApiParameter:

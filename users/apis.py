@@ -4,13 +4,13 @@ Validation is the pages' forms and the writes are users.services, as on /user/lo
 """
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from seckill_site.api import (
+    BoundedJSONParser,
     Credentials,
     IsShopper,
     PerIpThrottle,
@@ -49,7 +49,7 @@ class LoginApi(APIView):
     permission_classes = [AllowAny]
     # JSON only: a cross-site HTML form cannot post JSON, so nobody can log a victim's
     # browser into their own account through this CSRF-exempt endpoint (login CSRF).
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
     # Both counters of the login page: per IP and per mobile number.
     throttle_classes = [
         throttle(PerIpThrottle, "user.login.ip", LOGIN_RATE_PER_IP),
@@ -82,7 +82,7 @@ class LoginApi(APIView):
 class RegisterApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
     throttle_classes = [throttle(PerIpThrottle, "user.register", REGISTER_RATE_PER_IP)]
 
     @extend_schema(

@@ -131,6 +131,13 @@ REST_FRAMEWORK = {
         "seckill_site.api.SessionIdAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["seckill_site.api.IsShopper"],
+    # Bodies are capped in size (and JSON in depth) before they are parsed (seckill_site.api).
+    # Multipart goes through Django's parser, which applies DATA_UPLOAD_MAX_MEMORY_SIZE itself.
+    "DEFAULT_PARSER_CLASSES": [
+        "seckill_site.api.BoundedJSONParser",
+        "seckill_site.api.BoundedFormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "seckill_site.api.EnvelopePagination",
     "EXCEPTION_HANDLER": "seckill_site.api.exception_handler",
