@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import BaseUserCreationForm, UserChangeForm
 
+from users.forms import MobileField
 from users.models import User
 
 
@@ -9,12 +10,14 @@ class UserCreationForm(BaseUserCreationForm):
     class Meta:
         model = User
         fields = ("mobile",)
+        field_classes = {"mobile": MobileField}
 
 
 class UserEditForm(UserChangeForm):
     class Meta:
         model = User
         fields = "__all__"
+        field_classes = {"mobile": MobileField}
 
 
 @admin.register(User)

@@ -1,10 +1,31 @@
+import unicodedata
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-mobile_validator = RegexValidator(r"^1\d{10}$", _("Enter an 11-digit mobile number starting with 1."))
+# ASCII digits only: `\d` also matches Arabic-Indic, Devanagari, full-width... digits, which
+# would register look-alike accounts and miss the login and rate-limit keys of the real one.
+mobile_validator = RegexValidator(r"^1[0-9]{10}\Z", _("Enter an 11-digit mobile number starting with 1."))
+
+
+def mobile_normalize(raw: Any) -> str:
+    """The one form of a mobile number the shop knows: what pages, API and admin store, log in
+    with and rate-limit on. Surrounding whitespace goes, and any Unicode decimal digit (a
+    full-width "１" typed on a phone's IME, an Arabic-Indic "١") becomes its ASCII digit; a JSON
+    number counts as its digits. Anything else is returned as text for the validator to refuse."""
+    if isinstance(raw, bool) or raw is None:
+        return ""
+    if isinstance(raw, int):
+        raw = str(raw)
+    if not isinstance(raw, str):
+        return ""
+    return "".join(str(unicodedata.decimal(char)) if unicodedata.decimal(char, None) is not None else char
+                   for char in raw.strip())  # fmt: skip
+
 
 MERCHANTS_GROUP = "Merchants"
 
@@ -13,6 +34,7 @@ class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
     def create_user(self, mobile: str, password: str | None = None, **extra) -> "User":
+        mobile = mobile_normalize(mobile)
         if not mobile:
             raise ValueError("A mobile number is required.")
         user = self.model(mobile=mobile, **extra)
