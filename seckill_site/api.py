@@ -33,7 +33,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 
 from seckill_site.codes import Code
-from seckill_site.http import ID_MAX, positive_int
+from seckill_site.http import ID_MAX, client_ip, positive_int
 from seckill_site.redis import client
 
 # --- JSON bodies ---------------------------------------------------------------------------------
@@ -387,15 +387,17 @@ class PerUserThrottle(RatelimitThrottle):
 
 class PerIpThrottle(RatelimitThrottle):
     def key_of(self, request: Request) -> str | None:
-        return request._request.META.get("REMOTE_ADDR", "")
+        return client_ip(request._request)
 
 
 class PerMobileThrottle(RatelimitThrottle):
     def key_of(self, request: Request) -> str | None:
-        # The page keys on `post:mobile`; JSON bodies are not in request.POST, so read request.data.
+        # The account as the login form reads it (users.services.login_attempt_limited): spaces,
+        # Unicode digits or a JSON number must not open a fresh bucket for the same account.
+        from users.models import mobile_normalize
+
         data = request.data
-        mobile = data.get("mobile") if hasattr(data, "get") else None
-        return mobile if isinstance(mobile, str) else ""
+        return mobile_normalize(data.get("mobile") if hasattr(data, "get") else None)
 
 
 def throttle(base: type[RatelimitThrottle], group: str, rate: str) -> type[RatelimitThrottle]:

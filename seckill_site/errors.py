@@ -21,30 +21,30 @@ JSON_PATH_PREFIXES = ("/seckill/", "/goods/getDetails", "/api/", "/user/me")
 ERROR_TEMPLATE = "errors/error.html"
 
 
-def _answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
+def answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
     if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
         return fail(code, msg)
     return render(request, ERROR_TEMPLATE, {"message": msg or code.msg, "status": code.status}, status=code.status)
 
 
 def ratelimited(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.TOO_MANY_REQUESTS)
+    return answer(request, Code.TOO_MANY_REQUESTS)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.BAD_REQUEST)
+    return answer(request, Code.BAD_REQUEST)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.FORBIDDEN)
+    return answer(request, Code.FORBIDDEN)
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.NOT_FOUND)
+    return answer(request, Code.NOT_FOUND)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return _answer(request, Code.SERVER_ERROR)
+    return answer(request, Code.SERVER_ERROR)
 
 
 class ServiceUnavailableMiddleware:
@@ -83,4 +83,4 @@ def _unavailable(request: HttpRequest) -> HttpResponse:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     message = _("Your form expired or the CSRF token is missing: reload the page and try again.")
-    return _answer(request, Code.FORBIDDEN, message)
+    return answer(request, Code.FORBIDDEN, message)

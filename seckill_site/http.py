@@ -59,6 +59,11 @@ def positive_int(raw: Any) -> int | None:
     return parse_int(raw, minimum=1, maximum=ID_MAX)
 
 
+def client_ip(request: HttpRequest) -> str:
+    """The client's IP address: what every per-IP limit counts on."""
+    return request.META.get("REMOTE_ADDR", "")
+
+
 def allow(*methods: str):
     """Like require_http_methods, but answers a wrong method with the envelope and a clear message."""
     allowed = {method.upper() for method in methods}

@@ -28,10 +28,8 @@ from users import services
 from users.forms import LoginForm, RegisterForm
 from users.selectors import user_public_data
 from users.serializers import LoginInputSerializer, RegisterInputSerializer, SessionSerializer, UserSerializer
-from users.views import LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
-
-# The register page's limit (users.views.register), on the same counter.
-REGISTER_RATE_PER_IP = "10/m"
+from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
+from users.views import REGISTER_RATE_PER_IP
 
 
 def _form_errors(form) -> Response:
@@ -52,8 +50,8 @@ class LoginApi(APIView):
     parser_classes = [BoundedJSONParser]
     # Both counters of the login page: per IP and per mobile number.
     throttle_classes = [
-        throttle(PerIpThrottle, "user.login.ip", LOGIN_RATE_PER_IP),
-        throttle(PerMobileThrottle, "user.login.mobile", LOGIN_RATE_PER_MOBILE),
+        throttle(PerIpThrottle, LOGIN_GROUP_IP, LOGIN_RATE_PER_IP),
+        throttle(PerMobileThrottle, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_MOBILE),
     ]
 
     @extend_schema(

@@ -1,19 +1,48 @@
 """Writes on users: login, registration."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth import authenticate, login, logout
 from django.db.models import F
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
+from django_ratelimit.core import is_ratelimited
 
-from users.models import User
+from seckill_site.http import client_ip
+from users.models import User, mobile_normalize
+
+# Login attempts, on the shop's login page, its API and the admin's login alike (one budget:
+# switching between them buys an attacker nothing).
+LOGIN_RATE_PER_IP = "30/m"
+LOGIN_RATE_PER_MOBILE = "10/m"
+LOGIN_GROUP_IP = "user.login.ip"
+LOGIN_GROUP_MOBILE = "user.login.mobile"
 
 
 @dataclass(frozen=True)
 class LoginResult:
     user: User | None
     error: str | None = None
+
+
+def login_attempt_limited(*, request: HttpRequest, mobile: Any) -> bool:
+    """Count one login attempt against the caller's IP and the account it names; True when
+    either is over its limit. The account is the mobile number as the login form would read
+    it, so " 13700000001", "13700000001\\t", "１３７…" and the JSON number 13700000001 share one
+    bucket. (The API counts the same buckets through seckill_site.api's throttles.)"""
+    ip, account = client_ip(request), mobile_normalize(mobile)
+    by_ip = is_ratelimited(
+        request, group=LOGIN_GROUP_IP, key=lambda _group, _request: ip, rate=LOGIN_RATE_PER_IP, increment=True
+    )
+    by_mobile = is_ratelimited(
+        request,
+        group=LOGIN_GROUP_MOBILE,
+        key=lambda _group, _request: account,
+        rate=LOGIN_RATE_PER_MOBILE,
+        increment=True,
+    )
+    return by_ip or by_mobile
 
 
 def user_login(*, request: HttpRequest, mobile: str, password: str) -> LoginResult:

@@ -6,13 +6,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_ratelimit.core import is_ratelimited
 
 from seckill_site.codes import Code
-from seckill_site.http import fail, ok, wants_json
+from seckill_site.http import client_ip, fail, ok, wants_json
 from users import services
 from users.forms import LoginForm, RegisterForm
 from users.selectors import user_public_data
 
-LOGIN_RATE_PER_IP = "30/m"
-LOGIN_RATE_PER_MOBILE = "10/m"
+REGISTER_RATE_PER_IP = "10/m"
 
 
 def _safe_next(request: HttpRequest) -> str:
@@ -28,11 +27,7 @@ def login_page(request: HttpRequest) -> HttpResponse:
 
 
 def _login_limited(request: HttpRequest) -> bool:
-    by_ip = is_ratelimited(request, group="user.login.ip", key="ip", rate=LOGIN_RATE_PER_IP, increment=True)
-    by_mobile = is_ratelimited(
-        request, group="user.login.mobile", key="post:mobile", rate=LOGIN_RATE_PER_MOBILE, increment=True
-    )
-    return by_ip or by_mobile
+    return services.login_attempt_limited(request=request, mobile=request.POST.get("mobile"))
 
 
 @require_POST
@@ -74,7 +69,10 @@ def logout_view(request: HttpRequest) -> HttpResponse:
 def register(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "users/register.html", {"form": RegisterForm()})
-    if is_ratelimited(request, group="user.register", key="ip", rate="10/m", increment=True):
+    ip = client_ip(request)
+    if is_ratelimited(
+        request, group="user.register", key=lambda _group, _request: ip, rate=REGISTER_RATE_PER_IP, increment=True
+    ):
         return (
             fail(Code.TOO_MANY_REQUESTS)
             if wants_json(request)

@@ -14,7 +14,7 @@ DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "seckill_site.apps.ShopAdminConfig",  # django.contrib.admin, with login limits
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
