@@ -29,7 +29,7 @@ from users.forms import LoginForm, RegisterForm
 from users.selectors import user_public_data
 from users.serializers import LoginInputSerializer, RegisterInputSerializer, SessionSerializer, UserSerializer
 from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
-from users.views import REGISTER_RATE_PER_IP
+from users.views import REGISTER_RATE_PER_IP, register_form_save
 
 
 def _form_errors(form) -> Response:
@@ -94,9 +94,9 @@ class RegisterApi(APIView):
         data = _form_data(request)
         # The page asks twice for the password; an API client sends it once.
         form = RegisterForm({**data, "password_again": data.get("password")})
-        if not form.is_valid():
+        user = register_form_save(form)
+        if user is None:
             return _form_errors(form)
-        user = services.user_register(**form.cleaned_data_for_service())
         token = api_token_issue(user_id=user.pk)
         return api_ok({"token": token, "user": user_public_data(user)}, status_code=201)
 

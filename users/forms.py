@@ -33,7 +33,9 @@ class RegisterForm(forms.Form):
     def clean_mobile(self) -> str:
         mobile = self.cleaned_data["mobile"]
         if User.objects.filter(mobile=mobile).exists():
-            raise forms.ValidationError(_("This mobile number is already registered."))
+            from users.services import MOBILE_TAKEN_MESSAGE
+
+            raise forms.ValidationError(MOBILE_TAKEN_MESSAGE)
         return mobile
 
     def clean(self):

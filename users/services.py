@@ -4,9 +4,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import authenticate, login, logout
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django_ratelimit.core import is_ratelimited
 
 from seckill_site.http import client_ip
@@ -18,6 +20,7 @@ LOGIN_RATE_PER_IP = "30/m"
 LOGIN_RATE_PER_MOBILE = "10/m"
 LOGIN_GROUP_IP = "user.login.ip"
 LOGIN_GROUP_MOBILE = "user.login.mobile"
+MOBILE_TAKEN_MESSAGE = gettext_lazy("This mobile number is already registered.")
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,19 @@ def user_logout(*, request: HttpRequest) -> None:
     logout(request)
 
 
+class MobileTaken(Exception):
+    """The mobile number is registered already; the message is for the person registering."""
+
+
 def user_register(*, mobile: str, password: str, nickname: str = "") -> User:
-    """Caller has validated the input (users.forms.RegisterForm)."""
-    return User.objects.create_user(mobile=mobile, password=password, nickname=nickname or mobile[-4:])
+    """Caller has validated the input (users.forms.RegisterForm). The form's "already
+    registered" check cannot see a registration committed after it ran: two simultaneous
+    sign-ups of one number both pass it, and the unique index stops the second. That one gets
+    MobileTaken, the form's own answer, instead of an IntegrityError."""
+    try:
+        with transaction.atomic():
+            return User.objects.create_user(mobile=mobile, password=password, nickname=nickname or mobile[-4:])
+    except IntegrityError as error:
+        if User.objects.filter(mobile=mobile).exists():
+            raise MobileTaken(MOBILE_TAKEN_MESSAGE) from error
+        raise

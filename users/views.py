@@ -65,6 +65,17 @@ def logout_view(request: HttpRequest) -> HttpResponse:
     return redirect("/user/index")
 
 
+def register_form_save(form: RegisterForm):
+    """The new user, or None with the errors on the form (a number taken meanwhile included)."""
+    if not form.is_valid():
+        return None
+    try:
+        return services.user_register(**form.cleaned_data_for_service())
+    except services.MobileTaken as taken:
+        form.add_error("mobile", str(taken))
+        return None
+
+
 @require_http_methods(["GET", "POST"])
 def register(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
@@ -84,11 +95,11 @@ def register(request: HttpRequest) -> HttpResponse:
             )
         )
     form = RegisterForm(request.POST)
-    if not form.is_valid():
+    user = register_form_save(form)
+    if user is None:
         if wants_json(request):
             return fail(Code.BAD_REQUEST, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return render(request, "users/register.html", {"form": form}, status=400)
-    user = services.user_register(**form.cleaned_data_for_service())
     services.user_login(request=request, mobile=user.mobile, password=form.cleaned_data["password"])
     if wants_json(request):
         return ok(user_public_data(user))
