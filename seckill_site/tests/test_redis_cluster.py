@@ -70,7 +70,9 @@ def test_the_suite_on_a_redis_cluster():
     assert " failed" not in summary[0] and " passed" in summary[0], summary
 
 
-cluster_only = pytest.mark.skipif(not ON_CLUSTER, reason="runs on a Redis Cluster (see test_the_suite_on_a_redis_cluster)")
+cluster_only = pytest.mark.skipif(
+    not ON_CLUSTER, reason="runs on a Redis Cluster (see test_the_suite_on_a_redis_cluster)"
+)
 
 
 @cluster_only
