@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from seckill_site.api import (
+    TOKEN_LIFETIME,
     BoundedJSONParser,
     Credentials,
     IsShopper,
@@ -19,6 +20,7 @@ from seckill_site.api import (
     api_ok,
     api_token_issue,
     api_token_revoke,
+    api_tokens_of,
     envelope,
     errors,
     throttle,
@@ -27,7 +29,13 @@ from seckill_site.codes import Code
 from users import services
 from users.forms import LoginForm, RegisterForm
 from users.selectors import user_public_data
-from users.serializers import LoginInputSerializer, RegisterInputSerializer, SessionSerializer, UserSerializer
+from users.serializers import (
+    LoginInputSerializer,
+    RegisterInputSerializer,
+    SessionSerializer,
+    TokenSerializer,
+    UserSerializer,
+)
 from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
 from users.views import REGISTER_RATE_PER_IP, register_form_save
 
@@ -114,6 +122,32 @@ class LogoutApi(APIView):
             api_token_revoke(key=credentials.token)
         services.user_logout(request=request._request)
         return api_ok()
+
+
+class LogoutEverywhereApi(APIView):
+    @extend_schema(
+        tags=["users"],
+        summary="Log out everywhere: end every session and revoke every token of mine, this one included",
+        request=None,
+        responses={200: envelope("LogoutEverywhereEnvelope"), **errors(401)},
+    )
+    def post(self, request: Request) -> Response:
+        services.user_auth_revoke(user_id=request.user.pk)
+        services.user_logout(request=request._request)
+        return api_ok()
+
+
+class TokenListApi(APIView):
+    @extend_schema(
+        tags=["users"],
+        summary="My live API tokens (their first characters, issue and expiry times)",
+        description=f"A token expires {TOKEN_LIFETIME // 86400} days after it was issued, however much "
+        "it is used; log in again for a new one. POST users/logout revokes the token it is sent with, "
+        "users/logout-everywhere all of them; a password change or deactivation revokes them all too.",
+        responses={200: envelope("TokenListEnvelope", TokenSerializer(many=True)), **errors(401)},
+    )
+    def get(self, request: Request) -> Response:
+        return api_ok(api_tokens_of(user_id=request.user.pk))
 
 
 class MeApi(APIView):

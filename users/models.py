@@ -3,7 +3,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.core.validators import RegexValidator
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -64,6 +64,28 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def __str__(self) -> str:
         return self.nickname or self.mobile
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        user = super().from_db(db, field_names, values)
+        user._credentials_loaded = user._credentials()
+        return user
+
+    def _credentials(self) -> tuple[str | None, bool | None]:
+        return self.__dict__.get("password"), self.__dict__.get("is_active")
+
+    def save(self, *args, **kwargs) -> None:
+        """A changed password or is_active ends every other session and token of the user once
+        committed (users.services.user_auth_revoke). Here rather than in the views that change
+        them, because those are many: the admin's forms, `changepassword`, a shell."""
+        super().save(*args, **kwargs)
+        loaded, now = getattr(self, "_credentials_loaded", None), self._credentials()
+        if loaded is not None and None not in loaded and None not in now and loaded != now:
+            from users.services import user_auth_revoke
+
+            user_id = self.pk
+            transaction.on_commit(lambda: user_auth_revoke(user_id=user_id))
+        self._credentials_loaded = now
 
     @property
     def is_merchant(self) -> bool:

@@ -1,5 +1,6 @@
 """Writes on users: login, registration."""
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.utils.translation import gettext_lazy
 from django_ratelimit.core import is_ratelimited
 
 from seckill_site.http import client_ip
+from seckill_site.redis import client, keys
 from users.models import User, mobile_normalize
 
 # Login attempts, on the shop's login page, its API and the admin's login alike (one budget:
@@ -61,6 +63,20 @@ def user_login(*, request: HttpRequest, mobile: str, password: str) -> LoginResu
 
 def user_logout(*, request: HttpRequest) -> None:
     logout(request)
+
+
+def user_auth_revoke(*, user_id: int) -> None:
+    """End every session and API token of the user at once, the seckill gate included:
+    on a password change or deactivation (User.save calls this once committed), an admin's
+    edit of the user, or "log out everywhere".
+
+    Sessions: a new random auth epoch in Redis; a session made under another one loads empty
+    (users.sessions). Random, not a counter: if Redis lost the key, no old value comes back.
+    Tokens: their rows and cache entries are deleted (seckill_site.api.api_tokens_revoke)."""
+    from seckill_site.api import api_tokens_revoke
+
+    client().set(keys.auth_epoch(user_id), secrets.token_hex(8))
+    api_tokens_revoke(user_id=user_id)
 
 
 class MobileTaken(Exception):
