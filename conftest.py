@@ -39,6 +39,19 @@ def clean_redis():
 
 
 @pytest.fixture
+def ratelimit_clock(monkeypatch):
+    """django-ratelimit's windows are fixed, each key's with its own boundary: a test whose
+    dozen requests straddle one would see its count restart. Hold its clock still."""
+    import time
+    import types
+
+    from django_ratelimit import core
+
+    now = time.time()
+    monkeypatch.setattr(core, "time", types.SimpleNamespace(time=lambda: now))
+
+
+@pytest.fixture
 def queued(monkeypatch):
     """Record the order_write messages instead of publishing them (single-threaded tests
     only): the test decides when, and how often, each message is delivered."""

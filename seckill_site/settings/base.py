@@ -125,9 +125,18 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 MEDIA_URL = "/media/"
 MEDIA_ROOT = env("MEDIA_ROOT", default=str(BASE_DIR / "media"))
 
+# Who may tell the app the client's address (seckill_site.http.client_ip, behind every per-IP
+# limit; README "Behind a load balancer"). Networks of the proxies in front of the app
+# (e.g. "10.0.0.0/8,fd00::/8"), or their number when their addresses are not known in advance.
+# Neither set: REMOTE_ADDR only, X-Forwarded-For ignored.
+SECKILL_TRUSTED_PROXIES = env.list("SECKILL_TRUSTED_PROXIES", default=[])
+SECKILL_TRUSTED_PROXY_COUNT = env.int("SECKILL_TRUSTED_PROXY_COUNT", default=0)
+
 # Rate limits (django-ratelimit) count in the Redis cache.
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "seckill_site.errors.ratelimited"
+# key="ip" in any django-ratelimit call means the same address as every other limit.
+RATELIMIT_IP_META_KEY = "seckill_site.http.client_ip"
 
 # The REST API (/api/v1/, seckill_site/api.py): tokens cached in Redis or the browser's
 # session, the pages' envelope and error codes, no DB read to authenticate the gate.
