@@ -34,6 +34,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "seckill_site.errors.ServiceUnavailableMiddleware",
+    "seckill_site.errors.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "users.middleware.SessionMiddleware",
     "users.middleware.SlidingSessionMiddleware",
@@ -131,6 +132,14 @@ MEDIA_ROOT = env("MEDIA_ROOT", default=str(BASE_DIR / "media"))
 # Neither set: REMOTE_ADDR only, X-Forwarded-For ignored.
 SECKILL_TRUSTED_PROXIES = env.list("SECKILL_TRUSTED_PROXIES", default=[])
 SECKILL_TRUSTED_PROXY_COUNT = env.int("SECKILL_TRUSTED_PROXY_COUNT", default=0)
+
+# Request bodies. A whole request may be at most SECKILL_MAX_REQUEST_BYTES, refused by its
+# Content-Length before it is read (seckill_site.errors.RequestBodyLimitMiddleware): a 2 MB
+# product image plus the form around it. Form fields without files: 1 MB; uploads up to the
+# image limit stay in memory, larger ones could not pass anyway.
+SECKILL_MAX_REQUEST_BYTES = env.int("SECKILL_MAX_REQUEST_BYTES", default=3 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Rate limits (django-ratelimit) count in the Redis cache.
 RATELIMIT_USE_CACHE = "default"
