@@ -11,8 +11,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 env = environ.Env()
 
-SECRET_KEY = env("SECRET_KEY", default="dev-only-not-secret-" + "x" * 40)
-DEBUG = env.bool("DEBUG", default=False)
+# The key of `make run` and the tests, taken by local.py and test.py when SECRET_KEY is unset.
+# Not a setting here: production.py must never inherit a default key (it refuses this one).
+DEV_SECRET_KEY = "dev-only-not-secret-" + "x" * 40
+DEBUG = False  # local.py reads DEBUG from the environment; production never does
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
