@@ -55,11 +55,12 @@ def test_a_body_over_the_cap_is_refused_before_it_is_read(merchant_browser):
     assert response.status_code == 413 and not Goods.objects.exists()
 
 
-def test_an_oversized_declared_length_is_refused_without_reading(merchant_browser):
+@pytest.mark.parametrize("url", ["/user/login", "/seckill/abc/doSeckill", "/api/v1/sales/1/buy/abc"])
+def test_an_oversized_declared_length_is_refused_without_reading(merchant_browser, url):
     # 50 MB declared, none sent: reading it would fail; the answer comes first.
     response = merchant_browser.generic(
         "POST",
-        "/user/login",
+        url,
         b"",
         content_type="application/x-www-form-urlencoded",
         CONTENT_LENGTH=str(50 * 2**20),

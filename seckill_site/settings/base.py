@@ -35,8 +35,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "seckill_site.errors.ServiceUnavailableMiddleware",
+    # Before anything reads a body (SoldOutMiddleware reads the buy form's goodsId): an
+    # oversized Content-Length is refused unread. A header lookup, no network call.
     "seckill_site.errors.RequestBodyLimitMiddleware",
+    # Then: a buy request for a sale this process knows is sold out costs nothing more.
+    "seckill.middleware.SoldOutMiddleware",
+    "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "users.middleware.SessionMiddleware",
     "users.middleware.SlidingSessionMiddleware",
@@ -71,6 +75,15 @@ DATABASES = {"default": env.db_url("DATABASE_URL")}
 # Reuse connections, but check them first so a restarted database heals by itself.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# DATABASE_POOLER=pgbouncer: PostgreSQL behind PgBouncer in transaction mode, where consecutive
+# transactions of one client may run on different server connections: no server-side cursors
+# (they outlive their transaction) and nothing that relies on session state (the shop takes
+# no session advisory locks; its reconcile lock lives in Redis).
+DATABASE_POOLER = env("DATABASE_POOLER", default="")
+if DATABASE_POOLER == "pgbouncer":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+elif DATABASE_POOLER:
+    raise environ.ImproperlyConfigured(f"DATABASE_POOLER={DATABASE_POOLER!r}: only 'pgbouncer' is known")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # redis://host:port/0 for one server, redis+cluster://host:port,host:port for a Redis Cluster
