@@ -22,7 +22,16 @@ from rest_framework.authtoken.models import Token
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
 from seckill_site.api import JSON_MAX_BYTES, TOKEN_LIFETIME, api_token_issue
-from seckill_site.tests.fuzzing import UPLOADS, deep_json, hostile_scalar, hostile_value, record
+from seckill_site.tests.fuzzing import (
+    BOUNDARY_INTEGERS,
+    ODD_NUMBER_TEXT,
+    UNICODE_DIGITS,
+    UPLOADS,
+    deep_json,
+    hostile_scalar,
+    hostile_value,
+    record,
+)
 from users.models import User
 from users.tests.factories import PASSWORD, make_merchant, make_user
 
@@ -137,6 +146,36 @@ def test_every_api_operation_survives_hostile_input(world, method, path, operati
     run()
 
 
+# Random draws rarely put one particular value in one particular field; these do, for every
+# field: each body property of each operation, and each field of each form, gets each of them.
+NUMBER_MATRIX = [*UNICODE_DIGITS, *ODD_NUMBER_TEXT, *BOUNDARY_INTEGERS, *(str(n) for n in BOUNDARY_INTEGERS)]
+FORM_MATRIX = ["--5", "²", "١٢٣", "１２３", str(2**31), str(-(2**63) - 1), "1e400", "9" * 5000]
+
+
+@pytest.mark.parametrize(
+    "method, path, operation",
+    [op for op in OPERATIONS if "requestBody" in op[2]],
+    ids=[f"{m} {p}" for m, p, o in OPERATIONS if "requestBody" in o],
+)
+def test_every_body_field_takes_every_hostile_number(world, method, path, operation):
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    if "$ref" in schema:
+        schema = SCHEMA["components"]["schemas"][schema["$ref"].split("/")[-1]]
+    real = {"sale_id": world["sale"].pk, "goods_id": world["sale"].goods_id, "order_no": world["order"].order_no}
+    url = path
+    for name, value in real.items():
+        url = url.replace("{" + name + "}", str(value))
+    url = url.replace("{path}", "abc")
+    for field in schema.get("properties", {}):
+        for value in NUMBER_MATRIX:
+            browser, headers = _client(world, "superuser-token")
+            response = browser.generic(
+                method, url, json.dumps({field: value}), content_type="application/json", **headers
+            )
+            record(f"{method} {path}", response.status_code)
+            assert response.status_code < 500, (method, url, field, value, response.content[:300])
+
+
 # --- the HTML forms ---------------------------------------------------------------------------
 
 
@@ -220,3 +259,14 @@ def test_every_form_survives_hostile_input(world, who, page):
         assert response.status_code < 500, (action, session, response.content[:300])
 
     run()
+    # Then every field of every form gets each number-like value the random draws may miss.
+    for form in forms:
+        as_served = {field: value for field, (kind, value) in form["fields"].items() if kind != "file"}
+        for name, (kind, _value) in form["fields"].items():
+            if kind in ("file", "hidden"):
+                continue
+            for hostile in FORM_MATRIX:
+                values = {**as_served, name: hostile}
+                response = _logged_in(world, who).post(form["action"] or url, values, REMOTE_ADDR="10.250.2.1")
+                record(f"form {page}", response.status_code)
+                assert response.status_code < 500, (url, name, hostile, response.content[:300])
