@@ -16,6 +16,11 @@ class UsersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Every limit (logins here, the gate, the API) counts on Redis's clock, not the node's.
+        from seckill_site.ratelimit import use_shop_clock
+
+        use_shop_clock()
+
         from django.contrib.auth.signals import user_logged_in
 
         user_logged_in.connect(_session_after_login, dispatch_uid="users.session_after_login")
