@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from goods.selectors import sale_get
 from seckill import selectors, services
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
-from seckill.views import SECKILL_RATE, sale_limit_message
+from seckill.views import SECKILL_RATE, captcha_answer, sale_limit_message
 from seckill_site.api import (
     HasUserId,
     PerUserThrottle,
@@ -96,14 +96,13 @@ class PathApi(_GateApi):
         if parsed is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         data = request.data
-        raw = data.get("verifyCode") if hasattr(data, "get") else None
-        answer = str(raw).strip() if isinstance(raw, (int, str)) and not isinstance(raw, bool) else ""
-        if not answer.lstrip("-").isdigit() or len(answer) > 6:
+        answer = captcha_answer(data.get("verifyCode") if hasattr(data, "get") else None)
+        if answer is None:
             return api_fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
         if sale_get(sale_id=parsed) is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         try:
-            path = services.path_create(user_id=user_id_of(request), sale_id=parsed, answer=int(answer))
+            path = services.path_create(user_id=user_id_of(request), sale_id=parsed, answer=answer)
         except services.SaleLimitReached as error:
             return _sale_limited(error)
         if path is None:

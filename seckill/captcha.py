@@ -54,6 +54,9 @@ ROW_SPACING = (32.0, 36.0)  # pixels between the centres of the rows: close, but
 ROW_SLOPE = (0.04, 0.1)  # how steeply the rows lean (opposite ways)
 WARP_GRID = (5, 3)  # columns x rows of the random mesh
 WARP_AMPLITUDE = 4.0  # pixels a mesh vertex may move
+# What an answer may be (the API documents it): anything else is a bad request, not a wrong
+# answer. Every sum's value lies well inside.
+ANSWER_MIN, ANSWER_MAX = -99_999, 999_999
 
 
 def expression_new(rng: random.Random | None = None) -> str:

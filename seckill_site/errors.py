@@ -7,6 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
+from django_redis.exceptions import ConnectionInterrupted
+from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -20,37 +22,59 @@ JSON_PATH_PREFIXES = ("/seckill/", "/goods/getDetails", "/api/", "/user/me")
 
 ERROR_TEMPLATE = "errors/error.html"
 
+# A backing service briefly out of reach: PostgreSQL down or restarting, Redis down, or a Redis
+# Cluster failover in progress (no primary for a slot yet, a demoted primary refusing writes,
+# a slot in migration). Each is answered 503 "busy, retry", never 401 or 500.
+UNAVAILABLE = (
+    OperationalError,
+    InterfaceError,
+    RedisConnectionError,
+    RedisTimeoutError,
+    ClusterError,
+    TryAgainError,
+    ReadOnlyError,
+    RedisClusterException,
+)
 
-def _answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
+
+def service_unavailable(error: BaseException) -> bool:
+    """Is `error` one of UNAVAILABLE (django-redis wraps Redis errors in ConnectionInterrupted)?"""
+    if isinstance(error, ConnectionInterrupted):
+        error = error.__cause__ or error
+    return isinstance(error, UNAVAILABLE)
+
+
+def answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
     if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
         return fail(code, msg)
     return render(request, ERROR_TEMPLATE, {"message": msg or code.msg, "status": code.status}, status=code.status)
 
 
 def ratelimited(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.TOO_MANY_REQUESTS)
+    return answer(request, Code.TOO_MANY_REQUESTS)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.BAD_REQUEST)
+    return answer(request, Code.BAD_REQUEST)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.FORBIDDEN)
+    return answer(request, Code.FORBIDDEN)
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.NOT_FOUND)
+    return answer(request, Code.NOT_FOUND)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return _answer(request, Code.SERVER_ERROR)
+    return answer(request, Code.SERVER_ERROR)
 
 
 class ServiceUnavailableMiddleware:
     """Outermost middleware: a PostgreSQL or Redis outage anywhere in the stack (sessions and
     rate limits included) answers a friendly 503 instead of a traceback. Recovery needs
-    nothing: CONN_HEALTH_CHECKS drops dead database connections and redis-py reconnects."""
+    nothing: CONN_HEALTH_CHECKS drops dead database connections, redis-py reconnects and its
+    cluster client re-reads the slot map after a failover."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -58,18 +82,20 @@ class ServiceUnavailableMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         try:
             return self.get_response(request)
-        except (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError) as error:
+        except Exception as error:
+            if not service_unavailable(error):
+                raise
             logger.warning("service unavailable on %s: %r", request.path, error)
-            return _unavailable(request)
+            return unavailable_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)):
+        if service_unavailable(exception):
             logger.warning("service unavailable on %s: %r", request.path, exception)
-            return _unavailable(request)
+            return unavailable_response(request)
         return None
 
 
-def _unavailable(request: HttpRequest) -> HttpResponse:
+def unavailable_response(request: HttpRequest) -> HttpResponse:
     code = Code.SERVER_BUSY
     if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
         response = fail(code)
@@ -83,4 +109,29 @@ def _unavailable(request: HttpRequest) -> HttpResponse:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     message = _("Your form expired or the CSRF token is missing: reload the page and try again.")
-    return _answer(request, Code.FORBIDDEN, message)
+    return answer(request, Code.FORBIDDEN, message)
+
+
+class RequestBodyLimitMiddleware:
+    """Refuse a request whose declared body is larger than settings.SECKILL_MAX_REQUEST_BYTES
+    (413) before anything reads it. Django's DATA_UPLOAD_MAX_MEMORY_SIZE leaves out uploaded
+    files, whose limit (goods.models.MAX_IMAGE_BYTES) is only checked once the whole body has
+    been read and spooled to disk. The proxy in front should cap bodies too (README)."""
+
+    def __init__(self, get_response):
+        from django.conf import settings
+
+        self.get_response = get_response
+        self.limit = settings.SECKILL_MAX_REQUEST_BYTES
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0  # Django reads a malformed length as no body at all
+        if declared > self.limit:
+            message = _("The request is larger than %(n)s MB.") % {"n": round(self.limit / 1024 / 1024, 1)}
+            response = answer(request, Code.TOO_LARGE, message)
+            response["Connection"] = "close"  # the unread body must not be taken for the next request
+            return response
+        return self.get_response(request)

@@ -2,17 +2,18 @@ from django import forms
 from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
 
-from users.models import User, mobile_validator
+from users.fields import MobileField
+from users.models import User
 from users.verification import SmsCodeForm
 
 
 class LoginForm(forms.Form):
-    mobile = forms.CharField(label=_("Mobile"), max_length=11, validators=[mobile_validator])
+    mobile = MobileField()
     password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
 
 
 class RegisterForm(SmsCodeForm):  # needs the code texted to the mobile number
-    mobile = forms.CharField(label=_("Mobile"), max_length=11, validators=[mobile_validator])
+    mobile = MobileField()
     nickname = forms.CharField(label=_("Nickname"), max_length=40, required=False)
     password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
     password_again = forms.CharField(label=_("Password (again)"), max_length=128, widget=forms.PasswordInput)
@@ -20,7 +21,9 @@ class RegisterForm(SmsCodeForm):  # needs the code texted to the mobile number
     def clean_mobile(self) -> str:
         mobile = self.cleaned_data["mobile"]
         if User.objects.filter(mobile=mobile).exists():
-            raise forms.ValidationError(_("This mobile number is already registered."))
+            from users.services import MOBILE_TAKEN_MESSAGE
+
+            raise forms.ValidationError(MOBILE_TAKEN_MESSAGE)
         return mobile
 
     def clean(self):

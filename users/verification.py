@@ -8,7 +8,6 @@ costs the shop money and a stranger's phone some peace. Registrations are counte
 client IP and hour for the admin (users.admin), where a farm of new accounts shows.
 """
 
-import copy
 import secrets
 import time
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from seckill_site.redis import client, keys, script
+from users.fields import MobileField
 from users.models import User
 from users.services import LoginResult
 from users.sms import sms_backend
@@ -146,25 +146,12 @@ class SmsCodeForm(forms.Form):
 
 class CodeLoginForm(SmsCodeForm):
     sms_purpose = "login"
-    mobile = forms.CharField(label=gettext_lazy("Mobile"), max_length=11)
-
-    def __init__(self, *args, **kwargs) -> None:
-        from users.forms import LoginForm
-
-        super().__init__(*args, **kwargs)
-        self.fields["mobile"] = copy.deepcopy(LoginForm.base_fields["mobile"])  # one rule for a mobile number
-        self.fields["code"] = self.fields.pop("code")
+    mobile = MobileField()
 
 
 class SmsSendForm(forms.Form):
-    mobile = forms.CharField(max_length=11)
+    mobile = MobileField()
     purpose = forms.ChoiceField(choices=[(purpose, purpose) for purpose in PURPOSES])
-
-    def __init__(self, *args, **kwargs) -> None:
-        from users.forms import LoginForm
-
-        super().__init__(*args, **kwargs)
-        self.fields["mobile"] = copy.deepcopy(LoginForm.base_fields["mobile"])  # one rule for a mobile number
 
 
 def sms_demo_hint(request: HttpRequest) -> dict:

@@ -2,13 +2,13 @@
 users/register). Same services and limits as the pages (users.verification_views)."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from seckill_site.api import (
+    BoundedJSONParser,
     PerIpThrottle,
     PerMobileThrottle,
     api_fail,
@@ -24,8 +24,8 @@ from users import verification
 from users.apis import _form_errors
 from users.selectors import user_public_data
 from users.serializers import CodeLoginInputSerializer, SessionSerializer, SmsSendInputSerializer, SmsSentSerializer
+from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
 from users.verification_views import sms_send_answer
-from users.views import LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
 
 
 def _fields(request: Request, *names: str) -> dict:
@@ -36,7 +36,7 @@ def _fields(request: Request, *names: str) -> dict:
 class SmsSendApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(
         tags=["users"],
@@ -59,10 +59,10 @@ class SmsSendApi(APIView):
 class CodeLoginApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    parser_classes = [JSONParser]  # JSON only, like users/login: no login CSRF from HTML forms
+    parser_classes = [BoundedJSONParser]  # JSON only, like users/login: no login CSRF from HTML forms
     throttle_classes = [
-        throttle(PerIpThrottle, "user.login.ip", LOGIN_RATE_PER_IP),
-        throttle(PerMobileThrottle, "user.login.mobile", LOGIN_RATE_PER_MOBILE),
+        throttle(PerIpThrottle, LOGIN_GROUP_IP, LOGIN_RATE_PER_IP),
+        throttle(PerMobileThrottle, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_MOBILE),
     ]
 
     @extend_schema(

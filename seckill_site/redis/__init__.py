@@ -20,10 +20,22 @@ from django_redis import get_redis_connection
 from redis import Redis
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
+from redis.exceptions import RedisError
 
 from seckill_site.redis import keys
 
-__all__ = ["client", "is_cluster", "keys", "lock", "script", "scripts_load", "server_time"]
+__all__ = [
+    "LockNotAcquired",
+    "client",
+    "is_cluster",
+    "keys",
+    "lock",
+    "lock_try",
+    "now",
+    "script",
+    "scripts_load",
+    "server_time",
+]
 
 LUA_DIR = Path(__file__).parent / "lua"
 
@@ -53,9 +65,32 @@ def scripts_load() -> list[str]:
 
 
 def server_time() -> float:
-    """Redis's clock in epoch seconds: what decides a sale window, whatever a node's clock says."""
+    """Redis's clock in epoch seconds (one round trip): what decides a sale window."""
     seconds, microseconds = client().time()
     return seconds + microseconds / 1_000_000
+
+
+# How far Redis's clock is from this process's, re-measured every CLOCK_REFRESH_SECONDS.
+CLOCK_REFRESH_SECONDS = 10.0
+_clock_offset: tuple[float, float] = (0.0, float("-inf"))  # (offset, measured at monotonic)
+
+
+def now() -> float:
+    """Epoch seconds by Redis's clock without a round trip per call: this process's clock plus
+    its measured offset from Redis. A web node whose clock is 30 s off still shows countdowns
+    and answers "not started" by the shop's time; reserve.lua reads TIME itself for the last
+    word. While Redis cannot be asked, the last offset (at first none) stands."""
+    global _clock_offset
+    offset, measured = _clock_offset
+    if time.monotonic() - measured >= CLOCK_REFRESH_SECONDS:
+        try:
+            before = time.time()
+            server = server_time()
+            offset = server - (before + time.time()) / 2
+        except RedisError:
+            pass
+        _clock_offset = (offset, time.monotonic())
+    return time.time() + offset
 
 
 class LockNotAcquired(Exception):
@@ -63,18 +98,30 @@ class LockNotAcquired(Exception):
 
 
 @contextmanager
-def lock(key: str, *, ttl: float) -> Iterator[str]:
-    """Hold `key` for at most `ttl` seconds; raises LockNotAcquired if someone else holds it.
+def lock_try(key: str, *, ttl: float) -> Iterator[str | None]:
+    """Hold `key` for at most `ttl` seconds if nobody else does: yields the owner token, or
+    None when someone else holds it (then nothing is released on exit either).
 
-    The owner token and a compare-and-delete release mean a holder that outlived its ttl
-    never deletes the lock of the next holder.
+    The owner token and a compare-and-delete release (unlock.lua) mean that neither a caller
+    that did not get the lock nor a holder that outlived its ttl ever deletes the lock of the
+    one holding it now.
     """
     token = secrets.token_hex(8)
     if not client().set(key, token, nx=True, px=int(ttl * 1000)):
-        raise LockNotAcquired(key)
+        yield None
+        return
     started = time.monotonic()
     try:
         yield token
     finally:
-        if time.monotonic() - started < ttl:
+        if time.monotonic() - started < ttl:  # past it the key is gone or another's: no round trip
             script("unlock")(keys=[key], args=[token])
+
+
+@contextmanager
+def lock(key: str, *, ttl: float) -> Iterator[str]:
+    """Hold `key` for at most `ttl` seconds; raises LockNotAcquired if someone else holds it."""
+    with lock_try(key, ttl=ttl) as token:
+        if token is None:
+            raise LockNotAcquired(key)
+        yield token

@@ -2,7 +2,25 @@
 
 Keys of one sale share the hash tag `{sale_id}` so that a Lua script touching several of
 them stays valid on Redis Cluster (all keys of one call must live in one slot).
+
+Every key starts with settings.REDIS_KEY_PREFIX ("" in production): a test run gets a prefix
+of its own and deletes only its own keys, so it never needs FLUSHDB (a cluster, or a server
+shared with others, must not be flushed). The prefix stands before the hash tag, so one
+sale's keys still share a slot.
 """
+
+import random
+
+from django.conf import settings
+
+PREFIX: str = settings.REDIS_KEY_PREFIX
+
+
+def jittered(seconds: float) -> int:
+    """`seconds` plus up to a fifth more, at random, for every cache entry's TTL: entries
+    written together (a warm-up, a deploy, one burst) then expire apart, not in one second."""
+    return int(seconds + random.uniform(0, seconds / 5))
+
 
 # Captcha answer, per user and sale: single use (GETDEL), 5 minutes (seed 000).
 CAPTCHA_TTL = 5 * 60
@@ -28,19 +46,29 @@ SMS_SENDS_PER_DAY = 5
 SMS_IP_WINDOW = 60 * 60
 # Accounts registered per client IP per hour, for the admin; kept a week.
 REGISTRATIONS_TTL = 7 * 24 * 60 * 60
-# Cached item data for the detail JSON and the gate's sale window.
+# Cached item data for the detail JSON and the gate's sale window: fresh for ~30 s (jittered),
+# then kept SALE_CACHE_STALE_TTL longer so that readers serve it while one process, holding
+# the sale's cache lock for at most SALE_CACHE_LOCK_TTL, reads it again from PostgreSQL.
 SALE_CACHE_TTL = 30
-# A miss for an unknown sale id is remembered briefly so repeated misses skip PostgreSQL.
+SALE_CACHE_STALE_TTL = 30
+SALE_CACHE_LOCK_TTL = 5
+# A miss for an unknown sale id is remembered briefly (jittered) so repeated misses skip PostgreSQL.
 SALE_MISSING_TTL = 30
 # Rebuild lock after Redis lost a sale's keys: one process rebuilds, others answer "busy".
 SALE_REBUILD_LOCK_TTL = 10
 # The cached list page, ~60 s plus jitter (settings.GOODS_LIST_CACHE_SECONDS), and the
-# mutex that lets one request render it while the others wait.
+# mutex (owner token, compare-and-delete release) that lets one request render it while the
+# others wait.
 GOODS_LIST_LOCK_TTL = 5
 
 
 def _sale(sale_id: int) -> str:
-    return f"sk:{{{sale_id}}}"
+    return f"{PREFIX}sk:{{{sale_id}}}"
+
+
+def sale_pattern(sale_id: int) -> str:
+    """SCAN pattern of every key of one sale."""
+    return f"{_sale(sale_id)}:*"
 
 
 def stock(sale_id: int) -> str:
@@ -95,33 +123,52 @@ def rebuild_lock(sale_id: int) -> str:
     return f"{_sale(sale_id)}:rebuild-lock"
 
 
+# One reconciler per sale at a time: longer than reconciling a few hundred stale reservations
+# takes, short enough that a crashed reconciler's sale is picked up again within a minute.
+RECONCILE_LOCK_TTL = 50
+
+
+def reconcile_lock(sale_id: int) -> str:
+    return f"{_sale(sale_id)}:reconcile-lock"
+
+
+def sale_cache_lock(sale_id: int) -> str:
+    """Held (owner token) by the one process reading a sale's cache entry from PostgreSQL."""
+    return f"{_sale(sale_id)}:cache-lock"
+
+
 def sms_code(mobile: str, purpose: str) -> str:
     """Hash {code, checks} of the code last sent to `mobile` for `purpose` (SMS_CODE_TTL)."""
-    return f"sms:{{{mobile}}}:code:{purpose}"
+    return f"{PREFIX}sms:{{{mobile}}}:code:{purpose}"
 
 
 def sms_resend(mobile: str) -> str:
     """Present while `mobile` may not get another message (SMS_RESEND_SECONDS)."""
-    return f"sms:{{{mobile}}}:resend"
+    return f"{PREFIX}sms:{{{mobile}}}:resend"
 
 
 def sms_day(mobile: str) -> str:
     """Messages sent to `mobile` in the day since the first (SMS_DAY_SECONDS)."""
-    return f"sms:{{{mobile}}}:day"
+    return f"{PREFIX}sms:{{{mobile}}}:day"
 
 
 def sms_ip(ip: str) -> str:
     """Messages requested from one client IP this hour (SMS_IP_WINDOW)."""
-    return f"sms:ip:{ip}"
+    return f"{PREFIX}sms:ip:{ip}"
 
 
 def registrations(hour: int) -> str:
     """Sorted set client IP -> accounts registered in that hour (epoch hour; REGISTRATIONS_TTL)."""
-    return f"users:registrations:{hour}"
+    return f"{PREFIX}users:registrations:{hour}"
+
+
+# Keys read and written through Django's cache, which adds its own KEY_PREFIX (settings).
 
 
 def sale_cache(sale_id: int) -> str:
-    return f"goods:sale:{sale_id}"
+    """(fresh until, by Redis's clock; the sale's row). "v2": the entry used to be the bare
+    row, and during a rolling deploy old and new processes must not read each other's."""
+    return f"goods:sale:v2:{sale_id}"
 
 
 def sale_missing(sale_id: int) -> str:
@@ -133,9 +180,22 @@ def goods_list_html(language: str) -> str:
     return f"goods:list:html:{language}"
 
 
+# Keys of the raw client.
+
+
 def goods_list_lock(language: str) -> str:
-    return f"goods:list:lock:{language}"
+    return f"{PREFIX}goods:list:lock:{language}"
 
 
-# Order numbers: time prefix + this counter (no TTL); see orders.services.order_number_next.
-ORDER_SEQUENCE = "orders:sequence"
+def auth_epoch(user_id: int) -> str:
+    """The user's auth epoch (no TTL: one short string per user whose credentials were ever
+    revoked): a random value rewritten by users.services.user_auth_revoke. Sessions hold the
+    value they were made under; the user's hash tag is the one their session keys carry
+    (users.sessions), so the session and the epoch are read in one round trip."""
+    return f"{PREFIX}auth:{{u{user_id}}}:epoch"
+
+
+def api_token(token_hash: str) -> str:
+    """API token (sha256 of it: a dump or MONITOR never shows usable tokens) -> user id;
+    TTLs in seckill_site/api.py."""
+    return f"{PREFIX}api:token:{token_hash}"

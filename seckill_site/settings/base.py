@@ -5,16 +5,20 @@ from urllib.parse import urlsplit, urlunsplit
 
 import environ
 
+from seckill_site.broker import is_amqp, task_queues
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 env = environ.Env()
 
-SECRET_KEY = env("SECRET_KEY", default="dev-only-not-secret-" + "x" * 40)
-DEBUG = env.bool("DEBUG", default=False)
+# The key of `make run` and the tests, taken by local.py and test.py when SECRET_KEY is unset.
+# Not a setting here: production.py must never inherit a default key (it refuses this one).
+DEV_SECRET_KEY = "dev-only-not-secret-" + "x" * 40
+DEBUG = False  # local.py reads DEBUG from the environment; production never does
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "seckill_site.apps.ShopAdminConfig",  # django.contrib.admin, with login limits
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -31,9 +35,14 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Before anything reads a body (SoldOutMiddleware reads the buy form's goodsId): an
+    # oversized Content-Length is refused unread. A header lookup, no network call.
+    "seckill_site.errors.RequestBodyLimitMiddleware",
+    # Then: a buy request for a sale this process knows is sold out costs nothing more.
+    "seckill.middleware.SoldOutMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "users.middleware.SessionMiddleware",
     "users.middleware.SlidingSessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -67,29 +76,42 @@ DATABASES = {"default": env.db_url("DATABASE_URL")}
 # Reuse connections, but check them first so a restarted database heals by itself.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# DATABASE_POOLER=pgbouncer: PostgreSQL behind PgBouncer in transaction mode, where consecutive
+# transactions of one client may run on different server connections: no server-side cursors
+# (they outlive their transaction) and nothing that relies on session state (the shop takes
+# no session advisory locks; its reconcile lock lives in Redis).
+DATABASE_POOLER = env("DATABASE_POOLER", default="")
+if DATABASE_POOLER == "pgbouncer":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+elif DATABASE_POOLER:
+    raise environ.ImproperlyConfigured(f"DATABASE_POOLER={DATABASE_POOLER!r}: only 'pgbouncer' is known")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # redis://host:port/0 for one server, redis+cluster://host:port,host:port for a Redis Cluster
 # (seckill_site/redis/connection.py): cache, sessions, rate limits and the shop's counters alike.
 REDIS_URL = env("REDIS_URL")
 REDIS_IS_CLUSTER = REDIS_URL.startswith("redis+cluster://")
+# Before every key (seckill_site/redis/keys.py and the cache's KEY_PREFIX); tests set their own.
+REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": REDIS_URL,
+        # A list: django-redis would split a string at the commas of a cluster URL's seed nodes.
+        "LOCATION": [REDIS_URL],
         "OPTIONS": {
             "CLIENT_CLASS": "seckill_site.redis.connection.ClusterAwareClient",
             "CONNECTION_FACTORY": "seckill_site.redis.connection.ClusterAwareConnectionFactory",
             "SOCKET_CONNECT_TIMEOUT": 2,
             "SOCKET_TIMEOUT": 2,
         },
-        "KEY_PREFIX": "cache",
+        "KEY_PREFIX": f"{REDIS_KEY_PREFIX}cache",
     }
 }
 
 # Sessions live in Redis only: the seckill gate reads the user id from the session
 # without touching PostgreSQL (seed 000 keeps the user by token in Redis for this reason).
-SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+# users.sessions: Django's cache engine, but an unreadable store answers 503, not "log in".
+SESSION_ENGINE = "users.sessions"
 SESSION_CACHE_ALIAS = "default"
 SESSION_COOKIE_AGE = 30 * 60
 # Sliding expiry is done by users.middleware.SlidingSessionMiddleware, which re-saves a
@@ -120,9 +142,26 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 MEDIA_URL = "/media/"
 MEDIA_ROOT = env("MEDIA_ROOT", default=str(BASE_DIR / "media"))
 
+# Who may tell the app the client's address (seckill_site.http.client_ip, behind every per-IP
+# limit; README "Behind a load balancer"). Networks of the proxies in front of the app
+# (e.g. "10.0.0.0/8,fd00::/8"), or their number when their addresses are not known in advance.
+# Neither set: REMOTE_ADDR only, X-Forwarded-For ignored.
+SECKILL_TRUSTED_PROXIES = env.list("SECKILL_TRUSTED_PROXIES", default=[])
+SECKILL_TRUSTED_PROXY_COUNT = env.int("SECKILL_TRUSTED_PROXY_COUNT", default=0)
+
+# Request bodies. A whole request may be at most SECKILL_MAX_REQUEST_BYTES, refused by its
+# Content-Length before it is read (seckill_site.errors.RequestBodyLimitMiddleware): a 2 MB
+# product image plus the form around it. Form fields without files: 1 MB; uploads up to the
+# image limit stay in memory, larger ones could not pass anyway.
+SECKILL_MAX_REQUEST_BYTES = env.int("SECKILL_MAX_REQUEST_BYTES", default=3 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
 # Rate limits (django-ratelimit) count in the Redis cache.
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "seckill_site.errors.ratelimited"
+# key="ip" in any django-ratelimit call means the same address as every other limit.
+RATELIMIT_IP_META_KEY = "seckill_site.http.client_ip"
 
 # The REST API (/api/v1/, seckill_site/api.py): tokens cached in Redis or the browser's
 # session, the pages' envelope and error codes, no DB read to authenticate the gate.
@@ -132,6 +171,13 @@ REST_FRAMEWORK = {
         "seckill_site.api.SessionIdAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["seckill_site.api.IsShopper"],
+    # Bodies are capped in size (and JSON in depth) before they are parsed (seckill_site.api).
+    # Multipart goes through Django's parser, which applies DATA_UPLOAD_MAX_MEMORY_SIZE itself.
+    "DEFAULT_PARSER_CLASSES": [
+        "seckill_site.api.BoundedJSONParser",
+        "seckill_site.api.BoundedFormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "seckill_site.api.EnvelopePagination",
     "EXCEPTION_HANDLER": "seckill_site.api.exception_handler",
@@ -169,6 +215,15 @@ if REDIS_IS_CLUSTER:
     CELERY_BROKER_URL = env("CELERY_BROKER_URL")
 else:
     CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=_next_redis_database(REDIS_URL))
+# Production: RabbitMQ quorum queues and a dead-letter queue (seckill_site/broker.py).
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+CELERY_TASK_QUEUES = task_queues(CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL)
+if is_amqp(CELERY_BROKER_URL):
+    # A task that fails for good is rejected, so RabbitMQ dead-letters it instead of dropping it.
+    CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = False
+    # Each process walks the failover list in its own order, so losing one RabbitMQ node
+    # moves a third of the clients, not all of them at once (make cluster-test).
+    CELERY_BROKER_FAILOVER_STRATEGY = "shuffle"
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

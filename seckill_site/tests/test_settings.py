@@ -29,4 +29,78 @@ def test_production_settings_pass_check_deploy():
 def test_broker_never_shares_the_cache_database():
     from django.conf import settings
 
-    assert settings.CELERY_BROKER_URL != settings.CACHES["default"]["LOCATION"]
+    assert settings.CACHES["default"]["LOCATION"] == [settings.REDIS_URL]
+    assert settings.CELERY_BROKER_URL != settings.REDIS_URL
+
+
+def _settings_in_a_subprocess(code: str, **env: str) -> subprocess.CompletedProcess:
+    environment = dict(os.environ, DJANGO_SETTINGS_MODULE="seckill_site.settings.local", **env)
+    return subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); from django.conf import settings; {code}"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_behind_pgbouncer_no_server_side_cursors():
+    code = "print(settings.DATABASES['default'].get('DISABLE_SERVER_SIDE_CURSORS'))"
+    assert _settings_in_a_subprocess(code, DATABASE_POOLER="pgbouncer").stdout.strip() == "True"
+    assert _settings_in_a_subprocess(code, DATABASE_POOLER="").stdout.strip() == "None"
+    assert "only 'pgbouncer'" in _settings_in_a_subprocess(code, DATABASE_POOLER="pgpool").stderr
+
+
+def test_a_redis_cluster_needs_a_broker_of_its_own():
+    """Celery's Redis transport cannot use a cluster, and a cluster has no second database."""
+    env = {k: v for k, v in os.environ.items() if k != "CELERY_BROKER_URL"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=dict(env, DJANGO_SETTINGS_MODULE="seckill_site.settings.local", REDIS_URL="redis+cluster://127.0.0.1:7000"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0 and "CELERY_BROKER_URL" in result.stderr
+
+
+def _production(code: str, **env_vars: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE", "SECRET_KEY", "DEBUG")}
+    env.update(DJANGO_SETTINGS_MODULE="seckill_site.settings.production", ALLOWED_HOSTS="shop.example.com")
+    env.update(env_vars)
+    script = f"import django; django.setup(); from django.conf import settings; {code}"
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_production_never_falls_back_to_the_development_key_or_debug():
+    from seckill_site.settings.base import DEV_SECRET_KEY
+
+    missing = _production("print(settings.SECRET_KEY)")
+    assert missing.returncode != 0 and "SECRET_KEY" in missing.stderr and DEV_SECRET_KEY not in missing.stdout
+    given_dev = _production("print(settings.SECRET_KEY)", SECRET_KEY=DEV_SECRET_KEY)
+    assert given_dev.returncode != 0 and "development key" in given_dev.stderr
+    debug = _production("print(settings.DEBUG)", SECRET_KEY=secrets.token_urlsafe(50), DEBUG="true")
+    assert debug.returncode == 0 and debug.stdout.strip() == "False", debug.stderr
+
+
+def test_the_production_deploy_check_stays_clean_with_debug_in_the_environment():
+    env = dict(
+        {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
+        DJANGO_SETTINGS_MODULE="seckill_site.settings.production",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="shop.example.com",
+        DEBUG="true",
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "no issues" in result.stdout, result.stdout + result.stderr
