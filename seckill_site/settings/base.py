@@ -219,3 +219,7 @@ LOGGING = {
 CSRF_FAILURE_VIEW = "seckill_site.errors.csrf_failure"
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
 PAYMENT_PROVIDER = env("PAYMENT_PROVIDER", default="orders.payments.SimulatedProvider")
+
+# --- Operations -------------------------------------------------------------------------
+# /readyz: every dependency must answer within this many seconds (seckill_site/health.py).
+READINESS_TIMEOUT = env.float("READINESS_TIMEOUT", default=2.0)
