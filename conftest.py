@@ -156,7 +156,7 @@ def gunicorn_server(django_db_setup):
         try:
             requests.get(f"{url}/user/me", timeout=1)
             break
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # a worker still importing on a busy machine
             if time.monotonic() > deadline or process.poll() is not None:
                 process.kill()
                 raise RuntimeError("gunicorn did not start; see .run/test-gunicorn.log") from None
