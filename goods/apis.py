@@ -185,7 +185,7 @@ class MerchantSaleListApi(APIView):
             start_at=data["startAt"],
             end_at=data["endAt"],
         )
-        services.sale_create(sale=sale)  # validated, and pre-heated into Redis once committed
+        services.sale_create(sale=sale, actor=request.user)  # validated, and pre-heated into Redis once committed
         return api_ok(_sales_data([sale])[0], status_code=201)
 
 
@@ -227,7 +227,9 @@ class MerchantSaleDetailApi(APIView):
         data = serializer.validated_data
         changes = {attribute: data[field] for field, attribute in SALE_EDITABLE.items() if field in data}
         try:
-            sale = services.sale_update(sale=sale, changes=changes, stock_delta=data.get("stockDelta", 0))
+            sale = services.sale_update(
+                sale=sale, changes=changes, stock_delta=data.get("stockDelta", 0), actor=request.user
+            )
         except services.StockShortage as shortage:
             return api_fail(Code.BAD_REQUEST, str(shortage), data={"stockDelta": [str(shortage)]})
         return api_ok(_sales_data([sale])[0])

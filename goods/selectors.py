@@ -98,6 +98,11 @@ def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
     }
 
 
+def sale_writes_in_flight(*, sale_id: int) -> bool:
+    """Units handed out by the gate whose orders are not written yet."""
+    return bool(client().hlen(keys.reservations(sale_id)))
+
+
 def sales_for_list() -> list[dict[str, Any]]:
     """Sales for the public list: running and upcoming first, then recently ended."""
     recent = timezone.now() - timezone.timedelta(days=7)

@@ -6,6 +6,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from seckill import services
+from seckill.repairs import reconcile_repair_record
 
 logger = logging.getLogger(__name__)
 
@@ -50,5 +51,5 @@ def reconcile() -> int:
     repaired = 0
     for sale_id in services.sales_to_reconcile():
         report = services.sale_reconcile(sale_id=sale_id, repair=True)
-        repaired += bool(report.finished or report.after)
+        repaired += reconcile_repair_record(report=report)
     return repaired
