@@ -1,6 +1,9 @@
 """Reads on orders, always scoped to whoever asks."""
 
+from collections.abc import Iterator
+
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from orders.models import Order
 from users.models import User
@@ -24,3 +27,50 @@ def orders_visible_to(*, user: User) -> QuerySet[Order]:
     if user.is_superuser:
         return queryset
     return queryset.filter(goods__owner=user)
+
+
+ORDERS_CSV_HEADER = [
+    "order_no",
+    "created_at",
+    "status",
+    "goods_name",
+    "price",
+    "quantity",
+    "buyer_mobile",
+    "sale_id",
+    "paid_at",
+    "cancelled_at",
+    "cancel_reason",
+]
+
+
+def _csv_safe(value: object) -> str:
+    """Text a spreadsheet shows as text: a cell starting with = + - @ would run as a formula
+    (the goods name is the merchant's own input, but the file travels)."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _when(value) -> str:
+    return timezone.localtime(value).isoformat(timespec="seconds") if value else ""
+
+
+def orders_csv_rows(*, orders: QuerySet[Order]) -> Iterator[list[str]]:
+    """The header, then one row per order, read in chunks (`iterator`) so an export of a
+    big sale never holds every order in memory. `orders` is already scoped to the merchant."""
+    yield ORDERS_CSV_HEADER
+    rows = orders.select_related("user").order_by("pk").iterator(chunk_size=2000)
+    for order in rows:
+        yield [
+            order.order_no,
+            _when(order.created_at),
+            order.status,
+            _csv_safe(order.goods_name),
+            str(order.price),
+            str(order.quantity),
+            order.user.mobile,
+            str(order.sale_id or ""),
+            _when(order.paid_at),
+            _when(order.cancelled_at),
+            _csv_safe(order.cancel_reason),
+        ]
