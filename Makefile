@@ -16,7 +16,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it)"
-	@echo "make test           ruff, migrations check and pytest against real PostgreSQL/Redis"
+	@echo "make test           ruff, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
 	@echo "make lint           ruff check + ruff format --check"
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
@@ -44,6 +44,11 @@ test: venv
 	  set -e; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	  ruff check .; \
 	  DJANGO_SETTINGS_MODULE=seckill_site.settings.test python manage.py makemigrations --check --dry-run; \
+	  if command -v promtool >/dev/null; then \
+	    promtool check config --syntax-only deploy/prometheus.yml; \
+	    promtool check rules deploy/alerts.yml; \
+	    promtool test rules deploy/alerts-test.yml; \
+	  else echo "note: promtool not found (Debian package prometheus); deploy/*.yml not checked"; fi; \
 	  python -m pytest'
 
 lint: venv

@@ -3,7 +3,7 @@
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
 
@@ -22,3 +22,11 @@ def _close_old_connections(**kwargs) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_init.connect(dispatch_uid="seckill.metrics.worker_exporter")
+def _metrics_exporter(**kwargs) -> None:
+    """CELERY_METRICS_PORT set: the worker serves its Prometheus metrics (seckill_site.metrics)."""
+    from seckill_site.metrics import worker_exporter_start
+
+    worker_exporter_start()

@@ -30,6 +30,7 @@ from seckill_site.api import (
 )
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
+from seckill_site.metrics import attempt_counted
 
 # The captcha page's limit (seckill.views.verify_code), on the same counter.
 CAPTCHA_RATE = "20/m"
@@ -123,6 +124,7 @@ class BuyApi(_GateApi):
             path=path,
             rate_limited=lambda: not limiter.allow_request(request, self),
         )
+        attempt_counted(attempt.code)
         if attempt.code is Code.TOO_MANY_REQUESTS:
             self.throttled(request, limiter.wait())
         if attempt.code is Code.SUCCESS:

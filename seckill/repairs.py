@@ -1,4 +1,4 @@
-"""What a reconcile repair leaves behind: a stock audit row per repaired sale.
+"""What a reconcile repair leaves behind: a stock audit row per repaired sale, and its count.
 
 Called by the reconcile task and the `seckill_reconcile --repair` command with the report
 of `seckill.services.sale_reconcile`, so the reconciler itself stays as it is.
@@ -7,6 +7,7 @@ of `seckill.services.sale_reconcile`, so the reconciler itself stays as it is.
 from goods.models import StockChange
 from goods.services import stock_audit_record
 from seckill.services import ReconcileReport
+from seckill_site.metrics import RECONCILE_REPAIRS
 
 
 def reconcile_repair_record(*, report: ReconcileReport) -> bool:
@@ -23,4 +24,7 @@ def reconcile_repair_record(*, report: ReconcileReport) -> bool:
                 f"buyers {before.previous_buyers} -> {after.buyers}"
             ),
         )
-    return bool(report.finished or report.after)
+    repaired = bool(report.finished or report.after)
+    if repaired:
+        RECONCILE_REPAIRS.inc()
+    return repaired

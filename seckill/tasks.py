@@ -7,6 +7,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from seckill import services
 from seckill.repairs import reconcile_repair_record
+from seckill_site.metrics import ORDERS_WRITTEN
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +28,9 @@ OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutE
     max_retries=None,  # a database outage must not lose a reserved unit; the reconciler is the backstop
 )
 def order_write(*, sale_id: int, user_id: int, request_id: str) -> str:
-    return services.seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id).value
+    outcome = services.seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id).value
+    ORDERS_WRITTEN.labels(outcome.replace(" ", "_")).inc()
+    return outcome
 
 
 @shared_task(name="seckill.sale_rebuild", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)

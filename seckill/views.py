@@ -12,6 +12,7 @@ from goods.selectors import sale_get
 from seckill import selectors, services
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int
+from seckill_site.metrics import attempt_counted
 
 # Seed 000 @AccessLimit(seconds = 5, maxAccessCount = 5): per user, per endpoint.
 SECKILL_RATE = "5/5s"
@@ -84,6 +85,7 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     attempt = services.seckill_attempt(
         user_id=user_id, sale_id=sale_id, path=path, rate_limited=lambda: _limited(request, "seckill.do")
     )
+    attempt_counted(attempt.code)
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})
     return fail(attempt.code)

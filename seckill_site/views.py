@@ -6,6 +6,7 @@ from django.utils.translation import check_for_language
 
 from seckill_site import health
 from seckill_site.http import allow
+from seckill_site.metrics import metrics_allowed, metrics_response
 
 
 @allow("GET")
@@ -20,6 +21,15 @@ def switch_language(request: HttpRequest) -> HttpResponse:
     if language in dict(settings.LANGUAGES) and check_for_language(language):
         response.set_cookie(settings.LANGUAGE_COOKIE_NAME, language, max_age=365 * 24 * 3600, samesite="Lax")
     return response
+
+
+@allow("GET")
+def metrics(request: HttpRequest) -> HttpResponse:
+    """Prometheus scrape endpoint: configured networks or the bearer token only (it names
+    queues and volumes a stranger has no business reading)."""
+    if not metrics_allowed(request):
+        return HttpResponse("forbidden\n", status=403, content_type="text/plain")
+    return metrics_response()
 
 
 @allow("GET", "HEAD")

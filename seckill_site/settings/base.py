@@ -31,6 +31,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it times everything below it (seckill_site/metrics.py).
+    "seckill_site.metrics.RequestMetricsMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -223,3 +225,6 @@ PAYMENT_PROVIDER = env("PAYMENT_PROVIDER", default="orders.payments.SimulatedPro
 # --- Operations -------------------------------------------------------------------------
 # /readyz: every dependency must answer within this many seconds (seckill_site/health.py).
 READINESS_TIMEOUT = env.float("READINESS_TIMEOUT", default=2.0)
+# /metrics answers these networks (REMOTE_ADDR), or anyone with `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.0.0/8", "::1/128"])
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
