@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from goods.selectors import sale_get
 from seckill import selectors, services
+from seckill.observe import attempt_answered
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
 from seckill.views import SECKILL_RATE
 from seckill_site.api import (
@@ -30,7 +31,6 @@ from seckill_site.api import (
 )
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
-from seckill_site.metrics import attempt_counted
 
 # The captcha page's limit (seckill.views.verify_code), on the same counter.
 CAPTCHA_RATE = "20/m"
@@ -124,7 +124,7 @@ class BuyApi(_GateApi):
             path=path,
             rate_limited=lambda: not limiter.allow_request(request, self),
         )
-        attempt_counted(attempt.code)
+        attempt_answered(sale_id=parsed, code=attempt.code)
         if attempt.code is Code.TOO_MANY_REQUESTS:
             self.throttled(request, limiter.wait())
         if attempt.code is Code.SUCCESS:

@@ -1,4 +1,5 @@
 import logging
+import time
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
@@ -28,8 +29,22 @@ OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutE
     max_retries=None,  # a database outage must not lose a reserved unit; the reconciler is the backstop
 )
 def order_write(*, sale_id: int, user_id: int, request_id: str) -> str:
+    started = time.perf_counter()
     outcome = services.seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id).value
     ORDERS_WRITTEN.labels(outcome.replace(" ", "_")).inc()
+    # `request_id` here is the reservation's; the log line's own request_id is the HTTP
+    # request's that queued it (seckill_site.logs carries it in the message headers).
+    logger.info(
+        "order write: %s",
+        outcome,
+        extra={
+            "sale": sale_id,
+            "user_id": user_id,
+            "reservation": request_id,
+            "outcome": outcome,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+        },
+    )
     return outcome
 
 

@@ -10,9 +10,9 @@ from django_ratelimit.core import is_ratelimited
 
 from goods.selectors import sale_get
 from seckill import selectors, services
+from seckill.observe import attempt_answered
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int
-from seckill_site.metrics import attempt_counted
 
 # Seed 000 @AccessLimit(seconds = 5, maxAccessCount = 5): per user, per endpoint.
 SECKILL_RATE = "5/5s"
@@ -85,7 +85,7 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     attempt = services.seckill_attempt(
         user_id=user_id, sale_id=sale_id, path=path, rate_limited=lambda: _limited(request, "seckill.do")
     )
-    attempt_counted(attempt.code)
+    attempt_answered(sale_id=sale_id, code=attempt.code)
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})
     return fail(attempt.code)

@@ -33,6 +33,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: it times everything below it (seckill_site/metrics.py).
     "seckill_site.metrics.RequestMetricsMiddleware",
+    # The request id, returned as X-Request-ID and on every log line (seckill_site/logs.py).
+    "seckill_site.logs.RequestLogMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -216,7 +218,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.server": {"level": "WARNING"}},
+    # The one-line-per-request log is for production's JSON logs (settings/production.py).
+    "loggers": {"django.server": {"level": "WARNING"}, "seckill.request": {"level": "WARNING"}},
 }
 CSRF_FAILURE_VIEW = "seckill_site.errors.csrf_failure"
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
