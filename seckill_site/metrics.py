@@ -211,7 +211,10 @@ class RequestMetricsMiddleware:
         started = time.perf_counter()
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)
-        view = match.route if match is not None else "<unresolved>"
+        if match is not None:
+            view = match.route
+        else:  # WhiteNoise answers static files before any URL is resolved
+            view = "<static>" if request.path.startswith(settings.STATIC_URL) else "<unresolved>"
         HTTP_REQUESTS.labels(view, request.method, str(response.status_code)).inc()
         HTTP_LATENCY.labels(view).observe(time.perf_counter() - started)
         return response

@@ -37,6 +37,9 @@ MIDDLEWARE = [
     "seckill_site.logs.RequestLogMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the web process itself (compressed, cached forever when hashed):
+    # `make run` and a node behind a balancer need no separate file server.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "users.middleware.SlidingSessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
