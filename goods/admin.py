@@ -4,15 +4,14 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
-from django.http import Http404, HttpRequest, HttpResponseRedirect, JsonResponse
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.http import HttpRequest, HttpResponseRedirect
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from goods import services
 from goods.models import Goods, SeckillGoods, StockAudit
-from goods.selectors import sale_figures, sale_writes_in_flight, stock_left, visible_to_merchant
+from goods.selectors import sale_writes_in_flight, stock_left, visible_to_merchant
 from users.models import MERCHANTS_GROUP
 
 
@@ -209,38 +208,8 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
 
     @admin.display(description=_("live"))
     def live_link(self, obj):
-        return format_html('<a href="{}">{}</a>', reverse("admin:goods_seckillgoods_live", args=[obj.pk]), _("watch"))
-
-    def get_urls(self):
-        own = [
-            path("<int:sale_id>/live/", self.admin_site.admin_view(self.live_view), name="goods_seckillgoods_live"),
-            path(
-                "<int:sale_id>/live.json",
-                self.admin_site.admin_view(self.live_data),
-                name="goods_seckillgoods_live_data",
-            ),
-        ]
-        return own + super().get_urls()
-
-    def _sale_or_404(self, request, sale_id: int) -> SeckillGoods:
-        sale = self.get_queryset(request).filter(pk=sale_id).first()  # scoped: another merchant's sale is a 404
-        if sale is None or not self.has_view_permission(request, sale):
-            raise Http404
-        return sale
-
-    def live_view(self, request, sale_id: int):
-        sale = self._sale_or_404(request, sale_id)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": _("Live: %(sale)s") % {"sale": sale.goods.name},
-            "sale": sale,
-            "opts": self.model._meta,
-            "data_url": reverse("admin:goods_seckillgoods_live_data", args=[sale.pk]),
-        }
-        return TemplateResponse(request, "admin/goods/seckillgoods/live.html", context)
-
-    def live_data(self, request, sale_id: int):
-        return JsonResponse(sale_figures(sale=self._sale_or_404(request, sale_id)))
+        # The live page counts orders, so it lives with them (orders/admin.py); linked by name.
+        return format_html('<a href="{}">{}</a>', reverse("admin:orders_sale_live", args=[obj.pk]), _("watch"))
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)

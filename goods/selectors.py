@@ -125,40 +125,6 @@ def _discount(row: dict[str, Any]) -> int:
     return int((1 - Decimal(row["seckillPrice"]) / price) * 100)
 
 
-def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
-    """Live figures of one sale for the merchant: stock in both stores, orders by status, and
-    orders per second since the sale started (for the chart)."""
-    from django.db.models import Count
-    from django.db.models.functions import TruncSecond
-
-    from orders.models import Order
-
-    orders = Order.objects.filter(sale=sale)
-    by_status = dict(orders.values_list("status").annotate(n=Count("id")))
-    per_second = list(
-        orders.annotate(second=TruncSecond("created_at")).values("second").annotate(n=Count("id")).order_by("second")
-    )
-    cumulative, series = 0, []
-    for point in per_second:
-        cumulative += point["n"]
-        series.append({"t": point["second"].timestamp(), "orders": point["n"], "cumulative": cumulative})
-    status, remain = sale_status({"startEpoch": sale.start_at.timestamp(), "endEpoch": sale.end_at.timestamp()})
-    return {
-        "saleId": sale.pk,
-        "status": int(status),
-        "remainSeconds": remain,
-        "stockDatabase": sale.stock_count,
-        "stockRedis": stock_left([sale.pk])[sale.pk],
-        "inFlight": client().hlen(keys.reservations(sale.pk)),
-        "unpaid": by_status.get("unpaid", 0),
-        "paid": by_status.get("paid", 0),
-        "cancelled": by_status.get("cancelled", 0),
-        "start": sale.start_at.timestamp(),
-        "end": sale.end_at.timestamp(),
-        "series": series,
-    }
-
-
 def visible_to_merchant(queryset: QuerySet, *, user, owner_path: str = "owner") -> QuerySet:
     """The rows a merchant works with, in the admin and the API alike: every row for a
     superuser, else the rows whose `owner_path` is the merchant. The caller has checked that

@@ -1,14 +1,18 @@
 import csv
 
 from django.contrib import admin, messages
-from django.http import StreamingHttpResponse
+from django.http import Http404, JsonResponse, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from goods.admin import MerchantScopedAdmin
+from goods.admin import MerchantScopedAdmin, is_merchant
+from goods.models import SeckillGoods
+from goods.selectors import visible_to_merchant
 from orders.models import Order, OrderStatus
-from orders.selectors import orders_csv_rows
+from orders.selectors import orders_csv_rows, sale_figures
 from orders.services import REASON_MERCHANT, order_cancel
 
 
@@ -66,3 +70,42 @@ class OrderAdmin(MerchantScopedAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False  # orders change through services (pay, cancel), never by hand
+
+    # --- the merchant's live view of a sale: stock in both stores and its orders ---------------
+
+    def get_urls(self):
+        own = [
+            path("sale/<int:sale_id>/live/", self.admin_site.admin_view(self.live_view), name="orders_sale_live"),
+            path(
+                "sale/<int:sale_id>/live.json",
+                self.admin_site.admin_view(self.live_data),
+                name="orders_sale_live_data",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def _sale_or_404(self, request, sale_id: int) -> SeckillGoods:
+        """Another merchant's sale is a 404, like a missing one."""
+        if not (request.user.is_superuser or is_merchant(request)):
+            raise Http404
+        sales = visible_to_merchant(
+            SeckillGoods.objects.select_related("goods"), user=request.user, owner_path="goods__owner"
+        )
+        sale = sales.filter(pk=sale_id).first()
+        if sale is None:
+            raise Http404
+        return sale
+
+    def live_view(self, request, sale_id: int):
+        sale = self._sale_or_404(request, sale_id)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Live: %(sale)s") % {"sale": sale.goods.name},
+            "sale": sale,
+            "opts": SeckillGoods._meta,
+            "data_url": reverse("admin:orders_sale_live_data", args=[sale.pk]),
+        }
+        return TemplateResponse(request, "admin/goods/seckillgoods/live.html", context)
+
+    def live_data(self, request, sale_id: int):
+        return JsonResponse(sale_figures(sale=self._sale_or_404(request, sale_id)))

@@ -1,11 +1,16 @@
 """Reads on orders, always scoped to whoever asks."""
 
 from collections.abc import Iterator
+from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
+from django.db.models.functions import TruncSecond
 from django.utils import timezone
 
+from goods.models import SeckillGoods
+from goods.selectors import sale_status, stock_left
 from orders.models import Order
+from seckill_site.redis import client, keys
 from users.models import User
 
 
@@ -74,3 +79,32 @@ def orders_csv_rows(*, orders: QuerySet[Order]) -> Iterator[list[str]]:
             _when(order.cancelled_at),
             _csv_safe(order.cancel_reason),
         ]
+
+
+def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
+    """Live figures of one sale for the merchant: stock in both stores, orders by status, and
+    orders per second since the sale started (for the chart)."""
+    orders = Order.objects.filter(sale=sale)
+    by_status = dict(orders.values_list("status").annotate(n=Count("id")))
+    per_second = list(
+        orders.annotate(second=TruncSecond("created_at")).values("second").annotate(n=Count("id")).order_by("second")
+    )
+    cumulative, series = 0, []
+    for point in per_second:
+        cumulative += point["n"]
+        series.append({"t": point["second"].timestamp(), "orders": point["n"], "cumulative": cumulative})
+    status, remain = sale_status({"startEpoch": sale.start_at.timestamp(), "endEpoch": sale.end_at.timestamp()})
+    return {
+        "saleId": sale.pk,
+        "status": int(status),
+        "remainSeconds": remain,
+        "stockDatabase": sale.stock_count,
+        "stockRedis": stock_left([sale.pk])[sale.pk],
+        "inFlight": client().hlen(keys.reservations(sale.pk)),
+        "unpaid": by_status.get("unpaid", 0),
+        "paid": by_status.get("paid", 0),
+        "cancelled": by_status.get("cancelled", 0),
+        "start": sale.start_at.timestamp(),
+        "end": sale.end_at.timestamp(),
+        "series": series,
+    }

@@ -172,20 +172,20 @@ def test_live_view_shows_figures_and_is_scoped(client, two_merchants):
     order_pay(order=paid)
     buy(sale=sale, user=make_user())
     client.force_login(two_merchants["a"])
-    page = client.get(f"/admin/goods/seckillgoods/{sale.pk}/live/")
+    page = client.get(f"/admin/orders/order/sale/{sale.pk}/live/")
     assert page.status_code == 200 and b'id="chart"' in page.content
-    data = client.get(f"/admin/goods/seckillgoods/{sale.pk}/live.json").json()
+    data = client.get(f"/admin/orders/order/sale/{sale.pk}/live.json").json()
     assert data["stockDatabase"] == 8 and data["stockRedis"] == 8 and data["inFlight"] == 0
     assert (data["unpaid"], data["paid"], data["cancelled"]) == (2, 1, 0)
     assert data["series"][-1]["cumulative"] == 3 and sum(p["orders"] for p in data["series"]) == 3
     b_sale = two_merchants["sale_b"].pk
-    assert client.get(f"/admin/goods/seckillgoods/{b_sale}/live/").status_code == 404
-    assert client.get(f"/admin/goods/seckillgoods/{b_sale}/live.json").status_code == 404
+    assert client.get(f"/admin/orders/order/sale/{b_sale}/live/").status_code == 404
+    assert client.get(f"/admin/orders/order/sale/{b_sale}/live.json").status_code == 404
 
 
 def test_live_view_needs_a_merchant(client, two_merchants):
     client.force_login(make_user())
-    response = client.get(f"/admin/goods/seckillgoods/{two_merchants['sale_a'].pk}/live.json")
+    response = client.get(f"/admin/orders/order/sale/{two_merchants['sale_a'].pk}/live.json")
     assert response.status_code == 302  # to the admin login
 
 
