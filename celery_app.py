@@ -3,7 +3,7 @@
 import os
 
 from celery import Celery
-from celery.signals import after_setup_logger, before_task_publish, task_postrun, task_prerun, worker_init
+from celery.signals import after_setup_logger, before_task_publish, task_postrun, task_prerun, worker_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
 
@@ -22,6 +22,18 @@ def _close_old_connections(**kwargs) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_ready.connect(dispatch_uid="seckill.broker.dead_letter")
+def _declare_dead_letter_queue(sender, **kwargs) -> None:
+    """RabbitMQ: make sure failed messages have somewhere to go (seckill_site/broker.py)."""
+    from django.conf import settings
+
+    from seckill_site.broker import dead_letter_queue_declare, is_amqp
+
+    if is_amqp(settings.CELERY_BROKER_URL):
+        with app.connection_for_write() as connection:
+            dead_letter_queue_declare(connection, settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
 @worker_init.connect(dispatch_uid="seckill.metrics.worker_exporter")

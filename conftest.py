@@ -5,24 +5,34 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from django.conf import settings
-from kombu import Exchange, Queue
 
 from seckill import services as seckill_services
+from seckill_site.broker import task_queue_empty
 from seckill_site.redis import client
 
 ROOT = Path(__file__).resolve().parent
 
 
+def redis_keys_delete(prefix: str) -> None:
+    assert prefix, "tests run under a REDIS_KEY_PREFIX of their own"
+    redis = client()
+    found = list(redis.scan_iter(match=f"{prefix}*", count=1000))
+    for start in range(0, len(found), 500):
+        redis.delete(*found[start : start + 500])  # a cluster client splits these by slot
+
+
 @pytest.fixture(autouse=True)
 def clean_redis():
-    """Each test starts from an empty cache database (sessions, counters, rate limits) and
-    empty per-process marks. The broker lives in another Redis database and is left alone."""
-    client().flushdb()
+    """Each test starts with none of this run's keys (sessions, counters, rate limits: all under
+    its REDIS_KEY_PREFIX) and empty per-process marks. Other keys on the server, the broker's
+    among them, are left alone: the server may be a shared one, or a cluster."""
+    redis_keys_delete(settings.REDIS_KEY_PREFIX)
     seckill_services.sold_out_clear()
     seckill_services._windows.clear()
     yield
@@ -62,11 +72,8 @@ def celery_worker(django_db_setup, django_db_blocker):
 
     env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
-    # Leftovers of an aborted run name rows that no longer exist. Declare first: AMQP refuses
-    # to purge a queue it has never seen.
     with app.connection_for_write() as connection:
-        Queue(queue, exchange=Exchange(queue), routing_key=queue)(connection.default_channel).declare()
-        connection.default_channel.queue_purge(queue)
+        task_queue_empty(connection, settings.CELERY_TASK_QUEUES[0])
     (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-worker.log", "w")
     process = subprocess.Popen(
@@ -120,47 +127,39 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def gunicorn_server(django_db_setup):
-    """The site under gunicorn with two worker processes, on the test database: each worker
-    has its own per-process sold-out marks, as in production."""
+@contextmanager
+def gunicorn_running(**extra_env: str):
+    """The site under gunicorn with two worker processes on the test database (each worker has
+    its own per-process sold-out marks, as in production); yields its URL."""
     import requests
 
     port = free_port()
     env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
+    env.update(extra_env)
     (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-gunicorn.log", "w")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "seckill_site.wsgi:application",
-            "-b",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-            "--worker-class",
-            "gthread",
-            "--threads",
-            "8",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    command = [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{port}",
+               "--workers", "2", "--worker-class", "gthread", "--threads", "8"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
         try:
-            requests.get(f"{url}/user/me", timeout=1)
+            requests.get(f"{url}/user/me", timeout=5)
             break
-        except (requests.ConnectionError, requests.Timeout):  # a worker still importing on a busy machine
+        except requests.RequestException:  # not listening yet, or a worker still importing
             if time.monotonic() > deadline or process.poll() is not None:
                 process.kill()
                 raise RuntimeError("gunicorn did not start; see .run/test-gunicorn.log") from None
             time.sleep(0.1)
-    yield url
-    process.terminate()
-    process.wait(timeout=15)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+@pytest.fixture
+def gunicorn_server(django_db_setup):
+    with gunicorn_running() as url:
+        yield url

@@ -95,15 +95,13 @@ class Deployment:
             time.sleep(0.1)
 
     def start_celery(self, queue: str) -> None:
-        from kombu import Exchange, Queue
+        from django.conf import settings
 
         from celery_app import app
+        from seckill_site.broker import task_queue_empty, task_queues
 
-        # Leftovers of an aborted run name rows that no longer exist. Declare first: AMQP
-        # refuses to purge a queue it has never seen.
         with app.connection_for_write() as connection:
-            Queue(queue, exchange=Exchange(queue), routing_key=queue)(connection.default_channel).declare()
-            connection.default_channel.queue_purge(queue)
+            task_queue_empty(connection, task_queues(queue, broker_url=settings.CELERY_BROKER_URL)[0])
         nice = ["nice", "-n", str(self.celery_nice)] if self.celery_nice else []
         worker = self._spawn("celery", [*nice, sys.executable, "-m", "celery", "-A", "celery_app", "worker",
                                         "-Q", queue, "-c", str(self.celery_concurrency),

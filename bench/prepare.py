@@ -199,7 +199,7 @@ def _remove(*, sale_ids: list[int], user_ids: list[int]) -> None:
             User.objects.filter(pk__in=user_ids[start : start + 1000]).delete()
     redis = client()
     for sale_id in sale_ids:
-        stale = list(redis.scan_iter(match=f"sk:{{{sale_id}}}:*", count=1000))
+        stale = list(redis.scan_iter(match=keys.sale_pattern(sale_id), count=1000))
         for start in range(0, len(stale), 1000):
             redis.delete(*stale[start : start + 1000])
         sale_cache_drop(sale_id=sale_id)

@@ -1,6 +1,5 @@
 """Reads on goods and sale events, cached in Redis so hot pages rarely reach PostgreSQL."""
 
-import time
 from decimal import Decimal
 from typing import Any
 
@@ -10,6 +9,7 @@ from django.utils import timezone
 
 from goods.models import SaleStatus, SeckillGoods
 from seckill_site.redis import client, keys
+from seckill_site.redis import now as redis_now
 
 
 def _sale_row(sale: SeckillGoods) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def sale_get(*, sale_id: int) -> dict[str, Any] | None:
 
 def sale_status(row: dict[str, Any], now: float | None = None) -> tuple[SaleStatus, int]:
     """Seed 000's (seckillStatus, remainSeconds): seconds to start, 0 while on, -1 once ended."""
-    now = time.time() if now is None else now
+    now = redis_now() if now is None else now  # the shop's clock, whatever this node's says
     if now < row["startEpoch"]:
         return SaleStatus.NOT_STARTED, int(row["startEpoch"] - now + 0.999)
     if now >= row["endEpoch"]:
@@ -109,7 +109,7 @@ def sales_for_list() -> list[dict[str, Any]]:
     sales = SeckillGoods.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
     rows = [_sale_row(sale) for sale in sales]
     live = stock_left([row["id"] for row in rows])
-    now = time.time()
+    now = redis_now()
     for row in rows:
         row["stockLeft"] = live[row["id"]] if live[row["id"]] is not None else row["stockCount"]
         row["status"], row["remainSeconds"] = sale_status(row, now)

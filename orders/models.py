@@ -10,8 +10,8 @@ class OrderStatus(models.TextChoices):
 
 
 class Order(models.Model):
-    # Time prefix + Redis sequence (orders.services.order_number_next): unique across
-    # databases and shards, and not a guessable running count of the shop's sales.
+    # Time prefix + PostgreSQL sequence (orders.services.order_number_next): unique across
+    # Redis failovers by construction, and sortable by time.
     order_no = models.CharField(max_length=32, unique=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="orders")
     goods = models.ForeignKey("goods.Goods", on_delete=models.PROTECT, related_name="orders")

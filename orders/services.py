@@ -1,27 +1,23 @@
 """Writes on orders: the seckill order writer's database half, paying, cancelling, expiring."""
 
 import enum
-import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
-from redis.exceptions import RedisError
 
 from goods.models import SeckillGoods, StockChange
 from goods.selectors import sale_get
 from goods.services import stock_audit_record
 from orders.models import Order, OrderStatus, SeckillOrder
 from orders.payments import provider
-from seckill_site.redis import client, keys
-
-ORDER_NUMBER_ATTEMPTS = 3
+from seckill_site.redis import keys, script
 
 
 class WriteOutcome(enum.Enum):
@@ -38,18 +34,17 @@ class WriteResult:
     order_id: int | None = None
 
 
-def order_number_next() -> str:
-    """`yyyymmddHHMMSS` + 8 digits of a Redis counter: sortable, unique, not a bare primary key.
+ORDER_NUMBER_SEQUENCE = "orders_order_number_seq"  # orders/migrations/0003
 
-    If Redis lost the counter, numbers repeat only within the same second as before the loss;
-    if Redis is unreachable, the digits are random. Either way the unique index catches a
-    collision and the caller draws again — an order is never held back for want of Redis.
-    """
-    try:
-        sequence = client().incr(keys.ORDER_SEQUENCE)
-    except RedisError:
-        sequence = secrets.randbelow(10**8)
-    return f"{timezone.now():%Y%m%d%H%M%S}{sequence % 10**8:08d}"
+
+def order_number_next() -> str:
+    """`yyyymmddHHMMSS` + a PostgreSQL sequence value: sortable, not a bare primary key, and
+    unique by construction — a sequence never hands a value out twice, through any Redis
+    failover or restart, so the unique index never has to catch a collision."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(%s)", [ORDER_NUMBER_SEQUENCE])
+        (sequence,) = cursor.fetchone()
+    return f"{timezone.now():%Y%m%d%H%M%S}{sequence:010d}"
 
 
 def _order_of_request(request_id: str) -> int | None:
@@ -67,47 +62,43 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
     sale = sale_get(sale_id=sale_id)  # name and price for the snapshot, from the short Redis cache
     if sale is None:
         return WriteResult(WriteOutcome.SOLD_OUT)
-    for _attempt in range(ORDER_NUMBER_ATTEMPTS):
-        try:
-            with transaction.atomic():
-                taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gt=0).update(
-                    stock_count=F("stock_count") - 1
-                )
-                if not taken:
-                    # A redelivered message whose order took the last unit finds it here.
-                    existing = _order_of_request(request_id)
-                    if existing is not None:
-                        return WriteResult(WriteOutcome.ALREADY_WRITTEN, existing)
-                    return WriteResult(WriteOutcome.SOLD_OUT)
-                order = Order.objects.create(
-                    order_no=order_number_next(),
-                    user_id=user_id,
-                    goods_id=sale["goodsId"],
-                    sale_id=sale_id,
-                    goods_name=sale["goodsName"],
-                    price=Decimal(sale["seckillPrice"]),
-                    pay_deadline=timezone.now() + timedelta(seconds=settings.SECKILL_ORDER_TTL),
-                )
-                SeckillOrder.objects.create(user_id=user_id, sale_id=sale_id, order=order, request_id=request_id)
-                stock_audit_record(
-                    sale_id=sale_id, delta=-1, reason=StockChange.PURCHASE, actor_id=user_id, reference=order.order_no
-                )
-                return WriteResult(WriteOutcome.CREATED, order.pk)
-        except IntegrityError:
-            # Rolled back, stock included. Either this request or this user already has its
-            # order (a redelivery, or a second unit after Redis lost its buyer set), or the
-            # order number collided and we draw again.
-            same_request = _order_of_request(request_id)
-            if same_request is not None:
-                return WriteResult(WriteOutcome.ALREADY_WRITTEN, same_request)
-            live = (
-                SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True)
-                .values_list("order_id", flat=True)
-                .first()
+    try:
+        with transaction.atomic():
+            taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
+            if not taken:
+                # A redelivered message whose order took the last unit finds it here.
+                existing = _order_of_request(request_id)
+                if existing is not None:
+                    return WriteResult(WriteOutcome.ALREADY_WRITTEN, existing)
+                return WriteResult(WriteOutcome.SOLD_OUT)
+            order = Order.objects.create(
+                order_no=order_number_next(),
+                user_id=user_id,
+                goods_id=sale["goodsId"],
+                sale_id=sale_id,
+                goods_name=sale["goodsName"],
+                price=Decimal(sale["seckillPrice"]),
+                pay_deadline=timezone.now() + timedelta(seconds=settings.SECKILL_ORDER_TTL),
             )
-            if live is not None:
-                return WriteResult(WriteOutcome.DUPLICATE, live)
-    raise RuntimeError(f"could not draw a unique order number in {ORDER_NUMBER_ATTEMPTS} attempts")
+            SeckillOrder.objects.create(user_id=user_id, sale_id=sale_id, order=order, request_id=request_id)
+            stock_audit_record(
+                sale_id=sale_id, delta=-1, reason=StockChange.PURCHASE, actor_id=user_id, reference=order.order_no
+            )
+            return WriteResult(WriteOutcome.CREATED, order.pk)
+    except IntegrityError:
+        # Rolled back, stock included: this request or this user already has its order (a
+        # redelivery, or a second unit after Redis lost its buyer set).
+        same_request = _order_of_request(request_id)
+        if same_request is not None:
+            return WriteResult(WriteOutcome.ALREADY_WRITTEN, same_request)
+        live = (
+            SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True)
+            .values_list("order_id", flat=True)
+            .first()
+        )
+        if live is not None:
+            return WriteResult(WriteOutcome.DUPLICATE, live)
+        raise
 
 
 # --- the order lifecycle -----------------------------------------------------------------------
@@ -190,8 +181,6 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
 
 
 def _unit_returned_to_redis(*, sale_id: int, user_id: int) -> None:
-    from seckill_site.redis import script
-
     script("release")(keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.result(sale_id, user_id)], args=[user_id])
 
 

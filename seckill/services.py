@@ -22,7 +22,8 @@ from orders.models import SeckillOrder
 from orders.services import WriteOutcome, order_create_from_seckill
 from seckill import captcha
 from seckill_site.codes import Code
-from seckill_site.redis import client, keys, script
+from seckill_site.redis import LockNotAcquired, client, keys, lock, script, server_time
+from seckill_site.redis import now as redis_now
 
 logger = logging.getLogger(__name__)
 
@@ -101,11 +102,11 @@ def _sale_keys(sale_id: int, user_id: int) -> list[str]:
     return [keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.result(sale_id, user_id)]
 
 
-def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, now: float) -> int:
+def reserve(*, sale_id: int, user_id: int, path: str, request_id: str) -> int:
     """reserve.lua: units left after taking one (>= 0), or a refusal (_RESERVE_REFUSALS)."""
     return script("reserve")(
         keys=[*_sale_keys(sale_id, user_id), keys.path(sale_id, user_id), keys.window(sale_id)],
-        args=[user_id, request_id, repr(now), keys.RESULT_TTL, path],
+        args=[user_id, request_id, keys.RESULT_TTL, path],
     )
 
 
@@ -133,7 +134,7 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Call
     # Layer 2: this process already knows the sale is not on: no network call.
     if _sold_out_until.get(sale_id, 0.0) > time.monotonic():
         return Attempt(Code.SOLD_OUT)
-    now = time.time()
+    now = redis_now()  # the shop's clock (Redis's), not this node's
     window = _sale_window(sale_id)  # one Redis read per sale every few seconds
     if window is not None and now < window[0]:
         return Attempt(Code.NOT_STARTED)
@@ -147,7 +148,7 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Call
     # Layer 4: one Lua script has the last word on the window and the stock, then takes the
     # one-time path, checks "already bought" and hands out the unit.
     request_id = uuid.uuid4().hex
-    left = reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id, now=now)
+    left = reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id)
     if left < 0:
         if left == -2:
             sold_out_mark(sale_id)
@@ -311,7 +312,6 @@ def stock_warm_all() -> list[WarmReport]:
 RESERVATION_STALE_SECONDS = 120
 # Sales that ended longer ago than this are left alone by the periodic reconciler.
 RECONCILE_ENDED_WITHIN = timedelta(days=1)
-_RECONCILE_LOCK_BASE = 0x5EC_0000_0000  # advisory lock ids: base + sale id
 
 
 @dataclass
@@ -330,38 +330,41 @@ class ReconcileReport:
 
 def sale_reconcile(*, sale_id: int, repair: bool, stale_after: float = RESERVATION_STALE_SECONDS) -> ReconcileReport:
     """Square one sale's Redis state with the database. Idempotent; concurrent runs exclude
-    each other per sale with a PostgreSQL advisory lock (the loser reports `skipped`).
+    each other per sale with a Redis lock (the loser reports `skipped`): a PostgreSQL session
+    advisory lock would not hold behind PgBouncer in transaction mode, where consecutive
+    statements of one session may run on different server connections.
 
     A stale reservation is turned into its order rather than given back: the shopper was told
     "queued", and the order writer is idempotent per request id, so this is safe even if the
     reservation's message is still in flight and arrives later (it then finds its order).
     """
     report = ReconcileReport(sale_id=sale_id)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_RECONCILE_LOCK_BASE + sale_id])
-        if not cursor.fetchone()[0]:
-            report.skipped = True
-            return report
     try:
-        now = time.time()
-        for request_id, value in client().hgetall(keys.reservations(sale_id)).items():
-            user_id, reserved_at = value.decode().split(":")
-            if now - float(reserved_at) >= stale_after:
-                report.stale_reservations.append(request_id.decode())
-                if repair:
-                    outcome = seckill_order_write(sale_id=sale_id, user_id=int(user_id), request_id=request_id.decode())
-                    report.finished[request_id.decode()] = outcome.value
-        report.before = _sale_compare(sale_id, apply=False)
-        if repair and report.before is not None and report.before.previous_stock is None:
-            # Redis lost the sale: rebuild behind the queue (tasks.sale_rebuild), not from a
-            # database that has not yet seen the orders still in flight.
-            sale_rebuild_request(sale_id=sale_id)
-        elif repair and report.before is not None and report.before.drifted:
-            report.after = _sale_compare(sale_id, apply=True)
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [_RECONCILE_LOCK_BASE + sale_id])
+        with lock(keys.reconcile_lock(sale_id), ttl=keys.RECONCILE_LOCK_TTL):
+            _sale_reconcile_locked(report, repair=repair, stale_after=stale_after)
+    except LockNotAcquired:
+        report.skipped = True
     return report
+
+
+def _sale_reconcile_locked(report: ReconcileReport, *, repair: bool, stale_after: float) -> None:
+    """sale_reconcile's work; the caller holds the sale's reconcile lock."""
+    sale_id = report.sale_id
+    now = server_time()  # reservations are stamped by Redis's clock (reserve.lua)
+    for request_id, value in client().hgetall(keys.reservations(sale_id)).items():
+        user_id, reserved_at = value.decode().split(":")
+        if now - float(reserved_at) >= stale_after:
+            report.stale_reservations.append(request_id.decode())
+            if repair:
+                outcome = seckill_order_write(sale_id=sale_id, user_id=int(user_id), request_id=request_id.decode())
+                report.finished[request_id.decode()] = outcome.value
+    report.before = _sale_compare(sale_id, apply=False)
+    if repair and report.before is not None and report.before.previous_stock is None:
+        # Redis lost the sale: rebuild behind the queue (tasks.sale_rebuild), not from a
+        # database that has not yet seen the orders still in flight.
+        sale_rebuild_request(sale_id=sale_id)
+    elif repair and report.before is not None and report.before.drifted:
+        report.after = _sale_compare(sale_id, apply=True)
 
 
 def sales_to_reconcile() -> list[int]:

@@ -2,20 +2,20 @@ import logging
 import time
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from django_redis.exceptions import ConnectionInterrupted
 
 from seckill import services
 from seckill.repairs import reconcile_repair_record
+from seckill_site.errors import UNAVAILABLE
 from seckill_site.metrics import ORDERS_WRITTEN
 
 logger = logging.getLogger(__name__)
 
 # Outages the order writer waits out rather than drop a reserved unit: the database (its
-# writes) and Redis (order numbers, the result the shopper polls). Found by `make faults`:
-# a task that died on a Redis restart was acked and gone, and its shopper was told -1.
-OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)
+# writes) and Redis (the result the shopper polls), a Redis Cluster failover included. Found
+# by `make faults`: a task that died on a Redis restart was acked and gone, and its shopper
+# was told -1. (django-redis wraps the cache's Redis errors in ConnectionInterrupted.)
+OUTAGES = (*UNAVAILABLE, ConnectionInterrupted)
 
 
 @shared_task(

@@ -31,7 +31,7 @@ from rest_framework.throttling import BaseThrottle
 
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
-from seckill_site.redis import client
+from seckill_site.redis import client, keys
 
 # --- the envelope ------------------------------------------------------------------------------
 
@@ -155,7 +155,7 @@ _MISSING = b"0"
 
 def _token_cache_key(key: str) -> str:
     # Hashed: a Redis dump or MONITOR never shows usable tokens.
-    return "api:token:" + hashlib.sha256(key.encode()).hexdigest()
+    return keys.api_token(hashlib.sha256(key.encode()).hexdigest())
 
 
 def api_token_issue(*, user_id: int) -> str:

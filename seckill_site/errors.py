@@ -7,6 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
+from django_redis.exceptions import ConnectionInterrupted
+from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -19,6 +21,27 @@ JSON_PATH_PREFIXES = ("/seckill/", "/goods/getDetails", "/api/", "/user/me")
 
 
 ERROR_TEMPLATE = "errors/error.html"
+
+# A backing service briefly out of reach: PostgreSQL down or restarting, Redis down, or a Redis
+# Cluster failover in progress (no primary for a slot yet, a demoted primary refusing writes,
+# a slot in migration). Each is answered 503 "busy, retry", never 401 or 500.
+UNAVAILABLE = (
+    OperationalError,
+    InterfaceError,
+    RedisConnectionError,
+    RedisTimeoutError,
+    ClusterError,
+    TryAgainError,
+    ReadOnlyError,
+    RedisClusterException,
+)
+
+
+def service_unavailable(error: BaseException) -> bool:
+    """Is `error` one of UNAVAILABLE (django-redis wraps Redis errors in ConnectionInterrupted)?"""
+    if isinstance(error, ConnectionInterrupted):
+        error = error.__cause__ or error
+    return isinstance(error, UNAVAILABLE)
 
 
 def _answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
@@ -50,7 +73,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
 class ServiceUnavailableMiddleware:
     """Outermost middleware: a PostgreSQL or Redis outage anywhere in the stack (sessions and
     rate limits included) answers a friendly 503 instead of a traceback. Recovery needs
-    nothing: CONN_HEALTH_CHECKS drops dead database connections and redis-py reconnects."""
+    nothing: CONN_HEALTH_CHECKS drops dead database connections, redis-py reconnects and its
+    cluster client re-reads the slot map after a failover."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -58,18 +82,20 @@ class ServiceUnavailableMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         try:
             return self.get_response(request)
-        except (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError) as error:
+        except Exception as error:
+            if not service_unavailable(error):
+                raise
             logger.warning("service unavailable on %s: %r", request.path, error)
-            return _unavailable(request)
+            return unavailable_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)):
+        if service_unavailable(exception):
             logger.warning("service unavailable on %s: %r", request.path, exception)
-            return _unavailable(request)
+            return unavailable_response(request)
         return None
 
 
-def _unavailable(request: HttpRequest) -> HttpResponse:
+def unavailable_response(request: HttpRequest) -> HttpResponse:
     code = Code.SERVER_BUSY
     if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
         response = fail(code)

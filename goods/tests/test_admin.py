@@ -1,6 +1,7 @@
 """Merchant scoping in the admin: merchant A never sees or changes merchant B's rows."""
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
@@ -225,13 +226,15 @@ def test_a_stock_edit_keeps_units_sold_since_the_form_was_loaded(
 
 
 def _sale_keys_left(sale_id: int) -> list[bytes]:
-    return sorted(redis().scan_iter(match=f"*sk:{{{sale_id}}}*")) + sorted(
-        redis().scan_iter(match=f"*goods:sale*:{sale_id}")
+    """This run's Redis keys of the sale (its own and the cache's); other runs' are not ours."""
+    prefix = settings.REDIS_KEY_PREFIX
+    return sorted(redis().scan_iter(match=f"{prefix}sk:{{{sale_id}}}*")) + sorted(
+        redis().scan_iter(match=f"{prefix}cache:*goods:sale*:{sale_id}")
     )
 
 
 def _list_pages_cached() -> list[bytes]:
-    return list(redis().scan_iter(match="*goods:list:html:*"))
+    return list(redis().scan_iter(match=f"{settings.REDIS_KEY_PREFIX}cache:*goods:list:html:*"))
 
 
 def test_admin_delete_of_a_live_sale_leaves_no_redis_key_or_cached_page(

@@ -37,4 +37,4 @@ def test_burst_with_rabbitmq_as_broker():
         timeout=600,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "4 passed" in result.stdout
+    assert "5 passed" in result.stdout

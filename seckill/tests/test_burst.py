@@ -88,7 +88,7 @@ def test_same_user_racing_the_lua_gate_with_one_path_gets_one_unit():
     path = path_for(user.pk, sale.pk)
 
     def reserve(n):
-        return services.reserve(sale_id=sale.pk, user_id=user.pk, path=path, request_id=f"req-{n}", now=time.time())
+        return services.reserve(sale_id=sale.pk, user_id=user.pk, path=path, request_id=f"req-{n}")
 
     with ThreadPoolExecutor(max_workers=20) as pool:
         results = list(pool.map(reserve, range(20)))
@@ -113,3 +113,27 @@ def test_the_same_task_message_twice_creates_one_order(celery_worker):
     assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
     order = Order.objects.get(sale=sale)
     assert int(client().get(keys.result(sale.pk, user.pk))) == order.pk
+
+
+def test_a_message_that_fails_for_good_is_dead_lettered_not_dropped(celery_worker, settings):
+    """On RabbitMQ a task that fails (here: a message naming a sale id that is not a number)
+    is rejected and lands in the queue's dead-letter queue for an operator to read."""
+    from celery_app import app
+    from seckill.tasks import order_write
+    from seckill_site.broker import dead_letter_queue, is_amqp
+
+    if not is_amqp(settings.CELERY_BROKER_URL):
+        pytest.skip("dead-lettering is RabbitMQ's (this run's broker is Redis)")
+    dead = dead_letter_queue(settings.CELERY_TASK_DEFAULT_QUEUE)
+    with app.connection_for_write() as connection:
+        dead(connection.default_channel).purge()
+    order_write.apply_async(kwargs={"sale_id": "not-a-sale", "user_id": 1, "request_id": "req-poison"})
+    deadline = time.monotonic() + 30
+    while True:
+        with app.connection_for_write() as connection:
+            message = dead(connection.default_channel).get(no_ack=True)
+        if message is not None:
+            break
+        assert time.monotonic() < deadline, "the failed message never reached the dead-letter queue"
+        time.sleep(0.2)
+    assert message.payload[1]["request_id"] == "req-poison"

@@ -113,4 +113,4 @@ def test_concurrent_reconcilers_finish_each_stranded_unit_once():
     assert Order.objects.count() == 20
     assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 10 and agree(sale)
     assert client().hlen(keys.reservations(sale.pk)) == 0
-    assert sum(len(r.finished) for r in reports) == 20  # the advisory lock let one run at a time
+    assert sum(len(r.finished) for r in reports) == 20  # the reconcile lock let one run at a time

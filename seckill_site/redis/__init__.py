@@ -20,10 +20,11 @@ from django_redis import get_redis_connection
 from redis import Redis
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
+from redis.exceptions import RedisError
 
 from seckill_site.redis import keys
 
-__all__ = ["client", "is_cluster", "keys", "lock", "script", "scripts_load", "server_time"]
+__all__ = ["LockNotAcquired", "client", "is_cluster", "keys", "lock", "now", "script", "scripts_load", "server_time"]
 
 LUA_DIR = Path(__file__).parent / "lua"
 
@@ -53,9 +54,32 @@ def scripts_load() -> list[str]:
 
 
 def server_time() -> float:
-    """Redis's clock in epoch seconds: what decides a sale window, whatever a node's clock says."""
+    """Redis's clock in epoch seconds (one round trip): what decides a sale window."""
     seconds, microseconds = client().time()
     return seconds + microseconds / 1_000_000
+
+
+# How far Redis's clock is from this process's, re-measured every CLOCK_REFRESH_SECONDS.
+CLOCK_REFRESH_SECONDS = 10.0
+_clock_offset: tuple[float, float] = (0.0, float("-inf"))  # (offset, measured at monotonic)
+
+
+def now() -> float:
+    """Epoch seconds by Redis's clock without a round trip per call: this process's clock plus
+    its measured offset from Redis. A web node whose clock is 30 s off still shows countdowns
+    and answers "not started" by the shop's time; reserve.lua reads TIME itself for the last
+    word. While Redis cannot be asked, the last offset (at first none) stands."""
+    global _clock_offset
+    offset, measured = _clock_offset
+    if time.monotonic() - measured >= CLOCK_REFRESH_SECONDS:
+        try:
+            before = time.time()
+            server = server_time()
+            offset = server - (before + time.time()) / 2
+        except RedisError:
+            pass
+        _clock_offset = (offset, time.monotonic())
+    return time.time() + offset
 
 
 class LockNotAcquired(Exception):

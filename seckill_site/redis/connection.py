@@ -49,12 +49,9 @@ def cluster_from_url(url: str, **options: Any) -> RedisCluster:
         options.setdefault("password", unquote(password) or None)
     for name, values in parse_qs(parts.query).items():
         options.setdefault(name, values[-1])
-    return RedisCluster(
-        startup_nodes=nodes,
-        # During a failover the client re-reads the slot map and retries on the new primary.
-        cluster_error_retry_attempts=options.pop("cluster_error_retry_attempts", 3),
-        **options,
-    )
+    # On a moved slot or a failed-over primary, the client re-reads the slot map and retries
+    # (redis-py's default: 3 attempts with backoff).
+    return RedisCluster(startup_nodes=nodes, **options)
 
 
 class ClusterAwareConnectionFactory(ConnectionFactory):

@@ -2,7 +2,16 @@
 
 Keys of one sale share the hash tag `{sale_id}` so that a Lua script touching several of
 them stays valid on Redis Cluster (all keys of one call must live in one slot).
+
+Every key starts with settings.REDIS_KEY_PREFIX ("" in production): a test run gets a prefix
+of its own and deletes only its own keys, so it never needs FLUSHDB (a cluster, or a server
+shared with others, must not be flushed). The prefix stands before the hash tag, so one
+sale's keys still share a slot.
 """
+
+from django.conf import settings
+
+PREFIX: str = settings.REDIS_KEY_PREFIX
 
 # Captcha answer, per user and sale: single use (GETDEL), 5 minutes (seed 000).
 CAPTCHA_TTL = 5 * 60
@@ -23,7 +32,12 @@ GOODS_LIST_LOCK_TTL = 5
 
 
 def _sale(sale_id: int) -> str:
-    return f"sk:{{{sale_id}}}"
+    return f"{PREFIX}sk:{{{sale_id}}}"
+
+
+def sale_pattern(sale_id: int) -> str:
+    """SCAN pattern of every key of one sale."""
+    return f"{_sale(sale_id)}:*"
 
 
 def stock(sale_id: int) -> str:
@@ -68,6 +82,18 @@ def rebuild_lock(sale_id: int) -> str:
     return f"{_sale(sale_id)}:rebuild-lock"
 
 
+# One reconciler per sale at a time: longer than reconciling a few hundred stale reservations
+# takes, short enough that a crashed reconciler's sale is picked up again within a minute.
+RECONCILE_LOCK_TTL = 50
+
+
+def reconcile_lock(sale_id: int) -> str:
+    return f"{_sale(sale_id)}:reconcile-lock"
+
+
+# Keys read and written through Django's cache, which adds its own KEY_PREFIX (settings).
+
+
 def sale_cache(sale_id: int) -> str:
     return f"goods:sale:{sale_id}"
 
@@ -81,9 +107,14 @@ def goods_list_html(language: str) -> str:
     return f"goods:list:html:{language}"
 
 
+# Keys of the raw client.
+
+
 def goods_list_lock(language: str) -> str:
-    return f"goods:list:lock:{language}"
+    return f"{PREFIX}goods:list:lock:{language}"
 
 
-# Order numbers: time prefix + this counter (no TTL); see orders.services.order_number_next.
-ORDER_SEQUENCE = "orders:sequence"
+def api_token(token_hash: str) -> str:
+    """API token (sha256 of it: a dump or MONITOR never shows usable tokens) -> user id;
+    TTLs in seckill_site/api.py."""
+    return f"{PREFIX}api:token:{token_hash}"

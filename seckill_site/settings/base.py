@@ -5,6 +5,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import environ
 
+from seckill_site.broker import is_amqp, task_queues
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 env = environ.Env()
@@ -40,7 +42,7 @@ MIDDLEWARE = [
     # Static files from the web process itself (compressed, cached forever when hashed):
     # `make run` and a node behind a balancer need no separate file server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "users.middleware.SessionMiddleware",
     "users.middleware.SlidingSessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -79,23 +81,27 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # (seckill_site/redis/connection.py): cache, sessions, rate limits and the shop's counters alike.
 REDIS_URL = env("REDIS_URL")
 REDIS_IS_CLUSTER = REDIS_URL.startswith("redis+cluster://")
+# Before every key (seckill_site/redis/keys.py and the cache's KEY_PREFIX); tests set their own.
+REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": REDIS_URL,
+        # A list: django-redis would split a string at the commas of a cluster URL's seed nodes.
+        "LOCATION": [REDIS_URL],
         "OPTIONS": {
             "CLIENT_CLASS": "seckill_site.redis.connection.ClusterAwareClient",
             "CONNECTION_FACTORY": "seckill_site.redis.connection.ClusterAwareConnectionFactory",
             "SOCKET_CONNECT_TIMEOUT": 2,
             "SOCKET_TIMEOUT": 2,
         },
-        "KEY_PREFIX": "cache",
+        "KEY_PREFIX": f"{REDIS_KEY_PREFIX}cache",
     }
 }
 
 # Sessions live in Redis only: the seckill gate reads the user id from the session
 # without touching PostgreSQL (seed 000 keeps the user by token in Redis for this reason).
-SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+# users.sessions: Django's cache engine, but an unreadable store answers 503, not "log in".
+SESSION_ENGINE = "users.sessions"
 SESSION_CACHE_ALIAS = "default"
 SESSION_COOKIE_AGE = 30 * 60
 # Sliding expiry is done by users.middleware.SlidingSessionMiddleware, which re-saves a
@@ -175,6 +181,12 @@ if REDIS_IS_CLUSTER:
     CELERY_BROKER_URL = env("CELERY_BROKER_URL")
 else:
     CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=_next_redis_database(REDIS_URL))
+# Production: RabbitMQ quorum queues and a dead-letter queue (seckill_site/broker.py).
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+CELERY_TASK_QUEUES = task_queues(CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL)
+if is_amqp(CELERY_BROKER_URL):
+    # A task that fails for good is rejected, so RabbitMQ dead-letters it instead of dropping it.
+    CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = False
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

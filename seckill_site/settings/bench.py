@@ -5,6 +5,8 @@ figures are the product's. The naive baseline and the floor view live in
 `seckill_site.bench_urls`, which only this module routes; the product's urls.py is untouched.
 """
 
+from seckill_site.broker import task_queues
+
 from .production import *  # noqa: F403
 from .production import env
 
@@ -18,3 +20,4 @@ SECURE_HSTS_SECONDS = 0
 
 # A queue of its own, so a `make run` worker on the same broker never takes the bench's orders.
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="seckill-bench")
+CELERY_TASK_QUEUES = task_queues(CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL)  # noqa: F405

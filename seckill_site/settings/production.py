@@ -44,6 +44,3 @@ LOGGING = {
         "seckill.request": {"level": env("REQUEST_LOG_LEVEL", default="INFO")},
     },
 }
-
-# Several deployments may share one broker (staging beside production): each its own queue.
-CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")

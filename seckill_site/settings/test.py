@@ -1,7 +1,16 @@
 """pytest: real PostgreSQL and Redis, fast password hashing."""
 
+import os
+
+from seckill_site.broker import task_queues
+
 from .base import *  # noqa: F403
 from .base import env
+
+# A key prefix of this run's own, inherited by the gunicorn and Celery processes the tests
+# start: the run deletes its own keys between tests instead of flushing a whole database.
+REDIS_KEY_PREFIX = os.environ.setdefault("REDIS_KEY_PREFIX", f"test{os.getpid()}:")
+CACHES["default"]["KEY_PREFIX"] = f"{REDIS_KEY_PREFIX}cache"  # noqa: F405
 
 DEBUG = False
 # Tests log hundreds of users in; PBKDF2 at full strength would dominate the run time.
@@ -9,4 +18,5 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = env("MEDIA_ROOT", default="/tmp/seckill-test-media")
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="seckill-test")
+CELERY_TASK_QUEUES = task_queues(CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL)  # noqa: F405
 SERVE_MEDIA = True  # product images on the live test server

@@ -1,24 +1,26 @@
 -- The gate's one Redis round trip: hand out one unit of a sale to one user, atomically.
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user),
 -- KEYS[5] one-time path (this user), KEYS[6] window
--- ARGV[1] user id, ARGV[2] request id, ARGV[3] now (epoch seconds), ARGV[4] result ttl,
--- ARGV[5] the path the client sent
+-- ARGV[1] user id, ARGV[2] request id, ARGV[3] result ttl, ARGV[4] the path the client sent
 -- Returns: >= 0 units left after this one; -1 already bought; -2 sold out; -3 sale not loaded;
 -- -4 path invalid (reused, expired or guessed); -5 not started; -6 ended.
 -- Public facts (not started, ended, sold out) are answered before the path is taken, as
 -- the gate's per-process marks do: they leave the path for a later try. A valid path is
 -- consumed by the attempt that follows it, whatever its outcome: one path, one try.
+-- The window is judged by this shard's clock (TIME), never by the calling web node's: a node
+-- whose clock runs ahead cannot open a sale early.
 local stock = redis.call('GET', KEYS[1])
 local window = redis.call('HMGET', KEYS[6], 'start', 'end')
 if not stock or not window[1] or not window[2] then
   -- Paths are only issued for sales that exist: with a valid one, Redis lost the sale (the
   -- caller has it rebuilt); without, the sale id is made up.
-  if redis.call('GET', KEYS[5]) ~= ARGV[5] then
+  if redis.call('GET', KEYS[5]) ~= ARGV[4] then
     return -4
   end
   return -3
 end
-local now = tonumber(ARGV[3])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) + tonumber(time[2]) / 1000000
 if now < tonumber(window[1]) then
   return -5
 end
@@ -29,7 +31,7 @@ stock = tonumber(stock)
 if stock <= 0 then
   return -2
 end
-if redis.call('GET', KEYS[5]) ~= ARGV[5] then
+if redis.call('GET', KEYS[5]) ~= ARGV[4] then
   return -4
 end
 redis.call('DEL', KEYS[5])
@@ -39,5 +41,5 @@ end
 redis.call('DECR', KEYS[1])
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[1] .. ':' .. math.floor(now))
-redis.call('SET', KEYS[4], '0', 'EX', ARGV[4])
+redis.call('SET', KEYS[4], '0', 'EX', ARGV[3])
 return stock - 1

@@ -1,0 +1,47 @@
+"""The sale window is judged by Redis's clock, never by a web node's: a node whose clock runs
+30 s ahead (libfaketime) neither opens a sale early nor closes it early."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import gunicorn_running
+from goods.tests.factories import make_sale
+from seckill.tests.shoppers import path_for, shopper
+from seckill_site.redis import client, keys
+from users.tests.factories import make_user
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+
+
+@pytest.fixture
+def node_30s_ahead(django_db_setup):
+    if not LIBFAKETIME.exists():
+        pytest.skip("libfaketime is not installed (Debian package libfaketime): the skewed-clock node did not run")
+    with gunicorn_running(LD_PRELOAD=str(LIBFAKETIME), FAKETIME="+30s") as url:
+        yield url
+
+
+def test_a_node_whose_clock_runs_ahead_neither_opens_nor_closes_a_sale_early(node_30s_ahead):
+    upcoming = make_sale(stock=5, starts_in=15)  # the node thinks it started 15 s ago
+    ending = make_sale(stock=5, starts_in=-60, lasts=75)  # the node thinks it ended 15 s ago
+    buyer = shopper(make_user())
+
+    # Its pages tell the shop's time: the countdown, not "on" or "ended".
+    detail = buyer.get(f"{node_30s_ahead}/goods/getDetails/{upcoming.pk}").json()["data"]
+    assert detail["seckillStatus"] == 0 and 10 <= detail["remainSeconds"] <= 16, detail
+    assert buyer.get(f"{node_30s_ahead}/goods/getDetails/{ending.pk}").json()["data"]["seckillStatus"] == 1
+
+    early = buyer.post(
+        f"{node_30s_ahead}/seckill/{path_for(buyer.user.pk, upcoming.pk)}/doSeckill", {"goodsId": upcoming.pk}
+    )
+    assert early.json()["msg"] == "the sale has not started yet", early.json()
+    assert client().get(keys.stock(upcoming.pk)) == b"5"
+
+    on_time = buyer.post(
+        f"{node_30s_ahead}/seckill/{path_for(buyer.user.pk, ending.pk)}/doSeckill", {"goodsId": ending.pk}
+    )
+    assert on_time.json()["code"] == 0, on_time.json()
+    assert client().get(keys.stock(ending.pk)) == b"4"

