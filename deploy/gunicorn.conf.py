@@ -9,6 +9,7 @@ Everything can be overridden by the environment (GUNICORN_CMD_ARGS, or the varia
 
 import os
 import shutil
+import tempfile
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
@@ -32,6 +33,16 @@ control_socket = os.environ.get("GUNICORN_CONTROL_SOCKET", "")
 control_socket_disable = not control_socket
 
 
+# Without a shared directory each worker would count alone and a scrape would see whichever
+# worker answered it. Set here, before the workers fork and import prometheus_client, so a
+# gunicorn started without it still sums its workers: a directory of this master's own,
+# removed when it exits.
+_own_metrics_dir = None
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _own_metrics_dir = os.path.join(tempfile.gettempdir(), f"seckill-prometheus-{os.getpid()}")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_metrics_dir
+
+
 def on_starting(server) -> None:
     """PROMETHEUS_MULTIPROC_DIR holds one file per process that ever ran: start it empty, or
     the counters of a previous run would be added to this one's."""
@@ -47,3 +58,8 @@ def child_exit(server, worker) -> None:
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server) -> None:
+    if _own_metrics_dir:
+        shutil.rmtree(_own_metrics_dir, ignore_errors=True)
