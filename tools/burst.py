@@ -31,10 +31,11 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
     django.setup()
     from datetime import timedelta
     from decimal import Decimal
+    from importlib import import_module
 
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.hashers import make_password
-    from django.contrib.sessions.backends.cache import SessionStore
     from django.utils import timezone
 
     from goods.models import Goods, SeckillGoods
@@ -58,6 +59,7 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
     users = User.objects.bulk_create(
         User(mobile=f"{prefix}{index:06d}", nickname=f"burst {index}", password=password) for index in range(count)
     )
+    SessionStore = import_module(settings.SESSION_ENGINE).SessionStore  # noqa: N806 (a class)
     shoppers = []
     for user in users:
         session = SessionStore()
