@@ -112,3 +112,54 @@ def test_every_gunicorn_worker_counts(django_db_setup, tmp_path):
     finally:
         web.terminate()
         web.wait(15)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_celery_worker_serves_its_own_metrics(tmp_path):
+    """CELERY_METRICS_PORT: the worker's main process serves what its prefork children counted."""
+    from django.conf import settings
+
+    from seckill.tasks import order_write
+    from seckill.tests.shoppers import reserve_directly
+    from seckill_site.broker import task_queues
+
+    port, queue = free_port(), f"seckill-metrics-{os.getpid()}"
+    env = dict(
+        os.environ,
+        DATABASE_URL=_test_database_url(),
+        DJANGO_SETTINGS_MODULE="seckill_site.settings.test",
+        CELERY_TASK_DEFAULT_QUEUE=queue,
+        CELERY_METRICS_PORT=str(port),
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "celery_app", "worker", "-Q", queue, "-c", "2",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"metrics-{os.getpid()}@%h"],
+        cwd=ROOT, env=env, stdout=open(tmp_path / "worker.log", "w"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        sale, user = make_sale(stock=2), make_user()
+        left, request_id = reserve_directly(user.pk, sale.pk)
+        assert left == 1
+        destination = task_queues(queue, broker_url=settings.CELERY_BROKER_URL)[0]
+        order_write.apply_async(
+            kwargs={"sale_id": sale.pk, "user_id": user.pk, "request_id": request_id}, queue=destination
+        )
+        key = ("seckill_order_writes_total", (("outcome", "created"),))
+        deadline = time.monotonic() + 60
+        while True:
+            assert worker.poll() is None, (tmp_path / "worker.log").read_text()
+            try:
+                if scrape(requests.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text).get(key) == 1:
+                    break
+            except (requests.ConnectionError, requests.Timeout):
+                pass
+            assert time.monotonic() < deadline, "the worker's /metrics never counted the order"
+            time.sleep(0.3)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
