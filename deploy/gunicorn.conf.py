@@ -41,6 +41,7 @@ _own_metrics_dir = None
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     _own_metrics_dir = os.path.join(tempfile.gettempdir(), f"seckill-prometheus-{os.getpid()}")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_metrics_dir
+    os.makedirs(_own_metrics_dir, exist_ok=True)  # --check-config loads the app without on_starting
 
 
 def on_starting(server) -> None:

@@ -87,6 +87,11 @@ def _sale_window(sale_id: int) -> tuple[float, float] | None:
     return float(start), float(end)
 
 
+def sold_out_known(sale_id: int) -> bool:
+    """Does this process already know the sale is sold out (no network call)?"""
+    return _sold_out_until.get(sale_id, 0.0) > time.monotonic()
+
+
 def sold_out_mark(sale_id: int) -> None:
     _sold_out_until[sale_id] = time.monotonic() + SOLD_OUT_MARK_SECONDS
 
@@ -132,7 +137,7 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Call
     shopper's unused path survives a "sold out" that a cancellation may soon undo.
     """
     # Layer 2: this process already knows the sale is not on: no network call.
-    if _sold_out_until.get(sale_id, 0.0) > time.monotonic():
+    if sold_out_known(sale_id):  # seckill.middleware answers most of these even earlier
         return Attempt(Code.SOLD_OUT)
     now = redis_now()  # the shop's clock (Redis's), not this node's
     window = _sale_window(sale_id)  # one Redis read per sale every few seconds

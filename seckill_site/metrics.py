@@ -213,8 +213,10 @@ class RequestMetricsMiddleware:
         match = getattr(request, "resolver_match", None)
         if match is not None:
             view = match.route
-        else:  # WhiteNoise answers static files before any URL is resolved
-            view = "<static>" if request.path.startswith(settings.STATIC_URL) else "<unresolved>"
+        else:  # answered before any URL was resolved: a static file (WhiteNoise), a known sold-out
+            view = getattr(request, "metrics_view", None) or (
+                "<static>" if request.path.startswith(settings.STATIC_URL) else "<unresolved>"
+            )
         HTTP_REQUESTS.labels(view, request.method, str(response.status_code)).inc()
         HTTP_LATENCY.labels(view).observe(time.perf_counter() - started)
         return response

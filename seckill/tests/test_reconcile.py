@@ -114,3 +114,14 @@ def test_concurrent_reconcilers_finish_each_stranded_unit_once():
     assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 10 and agree(sale)
     assert client().hlen(keys.reservations(sale.pk)) == 0
     assert sum(len(r.finished) for r in reports) == 20  # the reconcile lock let one run at a time
+
+
+@pytest.mark.django_db
+def test_warm_loads_every_lua_script_on_every_primary():
+    from seckill_site.redis import LUA_DIR, script
+
+    out = io.StringIO()
+    call_command("seckill_warm", stdout=out)
+    names = sorted(path.stem for path in LUA_DIR.glob("*.lua"))
+    assert f"Lua scripts loaded: {', '.join(names)}" in out.getvalue()
+    assert all(client().script_exists(*[script(name).sha for name in names]))

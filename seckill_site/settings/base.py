@@ -33,10 +33,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: it times everything below it (seckill_site/metrics.py).
+    # First: they time and log every request, the sold-out answers below included
+    # (seckill_site/metrics.py, seckill_site/logs.py: a few microseconds, no network call).
     "seckill_site.metrics.RequestMetricsMiddleware",
-    # The request id, returned as X-Request-ID and on every log line (seckill_site/logs.py).
     "seckill_site.logs.RequestLogMiddleware",
+    # Then: a buy request for a sale this process knows is sold out costs nothing more.
+    "seckill.middleware.SoldOutMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files from the web process itself (compressed, cached forever when hashed):
@@ -75,6 +77,15 @@ DATABASES = {"default": env.db_url("DATABASE_URL")}
 # Reuse connections, but check them first so a restarted database heals by itself.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# DATABASE_POOLER=pgbouncer: PostgreSQL behind PgBouncer in transaction mode, where consecutive
+# transactions of one client may run on different server connections: no server-side cursors
+# (they outlive their transaction) and nothing that relies on session state (the shop takes
+# no session advisory locks; its reconcile lock lives in Redis).
+DATABASE_POOLER = env("DATABASE_POOLER", default="")
+if DATABASE_POOLER == "pgbouncer":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+elif DATABASE_POOLER:
+    raise environ.ImproperlyConfigured(f"DATABASE_POOLER={DATABASE_POOLER!r}: only 'pgbouncer' is known")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # redis://host:port/0 for one server, redis+cluster://host:port,host:port for a Redis Cluster

@@ -66,6 +66,25 @@ def test_a_purchase_moves_the_counters(client, queued):
     assert read(client)[bought_key] == before.get(bought_key, 0) + 1
 
 
+def test_sold_out_answers_before_routing_are_counted_too(client, queued):
+    first, second = make_user(), make_user()
+    sale = make_sale(stock=1)
+    client.force_login(first)
+    assert client.post(f"/seckill/{path_for(first.pk, sale.pk)}/doSeckill", {"goodsId": sale.pk}).json()["code"] == 0
+    before = read(client)  # the last unit went: this process now knows the sale is sold out
+    client.force_login(second)
+    body = client.post(f"/seckill/{path_for(second.pk, sale.pk)}/doSeckill", {"goodsId": sale.pk}).json()
+    assert body["msg"] == "sold out"
+    after = read(client)
+    sold_out = ("seckill_attempts_total", (("outcome", "sold_out"),))
+    early = (
+        "seckill_http_requests_total",
+        (("method", "POST"), ("status", "200"), ("view", "<sold out before routing>")),
+    )
+    assert after[sold_out] == before.get(sold_out, 0) + 1
+    assert after[early] == before.get(early, 0) + 1
+
+
 def test_metrics_only_for_configured_networks_or_the_token(client, settings):
     assert client.get("/metrics", REMOTE_ADDR="203.0.113.9").status_code == 403
     settings.METRICS_TOKEN = "s3cret-token"

@@ -43,21 +43,32 @@ CLUSTER_SUITE = [
 @pytest.mark.slow
 @pytest.mark.skipif(ON_CLUSTER, reason="this run already is on a cluster")
 def test_the_suite_on_a_redis_cluster():
-    from tools.redis_cluster import ClusterError, cluster_up, seed_url
+    from tools.redis_cluster import ClusterError, cluster_down, cluster_up, seed_url
 
     if os.environ.get("CELERY_BROKER_URL", "").startswith("redis+cluster"):
         pytest.skip("the broker needs a non-cluster Redis or RabbitMQ")
+    directory = ROOT / ".run" / "redis-cluster-test"
     try:
-        nodes = cluster_up(ROOT / ".run" / "redis-cluster-test")
+        nodes = cluster_up(directory)
     except ClusterError as error:
         pytest.skip(f"no Redis Cluster could be started here: {error}")
-    result = subprocess.run(
+    try:
+        result = _suite_on(seed_url(nodes))
+    finally:
+        cluster_down(directory)  # a test run leaves no server behind
+    summary = result.stdout.strip().splitlines()[-1:]
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert " failed" not in summary[0] and " passed" in summary[0], summary
+
+
+def _suite_on(redis_url: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *CLUSTER_SUITE],
         cwd=ROOT,
         # Its own database, queue and key prefix: this run's are in use by this very process.
         env=dict(
             os.environ,
-            REDIS_URL=seed_url(nodes),
+            REDIS_URL=redis_url,
             DATABASE_URL=os.environ["DATABASE_URL"] + "_cluster",
             CELERY_TASK_DEFAULT_QUEUE=settings.CELERY_TASK_DEFAULT_QUEUE + "-cluster",
             REDIS_KEY_PREFIX=settings.REDIS_KEY_PREFIX + "cluster:",
@@ -66,9 +77,6 @@ def test_the_suite_on_a_redis_cluster():
         text=True,
         timeout=900,
     )
-    summary = result.stdout.strip().splitlines()[-1:]
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
-    assert " failed" not in summary[0] and " passed" in summary[0], summary
 
 
 cluster_only = pytest.mark.skipif(not ON_CLUSTER, reason="runs on a Redis Cluster (test_the_suite_on_a_redis_cluster)")

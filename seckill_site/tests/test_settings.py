@@ -29,11 +29,45 @@ def test_production_settings_pass_check_deploy():
 def test_broker_never_shares_the_cache_database():
     from django.conf import settings
 
-    assert settings.CELERY_BROKER_URL != settings.CACHES["default"]["LOCATION"]
+    assert settings.CACHES["default"]["LOCATION"] == [settings.REDIS_URL]
+    assert settings.CELERY_BROKER_URL != settings.REDIS_URL
 
 
-def test_the_gunicorn_config_of_make_run_and_production_loads():
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
+def _settings_in_a_subprocess(code: str, **env: str) -> subprocess.CompletedProcess:
+    environment = dict(os.environ, DJANGO_SETTINGS_MODULE="seckill_site.settings.local", **env)
+    return subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); from django.conf import settings; {code}"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_behind_pgbouncer_no_server_side_cursors():
+    code = "print(settings.DATABASES['default'].get('DISABLE_SERVER_SIDE_CURSORS'))"
+    assert _settings_in_a_subprocess(code, DATABASE_POOLER="pgbouncer").stdout.strip() == "True"
+    assert _settings_in_a_subprocess(code, DATABASE_POOLER="").stdout.strip() == "None"
+    assert "only 'pgbouncer'" in _settings_in_a_subprocess(code, DATABASE_POOLER="pgpool").stderr
+
+
+def test_a_redis_cluster_needs_a_broker_of_its_own():
+    """Celery's Redis transport cannot use a cluster, and a cluster has no second database."""
+    env = {k: v for k, v in os.environ.items() if k != "CELERY_BROKER_URL"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=dict(env, DJANGO_SETTINGS_MODULE="seckill_site.settings.local", REDIS_URL="redis+cluster://127.0.0.1:7000"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0 and "CELERY_BROKER_URL" in result.stderr
+
+
+def test_the_gunicorn_config_of_make_run_and_production_loads(tmp_path):
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="seckill_site.settings.test", PROMETHEUS_MULTIPROC_DIR=str(tmp_path))
     result = subprocess.run(
         [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--check-config", "seckill_site.wsgi"],
         cwd=ROOT,

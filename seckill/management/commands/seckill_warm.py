@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from goods.services import goods_list_cache_drop
 from seckill.services import stock_warm, stock_warm_all
+from seckill_site.redis import scripts_load
 
 
 class Command(BaseCommand):
@@ -22,6 +23,8 @@ class Command(BaseCommand):
         else:
             reports = stock_warm_all()
         goods_list_cache_drop()
+        # On every primary of a cluster, so the opening second's first buyers pay no SCRIPT LOAD.
+        self.stdout.write(f"Lua scripts loaded: {', '.join(scripts_load())}")
         for report in reports:
             before = "missing" if report.previous_stock is None else report.previous_stock
             change = "unchanged" if report.previous_stock == report.stock else f"{before} -> {report.stock}"
