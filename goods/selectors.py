@@ -1,5 +1,6 @@
 """Reads on goods and sale events, cached in Redis so hot pages rarely reach PostgreSQL."""
 
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -8,7 +9,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from goods.models import SaleStatus, SeckillGoods
-from seckill_site.redis import client, keys
+from seckill_site.redis import client, keys, lock_try
 from seckill_site.redis import now as redis_now
 
 
@@ -37,23 +38,69 @@ def _sale_row(sale: SeckillGoods) -> dict[str, Any]:
     }
 
 
+# A reader that finds no entry at all while another process reads the sale from PostgreSQL
+# polls for that process's entry this long, then reads PostgreSQL itself rather than fail.
+SALE_CACHE_WAIT_SECONDS = 1.0
+SALE_CACHE_POLL_SECONDS = 0.02
+
+
 def sale_get(*, sale_id: int) -> dict[str, Any] | None:
     """The sale with its goods as plain data, from a short Redis cache; None when unknown.
 
-    Unknown ids are remembered for a while so a client looping over bad ids costs one
-    Redis read each, not a PostgreSQL query.
+    A hit is one Redis GET. Each entry says until when it is fresh (by Redis's clock) and
+    stays in Redis a while longer: once it is stale, the one process that takes the sale's
+    cache lock reads PostgreSQL again while every other reader goes on serving the stale copy,
+    so a hot sale whose entry expires under a burst costs one query, not one per process.
+    With no entry at all (the first read, or one dropped after an edit) the others wait
+    briefly for that process's entry instead. Unknown ids are remembered for a while so a
+    client looping over bad ids costs Redis reads, not PostgreSQL queries.
     """
-    row = cache.get(keys.sale_cache(sale_id))
-    if row is not None:
-        return row
+    entry = cache.get(keys.sale_cache(sale_id))
+    if entry is not None:
+        fresh_until, row = entry
+        if redis_now() < fresh_until:
+            return row
+        return _sale_refresh(sale_id, stale=row)
     if cache.get(keys.sale_missing(sale_id)):
         return None
+    return _sale_refresh(sale_id, stale=None)
+
+
+def _sale_refresh(sale_id: int, *, stale: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Read the sale from PostgreSQL if this process gets the sale's cache lock; otherwise
+    the `stale` copy, or (with none) the holder's entry once it is there."""
+    deadline = time.monotonic() + SALE_CACHE_WAIT_SECONDS
+    while True:
+        with lock_try(keys.sale_cache_lock(sale_id), ttl=keys.SALE_CACHE_LOCK_TTL) as token:
+            if token is not None:
+                # The holder before us may have refreshed it between our read and our lock.
+                entry = cache.get(keys.sale_cache(sale_id))
+                if entry is not None and redis_now() < entry[0]:
+                    return entry[1]
+                return _sale_load(sale_id)
+            if stale is not None:
+                return stale
+            if time.monotonic() >= deadline:
+                # The holder is slow or gone. Only the holder releases its lock (owner
+                # token), so reading without it never frees the lock for everyone else.
+                return _sale_load(sale_id)
+        time.sleep(SALE_CACHE_POLL_SECONDS)
+        entry = cache.get(keys.sale_cache(sale_id))
+        if entry is not None:
+            return entry[1]
+        if cache.get(keys.sale_missing(sale_id)):
+            return None
+
+
+def _sale_load(sale_id: int) -> dict[str, Any] | None:
     sale = SeckillGoods.objects.select_related("goods").filter(pk=sale_id).first()
     if sale is None:
-        cache.set(keys.sale_missing(sale_id), 1, keys.SALE_MISSING_TTL)
+        cache.set(keys.sale_missing(sale_id), 1, keys.jittered(keys.SALE_MISSING_TTL))
+        cache.delete(keys.sale_cache(sale_id))  # a sale deleted since: no stale copy either
         return None
     row = _sale_row(sale)
-    cache.set(keys.sale_cache(sale_id), row, keys.SALE_CACHE_TTL)
+    fresh = keys.jittered(keys.SALE_CACHE_TTL)
+    cache.set(keys.sale_cache(sale_id), (redis_now() + fresh, row), fresh + keys.SALE_CACHE_STALE_TTL)
     return row
 
 

@@ -1,4 +1,3 @@
-import random
 import time
 
 from django.conf import settings
@@ -12,10 +11,11 @@ from django.utils.translation import gettext as _
 from goods.selectors import sale_detail, sales_for_list
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int
-from seckill_site.redis import client, keys
+from seckill_site.redis import keys, lock_try
 from users.selectors import user_public_data
 
 LIST_LOCK_WAIT_SECONDS = 2.0
+LIST_LOCK_POLL_SECONDS = 0.05
 
 
 def _list_html(request: HttpRequest) -> str:
@@ -24,25 +24,32 @@ def _list_html(request: HttpRequest) -> str:
 
     The cached HTML holds nothing user-specific: the greeting comes from /user/me.
     """
-    key = keys.goods_list_html(get_language())
+    language = get_language()
+    key = keys.goods_list_html(language)
     html = cache.get(key)
     if html is not None:
         return html
     deadline = time.monotonic() + LIST_LOCK_WAIT_SECONDS
-    while not client().set(keys.goods_list_lock(get_language()), 1, nx=True, ex=keys.GOODS_LIST_LOCK_TTL):
-        time.sleep(0.05)
+    while True:
+        with lock_try(keys.goods_list_lock(language), ttl=keys.GOODS_LIST_LOCK_TTL) as token:
+            if token is not None:
+                # The holder before us may have stored it between our read and our lock.
+                html = cache.get(key)
+                return html if html is not None else _list_render(key)
+            if time.monotonic() > deadline:
+                # The holder is slow or gone: render without the lock rather than fail. Only
+                # the holder releases its lock (owner token), so this never frees it for others.
+                return _list_render(key)
+        time.sleep(LIST_LOCK_POLL_SECONDS)
         html = cache.get(key)
         if html is not None:
             return html
-        if time.monotonic() > deadline:
-            break  # the holder is slow or gone: render without the lock rather than fail
-    try:
-        html = render_to_string("goods/list.html", {"sales": sales_for_list()})
-        jitter = random.randint(0, 10)  # spread expiry so pages do not all miss at once
-        cache.set(key, html, settings.GOODS_LIST_CACHE_SECONDS + jitter)
-        return html
-    finally:
-        client().delete(keys.goods_list_lock(get_language()))
+
+
+def _list_render(key: str) -> str:
+    html = render_to_string("goods/list.html", {"sales": sales_for_list()})
+    cache.set(key, html, keys.jittered(settings.GOODS_LIST_CACHE_SECONDS))
+    return html
 
 
 @allow("GET")

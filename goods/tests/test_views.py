@@ -131,3 +131,18 @@ def test_detail_page_renders_with_buy_area(client):
 def test_wrong_method_on_pages_is_405(client):
     assert client.post("/goods/goodsList").status_code in (403, 405)
     assert client.delete(f"/goods/getDetails/{make_sale().pk}").status_code == 405
+
+
+def test_a_list_request_that_gave_up_waiting_leaves_the_holders_lock(monkeypatch):
+    from django.test import RequestFactory
+
+    from goods import views
+    from seckill_site.redis import client as redis
+    from seckill_site.redis import lock
+
+    make_sale(goods=make_goods(name="Slow Phone"))
+    monkeypatch.setattr(views, "LIST_LOCK_WAIT_SECONDS", 0.1)
+    key = keys.goods_list_lock("en")
+    with lock(key, ttl=30) as token:  # a slow renderer elsewhere
+        assert "Slow Phone" in views._list_html(RequestFactory().get("/goods/goodsList"))
+        assert redis().get(key) == token.encode()

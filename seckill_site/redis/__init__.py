@@ -24,7 +24,18 @@ from redis.exceptions import RedisError
 
 from seckill_site.redis import keys
 
-__all__ = ["LockNotAcquired", "client", "is_cluster", "keys", "lock", "now", "script", "scripts_load", "server_time"]
+__all__ = [
+    "LockNotAcquired",
+    "client",
+    "is_cluster",
+    "keys",
+    "lock",
+    "lock_try",
+    "now",
+    "script",
+    "scripts_load",
+    "server_time",
+]
 
 LUA_DIR = Path(__file__).parent / "lua"
 
@@ -87,18 +98,30 @@ class LockNotAcquired(Exception):
 
 
 @contextmanager
-def lock(key: str, *, ttl: float) -> Iterator[str]:
-    """Hold `key` for at most `ttl` seconds; raises LockNotAcquired if someone else holds it.
+def lock_try(key: str, *, ttl: float) -> Iterator[str | None]:
+    """Hold `key` for at most `ttl` seconds if nobody else does: yields the owner token, or
+    None when someone else holds it (then nothing is released on exit either).
 
-    The owner token and a compare-and-delete release mean a holder that outlived its ttl
-    never deletes the lock of the next holder.
+    The owner token and a compare-and-delete release (unlock.lua) mean that neither a caller
+    that did not get the lock nor a holder that outlived its ttl ever deletes the lock of the
+    one holding it now.
     """
     token = secrets.token_hex(8)
     if not client().set(key, token, nx=True, px=int(ttl * 1000)):
-        raise LockNotAcquired(key)
+        yield None
+        return
     started = time.monotonic()
     try:
         yield token
     finally:
-        if time.monotonic() - started < ttl:
+        if time.monotonic() - started < ttl:  # past it the key is gone or another's: no round trip
             script("unlock")(keys=[key], args=[token])
+
+
+@contextmanager
+def lock(key: str, *, ttl: float) -> Iterator[str]:
+    """Hold `key` for at most `ttl` seconds; raises LockNotAcquired if someone else holds it."""
+    with lock_try(key, ttl=ttl) as token:
+        if token is None:
+            raise LockNotAcquired(key)
+        yield token

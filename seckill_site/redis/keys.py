@@ -9,9 +9,18 @@ shared with others, must not be flushed). The prefix stands before the hash tag,
 sale's keys still share a slot.
 """
 
+import random
+
 from django.conf import settings
 
 PREFIX: str = settings.REDIS_KEY_PREFIX
+
+
+def jittered(seconds: float) -> int:
+    """`seconds` plus up to a fifth more, at random, for every cache entry's TTL: entries
+    written together (a warm-up, a deploy, one burst) then expire apart, not in one second."""
+    return int(seconds + random.uniform(0, seconds / 5))
+
 
 # Captcha answer, per user and sale: single use (GETDEL), 5 minutes (seed 000).
 CAPTCHA_TTL = 5 * 60
@@ -20,14 +29,19 @@ PATH_TTL = 60
 # What /seckill/result answers: "0" queued, order id, or "-1" failed. A day is plenty for
 # polling; older answers come from the database.
 RESULT_TTL = 24 * 60 * 60
-# Cached item data for the detail JSON and the gate's sale window.
+# Cached item data for the detail JSON and the gate's sale window: fresh for ~30 s (jittered),
+# then kept SALE_CACHE_STALE_TTL longer so that readers serve it while one process, holding
+# the sale's cache lock for at most SALE_CACHE_LOCK_TTL, reads it again from PostgreSQL.
 SALE_CACHE_TTL = 30
-# A miss for an unknown sale id is remembered briefly so repeated misses skip PostgreSQL.
+SALE_CACHE_STALE_TTL = 30
+SALE_CACHE_LOCK_TTL = 5
+# A miss for an unknown sale id is remembered briefly (jittered) so repeated misses skip PostgreSQL.
 SALE_MISSING_TTL = 30
 # Rebuild lock after Redis lost a sale's keys: one process rebuilds, others answer "busy".
 SALE_REBUILD_LOCK_TTL = 10
 # The cached list page, ~60 s plus jitter (settings.GOODS_LIST_CACHE_SECONDS), and the
-# mutex that lets one request render it while the others wait.
+# mutex (owner token, compare-and-delete release) that lets one request render it while the
+# others wait.
 GOODS_LIST_LOCK_TTL = 5
 
 
@@ -91,11 +105,18 @@ def reconcile_lock(sale_id: int) -> str:
     return f"{_sale(sale_id)}:reconcile-lock"
 
 
+def sale_cache_lock(sale_id: int) -> str:
+    """Held (owner token) by the one process reading a sale's cache entry from PostgreSQL."""
+    return f"{_sale(sale_id)}:cache-lock"
+
+
 # Keys read and written through Django's cache, which adds its own KEY_PREFIX (settings).
 
 
 def sale_cache(sale_id: int) -> str:
-    return f"goods:sale:{sale_id}"
+    """(fresh until, by Redis's clock; the sale's row). "v2": the entry used to be the bare
+    row, and during a rolling deploy old and new processes must not read each other's."""
+    return f"goods:sale:v2:{sale_id}"
 
 
 def sale_missing(sale_id: int) -> str:

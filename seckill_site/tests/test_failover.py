@@ -7,7 +7,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from goods.tests.factories import make_sale
 from seckill.tests.shoppers import path_for
-from seckill_site.redis import LockNotAcquired, keys, lock
+from seckill_site.redis import LockNotAcquired, keys, lock, lock_try
 from seckill_site.redis import client as redis
 from users.middleware import REFRESHED_AT
 from users.sessions import SessionStore
@@ -75,3 +75,13 @@ def test_a_lock_is_released_only_by_its_holder():
     with lock(key, ttl=0.05):
         redis().set(key, "next-holder", px=5000)
     assert redis().get(key) == b"next-holder"
+
+
+def test_a_caller_that_did_not_get_a_lock_leaves_it_alone():
+    key = keys.reconcile_lock(2)
+    with lock_try(key, ttl=5) as token:
+        assert token is not None
+        with lock_try(key, ttl=5) as other:
+            assert other is None
+        assert redis().get(key) == token.encode()
+    assert redis().get(key) is None
