@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test lint services-up services-down clean faults e2e bench
+.PHONY: help venv run dev test lint services-up services-down clean faults cluster-test e2e bench
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
@@ -20,6 +20,7 @@ help:
 	@echo "make test           ruff, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
 	@echo "make lint           ruff check + ruff format --check"
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
+	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
 	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\")"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
@@ -73,6 +74,23 @@ clean: services-down
 # Fault injection against a private production-like deployment (see tools/faults.py).
 faults: venv
 	$(PY) -m tools.faults
+
+# The multi-node topology of deploy/ on this machine, with faults during HTTP bursts through
+# HAProxy (tools/cluster/, docs/deploy.md). Takes minutes, so it stays out of `make test`.
+# As root, installs the Debian packages it needs when they are missing.
+cluster-test: venv
+	@missing=""; \
+	for pair in haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client cc:gcc; do \
+	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; \
+	done; \
+	[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || missing="$$missing rabbitmq-server"; \
+	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || missing="$$missing libfaketime"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  else echo "error: install the Debian packages:$$missing" >&2; exit 1; fi; \
+	fi
+	$(PY) -m tools.cluster $(ARGS)
 
 # Browser tests in the system's Chromium (Playwright cannot download its own here).
 # As root, installs Debian's chromium when it is missing; `make test` runs them when present.

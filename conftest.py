@@ -139,7 +139,7 @@ def gunicorn_running(**extra_env: str):
     (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-gunicorn.log", "w")
     command = [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{port}",
-               "--workers", "2", "--worker-class", "gthread", "--threads", "8"]  # fmt: skip
+               "--workers", "2", "--worker-class", "gthread", "--threads", "8", "--no-control-socket"]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

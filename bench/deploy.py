@@ -77,7 +77,7 @@ class Deployment:
         self._spawn("web", [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application",
                             "-b", f"127.0.0.1:{self.port}", "--workers", str(workers),
                             "--worker-class", worker_class, "--threads", str(threads),
-                            "--backlog", "2048", "--keep-alive", "30"])  # fmt: skip
+                            "--backlog", "2048", "--keep-alive", "30", "--no-control-socket"])  # fmt: skip
         self.web_config = (workers, threads)
         self.worker_class = worker_class
         deadline = time.monotonic() + 60

@@ -10,9 +10,9 @@ production settings. Shoppers are real HTTP clients; a shopper told "try again" 
 retries with a fresh path, as the item page does.
 
 After each scenario the queue drains, the reconciler runs, and the invariants (README,
-"Invariants") are checked: never oversold, one live order per user and sale, nothing stranded (Redis stock ==
-database stock, no reservation left, every queued shopper has an order or a clear -1), no 5xx
-outside the fault window. Any violation makes the exit status non-zero.
+"Invariants") are checked: never oversold, one live order per user and sale, nothing
+stranded (Redis stock == database stock, no reservation left, every queued shopper has an
+order or a clear -1), no 5xx outside the fault window. Any violation makes the exit status non-zero.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ class Deployment:
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
         self.spawn("web", [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b",
                            f"127.0.0.1:{self.web_port}", "--workers", "3", "--worker-class", "gthread",
-                           "--threads", "4", "--backlog", "2048"])  # fmt: skip
+                           "--threads", "4", "--backlog", "2048", "--no-control-socket"])  # fmt: skip
         for name in ("worker1", "worker2"):
             self.start_worker(name)
         self.spawn("beat", [sys.executable, "-m", "celery", "-A", "celery_app", "beat", "-l", "warning",

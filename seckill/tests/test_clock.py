@@ -1,14 +1,17 @@
 """The sale window is judged by Redis's clock, never by a web node's: a node whose clock runs
 30 s ahead (libfaketime) neither opens a sale early nor closes it early."""
 
+import time
 from pathlib import Path
 
 import pytest
+from django_ratelimit.core import _get_window
 
 from conftest import gunicorn_running
 from goods.tests.factories import make_sale
 from seckill.tests.shoppers import path_for, shopper
 from seckill_site.redis import client, keys
+from seckill_site.redis import now as redis_now
 from users.tests.factories import make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -45,3 +48,19 @@ def test_a_node_whose_clock_runs_ahead_neither_opens_nor_closes_a_sale_early(nod
     )
     assert on_time.json()["code"] == 0, on_time.json()
     assert client().get(keys.stock(ending.pk)) == b"4"
+
+
+def test_the_rate_limit_counts_the_same_on_nodes_whose_clocks_disagree(node_30s_ahead):
+    """django-ratelimit names its counters after the node's time window: a node 30 s ahead
+    counted apart and let a shopper through twice as often."""
+    sale = make_sale(stock=5)
+    buyer = shopper(make_user())
+    with gunicorn_running() as true_clock:
+        # Start right after this shopper's 5 s window turns, so all ten fall in one window.
+        window_end = _get_window(str(buyer.user.pk), 5)
+        time.sleep(max(0.0, window_end - redis_now()) + 0.05)
+        answers = [
+            buyer.post(f"{node}/seckill/not-a-path/doSeckill", {"goodsId": sale.pk}).status_code
+            for node in [true_clock, node_30s_ahead] * 5
+        ]
+    assert answers.count(429) == 5, answers  # 5 per 5 s for this shopper, whichever node counts

@@ -106,7 +106,7 @@ def test_readyz_turns_503_when_redis_stops_and_200_when_it_is_back(django_db_set
     log = open(ROOT / ".run" / "test-readyz-gunicorn.log", "w")
     web = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{web_port}",
-         "--worker-class", "gthread", "--threads", "4"],
+         "--worker-class", "gthread", "--threads", "4", "--no-control-socket"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{web_port}/readyz"

@@ -62,7 +62,7 @@ def test_production_logs_one_json_line_per_request_and_the_order_writer_carries_
     web_log, worker_log = tmp_path / "web.log", tmp_path / "worker.log"
     web = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{port}",
-         "--worker-class", "gthread", "--threads", "4"],
+         "--worker-class", "gthread", "--threads", "4", "--no-control-socket"],
         cwd=ROOT, env=env, stdout=open(web_log, "w"), stderr=subprocess.STDOUT,
     )  # fmt: skip
     worker = subprocess.Popen(

@@ -109,7 +109,7 @@ def test_every_gunicorn_worker_counts(django_db_setup, tmp_path):
     log = open(ROOT / ".run" / "test-metrics-gunicorn.log", "w")
     web = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{port}",
-         "--workers", "2", "--worker-class", "gthread", "--threads", "2"],
+         "--workers", "2", "--worker-class", "gthread", "--threads", "2", "--no-control-socket"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
