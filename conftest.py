@@ -39,6 +39,19 @@ def clean_redis():
 
 
 @pytest.fixture
+def ratelimit_clock(monkeypatch):
+    """django-ratelimit's windows are fixed, each key's with its own boundary: a test whose
+    dozen requests straddle one would see its count restart. Hold its clock still."""
+    import time
+    import types
+
+    from django_ratelimit import core
+
+    now = time.time()
+    monkeypatch.setattr(core, "time", types.SimpleNamespace(time=lambda: now))
+
+
+@pytest.fixture
 def queued(monkeypatch):
     """Record the order_write messages instead of publishing them (single-threaded tests
     only): the test decides when, and how often, each message is delivered."""
@@ -167,3 +180,16 @@ def gunicorn_running(**extra_env: str):
 def gunicorn_server(django_db_setup):
     with gunicorn_running() as url:
         yield url
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The fuzz tests' tally: inputs sent and 5xx answers per endpoint (seckill_site.tests.fuzzing)."""
+    fuzzing = sys.modules.get("seckill_site.tests.fuzzing")
+    if fuzzing is None or not fuzzing.TALLY:
+        return
+    tally = fuzzing.TALLY
+    terminalreporter.section("fuzz: inputs and 5xx per endpoint")
+    for endpoint in sorted(tally):
+        terminalreporter.write_line(f"{tally[endpoint]['inputs']:6d}  {tally[endpoint]['5xx']:3d}  {endpoint}")
+    inputs, failures = sum(t["inputs"] for t in tally.values()), sum(t["5xx"] for t in tally.values())
+    terminalreporter.write_line(f"{inputs:6d}  {failures:3d}  total over {len(tally)} endpoints")

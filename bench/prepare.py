@@ -17,7 +17,6 @@ from datetime import timedelta
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.hashers import make_password
 from django.contrib.sessions.backends.cache import KEY_PREFIX as SESSION_KEY_PREFIX
-from django.contrib.sessions.backends.cache import SessionStore
 from django.core.cache import caches
 from django.db import connections, transaction
 from django.utils import timezone
@@ -32,6 +31,7 @@ from seckill_site.api import api_token_issue, api_token_revoke
 from seckill_site.redis import client, keys
 from users.middleware import REFRESHED_AT
 from users.models import User
+from users.sessions import SessionStore
 
 MOBILE_PREFIX = "16"  # bench shoppers: 16xxxxxxxxx
 MERCHANT_MOBILE = "16999999999"

@@ -6,11 +6,32 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
+# A product photo needs no more; a PNG of 12,000 x 12,000 pixels is a few KiB on the wire and
+# over 400 MB once decoded (a decompression bomb). Checked from the header, before decoding.
+MAX_IMAGE_SIDE = 4096
 
 
 def validate_image_size(image) -> None:
     if image and image.size > MAX_IMAGE_BYTES:
         raise ValidationError("The image is larger than 2 MB.")
+
+
+def validate_image_dimensions(image) -> None:
+    if not image or getattr(image, "_committed", True):
+        return  # a stored image was checked (and re-encoded) when it was uploaded
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        image.seek(0)
+        width, height = Image.open(image).size  # reads the header only
+    except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as error:
+        raise ValidationError("Upload a valid image.") from error
+    finally:
+        image.seek(0)
+    if width > MAX_IMAGE_SIDE or height > MAX_IMAGE_SIDE:
+        raise ValidationError(
+            f"The image is {width} x {height} pixels; at most {MAX_IMAGE_SIDE} x {MAX_IMAGE_SIDE} are taken."
+        )
 
 
 class Goods(models.Model):
@@ -19,7 +40,9 @@ class Goods(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="goods")
     name = models.CharField(max_length=64)
     title = models.CharField(max_length=128)
-    image = models.ImageField(upload_to="goods/", blank=True, validators=[validate_image_size])
+    image = models.ImageField(
+        upload_to="goods/", blank=True, validators=[validate_image_size, validate_image_dimensions]
+    )
     detail = models.TextField(blank=True)
     price = models.DecimalField(max_digits=10, decimal_places=2, validators=[MinValueValidator(0)])
     stock = models.PositiveIntegerField(default=0)

@@ -1,21 +1,27 @@
 """Writes on goods and sale events: the one place the admin and the API both go through."""
 
+import io
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import F
 from django.utils.translation import gettext as _
+from PIL import Image, ImageOps
 
 from goods.models import Goods, SeckillGoods, StockAudit, StockChange
 from goods.selectors import sale_writes_in_flight
+from seckill_site.http import INT32_MAX
 from seckill_site.redis import client, keys
 from users.models import User
 
 
 class StockShortage(Exception):
-    """Fewer units are left than the edit removes; nothing was changed. The message is for the merchant."""
+    """Fewer units are left than the edit removes, or more would be than the column holds;
+    nothing was changed. The message is for the merchant."""
 
 
 class SaleInUse(Exception):
@@ -64,11 +70,40 @@ def sale_changed(*, sale_id: int) -> None:
     transaction.on_commit(refresh)
 
 
+# What an uploaded image is stored as: its own format when it is one of these, else PNG.
+IMAGE_FORMATS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp", "GIF": "png"}
+
+
+def _image_reencoded(upload) -> ContentFile:
+    """A new file decoded from the upload and encoded again: only pixels survive, so no EXIF
+    (a phone's GPS position), no comments, and nothing appended after the image's end (a
+    polyglot file) is ever served back. Called after validation capped its pixel size."""
+    upload.seek(0)
+    with Image.open(upload) as original:
+        original.load()
+        image = ImageOps.exif_transpose(original)  # keep the orientation the EXIF gave
+    file_format = original.format if original.format in IMAGE_FORMATS else "PNG"
+    if file_format == "GIF":
+        file_format = "PNG"
+    if file_format == "JPEG" and image.mode not in ("RGB", "L"):
+        image = image.convert("RGB")
+    elif image.mode not in ("RGB", "RGBA", "L", "LA", "P"):
+        image = image.convert("RGBA")
+    image.info = {}  # comments, text chunks, ICC and EXIF blocks: Pillow writes back what is here
+    buffer = io.BytesIO()
+    image.save(buffer, format=file_format)
+    stem = Path(upload.name or "image").stem[:80] or "image"
+    return ContentFile(buffer.getvalue(), name=f"{stem}.{IMAGE_FORMATS[file_format]}")
+
+
 def goods_save(*, goods: Goods) -> Goods:
-    """Create or edit goods (validated). The pages and the order writer read a goods' name and
-    price from the sale cache, so every sale of these goods is dropped from it once committed."""
+    """Create or edit goods (validated). A newly uploaded image is stored re-encoded
+    (_image_reencoded). The pages and the order writer read a goods' name and price from the
+    sale cache, so every sale of these goods is dropped from it once committed."""
     with transaction.atomic():
         goods.full_clean()
+        if goods.image and not goods.image._committed:
+            goods.image = _image_reencoded(goods.image.file)
         goods.save()
         sale_ids = list(goods.sales.values_list("pk", flat=True))
 
@@ -120,8 +155,13 @@ def sale_update(
             rows = SeckillGoods.objects.filter(pk=sale.pk)
             if stock_delta < 0:
                 rows = rows.filter(stock_count__gte=-stock_delta)
-            if not rows.update(stock_count=F("stock_count") + stock_delta):
-                raise StockShortage(_("Not enough units left to remove %(n)s; nothing changed.") % {"n": -stock_delta})
+                shortage = _("Not enough units left to remove %(n)s; nothing changed.") % {"n": -stock_delta}
+            else:
+                # The column is a 32-bit integer: a sum past it would overflow in PostgreSQL (a 500).
+                rows = rows.filter(stock_count__lte=INT32_MAX - min(stock_delta, INT32_MAX))
+                shortage = _("The stock cannot exceed %(max)s units; nothing changed.") % {"max": INT32_MAX}
+            if abs(stock_delta) > INT32_MAX or not rows.update(stock_count=F("stock_count") + stock_delta):
+                raise StockShortage(shortage)
             stock_audit_record(
                 sale_id=sale.pk,
                 delta=stock_delta,

@@ -1,7 +1,6 @@
 from urllib.parse import quote
 
 from django.contrib import messages
-from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -53,7 +52,9 @@ def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
 
 def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
     as_json = wants_json(request)
-    if SESSION_KEY not in request.session:
+    # request.user, not the session's user id: a session whose user was deactivated (or whose
+    # password changed) still holds an id, but its user is anonymous and owns nothing.
+    if not request.user.is_authenticated:
         return fail(Code.NOT_LOGGED_IN) if as_json else redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
     order = selectors.order_of_user(user=request.user, order_no=order_no)
     if order is None:

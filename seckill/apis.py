@@ -17,7 +17,7 @@ from goods.selectors import sale_get
 from seckill import selectors, services
 from seckill.observe import attempt_answered
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
-from seckill.views import SECKILL_RATE
+from seckill.views import SECKILL_RATE, captcha_answer
 from seckill_site.api import (
     HasUserId,
     PerUserThrottle,
@@ -79,13 +79,12 @@ class PathApi(_GateApi):
         if parsed is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         data = request.data
-        raw = data.get("verifyCode") if hasattr(data, "get") else None
-        answer = str(raw).strip() if isinstance(raw, (int, str)) and not isinstance(raw, bool) else ""
-        if not answer.lstrip("-").isdigit() or len(answer) > 6:
+        answer = captcha_answer(data.get("verifyCode") if hasattr(data, "get") else None)
+        if answer is None:
             return api_fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
         if sale_get(sale_id=parsed) is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
-        path = services.path_create(user_id=user_id_of(request), sale_id=parsed, answer=int(answer))
+        path = services.path_create(user_id=user_id_of(request), sale_id=parsed, answer=answer)
         if path is None:
             return api_fail(Code.CAPTCHA_WRONG)
         return api_ok({"path": path})

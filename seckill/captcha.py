@@ -9,6 +9,8 @@ import secrets
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 OPERATORS = "+-*"
+# What an answer may be (the API documents it): every expression's value lies well inside.
+ANSWER_MIN, ANSWER_MAX = -99_999, 999_999
 WIDTH, HEIGHT = 150, 48
 
 

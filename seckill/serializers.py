@@ -3,10 +3,12 @@ few inputs by hand and answer plain dicts, so no serializer runs on the hot path
 
 from rest_framework import serializers
 
+from seckill.captcha import ANSWER_MAX, ANSWER_MIN
+
 
 class PathInputSerializer(serializers.Serializer):
     verifyCode = serializers.IntegerField(
-        min_value=-99_999, max_value=999_999, help_text="the captcha's answer (single use: any try consumes it)"
+        min_value=ANSWER_MIN, max_value=ANSWER_MAX, help_text="the captcha's answer (single use: any try consumes it)"
     )
 
 

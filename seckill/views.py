@@ -9,10 +9,10 @@ from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from goods.selectors import sale_get
-from seckill import selectors, services
+from seckill import captcha, selectors, services
 from seckill.observe import attempt_answered
 from seckill_site.codes import Code
-from seckill_site.http import allow, fail, ok, positive_int
+from seckill_site.http import allow, fail, ok, parse_int, positive_int
 
 # Seed 000 @AccessLimit(seconds = 5, maxAccessCount = 5): per user, per endpoint.
 SECKILL_RATE = "5/5s"
@@ -21,6 +21,11 @@ SECKILL_RATE = "5/5s"
 def session_user_id(request: HttpRequest) -> int | None:
     raw = request.session.get(SESSION_KEY)
     return int(raw) if raw is not None else None
+
+
+def captcha_answer(raw) -> int | None:
+    """The captcha answer from a query string or a JSON body, or None when it is not one."""
+    return parse_int(raw, minimum=captcha.ANSWER_MIN, maximum=captcha.ANSWER_MAX)
 
 
 def _rate_key(group: str, request: HttpRequest) -> str:
@@ -63,12 +68,12 @@ def seckill_path(request: HttpRequest) -> HttpResponse:
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    answer = request.GET.get("verifyCode", "").strip()
-    if not answer.lstrip("-").isdigit() or len(answer) > 6:
+    answer = captcha_answer(request.GET.get("verifyCode"))
+    if answer is None:
         return fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
     if sale_get(sale_id=sale_id) is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    path = services.path_create(user_id=user_id, sale_id=sale_id, answer=int(answer))
+    path = services.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
     if path is None:
         return fail(Code.CAPTCHA_WRONG)
     return ok(path)

@@ -8,7 +8,11 @@ a lazy user that only endpoints needing the row ever evaluate.
 """
 
 import hashlib
+import io
+import re
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth import SESSION_KEY
@@ -24,14 +28,68 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.authtoken.models import Token
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 
 from seckill_site.codes import Code
-from seckill_site.http import positive_int
+from seckill_site.http import ID_MAX, client_ip, positive_int
 from seckill_site.redis import client, keys
+
+# --- JSON bodies ---------------------------------------------------------------------------------
+
+# A JSON body is read whole (Django's DATA_UPLOAD_MAX_MEMORY_SIZE does not apply to a
+# stream DRF reads itself), so it is capped before parsing, and so is its nesting: Python's
+# json module recurses once per level, and 200,000 "[" end in RecursionError (a 500).
+JSON_MAX_BYTES = 256 * 1024
+JSON_MAX_DEPTH = 32
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+class BodyTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = _("the request body is too large")
+
+
+def json_depth(body: bytes) -> int:
+    """How deep a JSON text nests arrays and objects, without parsing it (no recursion)."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub(b"", body)):
+        depth += 1 if bracket in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _read_capped(stream, limit: int, what: str) -> bytes:
+    body = stream.read(limit + 1) if stream is not None else b""
+    if len(body) > limit:
+        raise BodyTooLarge(_("the %(what)s body is larger than %(n)s KiB") % {"what": what, "n": limit // 1024})
+    return body
+
+
+class BoundedJSONParser(JSONParser):
+    """DRF's JSONParser behind a size and a depth limit checked before json.loads runs."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        body = _read_capped(stream, JSON_MAX_BYTES, "JSON")
+        if json_depth(body) > JSON_MAX_DEPTH:
+            raise exceptions.ParseError(_("JSON nested deeper than %(n)s levels") % {"n": JSON_MAX_DEPTH})
+        return super().parse(io.BytesIO(body), media_type, parser_context)
+
+
+class BoundedFormParser(FormParser):
+    """A form body (a browser posting to the API with its session) under the pages' limit:
+    DRF reads it itself, so Django's DATA_UPLOAD_MAX_MEMORY_SIZE would not apply."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        from django.conf import settings
+
+        body = _read_capped(stream, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "form")
+        return super().parse(io.BytesIO(body), media_type, parser_context)
+
 
 # --- the envelope ------------------------------------------------------------------------------
 
@@ -143,10 +201,13 @@ class EnvelopePagination(PageNumberPagination):
 
 # --- tokens ------------------------------------------------------------------------------------
 
-# token -> user id, cached in Redis so the gate's endpoints never read the token table.
-# A revoked token is dropped from the cache at once; a deactivated user's cached token
-# works for at most this long.
+# token -> "user id:expiry", cached in Redis so the gate's endpoints never read the token
+# table. Revoking (logout, logout everywhere, password change, deactivation, an admin's edit:
+# users.services.user_auth_revoke) deletes the rows and their cache entries at once.
 TOKEN_CACHE_TTL = 30 * 60
+# A token expires a fixed time after it was issued, however much it is used: log in again
+# for a new one. A leaked token is worth at most this long.
+TOKEN_LIFETIME = 30 * 24 * 60 * 60
 # An unknown token is remembered briefly, so a client looping over made-up tokens costs
 # one Redis read each, not a PostgreSQL query.
 TOKEN_MISSING_TTL = 60
@@ -158,10 +219,26 @@ def _token_cache_key(key: str) -> str:
     return keys.api_token(hashlib.sha256(key.encode()).hexdigest())
 
 
+def _token_expires(token_created) -> int:
+    return int(token_created.timestamp()) + TOKEN_LIFETIME
+
+
+def _token_cache_set(key: str, user_id: int, expires: int) -> None:
+    ttl = min(TOKEN_CACHE_TTL, expires - int(time.time()))
+    if ttl > 0:
+        client().set(_token_cache_key(key), f"{user_id}:{expires}", ex=ttl)
+
+
 def api_token_issue(*, user_id: int) -> str:
-    """The user's API token (one per user, shared by their devices), created on first login."""
-    token, _created = Token.objects.get_or_create(user_id=user_id)
-    client().set(_token_cache_key(token.key), user_id, ex=TOKEN_CACHE_TTL)
+    """The user's API token (one per user, shared by their devices), created on first login
+    and again once it has expired."""
+    token = Token.objects.filter(user_id=user_id).first()
+    if token is not None and _token_expires(token.created) <= time.time():
+        api_token_revoke(key=token.key)
+        token = None
+    if token is None:
+        token, _created = Token.objects.get_or_create(user_id=user_id)
+    _token_cache_set(token.key, user_id, _token_expires(token.created))
     return token.key
 
 
@@ -172,20 +249,45 @@ def api_token_revoke(*, key: str) -> None:
     client().delete(_token_cache_key(key))
 
 
+def api_tokens_revoke(*, user_id: int) -> None:
+    """Every token of the user, rows first, then their cache entries."""
+    revoked = list(Token.objects.filter(user_id=user_id).values_list("key", flat=True))
+    Token.objects.filter(key__in=revoked).delete()
+    for key in revoked:  # one key per call: each lives in its own slot of a cluster
+        client().delete(_token_cache_key(key))
+
+
+def api_tokens_of(*, user_id: int) -> list[dict[str, Any]]:
+    """The user's live tokens as they may see them: never the key, only its first characters."""
+    tokens = Token.objects.filter(user_id=user_id).order_by("created")
+    return [
+        {
+            "prefix": token.key[:6],
+            "createdAt": token.created.isoformat(),
+            "expiresAt": datetime.fromtimestamp(_token_expires(token.created), tz=UTC).isoformat(),
+        }
+        for token in tokens
+        if _token_expires(token.created) > time.time()
+    ]
+
+
 def api_token_user_id(key: str) -> int | None:
-    """The user id a token stands for: Redis first, the token table on a miss."""
+    """The user id a live token stands for: Redis first (one read, expiry included), the
+    token table on a miss."""
     cache_key = _token_cache_key(key)
     cached = client().get(cache_key)
     if cached == _MISSING:
         return None
     if cached is not None:
-        return int(cached)
-    user_id = Token.objects.filter(key=key, user__is_active=True).values_list("user_id", flat=True).first()
-    if user_id is None:
+        user_id, _, expires = cached.partition(b":")
+        if expires:
+            return int(user_id) if int(expires) > time.time() else None
+    row = Token.objects.filter(key=key, user__is_active=True).values_list("user_id", "created").first()
+    if row is None or _token_expires(row[1]) <= time.time():
         client().set(cache_key, _MISSING, ex=TOKEN_MISSING_TTL)
-    else:
-        client().set(cache_key, user_id, ex=TOKEN_CACHE_TTL)
-    return user_id
+        return None
+    _token_cache_set(key, row[0], _token_expires(row[1]))
+    return row[0]
 
 
 # --- authentication ------------------------------------------------------------------------------
@@ -271,10 +373,15 @@ class HasUserId(BasePermission):
 
 
 class IsShopper(BasePermission):
-    """Logged in as an active user (loads the row: for endpoints that read the database anyway)."""
+    """Logged in as an active user (loads the row: for endpoints that read the database anyway).
+
+    Credentials whose user is gone or deactivated are not logged in: 401, never a 403 (and
+    never a view handed an anonymous user)."""
 
     def has_permission(self, request: Request, view) -> bool:
-        return isinstance(request.auth, Credentials) and request.user.is_authenticated
+        if not (isinstance(request.auth, Credentials) and request.user.is_authenticated):
+            raise exceptions.NotAuthenticated()
+        return True
 
 
 class IsMerchant(BasePermission):
@@ -326,15 +433,17 @@ class PerUserThrottle(RatelimitThrottle):
 
 class PerIpThrottle(RatelimitThrottle):
     def key_of(self, request: Request) -> str | None:
-        return request._request.META.get("REMOTE_ADDR", "")
+        return client_ip(request._request)
 
 
 class PerMobileThrottle(RatelimitThrottle):
     def key_of(self, request: Request) -> str | None:
-        # The page keys on `post:mobile`; JSON bodies are not in request.POST, so read request.data.
+        # The account as the login form reads it (users.services.login_attempt_limited): spaces,
+        # Unicode digits or a JSON number must not open a fresh bucket for the same account.
+        from users.models import mobile_normalize
+
         data = request.data
-        mobile = data.get("mobile") if hasattr(data, "get") else None
-        return mobile if isinstance(mobile, str) else ""
+        return mobile_normalize(data.get("mobile") if hasattr(data, "get") else None)
 
 
 def throttle(base: type[RatelimitThrottle], group: str, rate: str) -> type[RatelimitThrottle]:
@@ -369,6 +478,7 @@ _ERROR_DESCRIPTIONS = {
     404: "no such object (`code` 500404); another merchant's or shopper's objects are 404 too",
     405: "method not allowed (`code` 500405)",
     409: "the order cannot do that in its state (`code` 500601)",
+    413: "the request body is too large (`code` 500101)",
     429: "rate limited (`code` 500429); see Retry-After",
     503: "the shop is busy (`code` 500503 or 500506), retry shortly",
 }
@@ -376,15 +486,16 @@ _ERROR_DESCRIPTIONS = {
 
 def errors(*statuses: int) -> dict[int, OpenApiResponse]:
     """Error responses of an operation, all in the envelope. 503 is added everywhere: any
-    endpoint answers it while PostgreSQL or Redis is unreachable."""
+    endpoint answers it while PostgreSQL or Redis is unreachable; and 413, a body over the
+    limits (BoundedJSONParser, DATA_UPLOAD_MAX_MEMORY_SIZE), which any endpoint refuses."""
     return {
         code: OpenApiResponse(ErrorEnvelopeSerializer, description=_ERROR_DESCRIPTIONS[code])
-        for code in sorted({*statuses, 503})
+        for code in sorted({*statuses, 413, 503})
     }
 
 
-# Ids in URLs are read with seckill_site.http.positive_int: digits, at most 18 of them.
-MAX_ID = 10**18 - 1
+# Ids in URLs are read with seckill_site.http.positive_int: digits, at most 10**18 - 1.
+MAX_ID = ID_MAX
 
 
 def id_parameter(name: str, description: str) -> OpenApiParameter:

@@ -15,6 +15,7 @@ class Code(Enum):
     FORBIDDEN = (500211, _("forbidden"), 403)
     NOT_FOUND = (500404, _("not found"), 404)
     METHOD_NOT_ALLOWED = (500405, _("method not allowed"), 405)
+    TOO_LARGE = (500413, _("the request is too large"), 413)
     TOO_MANY_REQUESTS = (500429, _("too many requests, slow down"), 429)
     SERVER_BUSY = (500503, _("the shop is busy, retry in a moment"), 503)
     SERVER_ERROR = (500100, _("server error"), 500)

@@ -44,30 +44,30 @@ def service_unavailable(error: BaseException) -> bool:
     return isinstance(error, UNAVAILABLE)
 
 
-def _answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
+def answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
     if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
         return fail(code, msg)
     return render(request, ERROR_TEMPLATE, {"message": msg or code.msg, "status": code.status}, status=code.status)
 
 
 def ratelimited(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.TOO_MANY_REQUESTS)
+    return answer(request, Code.TOO_MANY_REQUESTS)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.BAD_REQUEST)
+    return answer(request, Code.BAD_REQUEST)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.FORBIDDEN)
+    return answer(request, Code.FORBIDDEN)
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _answer(request, Code.NOT_FOUND)
+    return answer(request, Code.NOT_FOUND)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return _answer(request, Code.SERVER_ERROR)
+    return answer(request, Code.SERVER_ERROR)
 
 
 class ServiceUnavailableMiddleware:
@@ -109,4 +109,29 @@ def unavailable_response(request: HttpRequest) -> HttpResponse:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     message = _("Your form expired or the CSRF token is missing: reload the page and try again.")
-    return _answer(request, Code.FORBIDDEN, message)
+    return answer(request, Code.FORBIDDEN, message)
+
+
+class RequestBodyLimitMiddleware:
+    """Refuse a request whose declared body is larger than settings.SECKILL_MAX_REQUEST_BYTES
+    (413) before anything reads it. Django's DATA_UPLOAD_MAX_MEMORY_SIZE leaves out uploaded
+    files, whose limit (goods.models.MAX_IMAGE_BYTES) is only checked once the whole body has
+    been read and spooled to disk. The proxy in front should cap bodies too (README)."""
+
+    def __init__(self, get_response):
+        from django.conf import settings
+
+        self.get_response = get_response
+        self.limit = settings.SECKILL_MAX_REQUEST_BYTES
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0  # Django reads a malformed length as no body at all
+        if declared > self.limit:
+            message = _("The request is larger than %(n)s MB.") % {"n": round(self.limit / 1024 / 1024, 1)}
+            response = answer(request, Code.TOO_LARGE, message)
+            response["Connection"] = "close"  # the unread body must not be taken for the next request
+            return response
+        return self.get_response(request)

@@ -1,8 +1,11 @@
 """The JSON envelope every endpoint answers with, and small request helpers."""
 
+import ipaddress
+import re
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
 
@@ -25,15 +28,85 @@ def wants_json(request: HttpRequest) -> bool:
     return "application/json" in accept or request.headers.get("X-Requested-With") == "XMLHttpRequest"
 
 
+# Ranges of the PostgreSQL integer columns: every number from a client is checked against
+# the column it ends in, so none reaches the database only to overflow there (a 500).
+INT32_MAX = 2**31 - 1
+# Ids are bigints; 18 digits keep every accepted id below 2**63 - 1.
+ID_MAX = 10**18 - 1
+
+# ASCII only: str.isdigit() and int() also take "²", "١٢٣" and other Unicode digits.
+_INTEGER = re.compile(r"-?[0-9]{1,19}")
+
+
+def parse_int(raw: Any, *, minimum: int, maximum: int) -> int | None:
+    """The one parser of whole numbers from user input (query strings, forms, JSON, paths):
+    optional minus sign and ASCII digits, within [minimum, maximum], else None. A JSON
+    number is taken when it is an int (not a bool, not a float)."""
+    if isinstance(raw, bool) or raw is None:
+        return None
+    if isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, str):
+        text = raw.strip()
+        if _INTEGER.fullmatch(text) is None:
+            return None
+        value = int(text)
+    else:
+        return None
+    return value if minimum <= value <= maximum else None
+
+
 def positive_int(raw: Any) -> int | None:
     """Parse an id from user input: a positive integer that fits a bigint, else None."""
-    if raw is None:
+    return parse_int(raw, minimum=1, maximum=ID_MAX)
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip())
+    except ValueError:
         return None
-    text = str(raw).strip()
-    if not text.isascii() or not text.isdigit() or len(text) > 18:
-        return None
-    value = int(text)
-    return value if value > 0 else None
+
+
+def _trusted_networks() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(network, strict=False) for network in settings.SECKILL_TRUSTED_PROXIES)
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The client's IP address: what every per-IP limit counts on (login, registration, and
+    anything else keyed on the caller's address). Only the proxies the settings trust may
+    name it (README, "Behind a load balancer"):
+
+    - SECKILL_TRUSTED_PROXIES (networks): walking X-Forwarded-For from the right, starting at
+      REMOTE_ADDR, every address inside them is a proxy of ours; the first one outside is the
+      client. Entries a client wrote itself sit further left and are never reached.
+    - SECKILL_TRUSTED_PROXY_COUNT (n): exactly n proxies stand in front of the app, each
+      appending the address it saw; the client is the n-th address from the right of
+      X-Forwarded-For + REMOTE_ADDR.
+    - neither: REMOTE_ADDR, and X-Forwarded-For is ignored (anyone can send one).
+
+    A malformed hop ends the walk at the last good address: a forged header cannot move
+    anyone into another bucket than the one their own address gives them."""
+    remote = request.META.get("REMOTE_ADDR", "")
+    networks, count = _trusted_networks(), settings.SECKILL_TRUSTED_PROXY_COUNT
+    if not networks and not count:
+        return remote
+    forwarded = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+    chain = [*forwarded, remote]  # nearest hop last
+    if networks:
+        client = remote
+        for hop in reversed(chain):
+            address = _address(hop)
+            if address is None:
+                break
+            client = str(address)
+            if not any(address in network for network in networks):
+                break
+        return client
+    if len(chain) <= count:
+        return chain[0] if _address(chain[0]) else remote
+    candidate = _address(chain[-(count + 1)])
+    return str(candidate) if candidate is not None else remote
 
 
 def allow(*methods: str):

@@ -4,13 +4,14 @@ Validation is the pages' forms and the writes are users.services, as on /user/lo
 """
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from seckill_site.api import (
+    TOKEN_LIFETIME,
+    BoundedJSONParser,
     Credentials,
     IsShopper,
     PerIpThrottle,
@@ -19,6 +20,7 @@ from seckill_site.api import (
     api_ok,
     api_token_issue,
     api_token_revoke,
+    api_tokens_of,
     envelope,
     errors,
     throttle,
@@ -27,11 +29,15 @@ from seckill_site.codes import Code
 from users import services
 from users.forms import LoginForm, RegisterForm
 from users.selectors import user_public_data
-from users.serializers import LoginInputSerializer, RegisterInputSerializer, SessionSerializer, UserSerializer
-from users.views import LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
-
-# The register page's limit (users.views.register), on the same counter.
-REGISTER_RATE_PER_IP = "10/m"
+from users.serializers import (
+    LoginInputSerializer,
+    RegisterInputSerializer,
+    SessionSerializer,
+    TokenSerializer,
+    UserSerializer,
+)
+from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
+from users.views import REGISTER_RATE_PER_IP, register_form_save
 
 
 def _form_errors(form) -> Response:
@@ -49,11 +55,11 @@ class LoginApi(APIView):
     permission_classes = [AllowAny]
     # JSON only: a cross-site HTML form cannot post JSON, so nobody can log a victim's
     # browser into their own account through this CSRF-exempt endpoint (login CSRF).
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
     # Both counters of the login page: per IP and per mobile number.
     throttle_classes = [
-        throttle(PerIpThrottle, "user.login.ip", LOGIN_RATE_PER_IP),
-        throttle(PerMobileThrottle, "user.login.mobile", LOGIN_RATE_PER_MOBILE),
+        throttle(PerIpThrottle, LOGIN_GROUP_IP, LOGIN_RATE_PER_IP),
+        throttle(PerMobileThrottle, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_MOBILE),
     ]
 
     @extend_schema(
@@ -82,7 +88,7 @@ class LoginApi(APIView):
 class RegisterApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
     throttle_classes = [throttle(PerIpThrottle, "user.register", REGISTER_RATE_PER_IP)]
 
     @extend_schema(
@@ -96,9 +102,9 @@ class RegisterApi(APIView):
         data = _form_data(request)
         # The page asks twice for the password; an API client sends it once.
         form = RegisterForm({**data, "password_again": data.get("password")})
-        if not form.is_valid():
+        user = register_form_save(form)
+        if user is None:
             return _form_errors(form)
-        user = services.user_register(**form.cleaned_data_for_service())
         token = api_token_issue(user_id=user.pk)
         return api_ok({"token": token, "user": user_public_data(user)}, status_code=201)
 
@@ -116,6 +122,32 @@ class LogoutApi(APIView):
             api_token_revoke(key=credentials.token)
         services.user_logout(request=request._request)
         return api_ok()
+
+
+class LogoutEverywhereApi(APIView):
+    @extend_schema(
+        tags=["users"],
+        summary="Log out everywhere: end every session and revoke every token of mine, this one included",
+        request=None,
+        responses={200: envelope("LogoutEverywhereEnvelope"), **errors(401)},
+    )
+    def post(self, request: Request) -> Response:
+        services.user_auth_revoke(user_id=request.user.pk)
+        services.user_logout(request=request._request)
+        return api_ok()
+
+
+class TokenListApi(APIView):
+    @extend_schema(
+        tags=["users"],
+        summary="My live API tokens (their first characters, issue and expiry times)",
+        description=f"A token expires {TOKEN_LIFETIME // 86400} days after it was issued, however much "
+        "it is used; log in again for a new one. POST users/logout revokes the token it is sent with, "
+        "users/logout-everywhere all of them; a password change or deactivation revokes them all too.",
+        responses={200: envelope("TokenListEnvelope", TokenSerializer(many=True)), **errors(401)},
+    )
+    def get(self, request: Request) -> Response:
+        return api_ok(api_tokens_of(user_id=request.user.pk))
 
 
 class MeApi(APIView):

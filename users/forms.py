@@ -2,16 +2,30 @@ from django import forms
 from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
 
-from users.models import User, mobile_validator
+from users.models import User, mobile_normalize, mobile_validator
+
+
+class MobileField(forms.CharField):
+    """A mobile number, normalised (users.models.mobile_normalize) before it is validated: the
+    same rule on the pages, in the API (which validates with these forms) and in the admin."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("label", _("Mobile"))
+        kwargs.setdefault("max_length", 11)
+        kwargs.setdefault("validators", [mobile_validator])
+        super().__init__(**kwargs)
+
+    def to_python(self, value):
+        return mobile_normalize(super().to_python(value))
 
 
 class LoginForm(forms.Form):
-    mobile = forms.CharField(label=_("Mobile"), max_length=11, validators=[mobile_validator])
+    mobile = MobileField()
     password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
 
 
 class RegisterForm(forms.Form):
-    mobile = forms.CharField(label=_("Mobile"), max_length=11, validators=[mobile_validator])
+    mobile = MobileField()
     nickname = forms.CharField(label=_("Nickname"), max_length=40, required=False)
     password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
     password_again = forms.CharField(label=_("Password (again)"), max_length=128, widget=forms.PasswordInput)
@@ -19,7 +33,9 @@ class RegisterForm(forms.Form):
     def clean_mobile(self) -> str:
         mobile = self.cleaned_data["mobile"]
         if User.objects.filter(mobile=mobile).exists():
-            raise forms.ValidationError(_("This mobile number is already registered."))
+            from users.services import MOBILE_TAKEN_MESSAGE
+
+            raise forms.ValidationError(MOBILE_TAKEN_MESSAGE)
         return mobile
 
     def clean(self):

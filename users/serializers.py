@@ -30,3 +30,9 @@ class UserSerializer(serializers.Serializer):
 class SessionSerializer(serializers.Serializer):
     token = serializers.CharField(help_text="send as `Authorization: Token <token>`")
     user = UserSerializer()
+
+
+class TokenSerializer(serializers.Serializer):
+    prefix = serializers.CharField(help_text="the token's first characters, to tell it apart")
+    createdAt = serializers.DateTimeField()
+    expiresAt = serializers.DateTimeField()

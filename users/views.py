@@ -1,4 +1,3 @@
-from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -7,13 +6,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_ratelimit.core import is_ratelimited
 
 from seckill_site.codes import Code
-from seckill_site.http import fail, ok, wants_json
+from seckill_site.http import client_ip, fail, ok, wants_json
 from users import services
 from users.forms import LoginForm, RegisterForm
 from users.selectors import user_public_data
 
-LOGIN_RATE_PER_IP = "30/m"
-LOGIN_RATE_PER_MOBILE = "10/m"
+REGISTER_RATE_PER_IP = "10/m"
 
 
 def _safe_next(request: HttpRequest) -> str:
@@ -29,11 +27,7 @@ def login_page(request: HttpRequest) -> HttpResponse:
 
 
 def _login_limited(request: HttpRequest) -> bool:
-    by_ip = is_ratelimited(request, group="user.login.ip", key="ip", rate=LOGIN_RATE_PER_IP, increment=True)
-    by_mobile = is_ratelimited(
-        request, group="user.login.mobile", key="post:mobile", rate=LOGIN_RATE_PER_MOBILE, increment=True
-    )
-    return by_ip or by_mobile
+    return services.login_attempt_limited(request=request, mobile=request.POST.get("mobile"))
 
 
 @require_POST
@@ -71,11 +65,25 @@ def logout_view(request: HttpRequest) -> HttpResponse:
     return redirect("/user/index")
 
 
+def register_form_save(form: RegisterForm):
+    """The new user, or None with the errors on the form (a number taken meanwhile included)."""
+    if not form.is_valid():
+        return None
+    try:
+        return services.user_register(**form.cleaned_data_for_service())
+    except services.MobileTaken as taken:
+        form.add_error("mobile", str(taken))
+        return None
+
+
 @require_http_methods(["GET", "POST"])
 def register(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "users/register.html", {"form": RegisterForm()})
-    if is_ratelimited(request, group="user.register", key="ip", rate="10/m", increment=True):
+    ip = client_ip(request)
+    if is_ratelimited(
+        request, group="user.register", key=lambda _group, _request: ip, rate=REGISTER_RATE_PER_IP, increment=True
+    ):
         return (
             fail(Code.TOO_MANY_REQUESTS)
             if wants_json(request)
@@ -87,11 +95,11 @@ def register(request: HttpRequest) -> HttpResponse:
             )
         )
     form = RegisterForm(request.POST)
-    if not form.is_valid():
+    user = register_form_save(form)
+    if user is None:
         if wants_json(request):
             return fail(Code.BAD_REQUEST, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return render(request, "users/register.html", {"form": form}, status=400)
-    user = services.user_register(**form.cleaned_data_for_service())
     services.user_login(request=request, mobile=user.mobile, password=form.cleaned_data["password"])
     if wants_json(request):
         return ok(user_public_data(user))
@@ -101,6 +109,7 @@ def register(request: HttpRequest) -> HttpResponse:
 @require_GET
 def me(request: HttpRequest) -> HttpResponse:
     """The small user-specific fragment the cached list page fetches (greeting, login state)."""
-    if SESSION_KEY not in request.session:
+    # request.user, not the session's id: a deactivated or stale session is logged out.
+    if not request.user.is_authenticated:
         return ok(None)
     return ok({"nickname": request.user.nickname or request.user.mobile, "isStaff": request.user.is_staff})

@@ -11,12 +11,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 env = environ.Env()
 
-SECRET_KEY = env("SECRET_KEY", default="dev-only-not-secret-" + "x" * 40)
-DEBUG = env.bool("DEBUG", default=False)
+# The key of `make run` and the tests, taken by local.py and test.py when SECRET_KEY is unset.
+# Not a setting here: production.py must never inherit a default key (it refuses this one).
+DEV_SECRET_KEY = "dev-only-not-secret-" + "x" * 40
+DEBUG = False  # local.py reads DEBUG from the environment; production never does
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "seckill_site.apps.ShopAdminConfig",  # django.contrib.admin, with login limits
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -37,6 +39,9 @@ MIDDLEWARE = [
     # (seckill_site/metrics.py, seckill_site/logs.py: a few microseconds, no network call).
     "seckill_site.metrics.RequestMetricsMiddleware",
     "seckill_site.logs.RequestLogMiddleware",
+    # Before anything reads a body (SoldOutMiddleware reads the buy form's goodsId): an
+    # oversized Content-Length is refused unread. A header lookup, no network call.
+    "seckill_site.errors.RequestBodyLimitMiddleware",
     # Then: a buy request for a sale this process knows is sold out costs nothing more.
     "seckill.middleware.SoldOutMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
@@ -143,9 +148,26 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 MEDIA_URL = "/media/"
 MEDIA_ROOT = env("MEDIA_ROOT", default=str(BASE_DIR / "media"))
 
+# Who may tell the app the client's address (seckill_site.http.client_ip, behind every per-IP
+# limit; README "Behind a load balancer"). Networks of the proxies in front of the app
+# (e.g. "10.0.0.0/8,fd00::/8"), or their number when their addresses are not known in advance.
+# Neither set: REMOTE_ADDR only, X-Forwarded-For ignored.
+SECKILL_TRUSTED_PROXIES = env.list("SECKILL_TRUSTED_PROXIES", default=[])
+SECKILL_TRUSTED_PROXY_COUNT = env.int("SECKILL_TRUSTED_PROXY_COUNT", default=0)
+
+# Request bodies. A whole request may be at most SECKILL_MAX_REQUEST_BYTES, refused by its
+# Content-Length before it is read (seckill_site.errors.RequestBodyLimitMiddleware): a 2 MB
+# product image plus the form around it. Form fields without files: 1 MB; uploads up to the
+# image limit stay in memory, larger ones could not pass anyway.
+SECKILL_MAX_REQUEST_BYTES = env.int("SECKILL_MAX_REQUEST_BYTES", default=3 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
 # Rate limits (django-ratelimit) count in the Redis cache.
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "seckill_site.errors.ratelimited"
+# key="ip" in any django-ratelimit call means the same address as every other limit.
+RATELIMIT_IP_META_KEY = "seckill_site.http.client_ip"
 
 # The REST API (/api/v1/, seckill_site/api.py): tokens cached in Redis or the browser's
 # session, the pages' envelope and error codes, no DB read to authenticate the gate.
@@ -155,6 +177,13 @@ REST_FRAMEWORK = {
         "seckill_site.api.SessionIdAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["seckill_site.api.IsShopper"],
+    # Bodies are capped in size (and JSON in depth) before they are parsed (seckill_site.api).
+    # Multipart goes through Django's parser, which applies DATA_UPLOAD_MAX_MEMORY_SIZE itself.
+    "DEFAULT_PARSER_CLASSES": [
+        "seckill_site.api.BoundedJSONParser",
+        "seckill_site.api.BoundedFormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "seckill_site.api.EnvelopePagination",
     "EXCEPTION_HANDLER": "seckill_site.api.exception_handler",

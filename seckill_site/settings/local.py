@@ -1,6 +1,7 @@
 """Developer machine: `make run`."""
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import DEV_SECRET_KEY, env
 
 DEBUG = env.bool("DEBUG", default=True)
+SECRET_KEY = env("SECRET_KEY", default=DEV_SECRET_KEY)

@@ -1,10 +1,14 @@
 """Production: every secret from the environment; passes `manage.py check --deploy`."""
 
-from .base import *  # noqa: F403
-from .base import env
+from django.core.exceptions import ImproperlyConfigured
 
-DEBUG = False
-SECRET_KEY = env("SECRET_KEY")
+from .base import *  # noqa: F403
+from .base import DEV_SECRET_KEY, env
+
+DEBUG = False  # whatever the environment says: DEBUG pages show settings and tracebacks
+SECRET_KEY = env("SECRET_KEY")  # no default: unset is an error, never a fallback key
+if SECRET_KEY == DEV_SECRET_KEY or SECRET_KEY.startswith("dev-only"):
+    raise ImproperlyConfigured("SECRET_KEY is the development key; production needs its own secret.")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -5,7 +5,7 @@ import os
 from seckill_site.broker import task_queues
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import DEV_SECRET_KEY, env
 
 # A key prefix of this run's own, inherited by the gunicorn and Celery processes the tests
 # start: the run deletes its own keys between tests instead of flushing a whole database.
@@ -13,6 +13,7 @@ REDIS_KEY_PREFIX = os.environ.setdefault("REDIS_KEY_PREFIX", f"test{os.getpid()}
 CACHES["default"]["KEY_PREFIX"] = f"{REDIS_KEY_PREFIX}cache"  # noqa: F405
 
 DEBUG = False
+SECRET_KEY = env("SECRET_KEY", default=DEV_SECRET_KEY)
 # Tests log hundreds of users in; PBKDF2 at full strength would dominate the run time.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = env("MEDIA_ROOT", default="/tmp/seckill-test-media")

@@ -3,6 +3,7 @@ missing and extra fields, oversized bodies, other users' ids): never a 5xx, neve
 
 import pytest
 from django.test import Client
+from django.urls import Resolver404
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -10,6 +11,8 @@ from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders.models import Order
 from orders.tests.factories import make_order
+from seckill_site.tests.fuzzing import BOUNDARY_INTEGERS, ODD_NUMBER_TEXT, UNICODE_DIGITS, record
+from users.services import user_auth_revoke
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -21,13 +24,15 @@ junk_text = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(str),
     st.sampled_from(["", " ", "0", "-1", "1e9", "null", "[]", "{}", "' OR 1=1 --", "%00", "../../etc/passwd",
                      "１２３", "9" * 100, "<script>x</script>"]),
+    st.sampled_from(UNICODE_DIGITS + ODD_NUMBER_TEXT),
+    st.sampled_from(BOUNDARY_INTEGERS).map(str),
 )  # fmt: skip
 params = st.dictionaries(
     st.sampled_from(["goodsId", "verifyCode", "mobile", "password", "nickname", "password_again", "next", "x"]),
     junk_text,
     max_size=5,
 )
-FUZZ = settings(max_examples=130, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @pytest.fixture
@@ -37,7 +42,14 @@ def world():
     theirs = make_order(sale=sale)
     browser = Client()
     browser.force_login(shopper)
-    return {"client": browser, "sale": sale, "theirs": theirs}
+    # A session whose user was deactivated after logging in: logged out everywhere, never a 500.
+    deactivated = make_user()
+    stale = Client()
+    stale.force_login(deactivated)
+    deactivated.is_active = False
+    deactivated.save()
+    user_auth_revoke(user_id=deactivated.pk)
+    return {"client": browser, "stale": stale, "sale": sale, "theirs": theirs}
 
 
 def snapshot(world):
@@ -48,6 +60,11 @@ def snapshot(world):
 
 
 def assert_no_5xx(response):
+    try:
+        route = "/" + response.resolver_match.route
+    except Resolver404:  # the test client resolves the path lazily; junk paths have no route
+        route = "(no route)"
+    record(f"{response.request['REQUEST_METHOD']} {route} (pages)", response.status_code)
     assert response.status_code < 500, (response.status_code, response.content[:300])
 
 
@@ -78,6 +95,10 @@ def test_path_segments(world, segment, data):
         client.get(f"/orders/{segment}"),
         client.post(f"/orders/{segment}/pay", data, HTTP_ACCEPT="application/json"),
         client.post(f"/orders/{segment}/cancel", data),
+        world["stale"].post(f"/orders/{segment}/pay", data, HTTP_ACCEPT="application/json"),
+        world["stale"].post(f"/orders/{world['theirs'].order_no}/cancel", data),
+        world["stale"].post(f"/seckill/{segment}/doSeckill", data),
+        world["stale"].get("/user/me"),
     ):
         assert_no_5xx(response)
     assert snapshot(world) == before

@@ -66,6 +66,46 @@ def test_a_redis_cluster_needs_a_broker_of_its_own():
     assert result.returncode != 0 and "CELERY_BROKER_URL" in result.stderr
 
 
+def _production(code: str, **env_vars: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE", "SECRET_KEY", "DEBUG")}
+    env.update(DJANGO_SETTINGS_MODULE="seckill_site.settings.production", ALLOWED_HOSTS="shop.example.com")
+    env.update(env_vars)
+    script = f"import django; django.setup(); from django.conf import settings; {code}"
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_production_never_falls_back_to_the_development_key_or_debug():
+    from seckill_site.settings.base import DEV_SECRET_KEY
+
+    missing = _production("print(settings.SECRET_KEY)")
+    assert missing.returncode != 0 and "SECRET_KEY" in missing.stderr and DEV_SECRET_KEY not in missing.stdout
+    given_dev = _production("print(settings.SECRET_KEY)", SECRET_KEY=DEV_SECRET_KEY)
+    assert given_dev.returncode != 0 and "development key" in given_dev.stderr
+    debug = _production("print(settings.DEBUG)", SECRET_KEY=secrets.token_urlsafe(50), DEBUG="true")
+    assert debug.returncode == 0 and debug.stdout.strip() == "False", debug.stderr
+
+
+def test_the_production_deploy_check_stays_clean_with_debug_in_the_environment():
+    env = dict(
+        {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
+        DJANGO_SETTINGS_MODULE="seckill_site.settings.production",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="shop.example.com",
+        DEBUG="true",
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "no issues" in result.stdout, result.stdout + result.stderr
+
+
 def test_the_gunicorn_config_of_make_run_and_production_loads(tmp_path):
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="seckill_site.settings.test", PROMETHEUS_MULTIPROC_DIR=str(tmp_path))
     result = subprocess.run(

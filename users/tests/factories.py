@@ -3,9 +3,9 @@ import itertools
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group
-from django.contrib.sessions.backends.cache import SessionStore
 
 from users.models import MERCHANTS_GROUP, User
+from users.sessions import SessionStore
 
 PASSWORD = "secret-pass-1"
 _mobiles = itertools.count(13000000000)

@@ -2,11 +2,11 @@ import time
 
 import pytest
 from django.contrib.auth import SESSION_KEY
-from django.contrib.sessions.backends.cache import SessionStore
 
 from seckill_site.codes import Code
 from users.middleware import REFRESHED_AT
 from users.models import User
+from users.sessions import SessionStore
 from users.tests.factories import PASSWORD, make_user
 
 pytestmark = pytest.mark.django_db
@@ -135,7 +135,7 @@ def test_session_expiry_slides(client, settings):
     client.post("/user/login", {"mobile": user.mobile, "password": PASSWORD})
     from django.core.cache import cache
 
-    key = "django.contrib.sessions.cache" + client.cookies["sessionid"].value
+    key = SessionStore(client.cookies["sessionid"].value).cache_key
     cache.expire(key, 5)
     assert cache.ttl(key) <= 5
     client.get("/user/me")
@@ -148,7 +148,7 @@ def test_session_is_not_rewritten_on_every_request(client):
     client.post("/user/login", {"mobile": user.mobile, "password": PASSWORD})
     from django.core.cache import cache
 
-    key = "django.contrib.sessions.cache" + client.cookies["sessionid"].value
+    key = SessionStore(client.cookies["sessionid"].value).cache_key
     cache.expire(key, 100)
     client.get("/user/me")
     assert cache.ttl(key) <= 100  # refreshed at login, so not again within the minute

@@ -18,7 +18,7 @@ def opening_balances(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('goods', '0002_initial'),
+        ('goods', '0003_image_dimensions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

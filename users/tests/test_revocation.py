@@ -1,0 +1,173 @@
+"""Password change, deactivation, logout everywhere and an admin's edit end every other
+session and token of the user at once — at the seckill gate too, which reads no PostgreSQL —
+and API tokens expire."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import SESSION_KEY
+from django.test import Client
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from goods.tests.factories import make_sale
+from seckill_site.api import TOKEN_LIFETIME, api_token_issue
+from seckill_site.tests.clients import api
+from users.models import User
+from users.sessions import SessionStore
+from users.tests.factories import PASSWORD, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def shopper():
+    """A shopper logged in twice (a browser session and an API token, both already used, so
+    the token is in the Redis cache) and a running sale."""
+    user, sale = make_user(), make_sale(stock=5)
+    browser = Client()
+    assert browser.post("/user/login", {"mobile": user.mobile, "password": PASSWORD}).status_code == 302
+    token = api(None).post("/api/v1/users/login", {"mobile": user.mobile, "password": PASSWORD}, format="json")
+    token = token.json()["data"]["token"]
+    assert browser.get("/seckill/result", {"goodsId": sale.pk}).status_code == 200
+    assert api(token).get(f"/api/v1/sales/{sale.pk}/result").status_code == 200
+    return {"user": user, "sale": sale, "browser": browser, "token": token}
+
+
+def _gate_answers(world) -> list[int]:
+    """What the gate's endpoints answer the old browser session and the old token."""
+    sale, browser, client = world["sale"].pk, world["browser"], api(world["token"])
+    return [
+        browser.get("/seckill/verifyCode", {"goodsId": sale}).status_code,
+        browser.get("/seckill/path", {"goodsId": sale, "verifyCode": 1}).status_code,
+        browser.post("/seckill/abc/doSeckill", {"goodsId": sale}).status_code,
+        browser.get("/seckill/result", {"goodsId": sale}).status_code,
+        client.get(f"/api/v1/sales/{sale}/captcha").status_code,
+        client.post(f"/api/v1/sales/{sale}/buy/abc").status_code,
+        client.get(f"/api/v1/sales/{sale}/result").status_code,
+        client.get("/api/v1/users/me").status_code,
+    ]
+
+
+def _session_key(world) -> str:
+    return world["browser"].cookies["sessionid"].value
+
+
+def test_a_password_change_ends_other_sessions_and_tokens_at_the_gate(shopper, django_capture_on_commit_callbacks):
+    key = _session_key(shopper)
+    user = User.objects.get(pk=shopper["user"].pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        user.set_password("a-new-pass-7")
+        user.save()
+    assert _gate_answers(shopper) == [401] * 8
+    # Not extended either: the revoked session is gone from Redis.
+    assert not SessionStore().exists(key)
+    assert not Token.objects.filter(user=user).exists()
+
+
+def test_deactivation_ends_sessions_and_even_a_cached_token_at_once(shopper, django_capture_on_commit_callbacks):
+    user = User.objects.get(pk=shopper["user"].pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        user.is_active = False
+        user.save()
+    assert _gate_answers(shopper) == [401] * 8
+
+
+def test_logout_everywhere_ends_every_session_and_token(shopper):
+    other = api(api_token_issue(user_id=shopper["user"].pk))
+    assert other.post("/api/v1/users/logout-everywhere").status_code == 200
+    assert _gate_answers(shopper) == [401] * 8
+
+
+def test_the_tokens_are_listed_without_their_keys(shopper):
+    listed = api(shopper["token"]).get("/api/v1/users/tokens").json()["data"]
+    assert len(listed) == 1 and shopper["token"].startswith(listed[0]["prefix"]) and len(listed[0]["prefix"]) < 10
+    assert listed[0]["expiresAt"] > listed[0]["createdAt"]
+
+
+def test_an_admins_edit_ends_the_users_sessions(shopper, admin_client, django_capture_on_commit_callbacks):
+    user = shopper["user"]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+        f"/admin/users/user/{user.pk}/change/",
+            {"mobile": user.mobile, "nickname": "renamed", "is_active": "on", "date_joined_0": "2026-01-01",
+             "date_joined_1": "00:00:00"},
+        )  # fmt: skip
+    assert response.status_code == 302, response.content[:1000]
+    assert _gate_answers(shopper) == [401] * 8
+    # The admin, who edited someone else, is still logged in.
+    assert admin_client.get("/admin/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)  # commits as in production: the revocation runs at save()
+def test_an_admin_changing_their_own_password_keeps_that_session_only(client):
+    admin = User.objects.create_superuser(mobile="13999999990", password=PASSWORD)
+    elsewhere = Client()
+    elsewhere.force_login(admin)
+    client.force_login(admin)
+    response = client.post(
+        "/admin/password_change/",
+        {"old_password": PASSWORD, "new_password1": "brand-new-pass-5", "new_password2": "brand-new-pass-5"},
+    )
+    assert response.status_code == 302
+    assert client.get("/admin/").status_code == 200
+    assert elsewhere.get("/admin/").status_code == 302  # to the login page
+    assert SESSION_KEY not in elsewhere.session
+
+
+def test_the_gate_reads_no_postgresql_and_one_redis_round_trip_for_the_session(shopper, django_assert_num_queries):
+    from seckill_site.redis import client
+
+    calls = []
+    pipeline_class = type(client().pipeline())
+    original = pipeline_class.execute
+
+    def counting(self, *args, **kwargs):
+        calls.append(len(self))  # commands queued (a cluster pipeline keeps them elsewhere)
+        return original(self, *args, **kwargs)
+
+    pipeline_class.execute = counting
+    try:
+        with django_assert_num_queries(0):
+            response = shopper["browser"].post("/seckill/abc/doSeckill", {"goodsId": shopper["sale"].pk})
+    finally:
+        pipeline_class.execute = original
+    assert response.status_code == 403  # the gate ran: "invalid path"
+    assert calls[0] == 2  # the session and the auth epoch, in one pipeline
+
+
+def test_a_session_from_before_keys_named_their_user_is_checked_too(django_capture_on_commit_callbacks):
+    from django.contrib.sessions.backends.cache import SessionStore as DjangoSessionStore
+
+    user = make_user()
+    legacy = DjangoSessionStore()
+    legacy[SESSION_KEY] = str(user.pk)
+    legacy.create()
+    browser = Client()
+    browser.cookies["sessionid"] = legacy.session_key
+    assert browser.get("/seckill/result", {"goodsId": 1}).status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        user.set_password("another-pass-3")
+        user.save()
+    assert browser.get("/seckill/result", {"goodsId": 1}).status_code == 401
+
+
+def test_tokens_expire(shopper):
+    Token.objects.filter(key=shopper["token"]).update(created=timezone.now() - timedelta(seconds=TOKEN_LIFETIME + 1))
+    from seckill_site.api import _token_cache_key
+    from seckill_site.redis import client
+
+    client().delete(_token_cache_key(shopper["token"]))
+    assert api(shopper["token"]).get("/api/v1/users/me").status_code == 401
+    # Logging in again issues a new one.
+    fresh = api_token_issue(user_id=shopper["user"].pk)
+    assert fresh != shopper["token"] and api(fresh).get("/api/v1/users/me").status_code == 200
+
+
+def test_a_cached_token_expires_with_its_lifetime(shopper):
+    from seckill_site.api import _token_cache_key
+    from seckill_site.redis import client
+
+    user_id = shopper["user"].pk
+    client().set(_token_cache_key(shopper["token"]), f"{user_id}:{int(timezone.now().timestamp()) - 1}", ex=60)
+    assert api(shopper["token"]).get(f"/api/v1/sales/{shopper['sale'].pk}/result").status_code == 401
