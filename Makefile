@@ -12,11 +12,12 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run test lint services-up services-down clean faults cluster-test e2e bench captcha-attack
+.PHONY: help venv run dev test lint services-up services-down clean faults cluster-test e2e bench captcha-attack
 
 help:
-	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it)"
-	@echo "make test           ruff, migrations check and pytest against real PostgreSQL/Redis"
+	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
+	@echo "make dev            the same with Django's runserver and its autoreloader"
+	@echo "make test           ruff, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
 	@echo "make lint           ruff check + ruff format --check"
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
@@ -40,12 +41,21 @@ $(STAMP): requirements.txt requirements-dev.txt
 run: venv
 	$(PY) -m tools.run
 
+# The same with Django's runserver, which reloads on code changes.
+dev: venv
+	$(PY) -m tools.run --dev
+
 # Each step inside one `sh -c` with `set -e`: the first failure is the exit code.
 test: venv
 	$(PY) -m tools.with_services -- sh -c '\
 	  set -e; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	  ruff check .; \
 	  DJANGO_SETTINGS_MODULE=seckill_site.settings.test python manage.py makemigrations --check --dry-run; \
+	  if command -v promtool >/dev/null; then \
+	    promtool check config --syntax-only deploy/prometheus.yml; \
+	    promtool check rules deploy/alerts.yml; \
+	    promtool test rules deploy/alerts-test.yml; \
+	  else echo "note: promtool not found (Debian package prometheus); deploy/*.yml not checked"; fi; \
 	  python -m pytest'
 
 lint: venv

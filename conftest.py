@@ -151,8 +151,12 @@ def gunicorn_running(**extra_env: str):
     env.update(extra_env)
     (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-gunicorn.log", "w")
+    # Keep-alive 30 s, not gunicorn's 2 s: the tests prepare their shoppers' sessions, then buy
+    # on the same connections; on a loaded machine that pause passed 2 s, gunicorn closed idle
+    # connections as the burst reused them, and a POST met a reset (requests never retries one).
     command = [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{port}",
-               "--workers", "2", "--worker-class", "gthread", "--threads", "8", "--no-control-socket"]  # fmt: skip
+               "--workers", "2", "--worker-class", "gthread", "--threads", "8", "--no-control-socket",
+               "--keep-alive", "30"]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

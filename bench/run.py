@@ -451,7 +451,7 @@ class Bench:
             self.expect(result, codes={"none"} if scenario.startswith("list") else {SUCCESS_CODE}, statuses={"200"})
 
     def check(self) -> None:
-        """The invariants of SPEC.md, per sale, once the queue has drained."""
+        """The invariants (README, "Invariants"), per sale, once the queue has drained."""
         redis = client()
         naive_result = next((r for r in self.results if r.scenario == "naive"), None)
         bursts = [

@@ -14,13 +14,12 @@ from rest_framework.views import APIView
 
 from goods import services
 from goods.models import Goods, SeckillGoods
-from goods.selectors import sale_detail, sale_figures, sales_for_list, stock_left, visible_to_merchant
+from goods.selectors import sale_detail, sales_for_list, stock_left, visible_to_merchant
 from goods.serializers import (
     GoodsSerializer,
     MerchantSaleSerializer,
     SaleCreateSerializer,
     SaleDetailSerializer,
-    SaleFiguresSerializer,
     SaleSerializer,
     SaleUpdateSerializer,
 )
@@ -185,7 +184,7 @@ class MerchantSaleListApi(APIView):
             start_at=data["startAt"],
             end_at=data["endAt"],
         )
-        services.sale_create(sale=sale)  # validated, and pre-heated into Redis once committed
+        services.sale_create(sale=sale, actor=request.user)  # validated, and pre-heated into Redis once committed
         return api_ok(_sales_data([sale])[0], status_code=201)
 
 
@@ -227,23 +226,9 @@ class MerchantSaleDetailApi(APIView):
         data = serializer.validated_data
         changes = {attribute: data[field] for field, attribute in SALE_EDITABLE.items() if field in data}
         try:
-            sale = services.sale_update(sale=sale, changes=changes, stock_delta=data.get("stockDelta", 0))
+            sale = services.sale_update(
+                sale=sale, changes=changes, stock_delta=data.get("stockDelta", 0), actor=request.user
+            )
         except services.StockShortage as shortage:
             return api_fail(Code.BAD_REQUEST, str(shortage), data={"stockDelta": [str(shortage)]})
         return api_ok(_sales_data([sale])[0])
-
-
-class MerchantSaleFiguresApi(APIView):
-    permission_classes = [IsMerchant]
-
-    @extend_schema(
-        tags=["merchant"],
-        summary="Live figures of one of my sales: stock in Redis and the database, orders by status",
-        parameters=[SALE_ID],
-        responses={200: envelope("SaleFiguresEnvelope", SaleFiguresSerializer()), **errors(401, 403, 404)},
-    )
-    def get(self, request: Request, sale_id: str) -> Response:
-        sale = _object_or_none(sales_visible_to(request.user), sale_id)
-        if sale is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
-        return api_ok(SaleFiguresSerializer(sale_figures(sale=sale)).data)

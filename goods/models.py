@@ -3,6 +3,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
 # A product photo needs no more; a PNG of 12,000 x 12,000 pixels is a few KiB on the wire and
@@ -96,3 +97,43 @@ class SeckillGoods(models.Model):
         if now >= self.end_at:
             return SaleStatus.ENDED
         return SaleStatus.ON
+
+
+class StockChange(models.TextChoices):
+    MERCHANT_EDIT = "merchant edit", _("merchant edit")
+    PURCHASE = "purchase", _("purchase")
+    CANCELLATION = "cancellation", _("cancellation")
+    EXPIRY = "expiry", _("expiry")
+    RECONCILE_REPAIR = "reconcile repair", _("reconcile repair")
+    # The stock a sale already had when the log began (written once by the migration).
+    OPENING = "opening balance", _("opening balance")
+
+
+class StockAudit(models.Model):
+    """One change of a sale's database stock: who, when, by how much and why.
+
+    The deltas of a sale add up to its `stock_count`: every write of the stock (the merchant
+    services, the order writer, cancellation and expiry) records its row in the same
+    transaction. A reconcile repair squares Redis with the database, never the other way
+    round, so it is recorded with delta 0 and the Redis figures in `note`.
+    """
+
+    sale = models.ForeignKey(SeckillGoods, on_delete=models.CASCADE, related_name="stock_audit")
+    # The merchant who edited, the shopper who bought or cancelled; empty for the system (expiry, reconcile).
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    delta = models.IntegerField()
+    reason = models.CharField(max_length=24, choices=StockChange.choices)
+    # The order number for purchases and cancellations.
+    reference = models.CharField(max_length=64, blank=True)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        verbose_name = _("stock change")
+        ordering = ("-created_at", "-pk")
+        indexes = [models.Index(fields=["sale", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.sale_id} {self.delta:+d} ({self.reason})"

@@ -145,6 +145,11 @@ def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
     }
 
 
+def sale_writes_in_flight(*, sale_id: int) -> bool:
+    """Units handed out by the gate whose orders are not written yet."""
+    return bool(client().hlen(keys.reservations(sale_id)))
+
+
 def sales_for_list() -> list[dict[str, Any]]:
     """Sales for the public list: running and upcoming first, then recently ended."""
     recent = timezone.now() - timezone.timedelta(days=7)
@@ -165,45 +170,6 @@ def _discount(row: dict[str, Any]) -> int:
     if price <= 0:
         return 0
     return int((1 - Decimal(row["seckillPrice"]) / price) * 100)
-
-
-def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
-    """Live figures of one sale for the merchant: stock in both stores, orders by status,
-    requests refused by the per-sale limits, and orders per second since the sale started
-    (for the chart)."""
-    from django.db.models import Count
-    from django.db.models.functions import TruncSecond
-
-    from orders.models import Order
-
-    orders = Order.objects.filter(sale=sale)
-    by_status = dict(orders.values_list("status").annotate(n=Count("id")))
-    per_second = list(
-        orders.annotate(second=TruncSecond("created_at")).values("second").annotate(n=Count("id")).order_by("second")
-    )
-    cumulative, series = 0, []
-    for point in per_second:
-        cumulative += point["n"]
-        series.append({"t": point["second"].timestamp(), "orders": point["n"], "cumulative": cumulative})
-    status, remain = sale_status({"startEpoch": sale.start_at.timestamp(), "endEpoch": sale.end_at.timestamp()})
-    refused_captcha, refused_path = client().hmget(keys.sale_refused(sale.pk), ["captcha", "path"])
-    return {
-        "saleId": sale.pk,
-        "status": int(status),
-        "remainSeconds": remain,
-        "stockDatabase": sale.stock_count,
-        "stockRedis": stock_left([sale.pk])[sale.pk],
-        "inFlight": client().hlen(keys.reservations(sale.pk)),
-        "unpaid": by_status.get("unpaid", 0),
-        "paid": by_status.get("paid", 0),
-        "cancelled": by_status.get("cancelled", 0),
-        # Requests the per-sale limits refused (seckill.services.sale_limit_take): scripts at work.
-        "refusedCaptcha": int(refused_captcha or 0),
-        "refusedPath": int(refused_path or 0),
-        "start": sale.start_at.timestamp(),
-        "end": sale.end_at.timestamp(),
-        "series": series,
-    }
 
 
 def visible_to_merchant(queryset: QuerySet, *, user, owner_path: str = "owner") -> QuerySet:

@@ -140,27 +140,3 @@ class SaleUpdateSerializer(serializers.Serializer):
         help_text="units to add (or, negative, remove). A difference, not an absolute count, so units sold "
         "meanwhile stay sold (goods.services.sale_update); refused when fewer units are left.",
     )
-
-
-class SaleFiguresSerializer(serializers.Serializer):
-    """goods.selectors.sale_figures: what the admin's live page shows."""
-
-    class Point(serializers.Serializer):
-        t = serializers.FloatField(help_text="epoch second")
-        orders = serializers.IntegerField()
-        cumulative = serializers.IntegerField()
-
-    saleId = serializers.IntegerField()
-    status = serializers.IntegerField(help_text="0 not started, 1 on sale, 2 ended")
-    remainSeconds = serializers.IntegerField()
-    stockDatabase = serializers.IntegerField()
-    stockRedis = serializers.IntegerField(allow_null=True)
-    inFlight = serializers.IntegerField(help_text="units handed out whose orders are not written yet")
-    unpaid = serializers.IntegerField()
-    paid = serializers.IntegerField()
-    cancelled = serializers.IntegerField()
-    refusedCaptcha = serializers.IntegerField(help_text="captchas refused by the limit per shopper per sale")
-    refusedPath = serializers.IntegerField(help_text="captcha answers refused by the limit per shopper per sale")
-    start = serializers.FloatField()
-    end = serializers.FloatField()
-    series = Point(many=True)

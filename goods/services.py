@@ -12,14 +12,38 @@ from django.db.models import F
 from django.utils.translation import gettext as _
 from PIL import Image, ImageOps
 
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, SeckillGoods, StockAudit, StockChange
+from goods.selectors import sale_writes_in_flight
 from seckill_site.http import INT32_MAX
-from seckill_site.redis import keys
+from seckill_site.redis import client, keys
+from users.models import User
 
 
 class StockShortage(Exception):
     """Fewer units are left than the edit removes, or more would be than the column holds;
     nothing was changed. The message is for the merchant."""
+
+
+class SaleInUse(Exception):
+    """The sale has orders, or units handed out whose orders are not written yet; nothing was
+    deleted. The message is for the merchant."""
+
+
+def stock_audit_record(
+    *,
+    sale_id: int,
+    delta: int,
+    reason: StockChange,
+    actor_id: int | None = None,
+    reference: str = "",
+    note: str = "",
+) -> None:
+    """Log one change of a sale's stock. The caller changes the stock in the same transaction,
+    so the log and the stock commit (or roll back) together. One INSERT: the order writer calls
+    it for every order."""
+    StockAudit.objects.create(
+        sale_id=sale_id, delta=delta, reason=reason, actor_id=actor_id, reference=reference, note=note[:200]
+    )
 
 
 def goods_list_cache_drop() -> None:
@@ -92,16 +116,25 @@ def goods_save(*, goods: Goods) -> Goods:
     return goods
 
 
-def sale_create(*, sale: SeckillGoods) -> SeckillGoods:
+def sale_create(*, sale: SeckillGoods, actor: User | None = None) -> SeckillGoods:
     """Put a new sale event on (validated); it is loaded into Redis once committed."""
     with transaction.atomic():
         sale.full_clean()
         sale.save()
+        stock_audit_record(
+            sale_id=sale.pk,
+            delta=sale.stock_count,
+            reason=StockChange.MERCHANT_EDIT,
+            actor_id=actor.pk if actor else None,
+            note="created",
+        )
         sale_changed(sale_id=sale.pk)
     return sale
 
 
-def sale_update(*, sale: SeckillGoods, changes: dict[str, Any], stock_delta: int = 0) -> SeckillGoods:
+def sale_update(
+    *, sale: SeckillGoods, changes: dict[str, Any], stock_delta: int = 0, actor: User | None = None
+) -> SeckillGoods:
     """Edit a sale event: the fields in `changes`, and its stock by a difference.
 
     The stock is never written as an absolute value: order writes decrement it all through a
@@ -129,6 +162,54 @@ def sale_update(*, sale: SeckillGoods, changes: dict[str, Any], stock_delta: int
                 shortage = _("The stock cannot exceed %(max)s units; nothing changed.") % {"max": INT32_MAX}
             if abs(stock_delta) > INT32_MAX or not rows.update(stock_count=F("stock_count") + stock_delta):
                 raise StockShortage(shortage)
+            stock_audit_record(
+                sale_id=sale.pk,
+                delta=stock_delta,
+                reason=StockChange.MERCHANT_EDIT,
+                actor_id=actor.pk if actor else None,
+            )
         sale_changed(sale_id=sale.pk)
     sale.refresh_from_db(fields=["stock_count"])
     return sale
+
+
+def _sale_redis_keys_drop(*, sale_id: int) -> None:
+    """Every Redis key of the sale, per-user ones (captcha, path, result) included. They all
+    share the sale's hash tag: on a Redis Cluster they live on one node, and SCAN visits
+    each node; every DEL is a single key."""
+    redis = client()
+    prefix = keys.stock(sale_id).rpartition(":")[0]  # "sk:{42}"
+    for key in redis.scan_iter(match=f"{prefix}:*", count=500):
+        redis.delete(key)
+
+
+def sale_delete(*, sale: SeckillGoods) -> None:
+    """Delete a sale event with everything it left in Redis and the page caches.
+
+    Refused (SaleInUse) while it has orders (they keep their sale) or units reserved whose
+    orders are still being written: deleting then would strand a shopper told "queued".
+    """
+    sale_id = sale.pk
+    if sale_writes_in_flight(sale_id=sale_id):
+        raise SaleInUse(_("Orders of this sale are still being written; try again in a minute."))
+    if sale.orders.exists():
+        raise SaleInUse(_("This sale has orders; it cannot be deleted."))
+    with transaction.atomic():
+        sale.delete()
+
+        def cleanup() -> None:
+            _sale_redis_keys_drop(sale_id=sale_id)
+            sale_cache_drop(sale_id=sale_id)
+            goods_list_cache_drop()
+
+        transaction.on_commit(cleanup)
+
+
+def goods_delete(*, goods: Goods) -> None:
+    """Delete goods and their sales (each through sale_delete); refused with SaleInUse,
+    changing nothing, when any of them may not go."""
+    with transaction.atomic():
+        for sale in goods.sales.select_for_update().order_by("pk"):  # primary-key order: no lock cycles
+            sale_delete(sale=sale)
+        goods.delete()
+        transaction.on_commit(goods_list_cache_drop)

@@ -1,15 +1,20 @@
 """Orders API: my orders, one order, pay, cancel; orders.selectors and orders.services, as
-the order pages. Another shopper's order is indistinguishable from a missing one (404)."""
+the order pages. Another shopper's order is indistinguishable from a missing one (404).
+Merchants: the live figures of one of their sales (its orders counted here, beside them)."""
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from goods.apis import SALE_ID, sales_visible_to
 from orders import selectors, services
-from orders.serializers import OrderSerializer
-from seckill_site.api import EnvelopePagination, api_fail, api_ok, envelope, errors
+from orders.selectors import sale_figures
+from orders.serializers import OrderSerializer, SaleFiguresSerializer
+from seckill_site.api import EnvelopePagination, IsMerchant, api_fail, api_ok, envelope, errors
 from seckill_site.codes import Code
+from seckill_site.http import positive_int
 
 ORDER_NO = OpenApiParameter(
     "order_no", {"type": "string", "pattern": "^[0-9]{1,32}$"}, OpenApiParameter.PATH, description="order number"
@@ -89,3 +94,20 @@ class OrderCancelApi(_OrderActionApi):
     )
     def post(self, request: Request, order_no: str) -> Response:
         return super().post(request, order_no)
+
+
+class MerchantSaleFiguresApi(APIView):
+    permission_classes = [IsMerchant]
+
+    @extend_schema(
+        tags=["merchant"],
+        summary="Live figures of one of my sales: stock in Redis and the database, orders by status",
+        parameters=[SALE_ID],
+        responses={200: envelope("SaleFiguresEnvelope", SaleFiguresSerializer()), **errors(401, 403, 404)},
+    )
+    def get(self, request: Request, sale_id: str) -> Response:
+        parsed = positive_int(sale_id)
+        sale = sales_visible_to(request.user).filter(pk=parsed).first() if parsed is not None else None
+        if sale is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        return api_ok(SaleFiguresSerializer(sale_figures(sale=sale)).data)

@@ -12,8 +12,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from goods.models import SeckillGoods
+from goods.models import SeckillGoods, StockChange
 from goods.selectors import sale_get
+from goods.services import stock_audit_record
 from orders.models import Order, OrderStatus, SeckillOrder
 from orders.payments import provider
 from seckill_site.redis import keys, script
@@ -80,6 +81,9 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
                 pay_deadline=timezone.now() + timedelta(seconds=settings.SECKILL_ORDER_TTL),
             )
             SeckillOrder.objects.create(user_id=user_id, sale_id=sale_id, order=order, request_id=request_id)
+            stock_audit_record(
+                sale_id=sale_id, delta=-1, reason=StockChange.PURCHASE, actor_id=user_id, reference=order.order_no
+            )
             return WriteResult(WriteOutcome.CREATED, order.pk)
     except IntegrityError:
         # Rolled back, stock included: this request or this user already has its order (a
@@ -142,7 +146,7 @@ def order_pay(*, order: Order) -> Order:
     return order
 
 
-def order_cancel(*, order_id: int, reason: str) -> bool:
+def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> bool:
     """unpaid -> cancelled, returning the unit everywhere. Idempotent: False when the order
     was not unpaid any more (already cancelled, or paid), and nothing changes then.
 
@@ -150,6 +154,7 @@ def order_cancel(*, order_id: int, reason: str) -> bool:
     shopper may buy again) and the sale's database stock goes up by one; after the commit the
     Redis stock goes up by one and the shopper leaves the buyer set. Web processes notice the
     returned unit within a second, when their sold-out marks lapse (seckill.services).
+    The stock audit records the unit as an expiry or a cancellation by `actor_id`.
     """
     with transaction.atomic():
         cancelled = Order.objects.filter(pk=order_id, status=OrderStatus.UNPAID).update(
@@ -157,11 +162,19 @@ def order_cancel(*, order_id: int, reason: str) -> bool:
         )
         if not cancelled:
             return False
-        seckill_order = SeckillOrder.objects.filter(order_id=order_id).first()
+        seckill_order = SeckillOrder.objects.filter(order_id=order_id).select_related("order").first()
         if seckill_order is None:
             return True  # not a seckill order: no unit to return
         SeckillOrder.objects.filter(pk=seckill_order.pk).update(live=False)
         SeckillGoods.objects.filter(pk=seckill_order.sale_id).update(stock_count=F("stock_count") + 1)
+        stock_audit_record(
+            sale_id=seckill_order.sale_id,
+            delta=1,
+            reason=StockChange.EXPIRY if reason == REASON_EXPIRED else StockChange.CANCELLATION,
+            actor_id=actor_id,
+            reference=seckill_order.order.order_no,
+            note=reason,
+        )
         sale_id, user_id = seckill_order.sale_id, seckill_order.user_id
         transaction.on_commit(lambda: _unit_returned_to_redis(sale_id=sale_id, user_id=user_id))
     return True
@@ -172,7 +185,7 @@ def _unit_returned_to_redis(*, sale_id: int, user_id: int) -> None:
 
 
 def order_cancel_by_user(*, order: Order) -> Order:
-    if not order_cancel(order_id=order.pk, reason=REASON_SHOPPER):
+    if not order_cancel(order_id=order.pk, reason=REASON_SHOPPER, actor_id=order.user_id):
         order.refresh_from_db()
         raise _refusal(order, "cancelled")
     order.refresh_from_db()

@@ -2,9 +2,12 @@ from celery import shared_task
 
 from orders import services
 from seckill.tasks import OUTAGES
+from seckill_site.metrics import ORDERS_EXPIRED
 
 
 @shared_task(name="orders.expire_unpaid", acks_late=True, autoretry_for=OUTAGES, retry_backoff=5, max_retries=3)
 def expire_unpaid() -> int:
     """Celery beat runs this every SECKILL_EXPIRE_SWEEP_SECONDS (settings.CELERY_BEAT_SCHEDULE)."""
-    return services.orders_expire_unpaid()
+    expired = services.orders_expire_unpaid()
+    ORDERS_EXPIRED.inc(expired)
+    return expired

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from goods.selectors import sale_get
 from seckill import selectors, services
+from seckill.observe import attempt_answered
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
 from seckill.views import SECKILL_RATE, captcha_answer, sale_limit_message
 from seckill_site.api import (
@@ -143,6 +144,7 @@ class BuyApi(_GateApi):
             path=path,
             rate_limited=lambda: not limiter.allow_request(request, self),
         )
+        attempt_answered(sale_id=parsed, code=attempt.code)
         if attempt.code is Code.TOO_MANY_REQUESTS:
             self.throttled(request, limiter.wait())
         if attempt.code is Code.SUCCESS:

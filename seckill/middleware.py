@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import translation
 
 from seckill import services
+from seckill.observe import attempt_answered
 from seckill_site.codes import Code
 from seckill_site.http import fail, positive_int
 
@@ -29,6 +30,8 @@ class SoldOutMiddleware:
         if request.method == "POST":
             sale_id = self._sale_id(request)
             if sale_id is not None and services.sold_out_known(sale_id):
+                attempt_answered(sale_id=sale_id, code=Code.SOLD_OUT)  # a counter and log fields
+                request.metrics_view = "<sold out before routing>"
                 return self._sold_out(request)
         return self.get_response(request)
 

@@ -1,10 +1,13 @@
 import logging
+import time
 
 from celery import shared_task
 from django_redis.exceptions import ConnectionInterrupted
 
 from seckill import services
+from seckill.repairs import reconcile_repair_record
 from seckill_site.errors import UNAVAILABLE
+from seckill_site.metrics import ORDERS_WRITTEN
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +29,23 @@ OUTAGES = (*UNAVAILABLE, ConnectionInterrupted)
     max_retries=None,  # a database outage must not lose a reserved unit; the reconciler is the backstop
 )
 def order_write(*, sale_id: int, user_id: int, request_id: str) -> str:
-    return services.seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id).value
+    started = time.perf_counter()
+    outcome = services.seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id).value
+    ORDERS_WRITTEN.labels(outcome.replace(" ", "_")).inc()
+    # `request_id` here is the reservation's; the log line's own request_id is the HTTP
+    # request's that queued it (seckill_site.logs carries it in the message headers).
+    logger.info(
+        "order write: %s",
+        outcome,
+        extra={
+            "sale": sale_id,
+            "user_id": user_id,
+            "reservation": request_id,
+            "outcome": outcome,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+        },
+    )
+    return outcome
 
 
 @shared_task(name="seckill.sale_rebuild", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)
@@ -50,5 +69,5 @@ def reconcile() -> int:
     repaired = 0
     for sale_id in services.sales_to_reconcile():
         report = services.sale_reconcile(sale_id=sale_id, repair=True)
-        repaired += bool(report.finished or report.after)
+        repaired += reconcile_repair_record(report=report)
     return repaired

@@ -10,6 +10,7 @@ from django_ratelimit.core import is_ratelimited
 
 from goods.selectors import sale_get
 from seckill import captcha, selectors, services
+from seckill.observe import attempt_answered
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, parse_int, positive_int
 
@@ -109,6 +110,7 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     attempt = services.seckill_attempt(
         user_id=user_id, sale_id=sale_id, path=path, rate_limited=lambda: _limited(request, "seckill.do")
     )
+    attempt_answered(sale_id=sale_id, code=attempt.code)
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})
     return fail(attempt.code)

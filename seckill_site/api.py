@@ -2,7 +2,7 @@
 authentication cached in Redis, throttles on the pages' rate-limit counters, pagination,
 permissions, and the schema helpers that document all of it.
 
-The seckill gate's endpoints must not query PostgreSQL (SPEC, "The seckill pipeline"), so
+The seckill gate's endpoints must not query PostgreSQL (README, "How a purchase flows"), so
 authentication never loads the user row: it yields the user id (`request.auth.user_id`) and
 a lazy user that only endpoints needing the row ever evaluate.
 """

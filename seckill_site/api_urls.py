@@ -33,7 +33,7 @@ v1 = [
     path("merchant/goods/<str:goods_id>", goods.MerchantGoodsDetailApi.as_view(), name="merchant-goods-detail"),
     path("merchant/sales", goods.MerchantSaleListApi.as_view(), name="merchant-sales"),
     path("merchant/sales/<str:sale_id>", goods.MerchantSaleDetailApi.as_view(), name="merchant-sale"),
-    path("merchant/sales/<str:sale_id>/figures", goods.MerchantSaleFiguresApi.as_view(), name="merchant-sale-figures"),
+    path("merchant/sales/<str:sale_id>/figures", orders.MerchantSaleFiguresApi.as_view(), name="merchant-sale-figures"),
 ]
 
 app_name = "api"

@@ -5,9 +5,13 @@ from django.views.generic import RedirectView
 from django.views.i18n import JavaScriptCatalog
 from django.views.static import serve
 
-from seckill_site.views import switch_language
+from seckill_site.views import healthz, metrics, readyz, switch_language
 
 urlpatterns = [
+    # Probes for the load balancer and orchestrator (seckill_site/health.py).
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+    path("metrics", metrics, name="metrics"),
     path("", RedirectView.as_view(url="/goods/goodsList", permanent=False)),
     # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin's).
     path("favicon.ico", RedirectView.as_view(url=f"{settings.STATIC_URL}favicon.svg", permanent=True)),

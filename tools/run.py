@@ -1,14 +1,20 @@
-"""`make run`: the whole demo in one terminal.
+"""`make run`: the whole demo in one terminal (`make dev`: the same with runserver).
 
 Ensures PostgreSQL and Redis (see tools.services), prepares the database, then
 runs the web server, a Celery worker and Celery beat with prefixed output.
 Ctrl-C / SIGTERM, or any of the three dying, stops all of them and the embedded
 servers this run started.
+
+The web server is gunicorn (gthread workers, deploy/gunicorn.conf.py) with static files
+served by WhiteNoise: runserver listens with a backlog of 5 and reset connections under a
+64-connection burst. `RELOAD=1 make run` reloads gunicorn on code changes; `make dev`
+(`--dev`) runs Django's runserver with its autoreloader instead.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,14 +25,18 @@ import time
 from tools.services import ROOT, ServiceError, ensure_services, stop_services
 
 PY = sys.executable
-HOST, PORT = "127.0.0.1", 8000
+# RUN_PORT: a second demo beside another on 8000 (the URL is otherwise always :8000).
+HOST, PORT = "127.0.0.1", int(os.environ.get("RUN_PORT", "8000"))
 SETUP = [
     [PY, "manage.py", "migrate", "--noinput"],
+    [PY, "manage.py", "collectstatic", "--noinput", "-v", "0"],  # what WhiteNoise serves
     [PY, "manage.py", "seed_demo"],  # idempotent; prints the demo logins
     [PY, "manage.py", "seckill_warm"],  # stock counters into Redis
 ]
+WEB = [PY, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "-b", f"{HOST}:{PORT}", "seckill_site.wsgi:application"]
+WEB_DEV = [PY, "manage.py", "runserver", f"{HOST}:{PORT}"]  # reloads on code changes
 CHILDREN = {
-    "web": [PY, "manage.py", "runserver", f"{HOST}:{PORT}", "--noreload"],
+    "web": WEB,
     "worker": [PY, "-m", "celery", "-A", "celery_app", "worker", "-l", "info", "--concurrency", "2"],
     "beat": [PY, "-m", "celery", "-A", "celery_app", "beat", "-l", "info", "--schedule", ".run/celerybeat-schedule"],
 }
@@ -140,7 +150,19 @@ def supervise(procs: dict[str, subprocess.Popen]) -> int:
     return 0
 
 
-def main() -> int:
+def prometheus_dir() -> str:
+    """One empty directory for the counters of every web and worker process of this run
+    (seckill_site/metrics.py): /metrics on the web server then shows the workers' too."""
+    directory = ROOT / ".run" / "prometheus"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    return str(directory)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--dev" in argv:
+        CHILDREN["web"] = WEB_DEV
     os.chdir(ROOT)
     (ROOT / ".run").mkdir(exist_ok=True)  # beat's schedule lives there
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -152,6 +174,10 @@ def main() -> int:
         return 1
     os.environ.update(env)
     os.environ["PYTHONUNBUFFERED"] = "1"  # children write to pipes: no block buffering
+    # gunicorn's wsgi module defaults to production settings; the demo is the local ones.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = prometheus_dir()
+    os.environ["PROMETHEUS_MULTIPROC_DIR_KEEP"] = "1"  # emptied above, before the worker starts writing
     log(f"embedded servers started: {', '.join(started) or 'none (reusing / using *_URL)'}")
     try:
         for cmd in SETUP:

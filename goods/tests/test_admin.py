@@ -1,6 +1,7 @@
 """Merchant scoping in the admin: merchant A never sees or changes merchant B's rows."""
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
@@ -8,6 +9,7 @@ from goods.models import Goods, SeckillGoods
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.tests.factories import make_order
+from seckill import services as seckill_services
 from seckill_site.redis import client as redis
 from seckill_site.redis import keys
 from users.tests.factories import make_merchant, make_user
@@ -171,20 +173,20 @@ def test_live_view_shows_figures_and_is_scoped(client, two_merchants):
     order_pay(order=paid)
     buy(sale=sale, user=make_user())
     client.force_login(two_merchants["a"])
-    page = client.get(f"/admin/goods/seckillgoods/{sale.pk}/live/")
+    page = client.get(f"/admin/orders/order/sale/{sale.pk}/live/")
     assert page.status_code == 200 and b'id="chart"' in page.content
-    data = client.get(f"/admin/goods/seckillgoods/{sale.pk}/live.json").json()
+    data = client.get(f"/admin/orders/order/sale/{sale.pk}/live.json").json()
     assert data["stockDatabase"] == 8 and data["stockRedis"] == 8 and data["inFlight"] == 0
     assert (data["unpaid"], data["paid"], data["cancelled"]) == (2, 1, 0)
     assert data["series"][-1]["cumulative"] == 3 and sum(p["orders"] for p in data["series"]) == 3
     b_sale = two_merchants["sale_b"].pk
-    assert client.get(f"/admin/goods/seckillgoods/{b_sale}/live/").status_code == 404
-    assert client.get(f"/admin/goods/seckillgoods/{b_sale}/live.json").status_code == 404
+    assert client.get(f"/admin/orders/order/sale/{b_sale}/live/").status_code == 404
+    assert client.get(f"/admin/orders/order/sale/{b_sale}/live.json").status_code == 404
 
 
 def test_live_view_needs_a_merchant(client, two_merchants):
     client.force_login(make_user())
-    response = client.get(f"/admin/goods/seckillgoods/{two_merchants['sale_a'].pk}/live.json")
+    response = client.get(f"/admin/orders/order/sale/{two_merchants['sale_a'].pk}/live.json")
     assert response.status_code == 302  # to the admin login
 
 
@@ -218,3 +220,142 @@ def test_a_stock_edit_keeps_units_sold_since_the_form_was_loaded(
     sale.refresh_from_db()
     assert sale.stock_count == 14  # 9 left + 5 added, not the form's 15
     assert redis().get(keys.stock(sale.pk)) == b"14"
+
+
+# --- writes go through the services ---------------------------------------------------------
+
+
+def _sale_keys_left(sale_id: int) -> list[bytes]:
+    """This run's Redis keys of the sale (its own and the cache's); other runs' are not ours."""
+    prefix = settings.REDIS_KEY_PREFIX
+    return sorted(redis().scan_iter(match=f"{prefix}sk:{{{sale_id}}}*")) + sorted(
+        redis().scan_iter(match=f"{prefix}cache:*goods:sale*:{sale_id}")
+    )
+
+
+def _list_pages_cached() -> list[bytes]:
+    return list(redis().scan_iter(match=f"{settings.REDIS_KEY_PREFIX}cache:*goods:list:html:*"))
+
+
+def test_admin_delete_of_a_live_sale_leaves_no_redis_key_or_cached_page(
+    client, two_merchants, django_capture_on_commit_callbacks
+):
+    from goods.selectors import sale_get
+    from seckill.tests.shoppers import path_for
+
+    sale = make_sale(goods=two_merchants["goods_a"], stock=5)  # on sale now, warmed into Redis
+    path_for(make_user().pk, sale.pk)  # a shopper's path: a per-user key of the sale
+    seckill_services.captcha_create(user_id=make_user().pk, sale_id=sale.pk)  # and a captcha
+    assert sale_get(sale_id=sale.pk) is not None  # the sale cache
+    assert b"A-Phone" in client.get("/goods/goodsList").content  # the list page cache
+    assert len(_sale_keys_left(sale.pk)) >= 5 and _list_pages_cached()
+
+    client.force_login(two_merchants["a"])
+    assert client.get(f"/admin/goods/seckillgoods/{sale.pk}/delete/").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/admin/goods/seckillgoods/{sale.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not SeckillGoods.objects.filter(pk=sale.pk).exists()
+    assert _sale_keys_left(sale.pk) == []
+    assert _list_pages_cached() == []
+
+
+def test_bulk_delete_action_goes_through_the_service(client, two_merchants, django_capture_on_commit_callbacks):
+    goods = make_goods(owner=two_merchants["a"], name="Bulk")
+    sales = [make_sale(goods=goods), make_sale(goods=goods)]
+    client.get("/goods/goodsList")
+    client.force_login(two_merchants["a"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/admin/goods/seckillgoods/",
+            {"action": "delete_selected", "_selected_action": [s.pk for s in sales], "post": "yes"},
+        )
+    assert response.status_code == 302
+    assert not SeckillGoods.objects.filter(pk__in=[s.pk for s in sales]).exists()
+    assert all(_sale_keys_left(s.pk) == [] for s in sales) and _list_pages_cached() == []
+
+
+def test_a_sale_with_orders_being_written_is_not_deleted(client, two_merchants):
+    from seckill.tests.shoppers import reserve_directly
+
+    sale = make_sale(goods=two_merchants["goods_a"], stock=5)
+    left, _request_id = reserve_directly(make_user().pk, sale.pk)  # handed out, order not written yet
+    assert left == 4
+    client.force_login(two_merchants["a"])
+    page = client.get(f"/admin/goods/seckillgoods/{sale.pk}/delete/")
+    assert b"orders still being written" in page.content
+    client.post(f"/admin/goods/seckillgoods/{sale.pk}/delete/", {"post": "yes"})
+    assert SeckillGoods.objects.filter(pk=sale.pk).exists()
+    assert redis().get(keys.stock(sale.pk)) == b"4"
+
+
+def test_the_service_refuses_a_sale_with_orders(two_merchants):
+    from goods import services
+
+    with pytest.raises(services.SaleInUse):
+        services.sale_delete(sale=two_merchants["sale_a"])  # the fixture made an order
+    assert SeckillGoods.objects.filter(pk=two_merchants["sale_a"].pk).exists()
+
+
+def test_admin_deletes_goods_through_the_service(client, two_merchants, django_capture_on_commit_callbacks):
+    goods = make_goods(owner=two_merchants["a"], name="Gone soon")
+    client.get("/goods/goodsList")
+    assert _list_pages_cached()
+    client.force_login(two_merchants["a"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/admin/goods/goods/{goods.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not Goods.objects.filter(pk=goods.pk).exists()
+    assert _list_pages_cached() == []
+
+
+def test_goods_page_offers_no_inline_sale_delete(client, two_merchants):
+    client.force_login(two_merchants["a"])
+    page = client.get(f"/admin/goods/goods/{two_merchants['goods_a'].pk}/change/").content
+    assert b"sales-0-DELETE" not in page
+
+
+# --- the stock audit in the admin -------------------------------------------------------------
+
+
+def test_stock_audit_is_listed_summed_and_scoped(client, two_merchants, django_capture_on_commit_callbacks):
+    from orders.tests.factories import buy
+
+    client.force_login(two_merchants["a"])
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            "/admin/goods/seckillgoods/add/",
+            {
+                "goods": two_merchants["goods_a"].pk,
+                "seckill_price": "9.9",
+                "stock_count": 6,
+                "start_at_0": "2020-01-01",
+                "start_at_1": "10:00:00",
+                "end_at_0": "2099-01-01",
+                "end_at_1": "11:00:00",
+            },
+        )
+    sale = SeckillGoods.objects.get(goods=two_merchants["goods_a"], stock_count=6)
+    order = buy(sale=sale, user=make_user())
+    sale.refresh_from_db()
+    assert sale.stock_count == 5
+
+    page = client.get(f"/admin/goods/stockaudit/?sale__id__exact={sale.pk}").content.decode()
+    assert "Sum of the changes shown: 5" in page
+    assert order.order_no in page and "merchant edit" in page and "purchase" in page
+    sales_page = client.get("/admin/goods/seckillgoods/").content.decode()
+    assert f'?sale__id__exact={sale.pk}">5</a>' in sales_page
+    # Merchant B sees none of A's stock changes, and cannot write any.
+    client.force_login(two_merchants["b"])
+    assert order.order_no not in client.get("/admin/goods/stockaudit/").content.decode()
+    assert client.get("/admin/goods/stockaudit/add/").status_code == 403
+
+
+def test_admin_column_titles_follow_the_language_of_the_request(client, two_merchants):
+    client.force_login(two_merchants["a"])
+    client.cookies["django_language"] = "zh-hans"
+    page = client.get("/admin/goods/seckillgoods/").content.decode()
+    assert "剩余库存（Redis）" in page and "库存流水" in page
+    client.cookies["django_language"] = "en"  # the same process, another language: titles are lazy
+    page = client.get("/admin/goods/seckillgoods/").content.decode()
+    assert "Stock left (Redis)" in page and "Stock audit" in page

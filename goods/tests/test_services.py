@@ -70,3 +70,64 @@ def test_a_new_sale_is_in_redis_once_committed(django_capture_on_commit_callback
     with django_capture_on_commit_callbacks(execute=True):
         services.sale_create(sale=sale)
     assert redis().get(keys.stock(sale.pk)) == b"4"
+
+
+# --- the stock audit -------------------------------------------------------------------------
+
+
+def test_stock_audit_adds_up_to_the_stock_through_every_kind_of_change(django_capture_on_commit_callbacks):
+    from django.db.models import Sum
+
+    from goods.models import StockAudit, StockChange
+    from orders.models import Order
+    from orders.services import order_cancel_by_user, orders_expire_unpaid
+    from seckill.tasks import reconcile
+    from users.tests.factories import make_merchant
+
+    merchant = make_merchant()
+    now = timezone.now()
+    sale = SeckillGoods(
+        goods=make_goods(owner=merchant),
+        seckill_price=Decimal("1"),
+        stock_count=5,
+        start_at=now,
+        end_at=now + timedelta(hours=1),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.sale_create(sale=sale, actor=merchant)  # +5
+        services.sale_update(sale=sale, changes={}, stock_delta=3, actor=merchant)  # +3
+    shoppers = [make_user() for _ in range(3)]
+    with django_capture_on_commit_callbacks(execute=True):
+        orders = [buy(sale=sale, user=user) for user in shoppers]  # -3
+        order_cancel_by_user(order=orders[0])  # +1, by the shopper
+        Order.objects.filter(pk=orders[1].pk).update(pay_deadline=now - timedelta(minutes=1))
+        assert orders_expire_unpaid() == 1  # +1, by nobody
+    redis().set(keys.stock(sale.pk), 99)  # Redis drifted
+    assert reconcile() == 1  # squares Redis with the database: audited with delta 0
+
+    sale.refresh_from_db()
+    assert sale.stock_count == 5 + 3 - 3 + 1 + 1 == 7
+    rows = StockAudit.objects.filter(sale=sale)
+    assert rows.aggregate(total=Sum("delta"))["total"] == sale.stock_count
+    changes = sorted((row.reason, row.delta, row.actor_id) for row in rows)
+    assert changes == sorted(
+        [
+            (StockChange.MERCHANT_EDIT, 5, merchant.pk),
+            (StockChange.MERCHANT_EDIT, 3, merchant.pk),
+            *[(StockChange.PURCHASE, -1, user.pk) for user in shoppers],
+            (StockChange.CANCELLATION, 1, shoppers[0].pk),
+            (StockChange.EXPIRY, 1, None),
+            (StockChange.RECONCILE_REPAIR, 0, None),
+        ]
+    )
+    assert rows.get(reason=StockChange.RECONCILE_REPAIR).note.startswith("Redis stock 99 -> 7")
+    assert rows.get(reason=StockChange.CANCELLATION).reference == orders[0].order_no
+
+
+def test_a_refused_stock_edit_leaves_no_audit_row():
+    from goods.models import StockAudit
+
+    sale = make_sale(stock=2)
+    with pytest.raises(services.StockShortage):
+        services.sale_update(sale=sale, changes={}, stock_delta=-3)
+    assert not StockAudit.objects.filter(sale=sale).exists()

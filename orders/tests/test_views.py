@@ -95,9 +95,40 @@ def test_merchant_cancels_unpaid_orders_from_the_admin(client, django_capture_on
             {"action": "cancel_unpaid", "_selected_action": [unpaid.pk, paid.pk, other.pk]},
             follow=True,
         )
-    assert b"Cancelled 1 order(s)." in response.content
+    assert b"Cancelled 1 order." in response.content
     statuses = {o.pk: o.status for o in Order.objects.all()}
     assert statuses == {unpaid.pk: "cancelled", paid.pk: "paid", other.pk: "unpaid"}
     from goods.models import SeckillGoods
 
     assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
+
+
+def test_merchant_exports_own_orders_as_a_streamed_csv(client):
+    import csv
+    import io
+
+    from goods.tests.factories import make_goods
+    from orders.selectors import ORDERS_CSV_HEADER
+    from orders.services import order_pay
+    from orders.tests.factories import buy
+    from users.tests.factories import make_merchant
+
+    merchant = make_merchant()
+    sale = make_sale(goods=make_goods(owner=merchant, name="=HYPERLINK(1)"), stock=5)
+    unpaid, paid = buy(sale=sale, user=make_user()), buy(sale=sale, user=make_user())
+    order_pay(order=paid)
+    other = buy(sale=make_sale(stock=5), user=make_user())  # another merchant's order
+    client.force_login(merchant)
+    response = client.post(
+        "/admin/orders/order/", {"action": "export_csv", "_selected_action": [unpaid.pk, paid.pk, other.pk]}
+    )
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"].startswith("text/csv")
+    assert response["Content-Disposition"].startswith('attachment; filename="orders-')
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows[0] == ORDERS_CSV_HEADER
+    by_number = {row[0]: dict(zip(ORDERS_CSV_HEADER, row, strict=True)) for row in rows[1:]}
+    assert set(by_number) == {unpaid.order_no, paid.order_no}  # never the other merchant's
+    assert by_number[paid.order_no]["status"] == "paid" and by_number[paid.order_no]["paid_at"]
+    assert by_number[unpaid.order_no]["buyer_mobile"] == unpaid.user.mobile
+    assert by_number[unpaid.order_no]["goods_name"] == "'=HYPERLINK(1)"  # no formula in a spreadsheet

@@ -35,6 +35,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: they time and log every request, the sold-out answers below included
+    # (seckill_site/metrics.py, seckill_site/logs.py: a few microseconds, no network call).
+    "seckill_site.metrics.RequestMetricsMiddleware",
+    "seckill_site.logs.RequestLogMiddleware",
     # Before anything reads a body (SoldOutMiddleware reads the buy form's goodsId): an
     # oversized Content-Length is refused unread. A header lookup, no network call.
     "seckill_site.errors.RequestBodyLimitMiddleware",
@@ -42,6 +46,9 @@ MIDDLEWARE = [
     "seckill.middleware.SoldOutMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the web process itself (compressed, cached forever when hashed):
+    # `make run` and a node behind a balancer need no separate file server.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "users.middleware.SessionMiddleware",
     "users.middleware.SlidingSessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -278,8 +285,16 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.server": {"level": "WARNING"}},
+    # The one-line-per-request log is for production's JSON logs (settings/production.py).
+    "loggers": {"django.server": {"level": "WARNING"}, "seckill.request": {"level": "WARNING"}},
 }
 CSRF_FAILURE_VIEW = "seckill_site.errors.csrf_failure"
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
 PAYMENT_PROVIDER = env("PAYMENT_PROVIDER", default="orders.payments.SimulatedProvider")
+
+# --- Operations -------------------------------------------------------------------------
+# /readyz: every dependency must answer within this many seconds (seckill_site/health.py).
+READINESS_TIMEOUT = env.float("READINESS_TIMEOUT", default=2.0)
+# /metrics answers these networks (REMOTE_ADDR), or anyone with `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.0.0/8", "::1/128"])
+METRICS_TOKEN = env("METRICS_TOKEN", default="")

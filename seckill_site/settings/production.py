@@ -19,3 +19,32 @@ SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 30)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# The balancer probes and Prometheus scrape each node over plain HTTP inside the network:
+# a redirect to https would make every probe "fail" with a 301.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+
+# One JSON object per line (python-json-logger), with the request id, user, sale and outcome
+# that seckill_site.logs puts on each record; the Celery worker applies the same (LOG_JSON).
+LOG_JSON = True
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_context": {"()": "seckill_site.logs.RequestContextFilter"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+            "timestamp": False,
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["request_context"]},
+    },
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        "django.server": {"level": "WARNING"},
+        "seckill.request": {"level": env("REQUEST_LOG_LEVEL", default="INFO")},
+    },
+}

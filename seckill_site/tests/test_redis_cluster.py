@@ -28,6 +28,8 @@ CLUSTER_SUITE = [
     "seckill_site/tests/test_redis_cluster.py",
     "seckill_site/tests/test_failover.py",
     "seckill_site/tests/test_api_flows.py",
+    "seckill_site/tests/test_health.py",  # readiness: PING and the scripts on every primary
+    "seckill_site/tests/test_metrics.py",  # the scrape-time reads across sales' slots
     "seckill/tests/test_services.py",
     "seckill/tests/test_views.py",
     "seckill/tests/test_reconcile.py",

@@ -104,3 +104,23 @@ def test_the_production_deploy_check_stays_clean_with_debug_in_the_environment()
         timeout=120,
     )
     assert result.returncode == 0 and "no issues" in result.stdout, result.stdout + result.stderr
+
+
+def test_the_gunicorn_config_of_make_run_and_production_loads(tmp_path):
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="seckill_site.settings.test", PROMETHEUS_MULTIPROC_DIR=str(tmp_path))
+    result = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--check-config", "seckill_site.wsgi"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_make_run_serves_through_gunicorn_and_make_dev_through_runserver():
+    from tools import run
+
+    assert run.CHILDREN["web"][1:3] == ["-m", "gunicorn"] and "deploy/gunicorn.conf.py" in run.CHILDREN["web"]
+    assert "runserver" in run.WEB_DEV and "--noreload" not in run.WEB_DEV

@@ -78,26 +78,40 @@
       .catch(function (e) { if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
   });
 
-  // Poll with backoff: 0.3 s, 0.6 s, 1.2 s … capped at 3 s, for at most ~2 minutes.
+  // Poll with backoff (static/js/poll.js). "Queued" never turns into "sold out" here: only
+  // the server's -1 says the order failed; a long wait says "still processing" instead.
+  var plan = window.SeckillPoll;
+  function ordersLink(text) {
+    var link = document.createElement("a");
+    link.href = "/orders/";
+    link.textContent = text;
+    return link;
+  }
   function poll(attempt) {
-    var delay = Math.min(300 * Math.pow(2, attempt), 3000);
     setTimeout(function () {
       json("/seckill/result?goodsId=" + saleId).then(function (body) {
         if (body.code !== 0) { say(body.msg, "err"); return; }
-        if (body.data > 0) {
-          result.innerHTML = "";
-          say(gettext("Got it! Your order is placed. "), "ok");
-          var link = document.createElement("a");
-          link.href = "/orders/?order=" + body.data;
-          link.textContent = gettext("Pay now →");
-          result.appendChild(link);
-          refreshStock();
-        } else if (body.data === 0 && attempt < 60) {
-          poll(attempt + 1);
-        } else {
-          say(gettext("Sorry, it sold out before your order was written."), "err");
-        }
-      }).catch(function () { if (attempt < 60) poll(attempt + 1); });
-    }, delay);
+        show(plan.state(body.data, attempt), body.data, attempt);
+      }).catch(function (e) { if (e.message !== "login") show(plan.state(null, attempt), null, attempt); });
+    }, plan.delay(attempt));
+  }
+  function show(state, data, attempt) {
+    if (state === "ordered") {
+      say(gettext("Got it! Your order is placed. "), "ok");
+      var link = document.createElement("a");
+      link.href = "/orders/?order=" + data;
+      link.textContent = gettext("Pay now →");
+      result.appendChild(link);
+      refreshStock();
+    } else if (state === "failed") {
+      say(gettext("Sorry, it sold out before your order was written."), "err");
+    } else if (state === "waiting") {
+      poll(attempt + 1);
+    } else {
+      say(gettext("Still processing your order. It will appear on "), "wait");
+      result.appendChild(ordersLink(gettext("your orders page")));
+      result.appendChild(document.createTextNode(state === "processing" ? gettext("; this page keeps checking.") : "."));
+      if (state === "processing") poll(attempt + 1);
+    }
   }
 })();

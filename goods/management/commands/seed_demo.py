@@ -12,6 +12,7 @@ from django.utils import timezone
 from PIL import Image, ImageDraw, ImageFont
 
 from goods.models import Goods, SeckillGoods
+from goods.services import sale_create
 from users.models import MERCHANTS_GROUP, User
 
 SUPERUSER = ("13800000000", "admin12345")
@@ -79,10 +80,11 @@ class Command(BaseCommand):
                 image=product_image(name, colour),
             )
             start = now + timedelta(minutes=starts)
-            SeckillGoods.objects.create(
+            sale = SeckillGoods(
                 goods=goods,
                 seckill_price=Decimal(sale_price),
                 stock_count=stock,
                 start_at=start,
                 end_at=start + timedelta(minutes=lasts),
             )
+            sale_create(sale=sale, actor=merchant)  # its stock audit starts with the merchant's units

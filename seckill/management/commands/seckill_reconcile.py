@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from goods.models import SeckillGoods
+from seckill.repairs import reconcile_repair_record
 from seckill.services import RESERVATION_STALE_SECONDS, sale_reconcile, sales_to_reconcile
 
 
@@ -29,6 +30,8 @@ class Command(BaseCommand):
             if report.skipped:
                 self.stdout.write(f"sale {sale_id}: skipped, another reconciler is working on it")
                 continue
+            if repair:
+                reconcile_repair_record(report=report)
             before = report.before
             line = (
                 f"sale {sale_id}: redis stock {before.previous_stock}, expected {before.stock}; "

@@ -1,0 +1,30 @@
+"""What a reconcile repair leaves behind: a stock audit row per repaired sale, and its count.
+
+Called by the reconcile task and the `seckill_reconcile --repair` command with the report
+of `seckill.services.sale_reconcile`, so the reconciler itself stays as it is.
+"""
+
+from goods.models import StockChange
+from goods.services import stock_audit_record
+from seckill.services import ReconcileReport
+from seckill_site.metrics import RECONCILE_REPAIRS
+
+
+def reconcile_repair_record(*, report: ReconcileReport) -> bool:
+    """Audit a repair of Redis (delta 0: the database stock, which the log adds up to, is the
+    truth the repair copied); True when the report repaired anything."""
+    if report.after is not None and report.before is not None:
+        before, after = report.before, report.after
+        stock_audit_record(
+            sale_id=report.sale_id,
+            delta=0,
+            reason=StockChange.RECONCILE_REPAIR,
+            note=(
+                f"Redis stock {before.previous_stock} -> {after.stock}, "
+                f"buyers {before.previous_buyers} -> {after.buyers}"
+            ),
+        )
+    repaired = bool(report.finished or report.after)
+    if repaired:
+        RECONCILE_REPAIRS.inc()
+    return repaired

@@ -1,0 +1,104 @@
+"""Readiness checks for the load balancer: can this web node serve a purchase right now?
+
+Each check runs in its own thread and all of them share one deadline, so a frozen
+dependency (a PostgreSQL that accepts connections but never answers, a Redis behind a cut
+link) turns into a "failed: timed out" within READINESS_TIMEOUT seconds instead of a probe
+that hangs until the balancer gives up on it. The threads are daemons: a check stuck past
+the deadline is abandoned, never waited for.
+
+A small module rather than django-health-check: its checks run one after another with no
+shared deadline, its Redis check opens its own connection from REDIS_URL (which knows no
+`redis+cluster://`), and it has no check for our Lua scripts; each check here is a few lines.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connections
+
+from seckill_site.redis import LUA_DIR, client, script, scripts_load
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    ok: bool
+    milliseconds: float
+    error: str = ""
+
+
+def check_postgres() -> None:
+    # A thread has its own database connection: open, ask, close (nothing lingers per probe).
+    connection = connections["default"]
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    finally:
+        connection.close()
+
+
+def check_redis() -> None:
+    if not client().ping():
+        raise RuntimeError("PING was not answered")
+
+
+def check_lua_scripts() -> None:
+    """The gate's scripts are loaded (on every primary of a cluster). A Redis that restarted
+    empty has none: load them now, so the first buyer after the restart does not pay for it."""
+    names = sorted(path.stem for path in LUA_DIR.glob("*.lua"))
+    loaded = client().script_exists(*[script(name).sha for name in names])
+    if not all(loaded):
+        scripts_load()
+
+
+def check_broker() -> None:
+    """A connection to the broker (Redis or RabbitMQ) within the broker's connect timeout."""
+    from celery_app import app
+
+    with app.connection_for_write() as connection:
+        # One attempt: the probe is repeated by the balancer, a retry here only hides the outage.
+        connection.ensure_connection(max_retries=0, timeout=settings.READINESS_TIMEOUT)
+
+
+CHECKS: dict[str, Callable[[], None]] = {
+    "postgres": check_postgres,
+    "redis": check_redis,
+    "lua": check_lua_scripts,
+    "broker": check_broker,
+}
+
+
+def readiness(*, timeout: float | None = None) -> list[CheckResult]:
+    """Run every check in parallel; each one that raised or missed the deadline failed."""
+    timeout = settings.READINESS_TIMEOUT if timeout is None else timeout
+    results: dict[str, CheckResult] = {}
+    started = time.monotonic()
+
+    def run(name: str, check: Callable[[], None]) -> None:
+        begun = time.monotonic()
+        try:
+            check()
+            results[name] = CheckResult(name, True, (time.monotonic() - begun) * 1000)
+        except Exception as error:  # any failure is a "not ready", with its reason
+            results[name] = CheckResult(
+                name, False, (time.monotonic() - begun) * 1000, f"{type(error).__name__}: {error}"
+            )
+
+    threads = [
+        threading.Thread(target=run, args=item, daemon=True, name=f"readyz-{item[0]}") for item in CHECKS.items()
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = started + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [
+        results.get(name) or CheckResult(name, False, timeout * 1000, f"timed out after {timeout:g} s")
+        for name in CHECKS
+    ]

@@ -1,0 +1,133 @@
+"""Request ids and the request log: one line per request, and the same id on the order writer's lines.
+
+The id comes from the balancer's X-Request-ID (or is made here), is returned in the response,
+travels with the Celery messages published while the request runs (a message header set by
+`before_task_publish`, so no task signature changes) and is put back in place in the worker
+by `task_prerun`. `RequestContextFilter` copies it, and whatever the views added with
+`log_context_set` (user, sale, outcome), onto every log record; production's JSON formatter
+(python-json-logger, settings/production.py) writes them as fields.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from contextvars import ContextVar
+from typing import Any
+
+from django.contrib.auth import SESSION_KEY
+from django.http import HttpRequest, HttpResponse
+
+REQUEST_ID_HEADER = "X-Request-ID"
+# The Celery message header carrying it (not a Celery field name, so it never shadows one).
+TASK_HEADER = "x_request_id"
+# Accepted from outside only if it looks like an id: it is echoed and logged, so nothing else.
+_VALID_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+
+request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
+_context_var: ContextVar[dict[str, Any] | None] = ContextVar("log_context", default=None)
+
+request_logger = logging.getLogger("seckill.request")
+
+
+def log_context_set(**fields: Any) -> None:
+    """Add fields (sale, outcome, ...) to this request's log lines, the request line included."""
+    context = _context_var.get()
+    if context is not None:
+        context.update(fields)
+
+
+class RequestContextFilter(logging.Filter):
+    """Puts the request id and the request's fields on every record (None outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = request_id_var.get()
+        for name, value in (_context_var.get() or {}).items():
+            if not hasattr(record, name):
+                setattr(record, name, value)
+        return True
+
+
+def _user_id(request: HttpRequest) -> int | None:
+    """The user id without a query: from the session if the request already read it (the
+    gate does), or from the user the REST API authenticated. Never loads anything itself."""
+    session = getattr(request, "session", None)
+    if session is not None and session.accessed:
+        raw = session.get(SESSION_KEY)
+        if raw is not None:
+            return int(raw)
+    user = request.__dict__.get("user")
+    if user is not None and not hasattr(user, "_wrapped") and getattr(user, "is_authenticated", False):
+        return user.pk  # set by DRF's authentication, a real user rather than the lazy one
+    return None
+
+
+def _path_without_secrets(request: HttpRequest) -> str:
+    """The one-time seckill path is a secret while unused (a "sold out" leaves it valid): log
+    the URL with it blanked out."""
+    match = getattr(request, "resolver_match", None)
+    secret = match.kwargs.get("path") if match is not None else None
+    return request.path.replace(secret, "<path>") if secret else request.path
+
+
+class RequestLogMiddleware:
+    """Second in MIDDLEWARE, after the metrics: every line a request logs carries its id, and
+    the request itself logs one line with status, duration, user, sale and outcome."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        incoming = request.headers.get(REQUEST_ID_HEADER, "")
+        request_id = incoming if _VALID_ID.match(incoming) else uuid.uuid4().hex
+        request.request_id = request_id
+        id_token = request_id_var.set(request_id)
+        context_token = _context_var.set({})
+        started = time.perf_counter()
+        try:
+            response = self.get_response(request)
+            response[REQUEST_ID_HEADER] = request_id
+            if request_logger.isEnabledFor(logging.INFO):
+                path = _path_without_secrets(request)
+                request_logger.info(
+                    "%s %s %s",
+                    request.method,
+                    path,
+                    response.status_code,
+                    extra={
+                        "method": request.method,
+                        "path": path,
+                        "status": response.status_code,
+                        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                        "user_id": _user_id(request),
+                    },
+                )
+            return response
+        finally:
+            _context_var.reset(context_token)
+            request_id_var.reset(id_token)
+
+
+# --- Celery: the id rides along with the messages ---------------------------------------------
+
+
+def task_publish_add_request_id(headers: dict | None = None, **_signal) -> None:
+    """`before_task_publish`: a message published during a request carries its id."""
+    request_id = request_id_var.get()
+    if request_id is not None and headers is not None:
+        headers.setdefault(TASK_HEADER, request_id)
+
+
+def task_prerun_set_request_id(task=None, **_signal) -> None:
+    """`task_prerun`: the task's log lines carry the id of the request that queued it."""
+    request_id = getattr(task.request, TASK_HEADER, None) if task is not None else None
+    request_id_var.set(request_id)
+    _context_var.set({"task": task.name} if task is not None else {})
+
+
+def task_postrun_clear_request_id(**_signal) -> None:
+    request_id_var.set(None)
+    _context_var.set(None)

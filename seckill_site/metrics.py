@@ -1,0 +1,239 @@
+"""Prometheus metrics: the web requests, the gate's answers, the order pipeline.
+
+Counters and histograms live in each process and cost a lock and an add (an mmap write in
+multiprocess mode) — nothing that reaches the network, so the gate pays almost nothing.
+With PROMETHEUS_MULTIPROC_DIR set (gunicorn's workers, Celery's prefork children) every
+process writes its own file there and a scrape adds them all up; it must be set before the
+first import of prometheus_client, i.e. in the environment, and emptied at start-up.
+
+The figures of the shop's state — reservations waiting and the oldest one's age, the broker
+queue's depth — are read from Redis and the broker when /metrics is scraped, by the process
+answering the scrape (`ShopCollector`), never on a request path.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import secrets
+import time
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+
+from seckill_site.codes import Code
+
+logger = logging.getLogger(__name__)
+
+MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+# --- web ---------------------------------------------------------------------------------
+
+HTTP_REQUESTS = Counter(
+    "seckill_http_requests_total",
+    "HTTP requests answered, by view route, method and status",
+    ["view", "method", "status"],
+)
+HTTP_LATENCY = Histogram(
+    "seckill_http_request_duration_seconds",
+    "Time from the first middleware to the response, by view route",
+    ["view"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+
+# --- the gate ------------------------------------------------------------------------------
+
+SECKILL_ATTEMPTS = Counter("seckill_attempts_total", "doSeckill answers (page and API), by outcome", ["outcome"])
+ATTEMPT_OUTCOMES = {
+    Code.SUCCESS: "queued",
+    Code.SOLD_OUT: "sold_out",
+    Code.ALREADY_BOUGHT: "already_bought",
+    Code.TOO_MANY_REQUESTS: "limited",
+    Code.PATH_INVALID: "invalid_path",
+    Code.SERVER_BUSY: "busy",
+    Code.TRY_AGAIN: "busy",  # the broker refused the message; the unit went back
+    Code.NOT_STARTED: "not_started",
+    Code.ENDED: "ended",
+}
+# Children made once, so counting an answer is a dict lookup and an add.
+_attempt_counters = {code: SECKILL_ATTEMPTS.labels(outcome) for code, outcome in ATTEMPT_OUTCOMES.items()}
+_attempt_other = SECKILL_ATTEMPTS.labels("other")
+
+
+def attempt_outcome(code: Code) -> str:
+    return ATTEMPT_OUTCOMES.get(code, "other")
+
+
+def attempt_counted(code: Code) -> None:
+    """Count one answer of the gate; the views and the API call it where they answer."""
+    _attempt_counters.get(code, _attempt_other).inc()
+
+
+# --- the order pipeline (Celery workers) ------------------------------------------------------
+
+ORDERS_WRITTEN = Counter("seckill_order_writes_total", "Order writer runs, by outcome", ["outcome"])
+ORDERS_EXPIRED = Counter("seckill_orders_expired_total", "Unpaid orders cancelled by the expiry sweep")
+RECONCILE_REPAIRS = Counter(
+    "seckill_reconcile_repairs_total",
+    "Sales whose Redis state the reconciler repaired or whose reservations it finished",
+)
+
+
+# --- scrape-time figures -----------------------------------------------------------------------
+
+
+class ShopCollector(Collector):
+    """Reservations waiting, the oldest one's age and the broker queue's depth, read at scrape
+    time. A dependency that does not answer leaves its figures out and says so in
+    `seckill_shop_metrics_up`; the scrape itself never fails for it."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        up = GaugeMetricFamily("seckill_shop_metrics_up", "Whether the shop figures could be read", labels=["source"])
+        try:
+            waiting, oldest = _reservations()
+            yield GaugeMetricFamily(
+                "seckill_reservations_waiting", "Units handed out whose orders are not written yet", value=waiting
+            )
+            yield GaugeMetricFamily(
+                "seckill_reservation_oldest_age_seconds",
+                "Age of the oldest reservation still waiting for its order (0 when none)",
+                value=oldest,
+            )
+            up.add_metric(["redis"], 1)
+        except Exception:  # a scrape during an outage still answers, with the outage in `up`
+            logger.warning("metrics: could not read the reservations", exc_info=True)
+            up.add_metric(["redis"], 0)
+        try:
+            depth = GaugeMetricFamily("seckill_queue_depth", "Messages waiting in the broker queue", labels=["queue"])
+            queue, messages = _queue_depth()
+            depth.add_metric([queue], messages)
+            yield depth
+            up.add_metric(["broker"], 1)
+        except Exception:
+            logger.warning("metrics: could not read the queue depth", exc_info=True)
+            up.add_metric(["broker"], 0)
+        yield up
+
+
+def _reservations() -> tuple[int, float]:
+    """(units waiting, age of the oldest) over the sales the reconciler looks at. One pipeline of
+    HGETALLs: each sale's hash is its own slot, and a cluster pipeline splits them by node."""
+    from seckill.services import sales_to_reconcile
+    from seckill_site.redis import client, keys
+
+    sale_ids = sales_to_reconcile()
+    if not sale_ids:
+        return 0, 0.0
+    pipeline = client().pipeline(transaction=False)
+    for sale_id in sale_ids:
+        pipeline.hgetall(keys.reservations(sale_id))
+    waiting, oldest_at = 0, None
+    for reservations in pipeline.execute():
+        waiting += len(reservations)
+        for value in reservations.values():
+            reserved_at = float(value.decode().rpartition(":")[2])
+            oldest_at = reserved_at if oldest_at is None else min(oldest_at, reserved_at)
+    return waiting, (max(0.0, time.time() - oldest_at) if oldest_at is not None else 0.0)
+
+
+def _queue_depth() -> tuple[str, int]:
+    """The default queue's ready messages: a passive declare answers on Redis and RabbitMQ alike."""
+    from celery_app import app
+
+    queue = app.conf.task_default_queue
+    with app.connection_for_read() as connection:
+        connection.ensure_connection(max_retries=0, timeout=settings.READINESS_TIMEOUT)
+        try:
+            _name, messages, _consumers = connection.default_channel.queue_declare(queue=queue, passive=True)
+        except connection.channel_errors:  # not declared yet (no worker ever started): nothing waits
+            messages = 0
+    return queue, messages
+
+
+def exposition() -> bytes:
+    """The text format of every metric this node (or, multiprocess, this directory) holds."""
+    if MULTIPROCESS:
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+        counted = generate_latest(registry)
+    else:
+        counted = generate_latest(REGISTRY)
+    shop = CollectorRegistry()
+    shop.register(ShopCollector())
+    return counted + generate_latest(shop)
+
+
+# --- who may read them --------------------------------------------------------------------------
+
+
+def metrics_allowed(request: HttpRequest) -> bool:
+    """From a configured network (loopback by default: REMOTE_ADDR, never a forwarded header,
+    which any client can write), or with `Authorization: Bearer <METRICS_TOKEN>`."""
+    token = settings.METRICS_TOKEN
+    header = request.headers.get("Authorization", "")
+    if token and header.startswith("Bearer ") and secrets.compare_digest(header[7:].strip(), token):
+        return True
+    try:
+        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+    except ValueError:
+        return False
+    return any(address in ipaddress.ip_network(network) for network in settings.METRICS_ALLOWED_NETWORKS)
+
+
+def metrics_response() -> HttpResponse:
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
+
+
+# --- per-view request counts and latency ---------------------------------------------------------
+
+
+class RequestMetricsMiddleware:
+    """First in MIDDLEWARE: times the whole stack. The label is the URL route pattern
+    ("seckill/<str:path>/doSeckill"), never the raw path, so the series stay few."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        if match is not None:
+            view = match.route
+        else:  # answered before any URL was resolved: a static file (WhiteNoise), a known sold-out
+            view = getattr(request, "metrics_view", None) or (
+                "<static>" if request.path.startswith(settings.STATIC_URL) else "<unresolved>"
+            )
+        HTTP_REQUESTS.labels(view, request.method, str(response.status_code)).inc()
+        HTTP_LATENCY.labels(view).observe(time.perf_counter() - started)
+        return response
+
+
+def worker_exporter_start(**_signal) -> None:
+    """Celery `worker_init`: serve the worker's metrics on CELERY_METRICS_PORT when set (the
+    prefork children write to PROMETHEUS_MULTIPROC_DIR, the main process serves the sum)."""
+    port = os.environ.get("CELERY_METRICS_PORT")
+    if not port:
+        return
+    from prometheus_client import start_http_server
+
+    if MULTIPROCESS:
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+    else:
+        logger.warning("CELERY_METRICS_PORT without PROMETHEUS_MULTIPROC_DIR: prefork children's counts are lost")
+        registry = REGISTRY
+    start_http_server(int(port), addr=os.environ.get("CELERY_METRICS_ADDR", "127.0.0.1"), registry=registry)

@@ -1,0 +1,25 @@
+"""Imports point down: orders builds on goods, so nothing in goods may import orders."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_goods_does_not_import_orders():
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(name for name in _imports(path) if name.split(".")[0] == "orders")
+        for path in (ROOT / "goods").rglob("*.py")
+        if "tests" not in path.parts and "migrations" not in path.parts
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}

@@ -1,0 +1,184 @@
+"""/metrics: who may read it, and that a purchase moves the shop's counters."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from conftest import ROOT, _test_database_url, free_port
+from goods.tests.factories import make_sale
+from seckill.tests.shoppers import path_for
+from users.tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def scrape(text: str) -> dict[tuple[str, tuple], float]:
+    """{(sample name, sorted labels): value} of a /metrics answer."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def read(client) -> dict[tuple[str, tuple], float]:
+    response = client.get("/metrics")
+    assert response.status_code == 200, response.content
+    return scrape(response.content.decode())
+
+
+def test_a_purchase_moves_the_counters(client, queued):
+    from seckill.tasks import order_write
+
+    sale, user = make_sale(stock=3), make_user()
+    client.force_login(user)
+    before = read(client)
+    queued_key = ("seckill_attempts_total", (("outcome", "queued"),))
+    created_key = ("seckill_order_writes_total", (("outcome", "created"),))
+    do_key = (
+        "seckill_http_requests_total",
+        (("method", "POST"), ("status", "200"), ("view", "seckill/<str:path>/doSeckill")),
+    )
+
+    body = client.post(f"/seckill/{path_for(user.pk, sale.pk)}/doSeckill", {"goodsId": sale.pk}).json()
+    assert body["data"]["status"] == "queued"
+    waiting = read(client)
+    assert waiting[("seckill_reservations_waiting", ())] == 1
+    assert 0 <= waiting[("seckill_reservation_oldest_age_seconds", ())] < 60
+    assert waiting[queued_key] == before.get(queued_key, 0) + 1
+    assert waiting[do_key] == before.get(do_key, 0) + 1
+
+    assert order_write(**queued[0]) == "created"  # the task's body, in this process
+    after = read(client)
+    assert after[created_key] == before.get(created_key, 0) + 1
+    assert after[("seckill_reservations_waiting", ())] == 0
+    assert after[("seckill_shop_metrics_up", (("source", "broker"),))] == 1
+    assert any(name == "seckill_queue_depth" for name, _labels in after)
+
+    # A second buy of the same user: "already bought" (a fresh path, the same buyer).
+    client.post(f"/seckill/{path_for(user.pk, sale.pk)}/doSeckill", {"goodsId": sale.pk})
+    bought_key = ("seckill_attempts_total", (("outcome", "already_bought"),))
+    assert read(client)[bought_key] == before.get(bought_key, 0) + 1
+
+
+def test_sold_out_answers_before_routing_are_counted_too(client, queued):
+    first, second = make_user(), make_user()
+    sale = make_sale(stock=1)
+    client.force_login(first)
+    assert client.post(f"/seckill/{path_for(first.pk, sale.pk)}/doSeckill", {"goodsId": sale.pk}).json()["code"] == 0
+    before = read(client)  # the last unit went: this process now knows the sale is sold out
+    client.force_login(second)
+    body = client.post(f"/seckill/{path_for(second.pk, sale.pk)}/doSeckill", {"goodsId": sale.pk}).json()
+    assert body["msg"] == "sold out"
+    after = read(client)
+    sold_out = ("seckill_attempts_total", (("outcome", "sold_out"),))
+    early = (
+        "seckill_http_requests_total",
+        (("method", "POST"), ("status", "200"), ("view", "<sold out before routing>")),
+    )
+    assert after[sold_out] == before.get(sold_out, 0) + 1
+    assert after[early] == before.get(early, 0) + 1
+
+
+def test_metrics_only_for_configured_networks_or_the_token(client, settings):
+    assert client.get("/metrics", REMOTE_ADDR="203.0.113.9").status_code == 403
+    settings.METRICS_TOKEN = "s3cret-token"
+    assert client.get("/metrics", REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="Bearer wrong").status_code == 403
+    allowed = client.get("/metrics", REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="Bearer s3cret-token")
+    assert allowed.status_code == 200 and b"seckill_http_requests_total" in allowed.content
+    settings.METRICS_ALLOWED_NETWORKS = ["203.0.113.0/24"]
+    assert client.get("/metrics", REMOTE_ADDR="203.0.113.9").status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 403
+
+
+@pytest.mark.slow
+def test_every_gunicorn_worker_counts(django_db_setup, tmp_path):
+    """Multiprocess mode: requests served by either of two workers all show in one scrape."""
+    port = free_port()
+    env = dict(
+        os.environ,
+        DATABASE_URL=_test_database_url(),
+        DJANGO_SETTINGS_MODULE="seckill_site.settings.test",
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
+    )
+    log = open(ROOT / ".run" / "test-metrics-gunicorn.log", "w")
+    web = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{port}",
+         "--workers", "2", "--worker-class", "gthread", "--threads", "2", "--no-control-socket"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                requests.get(f"{url}/metrics", timeout=2)
+                break
+            except (requests.ConnectionError, requests.Timeout):
+                assert time.monotonic() < deadline and web.poll() is None, "gunicorn did not start"
+                time.sleep(0.2)
+        for _ in range(40):  # a new connection each: both workers get some
+            assert requests.get(f"{url}/healthz", timeout=5, headers={"Connection": "close"}).status_code == 200
+        samples = scrape(requests.get(f"{url}/metrics", timeout=10).text)
+        key = ("seckill_http_requests_total", (("method", "GET"), ("status", "200"), ("view", "healthz")))
+        assert samples[key] == 40
+        assert len(list(tmp_path.glob("counter_*.db"))) >= 2  # one file per worker process
+    finally:
+        web.terminate()
+        web.wait(15)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_celery_worker_serves_its_own_metrics(tmp_path):
+    """CELERY_METRICS_PORT: the worker's main process serves what its prefork children counted."""
+    from django.conf import settings
+
+    from seckill.tasks import order_write
+    from seckill.tests.shoppers import reserve_directly
+    from seckill_site.broker import task_queues
+
+    port, queue = free_port(), f"seckill-metrics-{os.getpid()}"
+    env = dict(
+        os.environ,
+        DATABASE_URL=_test_database_url(),
+        DJANGO_SETTINGS_MODULE="seckill_site.settings.test",
+        CELERY_TASK_DEFAULT_QUEUE=queue,
+        CELERY_METRICS_PORT=str(port),
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "celery_app", "worker", "-Q", queue, "-c", "2",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"metrics-{os.getpid()}@%h"],
+        cwd=ROOT, env=env, stdout=open(tmp_path / "worker.log", "w"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        sale, user = make_sale(stock=2), make_user()
+        left, request_id = reserve_directly(user.pk, sale.pk)
+        assert left == 1
+        destination = task_queues(queue, broker_url=settings.CELERY_BROKER_URL)[0]
+        order_write.apply_async(
+            kwargs={"sale_id": sale.pk, "user_id": user.pk, "request_id": request_id}, queue=destination
+        )
+        key = ("seckill_order_writes_total", (("outcome", "created"),))
+        deadline = time.monotonic() + 60
+        while True:
+            assert worker.poll() is None, (tmp_path / "worker.log").read_text()
+            try:
+                if scrape(requests.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text).get(key) == 1:
+                    break
+            except (requests.ConnectionError, requests.Timeout):
+                pass
+            assert time.monotonic() < deadline, "the worker's /metrics never counted the order"
+            time.sleep(0.3)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
