@@ -124,7 +124,7 @@ e2e: venv
 	fi
 	$(PY) -m tools.with_services -- $(PY) -m pytest e2e -v
 
-# Load test (seckill/management/commands/seckill_bench.py, bench/): gunicorn + Celery on the
+# Load test (python -m bench, code in bench/): gunicorn + Celery on the
 # given or embedded PostgreSQL/Redis, driven by wrk. As root, installs wrk when missing;
 # otherwise falls back to a Python asyncio generator. Results land in bench-results/.
 bench: venv
@@ -133,4 +133,4 @@ bench: venv
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null || echo "warning: could not install wrk" >&2; \
 	  else echo "note: wrk not found (Debian package 'wrk'); using the Python asyncio generator" >&2; fi; \
 	fi
-	$(PY) -m tools.with_services -- $(PY) manage.py seckill_bench $(ARGS)
+	$(PY) -m tools.with_services -- $(PY) -m bench $(ARGS)

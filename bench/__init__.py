@@ -1,1 +1,1 @@
-"""The load-test harness behind `make bench` / `manage.py seckill_bench` (see bench.run)."""
+"""The load-test harness behind `make bench` / `python -m bench` (see bench.run)."""

@@ -1,6 +1,6 @@
 """`make bench`: load-test a production-like deployment and check the invariants afterwards.
 
-Called by `manage.py seckill_bench` (the options are documented there). Steps:
+Called by `python -m bench` (bench/__main__.py documents the options). Steps:
 
 1. deploy: migrate, a Celery worker, gunicorn (settings.bench: production with DEBUG off on
    plain http); the gunicorn worker count is the one with the best floor throughput among

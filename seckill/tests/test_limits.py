@@ -7,8 +7,8 @@ from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.cache import SessionStore
 
 from bench import prepare
-from goods.selectors import sale_figures
 from goods.tests.factories import make_sale
+from orders.selectors import sale_figures
 from seckill import services
 from seckill_site.api import api_token_issue
 from seckill_site.redis import client, keys

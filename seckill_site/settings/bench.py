@@ -2,7 +2,7 @@
 
 Everything else (DEBUG off, sessions in Redis, middleware, Celery) is production's, so the
 figures are the product's. The naive baseline and the floor view live in
-`seckill_site.bench_urls`, which only this module routes; the product's urls.py is untouched.
+`bench.urls`, which only this module routes: no bench URL lives in seckill_site.
 """
 
 from seckill_site.broker import task_queues
@@ -10,7 +10,7 @@ from seckill_site.broker import task_queues
 from .production import *  # noqa: F403
 from .production import env
 
-ROOT_URLCONF = "seckill_site.bench_urls"
+ROOT_URLCONF = "bench.urls"
 
 # Loopback without TLS: no redirect to https, cookies sent over http.
 SECURE_SSL_REDIRECT = False

@@ -1,0 +1,120 @@
+"""`make bench` / `python -m bench`: load-test a production-like deployment (gunicorn, Celery,
+the PostgreSQL and Redis of DATABASE_URL / REDIS_URL) with wrk: floor, sold-out, burst, naive
+baseline and pages; then check the invariants. Prints a table and ratios, saves JSON and a PNG
+chart under bench-results/. Exits non-zero on any correctness violation."""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+class CommandError(Exception):
+    pass
+
+
+def _workers(text: str) -> list[int]:
+    try:
+        counts = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise CommandError("--workers takes a count or a comma-separated list of candidates, e.g. 2,3,4")
+    return counts
+
+
+def arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--users", type=int, default=3000, help="distinct shoppers in the burst (default 3000)")
+    parser.add_argument("--stock", type=int, default=500, help="units in the burst and naive sales (default 500)")
+    parser.add_argument("--concurrency", type=int, default=64, help="open connections, every scenario (64)")
+    parser.add_argument(
+        "--duration", type=float, default=8.0, help="seconds for each timed scenario: floor, sold-out and pages (8)"
+    )
+    parser.add_argument(
+        "--workers",
+        default="2,3,4",
+        help="gunicorn worker count, or candidates to choose from by measured floor throughput (2,3,4)",
+    )
+    parser.add_argument("--threads", type=int, default=2, help="threads per gunicorn gthread worker (2)")
+    parser.add_argument("--worker-class", choices=["gthread", "sync"], default="gthread",
+                        help="gunicorn worker class (gthread: keep-alive connections)")  # fmt: skip
+    parser.add_argument("--celery-workers", type=int, default=2, help="Celery worker concurrency (2)")
+    parser.add_argument(
+        "--celery-nice",
+        type=int,
+        default=19,
+        help="nice level of the Celery worker (19: it yields the CPU to gunicorn while both want it; 0 to share)",
+    )
+    parser.add_argument("--generator", choices=["auto", "wrk", "async"], default="auto",
+                        help="load generator: wrk, else a Python asyncio client (auto)")  # fmt: skip
+    parser.add_argument(
+        "--bursts",
+        type=int,
+        default=3,
+        help="repetitions of each burst, on fresh sales; the median is reported (3)",
+    )
+    parser.add_argument(
+        "--scenarios",
+        default="",
+        help="comma-separated subset of the scenarios (all); the invariants are checked either way",
+    )
+    parser.add_argument("--output", default="bench-results", help="directory for JSON, chart and logs")
+    parser.add_argument("--keep-data", action="store_true", help="keep the bench's users, sales and orders")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="py-spy every scenario's gunicorn workers (raw stacks in the run dir)",
+    )
+
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
+    import django
+
+    django.setup()
+    from bench.run import SCENARIOS
+
+    parser = arguments()
+    options = vars(parser.parse_args(argv))
+    try:
+        return run(options, SCENARIOS)
+    except CommandError as error:
+        parser.error(str(error))
+
+
+def run(options: dict, scenario_names: tuple[str, ...]) -> int:
+    from bench.run import Bench, Options
+
+    chosen = options["scenarios"] or ",".join(scenario_names)
+    scenarios = tuple(name.strip() for name in chosen.split(",") if name.strip())
+    if not scenarios or set(scenarios) - set(scenario_names):
+        raise CommandError(f"--scenarios takes names from: {', '.join(scenario_names)}")
+    if min(options["users"], options["stock"], options["concurrency"], options["bursts"]) < 1:
+        raise CommandError("--users, --stock, --concurrency and --bursts must be positive")
+    bench = Bench(
+        Options(
+            shoppers=options["users"],
+            stock=options["stock"],
+            concurrency=options["concurrency"],
+            duration=options["duration"],
+            workers=_workers(options["workers"]),
+            threads=options["threads"],
+            worker_class=options["worker_class"],
+            celery_concurrency=options["celery_workers"],
+            celery_nice=options["celery_nice"],
+            generator=options["generator"],
+            output=Path(options["output"]).resolve(),
+            keep_data=options["keep_data"],
+            profile=options["profile"],
+            scenarios=tuple(name for name in scenario_names if name in scenarios),
+            bursts=options["bursts"],
+        )
+    )
+    return bench.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
