@@ -54,9 +54,11 @@ class RequestContextFilter(logging.Filter):
 def _user_id(request: HttpRequest) -> int | None:
     """The user id without a query: from the session if the request already read it (the
     gate does), or from the user the REST API authenticated. Never loads anything itself."""
-    session = getattr(request, "session", None)
-    if session is not None and session.accessed:
-        raw = session.get(SESSION_KEY)
+    # A session whose load failed (Redis failing over: the answer was a 503) has no cache, and
+    # reading it here would try Redis again and turn that 503 into a 500.
+    loaded = getattr(getattr(request, "session", None), "_session_cache", None)
+    if loaded:
+        raw = loaded.get(SESSION_KEY)
         if raw is not None:
             return int(raw)
     user = request.__dict__.get("user")

@@ -85,3 +85,17 @@ def test_a_caller_that_did_not_get_a_lock_leaves_it_alone():
             assert other is None
         assert redis().get(key) == token.encode()
     assert redis().get(key) is None
+
+
+def test_the_request_log_line_never_reads_an_unreadable_session_again(client, caplog):
+    """The request log names the user from the session the request read; when that read failed
+    (the answer is already a 503), reading again turned the 503 into a 500 (make cluster-test,
+    a Redis primary killed under load)."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="seckill.request")
+    client.cookies["sessionid"] = session_for(make_user())
+    with override_settings(CACHES=DEAD_REDIS):
+        response = client.get("/seckill/result?goodsId=1", HTTP_ACCEPT="application/json")
+    assert response.status_code == 503, response.content
+    assert any(getattr(record, "status", None) == 503 for record in caplog.records)
