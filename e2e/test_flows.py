@@ -2,6 +2,7 @@
 Celery worker. Every page visited is screenshotted at desktop and phone widths into
 e2e-screenshots/; console errors and 5xx answers fail the test."""
 
+import json
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from orders.models import Order
 from orders.services import orders_expire_unpaid
 from orders.tests.factories import buy
 from seckill_site.redis import client, keys
+from users.models import User
 from users.tests.factories import PASSWORD, make_merchant, make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -179,3 +181,31 @@ def test_the_shop_in_chinese(watched):
     page.wait_for_selector("text=距开始")
     assert page.inner_text("#buy") == "立即秒杀"
     tab.shoot("detail")
+
+
+def test_a_new_shopper_registers_with_the_code_texted_to_their_phone(watched, settings, tmp_path):
+    """The development file backend stands in for the phone: the page asks for a code, the
+    shopper reads it where the demo says (one JSON line per message) and registers with it."""
+    settings.SMS_BACKEND = "users.sms.FileSmsBackend"
+    settings.SMS_FILE_PATH = str(tmp_path / "sms.jsonl")
+    tab = watched("register")
+    page = tab.page
+    tab.go("/user/register")
+    page.fill("input[name=mobile]", "13712340000")
+    page.click("#sms-send")
+    page.wait_for_selector("#sms-send[disabled]")  # the resend countdown runs
+    assert "Send again in" in page.inner_text("#sms-send")
+    tab.shoot("code-sent")
+    message = json.loads((tmp_path / "sms.jsonl").read_text().splitlines()[-1])
+    assert message["mobile"] == "13712340000"
+    code = re.search(r"\b(\d{6})\b", message["text"])[1]
+
+    page.fill("input[name=nickname]", "Newt")
+    page.fill("input[name=password]", "brand-new-pass-1")
+    page.fill("input[name=password_again]", "brand-new-pass-1")
+    page.fill("input[name=code]", code)
+    page.click("form[action='/user/register'] button[type=submit]")
+    page.wait_for_url("**/goods/goodsList")
+    page.wait_for_selector("text=Hi, Newt")
+    tab.shoot("registered")
+    assert User.objects.filter(mobile="13712340000", nickname="Newt").exists()
