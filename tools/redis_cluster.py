@@ -14,9 +14,10 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tools.services import _wait
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / ".run" / "redis-cluster"
@@ -81,15 +82,6 @@ def _free_port(host: str) -> int:
             continue
         return port
     raise ClusterError(f"no free port pair on {host}")
-
-
-def _wait(check, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 def node_start(node: Node, server: str, *, node_timeout_ms: int = 2000) -> None:
