@@ -52,13 +52,26 @@ def ratelimit_clock(monkeypatch):
 
 
 @pytest.fixture
-def queued(monkeypatch):
+def queued(monkeypatch, settings):
     """Record the order_write messages instead of publishing them (single-threaded tests
-    only): the test decides when, and how often, each message is delivered."""
+    only): the test decides when, and how often, each message is delivered. The gate runs
+    with the per-request writer here, one message per buy; the batch writer's own tests
+    (seckill/tests/test_writer_batch.py) use `flushes`."""
     from seckill.tasks import order_write
 
+    settings.SECKILL_ORDER_WRITER = "per-request"
     sent = []
     monkeypatch.setattr(order_write, "apply_async", lambda kwargs, **options: sent.append(kwargs))
+    return sent
+
+
+@pytest.fixture
+def flushes(monkeypatch):
+    """Record the batch writer's flush messages (sale ids) instead of publishing them."""
+    from seckill.tasks import order_flush
+
+    sent = []
+    monkeypatch.setattr(order_flush, "apply_async", lambda kwargs, **options: sent.append(kwargs["sale_id"]))
     return sent
 
 

@@ -64,6 +64,7 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
         return WriteResult(WriteOutcome.SOLD_OUT)
     try:
         with transaction.atomic():
+            _sale_writer_lock(sale_id)
             taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
             if not taken:
                 # A redelivered message whose order took the last unit finds it here.
@@ -99,6 +100,102 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
         if live is not None:
             return WriteResult(WriteOutcome.DUPLICATE, live)
         raise
+
+
+# The batch writer and the per-request writer take this lock for their sale, in the
+# transaction (pg_advisory_xact_lock: released at commit or rollback, so it holds behind
+# PgBouncer in transaction mode too). Two flushes of one sale (a redelivery, a lapsed flush
+# mark) then take turns instead of both writing and one rolling back.
+WRITER_LOCK_CLASS = 0x5EC1  # the advisory lock's first key: this lock's namespace
+
+
+def _sale_writer_lock(sale_id: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [WRITER_LOCK_CLASS, sale_id])
+
+
+def _order_numbers(count: int) -> list[str]:
+    """`count` order numbers (see order_number_next) in one round trip."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)", [ORDER_NUMBER_SEQUENCE, count])
+        sequences = [row[0] for row in cursor.fetchall()]
+    stamp = f"{timezone.now():%Y%m%d%H%M%S}"
+    return [f"{stamp}{sequence:010d}" for sequence in sequences]
+
+
+@dataclass(frozen=True)
+class BatchWritten:
+    """Request id -> order id: the orders this batch created, and those it found already
+    written (a redelivered or repeated flush)."""
+
+    created: dict[str, int]
+    already_written: dict[str, int]
+
+
+def orders_create_from_seckill_batch(*, sale_id: int, reservations: dict[str, int]) -> BatchWritten | None:
+    """Write the orders of many reservations (request id -> user id) of one sale in one
+    transaction: one conditional UPDATE of the stock by their count, one INSERT of the orders
+    and one of the seckill orders, one stock audit row. Idempotent per request id: those that
+    already have their order are reported, not written again.
+
+    Returns None, having written nothing, when the database refuses the batch as a whole (too
+    little stock, a shopper who already holds a live order, one shopper twice): the caller then
+    writes those reservations one by one with order_create_from_seckill, and the database
+    decides each as it does for a single order.
+    """
+    sale = sale_get(sale_id=sale_id)
+    if sale is None:
+        return None
+    try:
+        with transaction.atomic():
+            _sale_writer_lock(sale_id)
+            already = dict(
+                SeckillOrder.objects.filter(request_id__in=list(reservations)).values_list("request_id", "order_id")
+            )
+            todo = {request_id: user for request_id, user in reservations.items() if request_id not in already}
+            if not todo:
+                return BatchWritten({}, already)
+            users = list(todo.values())
+            if (
+                len(set(users)) != len(users)
+                or SeckillOrder.objects.filter(sale_id=sale_id, user_id__in=users, live=True).exists()
+            ):
+                return None
+            taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gte=len(todo)).update(
+                stock_count=F("stock_count") - len(todo)
+            )
+            if not taken:
+                return None
+            deadline = timezone.now() + timedelta(seconds=settings.SECKILL_ORDER_TTL)
+            price = Decimal(sale["seckillPrice"])
+            orders = Order.objects.bulk_create(
+                Order(
+                    order_no=order_no,
+                    user_id=user_id,
+                    goods_id=sale["goodsId"],
+                    sale_id=sale_id,
+                    goods_name=sale["goodsName"],
+                    price=price,
+                    pay_deadline=deadline,
+                )
+                for order_no, user_id in zip(_order_numbers(len(todo)), todo.values(), strict=True)
+            )
+            SeckillOrder.objects.bulk_create(
+                SeckillOrder(user_id=order.user_id, sale_id=sale_id, order=order, request_id=request_id)
+                for request_id, order in zip(todo, orders, strict=True)
+            )
+            stock_audit_record(
+                sale_id=sale_id,
+                delta=-len(orders),
+                reason=StockChange.PURCHASE,
+                reference=f"{orders[0].order_no}…{orders[-1].order_no}" if len(orders) > 1 else orders[0].order_no,
+                note=f"{len(orders)} orders in one batch",
+            )
+            return BatchWritten({request_id: order.pk for request_id, order in zip(todo, orders, strict=True)}, already)
+    except IntegrityError:
+        # Only a writer that does not take the sale's lock can get here (an older release
+        # during a rolling deploy): the batch rolled back whole; one by one decides it.
+        return None
 
 
 # --- the order lifecycle -----------------------------------------------------------------------

@@ -144,7 +144,7 @@ class BuyApi(_GateApi):
             path=path,
             rate_limited=lambda: not limiter.allow_request(request, self),
         )
-        attempt_answered(sale_id=parsed, code=attempt.code)
+        attempt_answered(sale_id=parsed, code=attempt.code, reservation=attempt.request_id)
         if attempt.code is Code.TOO_MANY_REQUESTS:
             self.throttled(request, limiter.wait())
         if attempt.code is Code.SUCCESS:

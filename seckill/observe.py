@@ -9,6 +9,11 @@ from seckill_site.logs import log_context_set
 from seckill_site.metrics import attempt_counted, attempt_outcome
 
 
-def attempt_answered(*, sale_id: int, code: Code) -> None:
+def attempt_answered(*, sale_id: int, code: Code, reservation: str | None = None) -> None:
+    """`reservation`: the id of the unit a queued buy holds. The batch writer's log line for
+    its order carries it, so the request and its order are found together in the logs."""
     attempt_counted(code)
-    log_context_set(sale=sale_id, outcome=attempt_outcome(code))
+    if reservation is None:
+        log_context_set(sale=sale_id, outcome=attempt_outcome(code))
+    else:
+        log_context_set(sale=sale_id, outcome=attempt_outcome(code), reservation=reservation)

@@ -142,12 +142,34 @@ def _sale_keys(sale_id: int, user_id: int) -> list[str]:
     return [keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.result(sale_id, user_id)]
 
 
-def reserve(*, sale_id: int, user_id: int, path: str, request_id: str) -> int:
-    """reserve.lua: units left after taking one (>= 0), or a refusal (_RESERVE_REFUSALS)."""
-    return script("reserve")(
-        keys=[*_sale_keys(sale_id, user_id), keys.path(sale_id, user_id), keys.window(sale_id)],
-        args=[user_id, request_id, keys.RESULT_TTL, path],
+@dataclass(frozen=True)
+class Reservation:
+    left: int  # units left after this one (>= 0), or a refusal (_RESERVE_REFUSALS)
+    flush_due: bool = False  # the batch writer has no flush pending: this buy publishes one
+
+
+def _batch_writer() -> bool:
+    return settings.SECKILL_ORDER_WRITER == "batch"
+
+
+def reserve(*, sale_id: int, user_id: int, path: str, request_id: str) -> Reservation:
+    """reserve.lua: take one unit, and with the batch writer say whether a flush is due."""
+    left, flush_due = script("reserve")(
+        keys=[
+            *_sale_keys(sale_id, user_id),
+            keys.path(sale_id, user_id),
+            keys.window(sale_id),
+            keys.flush_pending(sale_id),
+        ],
+        args=[
+            user_id,
+            request_id,
+            keys.RESULT_TTL,
+            path,
+            settings.SECKILL_WRITER_FLUSH_MARK_MS if _batch_writer() else 0,
+        ],
     )
+    return Reservation(left, bool(flush_due))
 
 
 # What reserve.lua's negative answers mean.
@@ -188,7 +210,8 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Call
     # Layer 4: one Lua script has the last word on the window and the stock, then takes the
     # one-time path, checks "already bought" and hands out the unit.
     request_id = uuid.uuid4().hex
-    left = reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id)
+    reservation = reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id)
+    left = reservation.left
     if left < 0:
         if left == -2:
             sold_out_mark(sale_id)
@@ -199,19 +222,33 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Call
         sold_out_mark(sale_id)
 
     # Layer 5: queue the database write; if the broker refuses, give the unit back.
-    from seckill.tasks import order_write
-
     try:
+        _order_write_queue(sale_id=sale_id, user_id=user_id, request_id=request_id, flush_due=reservation.flush_due)
+    except (BrokerError, OSError, RedisError):
+        logger.exception("queueing the order write failed; releasing the reservation %s", request_id)
+        reservation_release(sale_id=sale_id, user_id=user_id, request_id=request_id, result="", return_unit=True)
+        if reservation.flush_due:
+            # The next buy publishes the flush instead (reservations made meanwhile wait for
+            # it, or for the reconciler if none comes).
+            client().delete(keys.flush_pending(sale_id))
+        return Attempt(Code.TRY_AGAIN)
+    return Attempt(Code.SUCCESS, request_id)
+
+
+def _order_write_queue(*, sale_id: int, user_id: int, request_id: str, flush_due: bool) -> None:
+    """Publish what turns this reservation into its order. The batch writer: the sale's flush
+    message, when reserve.lua says none is pending (most buys publish nothing: the pending
+    flush drains their reservations too). The per-request writer: one message per buy."""
+    from seckill.tasks import order_flush, order_write
+
+    if not _batch_writer():
         order_write.apply_async(
             kwargs={"sale_id": sale_id, "user_id": user_id, "request_id": request_id},
             retry=True,
             retry_policy=PUBLISH_RETRY_POLICY,
         )
-    except (BrokerError, OSError, RedisError):
-        logger.exception("publishing order_write failed; releasing the reservation %s", request_id)
-        reservation_release(sale_id=sale_id, user_id=user_id, request_id=request_id, result="", return_unit=True)
-        return Attempt(Code.TRY_AGAIN)
-    return Attempt(Code.SUCCESS, request_id)
+    elif flush_due:
+        order_flush.apply_async(kwargs={"sale_id": sale_id}, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
 
 
 def reservation_release(*, sale_id: int, user_id: int, request_id: str, result: str, return_unit: bool) -> bool:
@@ -262,6 +299,85 @@ def seckill_order_write(*, sale_id: int, user_id: int, request_id: str) -> Write
         # squares Redis with the database.
         reservation_release(sale_id=sale_id, user_id=user_id, request_id=request_id, result="-1", return_unit=False)
     return written.outcome
+
+
+@dataclass(frozen=True)
+class BatchDone:
+    reservations: dict[str, int]  # request id -> user id: the batch
+    created: dict[str, int]  # request id -> order id: the orders it created in one transaction
+    seconds: float
+
+
+@dataclass
+class FlushReport:
+    batches: int = 0
+    created: int = 0
+    already_written: int = 0
+    one_by_one: dict[str, int] = field(default_factory=dict)  # outcome -> count, batches the database refused
+
+
+def _reservations_batch(sale_id: int, size: int) -> dict[str, int]:
+    """Up to `size` of the sale's reservations, request id -> user id. HSCAN, not HGETALL: a
+    20,000-unit sale whose writer runs behind must not ship its whole hash for every batch."""
+    batch: dict[str, int] = {}
+    cursor = 0
+    while True:
+        cursor, found = client().hscan(keys.reservations(sale_id), cursor, count=size)
+        for request_id, value in found.items():
+            batch[request_id.decode()] = int(value.decode().partition(":")[0])
+        if cursor == 0 or len(batch) >= size:
+            return dict(list(batch.items())[:size])
+
+
+def _batch_finish(sale_id: int, written: dict[str, int], users: dict[str, int]) -> int:
+    """finish_batch.lua: record the written orders' answers; the reservations left."""
+    return script("finish_batch")(
+        keys=[
+            keys.reservations(sale_id),
+            keys.flush_pending(sale_id),
+            *(keys.result(sale_id, users[request_id]) for request_id in written),
+        ],
+        args=[
+            keys.RESULT_TTL,
+            settings.SECKILL_WRITER_FLUSH_MARK_MS,
+            *(value for pair in written.items() for value in pair),
+        ],
+    )
+
+
+def sale_flush(*, sale_id: int, on_batch: Callable[[BatchDone], None] | None = None) -> FlushReport:
+    """Turn the sale's reservations into orders, a batch per transaction, until none are left
+    (called by the flush task; safe to run twice, and concurrently: the database writes each
+    order once, and two flushes of one sale take turns on its writer lock).
+
+    A batch the database refuses as a whole is written one reservation at a time, exactly as
+    the per-request writer does, so the database has the last word on each. `on_batch` is
+    told of every batch (metrics and logs)."""
+    from orders.services import orders_create_from_seckill_batch
+
+    report = FlushReport()
+    size = settings.SECKILL_WRITER_BATCH_SIZE
+    while True:
+        batch = _reservations_batch(sale_id, size)
+        written: dict[str, int] = {}
+        created: dict[str, int] = {}
+        if batch:
+            started = time.perf_counter()
+            result = orders_create_from_seckill_batch(sale_id=sale_id, reservations=batch)
+            if result is None:
+                for request_id, user_id in batch.items():
+                    outcome = seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id)
+                    report.one_by_one[outcome.value] = report.one_by_one.get(outcome.value, 0) + 1
+            else:
+                created = result.created
+                written = {**result.already_written, **created}
+                report.created += len(created)
+                report.already_written += len(result.already_written)
+            report.batches += 1
+            if on_batch is not None:
+                on_batch(BatchDone(batch, created, time.perf_counter() - started))
+        if not _batch_finish(sale_id, written, batch):
+            return report
 
 
 # --- loading Redis from the database, and reconciling the two ------------------------------------

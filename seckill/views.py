@@ -110,7 +110,7 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     attempt = services.seckill_attempt(
         user_id=user_id, sale_id=sale_id, path=path, rate_limited=lambda: _limited(request, "seckill.do")
     )
-    attempt_answered(sale_id=sale_id, code=attempt.code)
+    attempt_answered(sale_id=sale_id, code=attempt.code, reservation=attempt.request_id)
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})
     return fail(attempt.code)

@@ -85,6 +85,16 @@ def attempt_counted(code: Code) -> None:
 # --- the order pipeline (Celery workers) ------------------------------------------------------
 
 ORDERS_WRITTEN = Counter("seckill_order_writes_total", "Order writer runs, by outcome", ["outcome"])
+WRITER_BATCH_SIZE = Histogram(
+    "seckill_writer_batch_size",
+    "Reservations per batch of the batch order writer",
+    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
+)
+WRITER_BATCH_SECONDS = Histogram(
+    "seckill_writer_batch_seconds",
+    "Time to write one batch of orders (its transaction, or one by one when refused)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
 ORDERS_EXPIRED = Counter("seckill_orders_expired_total", "Unpaid orders cancelled by the expiry sweep")
 RECONCILE_REPAIRS = Counter(
     "seckill_reconcile_repairs_total",

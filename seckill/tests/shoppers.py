@@ -51,7 +51,8 @@ def reserve_directly(user_id: int, sale_id: int, *, request_id: str | None = Non
     (units left or a refusal, request id). `age` back-dates the reservation, as if its
     message had been lost that many seconds ago."""
     request_id = request_id or uuid.uuid4().hex
-    left = services.reserve(sale_id=sale_id, user_id=user_id, path=path_for(user_id, sale_id), request_id=request_id)
+    path = path_for(user_id, sale_id)
+    left = services.reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id).left
     if left >= 0 and age:
         client().hset(keys.reservations(sale_id), request_id, f"{user_id}:{int(time.time() - age)}")
     return left, request_id

@@ -88,7 +88,7 @@ def test_same_user_racing_the_lua_gate_with_one_path_gets_one_unit():
     path = path_for(user.pk, sale.pk)
 
     def reserve(n):
-        return services.reserve(sale_id=sale.pk, user_id=user.pk, path=path, request_id=f"req-{n}")
+        return services.reserve(sale_id=sale.pk, user_id=user.pk, path=path, request_id=f"req-{n}").left
 
     with ThreadPoolExecutor(max_workers=20) as pool:
         results = list(pool.map(reserve, range(20)))

@@ -24,6 +24,7 @@ def redis_state(sale_id: int, user_id: int) -> dict:
         "buyers": client().smembers(keys.buyers(sale_id)),
         "reservations": client().hgetall(keys.reservations(sale_id)),
         "result": client().get(keys.result(sale_id, user_id)),
+        "flush pending": client().exists(keys.flush_pending(sale_id)),
     }
 
 
@@ -35,9 +36,11 @@ def gate(**kwargs) -> services.Attempt:
     return services.seckill_attempt(**kwargs, rate_limited=lambda: False)
 
 
-def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch):
-    from seckill.tasks import order_write
+@pytest.mark.parametrize("writer", ["batch", "per-request"])
+def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch, settings, writer):
+    from seckill.tasks import order_flush, order_write
 
+    settings.SECKILL_ORDER_WRITER = writer
     sale, user = make_sale(stock=3), make_user()
     path = path_for(user.pk, sale.pk)
     before = redis_state(sale.pk, user.pk)
@@ -45,7 +48,7 @@ def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch):
     def broker_down(*args, **kwargs):
         raise BrokerError("connection refused")
 
-    monkeypatch.setattr(order_write, "apply_async", broker_down)
+    monkeypatch.setattr(order_flush if writer == "batch" else order_write, "apply_async", broker_down)
     result = gate(user_id=user.pk, sale_id=sale.pk, path=path)
 
     assert result.code is Code.TRY_AGAIN
@@ -247,10 +250,12 @@ def test_path_is_one_time_and_bound_to_user_and_sale(queued):
     assert gate(user_id=other_user.pk, sale_id=sale.pk, path=expired).code is Code.PATH_INVALID
 
 
-def test_a_message_the_broker_took_despite_a_failed_publish_writes_nothing(monkeypatch):
+def test_a_message_the_broker_took_despite_a_failed_publish_writes_nothing(monkeypatch, settings):
     """The connection dropped after the broker accepted the message: the gate saw a failure,
     gave the unit back and told the shopper to try again. The message arrives anyway."""
     from seckill.tasks import order_write
+
+    settings.SECKILL_ORDER_WRITER = "per-request"
 
     sale, user = make_sale(stock=2), make_user()
     delivered = []

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from django.db.models import Count
+from django.test import override_settings
 from django.utils import timezone
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
@@ -43,6 +44,10 @@ class Lifecycle(RuleBasedStateMachine):
         self.orphans: set[str] = set()
         from seckill.tasks import order_write, sale_rebuild
 
+        # One message per buy (the per-request writer), each delivered when the machine says;
+        # the batch writer's flushes run the same per-reservation writer when refused.
+        self._per_request = override_settings(SECKILL_ORDER_WRITER="per-request")
+        self._per_request.enable()
         self._real_apply_async = order_write.apply_async
         self._real_rebuild = sale_rebuild.delay
         order_write.apply_async = lambda kwargs, **options: self.pending.append(kwargs)
@@ -69,6 +74,7 @@ class Lifecycle(RuleBasedStateMachine):
 
             order_write.apply_async = self._real_apply_async
             sale_rebuild.delay = self._real_rebuild
+            self._per_request.disable()
 
     def _unpaid(self, user_index):
         return Order.objects.filter(user=self.users[user_index], sale=self.sale, status=OrderStatus.UNPAID).first()

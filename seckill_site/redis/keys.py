@@ -86,6 +86,14 @@ def reservations(sale_id: int) -> str:
     return f"{_sale(sale_id)}:reservations"
 
 
+def flush_pending(sale_id: int) -> str:
+    """Present while a "flush sale N" message is queued or its writer is still draining the
+    sale's reservations (settings.SECKILL_WRITER_FLUSH_MARK_MS at most): the batch writer's
+    outbox mark. reserve.lua sets it (SET NX PX) and says whether this buy must publish the
+    message; finish_batch.lua deletes it once no reservation is left."""
+    return f"{_sale(sale_id)}:flush"
+
+
 def window(sale_id: int) -> str:
     """Hash {start, end} in epoch seconds: the gate's sale window (no TTL, rewritten by warm)."""
     return f"{_sale(sale_id)}:window"

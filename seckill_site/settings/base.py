@@ -268,6 +268,18 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- The shop ---------------------------------------------------------------------------
+# How accepted buys become orders. "batch": the reservations Redis holds are the outbox; the
+# gate publishes one "flush sale N" message when none is pending for the sale, and a worker
+# writes up to SECKILL_WRITER_BATCH_SIZE orders per transaction until none are left.
+# "per-request": one message and one transaction per accepted buy (what the batch writer falls
+# back to for a batch the database refuses, and what the reconciler uses).
+SECKILL_ORDER_WRITER = env.str("SECKILL_ORDER_WRITER", default="batch")
+if SECKILL_ORDER_WRITER not in ("batch", "per-request"):
+    raise environ.ImproperlyConfigured(f"SECKILL_ORDER_WRITER={SECKILL_ORDER_WRITER!r}: 'batch' or 'per-request'")
+SECKILL_WRITER_BATCH_SIZE = env.int("SECKILL_WRITER_BATCH_SIZE", default=200)
+# A pending flush's mark lapses after this long even if its message was lost, so a later buy
+# publishes another (a lost one is otherwise only caught by the reconciler, minutes later).
+SECKILL_WRITER_FLUSH_MARK_MS = env.int("SECKILL_WRITER_FLUSH_MARK_MS", default=5000)
 # Unpaid seckill orders are cancelled after this many seconds (seed 004: 15 minutes).
 SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
 # Per shopper and per sale, across all web nodes (Redis counters, one-minute windows): how

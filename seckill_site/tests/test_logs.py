@@ -102,15 +102,16 @@ def test_production_logs_one_json_line_per_request_and_the_order_writer_carries_
         assert line["user_id"] == user.pk and line["sale"] == sale.pk and line["outcome"] == "queued"
         assert line["duration_ms"] > 0 and line["path"] == "/seckill/<path>/doSeckill" and "time" in line
 
+        # The batch writer's line for this order carries the reservation the request line
+        # names, and the id of the request whose buy published the flush: this one.
+        assert line["reservation"]
         written = _wait(
-            lambda: next(
-                (r for r in _json_lines(worker_log) if r.get("request_id") == request_id and "outcome" in r), None
-            ),
+            lambda: next((r for r in _json_lines(worker_log) if r.get("reservation") == line["reservation"]), None),
             60,
-            "the order writer's JSON line with the request id",
+            "the order writer's JSON line with the reservation",
         )
         assert written["outcome"] == "created" and written["sale"] == sale.pk and written["user_id"] == user.pk
-        assert written["task"] == "seckill.order_write"
+        assert written["task"] == "seckill.order_flush" and written["request_id"] == request_id
     finally:
         for process in (web, worker):
             process.terminate()

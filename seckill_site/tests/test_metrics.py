@@ -106,6 +106,7 @@ def test_every_gunicorn_worker_counts(django_db_setup, tmp_path):
         DJANGO_SETTINGS_MODULE="seckill_site.settings.test",
         PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
     )
+    (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-metrics-gunicorn.log", "w")
     web = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{port}",

@@ -1,9 +1,12 @@
 -- The gate's one Redis round trip: hand out one unit of a sale to one user, atomically.
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user),
--- KEYS[5] one-time path (this user), KEYS[6] window
--- ARGV[1] user id, ARGV[2] request id, ARGV[3] result ttl, ARGV[4] the path the client sent
--- Returns: >= 0 units left after this one; -1 already bought; -2 sold out; -3 sale not loaded;
--- -4 path invalid (reused, expired or guessed); -5 not started; -6 ended.
+-- KEYS[5] one-time path (this user), KEYS[6] window, KEYS[7] flush mark (batch writer)
+-- ARGV[1] user id, ARGV[2] request id, ARGV[3] result ttl, ARGV[4] the path the client sent,
+-- ARGV[5] flush mark lifetime in ms ('0': the per-request writer, no mark)
+-- Returns {left, flush}: left >= 0 units left after this one, or -1 already bought; -2 sold
+-- out; -3 sale not loaded; -4 path invalid (reused, expired or guessed); -5 not started;
+-- -6 ended. flush is 1 when the caller must publish the sale's flush message: the batch
+-- writer's mark was not set, so no flush is queued or running to pick this reservation up.
 -- Public facts (not started, ended, sold out) are answered before the path is taken, as
 -- the gate's per-process marks do: they leave the path for a later try. A valid path is
 -- consumed by the attempt that follows it, whatever its outcome: one path, one try.
@@ -15,31 +18,35 @@ if not stock or not window[1] or not window[2] then
   -- Paths are only issued for sales that exist: with a valid one, Redis lost the sale (the
   -- caller has it rebuilt); without, the sale id is made up.
   if redis.call('GET', KEYS[5]) ~= ARGV[4] then
-    return -4
+    return {-4, 0}
   end
-  return -3
+  return {-3, 0}
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) + tonumber(time[2]) / 1000000
 if now < tonumber(window[1]) then
-  return -5
+  return {-5, 0}
 end
 if now >= tonumber(window[2]) then
-  return -6
+  return {-6, 0}
 end
 stock = tonumber(stock)
 if stock <= 0 then
-  return -2
+  return {-2, 0}
 end
 if redis.call('GET', KEYS[5]) ~= ARGV[4] then
-  return -4
+  return {-4, 0}
 end
 redis.call('DEL', KEYS[5])
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
-  return -1
+  return {-1, 0}
 end
 redis.call('DECR', KEYS[1])
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[1] .. ':' .. math.floor(now))
 redis.call('SET', KEYS[4], '0', 'EX', ARGV[3])
-return stock - 1
+local flush = 0
+if ARGV[5] ~= '0' and redis.call('SET', KEYS[7], '1', 'NX', 'PX', ARGV[5]) then
+  flush = 1
+end
+return {stock - 1, flush}

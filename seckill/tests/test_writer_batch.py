@@ -1,0 +1,208 @@
+"""The batch order writer against real Redis and PostgreSQL: the reservations are the outbox,
+one flush message per sale while one is pending, a batch of orders per transaction, and the
+per-reservation writer for a batch the database refuses."""
+
+import threading
+
+import pytest
+from django.db import connection
+from django.db.models import Sum
+from kombu.exceptions import OperationalError as BrokerError
+
+from goods.models import SeckillGoods, StockAudit, StockChange
+from goods.tests.factories import make_sale
+from orders.models import Order, SeckillOrder
+from orders.services import orders_create_from_seckill_batch
+from orders.tests.factories import buy
+from seckill import services
+from seckill.tests.shoppers import path_for, reserve_directly
+from seckill_site.codes import Code
+from seckill_site.redis import client, keys
+from users.tests.factories import make_users
+
+
+def gate(user, sale) -> Code:
+    path = path_for(user.pk, sale.pk)
+    return services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path, rate_limited=lambda: False).code
+
+
+def reservations(sale) -> dict[str, int]:
+    return {
+        rid.decode(): int(v.decode().split(":")[0]) for rid, v in client().hgetall(keys.reservations(sale.pk)).items()
+    }
+
+
+def assert_settled(sale, *, units: int, stock: int) -> None:
+    """The sale's orders, both stocks, the audit log and every shopper's answer agree."""
+    orders = Order.objects.filter(sale=sale)
+    assert orders.count() == units
+    assert orders.values("user_id").distinct().count() == units
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == stock
+    assert int(client().get(keys.stock(sale.pk))) == stock
+    assert client().hlen(keys.reservations(sale.pk)) == 0
+    purchases = StockAudit.objects.filter(sale=sale, reason=StockChange.PURCHASE)
+    assert purchases.aggregate(total=Sum("delta"))["total"] == -units
+    for order in orders:
+        assert client().get(keys.result(sale.pk, order.user_id)) == str(order.pk).encode()
+
+
+@pytest.mark.django_db
+class TestFlush:
+    def test_only_the_buy_that_finds_no_flush_pending_publishes_one(self, flushes):
+        sale = make_sale(stock=10)
+        users = make_users(6)
+        assert [gate(user, sale) for user in users] == [Code.SUCCESS] * 6
+        assert flushes == [sale.pk]  # one message for six buys
+        assert client().exists(keys.flush_pending(sale.pk))
+
+        report = services.sale_flush(sale_id=sale.pk)
+
+        assert (report.batches, report.created, report.one_by_one) == (1, 6, {})
+        assert_settled(sale, units=6, stock=4)
+        assert not client().exists(keys.flush_pending(sale.pk))  # drained: the mark went with it
+        assert gate(make_users(1)[0], sale) is Code.SUCCESS
+        assert flushes == [sale.pk, sale.pk]  # so the next buy publishes again
+
+    def test_a_batch_costs_the_same_queries_for_three_orders_or_forty(self, flushes, django_assert_max_num_queries):
+        for count in (3, 40):
+            sale = make_sale(stock=count)
+            for user in make_users(count):
+                assert gate(user, sale) is Code.SUCCESS
+            connection.queries_log.clear()
+            # the writer lock, already written?, live orders?, UPDATE, order numbers, two
+            # INSERTs, the audit row, savepoint/commit: no query per order
+            with django_assert_max_num_queries(12):
+                report = services.sale_flush(sale_id=sale.pk)
+            assert report.created == count
+            assert_settled(sale, units=count, stock=0)
+
+    def test_batches_are_at_most_the_configured_size(self, flushes, settings):
+        settings.SECKILL_WRITER_BATCH_SIZE = 7
+        sale = make_sale(stock=20)
+        for user in make_users(20):
+            reserve_directly(user.pk, sale.pk)
+        sizes = []
+        report = services.sale_flush(sale_id=sale.pk, on_batch=lambda done: sizes.append(len(done.reservations)))
+        assert sorted(sizes, reverse=True) == [7, 7, 6] and report.created == 20
+        assert_settled(sale, units=20, stock=0)
+
+    def test_a_buy_during_the_flush_is_written_by_the_same_flush(self, flushes):
+        sale = make_sale(stock=5)
+        first, late = make_users(2)
+        assert gate(first, sale) is Code.SUCCESS
+
+        def buy_during_first_batch(done):
+            if late.pk not in reservations(sale).values() and not Order.objects.filter(user=late).exists():
+                assert gate(late, sale) is Code.SUCCESS
+
+        report = services.sale_flush(sale_id=sale.pk, on_batch=buy_during_first_batch)
+
+        assert flushes == [sale.pk]  # the late buy found the flush pending and published nothing
+        assert (report.batches, report.created) == (2, 2)
+        assert_settled(sale, units=2, stock=3)
+
+    def test_a_flush_delivered_twice_writes_each_order_once(self, flushes):
+        sale = make_sale(stock=5)
+        for user in make_users(3):
+            reserve_directly(user.pk, sale.pk)
+        # The worker committed the batch and died before telling Redis: the message comes back.
+        written = orders_create_from_seckill_batch(sale_id=sale.pk, reservations=reservations(sale))
+        assert len(written.created) == 3
+
+        report = services.sale_flush(sale_id=sale.pk)
+
+        assert (report.created, report.already_written) == (0, 3)
+        assert_settled(sale, units=3, stock=2)
+        assert services.sale_flush(sale_id=sale.pk).batches == 0  # and a third time finds nothing
+
+    def test_a_batch_with_a_shopper_who_already_holds_an_order_is_written_one_by_one(self, flushes):
+        sale = make_sale(stock=5)
+        holder, other = make_users(2)
+        held = buy(sale=sale, user=holder)
+        client().srem(keys.buyers(sale.pk), holder.pk)  # as if Redis had lost its buyer set
+        reserve_directly(holder.pk, sale.pk)
+        reserve_directly(other.pk, sale.pk)
+
+        report = services.sale_flush(sale_id=sale.pk)
+
+        assert report.one_by_one == {"created": 1, "duplicate": 1}
+        assert set(Order.objects.filter(sale=sale).values_list("user_id", flat=True)) == {holder.pk, other.pk}
+        assert client().get(keys.result(sale.pk, holder.pk)) == str(held.pk).encode()
+        assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3
+        assert int(client().get(keys.stock(sale.pk))) == 3  # the duplicate's unit went back
+        assert client().hlen(keys.reservations(sale.pk)) == 0
+
+    def test_a_batch_larger_than_the_database_stock_lets_the_database_decide_each(self, flushes):
+        sale = make_sale(stock=3)
+        users = make_users(3)
+        for user in users:
+            reserve_directly(user.pk, sale.pk)
+        SeckillGoods.objects.filter(pk=sale.pk).update(stock_count=1)  # Redis ran ahead of the database
+
+        report = services.sale_flush(sale_id=sale.pk)
+
+        assert report.one_by_one == {"created": 1, "sold out": 2}
+        assert Order.objects.filter(sale=sale).count() == 1
+        assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
+        answers = sorted(client().get(keys.result(sale.pk, user.pk)) for user in users)
+        assert answers.count(b"-1") == 2
+        assert client().hlen(keys.reservations(sale.pk)) == 0
+
+    def test_a_flush_the_broker_took_despite_a_failed_publish_writes_nothing(self, monkeypatch):
+        """The gate saw the publish fail, gave the unit back and told the shopper to try again;
+        the broker had the message after all."""
+        from seckill.tasks import order_flush
+
+        sale = make_sale(stock=2)
+        [user] = make_users(1)
+        delivered = []
+
+        def published_then_failed(kwargs, **options):
+            delivered.append(kwargs)
+            raise BrokerError("connection reset by peer")
+
+        monkeypatch.setattr(order_flush, "apply_async", published_then_failed)
+        assert gate(user, sale) is Code.TRY_AGAIN
+        assert not client().exists(keys.flush_pending(sale.pk))  # the next buy publishes
+
+        assert services.sale_flush(**delivered[0]).batches == 0
+        assert not Order.objects.filter(sale=sale).exists()
+        assert int(client().get(keys.stock(sale.pk))) == 2
+
+    def test_the_reconciler_still_writes_reservations_no_flush_picked_up(self, flushes):
+        sale = make_sale(stock=4)
+        [user] = make_users(1)
+        _left, request_id = reserve_directly(user.pk, sale.pk, age=600)  # its flush was lost
+        report = services.sale_reconcile(sale_id=sale.pk, repair=True)
+        assert report.finished == {request_id: "created"}
+        assert_settled(sale, units=1, stock=3)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_flushes_racing_on_one_sale_write_each_order_once(settings):
+    """Three flushes of one sale at once (a redelivery and lapsed marks), each on its own
+    database connection: they take turns on the sale's writer lock; nothing is written twice."""
+    settings.SECKILL_WRITER_BATCH_SIZE = 25
+    sale = make_sale(stock=120)
+    for user in make_users(100):
+        reserve_directly(user.pk, sale.pk)
+    reports, errors = [], []
+
+    def flush():
+        try:
+            reports.append(services.sale_flush(sale_id=sale.pk))
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=flush) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+    assert errors == []
+    assert sum(report.created for report in reports) == 100
+    assert SeckillOrder.objects.filter(sale=sale).count() == 100
+    assert_settled(sale, units=100, stock=20)
