@@ -23,6 +23,7 @@ from orders.models import SeckillOrder
 from orders.services import WriteOutcome, order_create_from_seckill
 from seckill import captcha
 from seckill_site.codes import Code
+from seckill_site.logs import request_id_var
 from seckill_site.redis import LockNotAcquired, client, keys, lock, script, server_time
 from seckill_site.redis import now as redis_now
 
@@ -167,6 +168,7 @@ def reserve(*, sale_id: int, user_id: int, path: str, request_id: str) -> Reserv
             keys.RESULT_TTL,
             path,
             settings.SECKILL_WRITER_FLUSH_MARK_MS if _batch_writer() else 0,
+            request_id_var.get() or "",  # the HTTP request's id, for the order writer's log line
         ],
     )
     return Reservation(left, bool(flush_due))
@@ -306,6 +308,7 @@ class BatchDone:
     reservations: dict[str, int]  # request id -> user id: the batch
     created: dict[str, int]  # request id -> order id: the orders it created in one transaction
     seconds: float
+    traces: dict[str, str]  # request id -> the id of the HTTP request that bought it ("" if unknown)
 
 
 @dataclass
@@ -316,15 +319,17 @@ class FlushReport:
     one_by_one: dict[str, int] = field(default_factory=dict)  # outcome -> count, batches the database refused
 
 
-def _reservations_batch(sale_id: int, size: int) -> dict[str, int]:
-    """Up to `size` of the sale's reservations, request id -> user id. HSCAN, not HGETALL: a
-    20,000-unit sale whose writer runs behind must not ship its whole hash for every batch."""
-    batch: dict[str, int] = {}
+def _reservations_batch(sale_id: int, size: int) -> dict[str, tuple[int, str]]:
+    """Up to `size` of the sale's reservations, request id -> (user id, trace). HSCAN, not
+    HGETALL: a 20,000-unit sale whose writer runs behind must not ship its whole hash for
+    every batch."""
+    batch: dict[str, tuple[int, str]] = {}
     cursor = 0
     while True:
         cursor, found = client().hscan(keys.reservations(sale_id), cursor, count=size)
         for request_id, value in found.items():
-            batch[request_id.decode()] = int(value.decode().partition(":")[0])
+            user_id, _reserved_at, trace = keys.reservation_parse(value)
+            batch[request_id.decode()] = (user_id, trace)
         if cursor == 0 or len(batch) >= size:
             return dict(list(batch.items())[:size])
 
@@ -358,7 +363,8 @@ def sale_flush(*, sale_id: int, on_batch: Callable[[BatchDone], None] | None = N
     report = FlushReport()
     size = settings.SECKILL_WRITER_BATCH_SIZE
     while True:
-        batch = _reservations_batch(sale_id, size)
+        found = _reservations_batch(sale_id, size)
+        batch = {request_id: user_id for request_id, (user_id, _trace) in found.items()}
         written: dict[str, int] = {}
         created: dict[str, int] = {}
         if batch:
@@ -375,9 +381,33 @@ def sale_flush(*, sale_id: int, on_batch: Callable[[BatchDone], None] | None = N
                 report.already_written += len(result.already_written)
             report.batches += 1
             if on_batch is not None:
-                on_batch(BatchDone(batch, created, time.perf_counter() - started))
+                traces = {request_id: trace for request_id, (_user_id, trace) in found.items()}
+                on_batch(BatchDone(batch, created, time.perf_counter() - started, traces))
         if not _batch_finish(sale_id, written, batch):
             return report
+
+
+def flushes_lapsed_publish() -> list[int]:
+    """Publish a flush for every live sale that holds reservations but no flush mark (Celery
+    beat, every SECKILL_WRITER_SWEEP_SECONDS); the sale ids.
+
+    A flush message can be lost after its mark was set: the web process died between the
+    reserve script and the publish, or the broker lost it. The mark lapses, but only a later
+    buy would publish again, and a sold-out sale has none. Without this sweep its reservations
+    would wait for the reconciler, minutes later."""
+    from seckill.tasks import order_flush
+
+    sale_ids = sales_to_reconcile()
+    pipeline = client().pipeline(transaction=False)
+    for sale_id in sale_ids:
+        pipeline.hlen(keys.reservations(sale_id))
+    waiting = [sale_id for sale_id, count in zip(sale_ids, pipeline.execute(), strict=True) if count]
+    published = []
+    for sale_id in waiting:
+        if client().set(keys.flush_pending(sale_id), 1, nx=True, px=settings.SECKILL_WRITER_FLUSH_MARK_MS):
+            order_flush.apply_async(kwargs={"sale_id": sale_id}, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
+            published.append(sale_id)
+    return published
 
 
 # --- loading Redis from the database, and reconciling the two ------------------------------------
@@ -508,11 +538,11 @@ def _sale_reconcile_locked(report: ReconcileReport, *, repair: bool, stale_after
     sale_id = report.sale_id
     now = server_time()  # reservations are stamped by Redis's clock (reserve.lua)
     for request_id, value in client().hgetall(keys.reservations(sale_id)).items():
-        user_id, reserved_at = value.decode().split(":")
-        if now - float(reserved_at) >= stale_after:
+        user_id, reserved_at, _trace = keys.reservation_parse(value)
+        if now - reserved_at >= stale_after:
             report.stale_reservations.append(request_id.decode())
             if repair:
-                outcome = seckill_order_write(sale_id=sale_id, user_id=int(user_id), request_id=request_id.decode())
+                outcome = seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id.decode())
                 report.finished[request_id.decode()] = outcome.value
     report.before = _sale_compare(sale_id, apply=False)
     if repair and report.before is not None and report.before.previous_stock is None:

@@ -2,6 +2,7 @@ import logging
 import time
 
 from celery import shared_task
+from django.conf import settings
 from django_redis.exceptions import ConnectionInterrupted
 
 from seckill import services
@@ -58,6 +59,8 @@ def _batch_observed(sale_id: int, done: services.BatchDone) -> None:
             "order write: created",
             extra={
                 "sale": sale_id,
+                # the buy's own request, not the one whose buy published this flush
+                "request_id": done.traces[reservation] or None,
                 "user_id": done.reservations[reservation],
                 "reservation": reservation,
                 "order_id": order_id,
@@ -100,6 +103,17 @@ def order_flush(*, sale_id: int) -> dict:
         extra={"sale": sale_id, **summary, "duration_ms": round((time.perf_counter() - started) * 1000, 2)},
     )
     return summary
+
+
+@shared_task(name="seckill.flush_sweep", acks_late=True)
+def flush_sweep() -> list[int]:
+    """Celery beat: a flush for sales whose reservations wait without one (a lost flush)."""
+    if settings.SECKILL_ORDER_WRITER != "batch":
+        return []
+    published = services.flushes_lapsed_publish()
+    if published:
+        logger.warning("flush sweep: reservations waited without a flush on sales %s", published)
+    return published
 
 
 @shared_task(name="seckill.sale_rebuild", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)

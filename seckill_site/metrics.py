@@ -154,7 +154,7 @@ def _reservations() -> tuple[int, float]:
     for reservations in pipeline.execute():
         waiting += len(reservations)
         for value in reservations.values():
-            reserved_at = float(value.decode().rpartition(":")[2])
+            reserved_at = keys.reservation_parse(value)[1]
             oldest_at = reserved_at if oldest_at is None else min(oldest_at, reserved_at)
     return waiting, (max(0.0, time.time() - oldest_at) if oldest_at is not None else 0.0)
 

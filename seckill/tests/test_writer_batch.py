@@ -169,6 +169,22 @@ class TestFlush:
         assert not Order.objects.filter(sale=sale).exists()
         assert int(client().get(keys.stock(sale.pk))) == 2
 
+    def test_the_sweep_publishes_a_flush_once_a_lost_flush_mark_lapsed(self, flushes):
+        idle, sale = make_sale(stock=3), make_sale(stock=3)
+        [user] = make_users(1)
+        reserve_directly(user.pk, sale.pk)  # set the flush mark; its message was never published
+        assert flushes == []
+        assert services.flushes_lapsed_publish() == []  # the mark still stands for a flush on its way
+
+        client().delete(keys.flush_pending(sale.pk))  # it lapsed
+        assert services.flushes_lapsed_publish() == [sale.pk]
+        assert flushes == [sale.pk] and client().exists(keys.flush_pending(sale.pk))
+        assert services.flushes_lapsed_publish() == []  # one flush on its way is enough
+
+        services.sale_flush(sale_id=sale.pk)
+        assert_settled(sale, units=1, stock=2)
+        assert services.flushes_lapsed_publish() == [] and idle.pk not in flushes
+
     def test_the_reconciler_still_writes_reservations_no_flush_picked_up(self, flushes):
         sale = make_sale(stock=4)
         [user] = make_users(1)

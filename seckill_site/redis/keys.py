@@ -82,8 +82,16 @@ def buyers(sale_id: int) -> str:
 
 
 def reservations(sale_id: int) -> str:
-    """Hash request_id -> "user_id:epoch_seconds" for units handed out but not yet written (no TTL)."""
+    """Hash request_id -> "user_id:epoch_seconds[:trace]" for units handed out but not yet
+    written (no TTL). The trace is the id of the HTTP request that bought the unit, for the
+    order writer's log line (the batch writer has no message of its own per buy)."""
     return f"{_sale(sale_id)}:reservations"
+
+
+def reservation_parse(value: bytes) -> tuple[int, float, str]:
+    """A reservation's (user id, epoch seconds, trace or ""). The trace may hold ":" itself."""
+    user_id, reserved_at, *trace = value.decode().split(":", 2)
+    return int(user_id), float(reserved_at), trace[0] if trace else ""
 
 
 def flush_pending(sale_id: int) -> str:

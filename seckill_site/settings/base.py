@@ -261,6 +261,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
 CELERY_BEAT_SCHEDULE = {
     "seckill-reconcile": {"task": "seckill.reconcile", "schedule": 60.0},
+    # The batch writer's backstop for a lost flush message (seckill.services.flushes_lapsed_publish).
+    "seckill-flush-sweep": {
+        "task": "seckill.flush_sweep",
+        "schedule": env.float("SECKILL_WRITER_SWEEP_SECONDS", default=5.0),
+    },
     "orders-expire-unpaid": {
         "task": "orders.expire_unpaid",
         "schedule": env.int("SECKILL_EXPIRE_SWEEP_SECONDS", default=30),

@@ -2,7 +2,8 @@
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user),
 -- KEYS[5] one-time path (this user), KEYS[6] window, KEYS[7] flush mark (batch writer)
 -- ARGV[1] user id, ARGV[2] request id, ARGV[3] result ttl, ARGV[4] the path the client sent,
--- ARGV[5] flush mark lifetime in ms ('0': the per-request writer, no mark)
+-- ARGV[5] flush mark lifetime in ms ('0': the per-request writer, no mark), ARGV[6] the
+-- buying HTTP request's id ('' when none), kept with the reservation for the writer's log line
 -- Returns {left, flush}: left >= 0 units left after this one, or -1 already bought; -2 sold
 -- out; -3 sale not loaded; -4 path invalid (reused, expired or guessed); -5 not started;
 -- -6 ended. flush is 1 when the caller must publish the sale's flush message: the batch
@@ -43,7 +44,11 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
 end
 redis.call('DECR', KEYS[1])
 redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[1] .. ':' .. math.floor(now))
+local reservation = ARGV[1] .. ':' .. math.floor(now)
+if ARGV[6] ~= '' then
+  reservation = reservation .. ':' .. ARGV[6]
+end
+redis.call('HSET', KEYS[3], ARGV[2], reservation)
 redis.call('SET', KEYS[4], '0', 'EX', ARGV[3])
 local flush = 0
 if ARGV[5] ~= '0' and redis.call('SET', KEYS[7], '1', 'NX', 'PX', ARGV[5]) then
