@@ -112,10 +112,9 @@ class PathApi(_GateApi):
 
 
 class BuyApi(_GateApi):
-    # Counted inside the gate (seckill_attempt), after the answers that need no network:
-    # a sold-out sale costs no Redis call, as on the page.
+    # Counted inside the gate (reserve.lua), after the answers that need no network: a
+    # sold-out sale costs no Redis call, as on the page, and the count is the page's.
     throttle_classes: list = []
-    gate_throttle = throttle(PerUserThrottle, "seckill.do", SECKILL_RATE)
 
     @extend_schema(
         tags=["seckill"],
@@ -123,7 +122,7 @@ class BuyApi(_GateApi):
         description=(
             "`code` 0 means queued; sold out, already bought, not started and ended answer HTTP 200 with "
             "their codes. Sold out, not started and ended are answered first and cost nothing: they neither "
-            "count against the limit (5 requests per 5 s per user, shared with the page's doSeckill) nor "
+            "count against the limit (5 requests per 5 s per user and sale, shared with the page's doSeckill) nor "
             "use up the path."
         ),
         parameters=[
@@ -137,16 +136,10 @@ class BuyApi(_GateApi):
         parsed = positive_int(sale_id)
         if parsed is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
-        limiter = self.gate_throttle()
-        attempt = services.seckill_attempt(
-            user_id=user_id_of(request),
-            sale_id=parsed,
-            path=path,
-            rate_limited=lambda: not limiter.allow_request(request, self),
-        )
+        attempt = services.seckill_attempt(user_id=user_id_of(request), sale_id=parsed, path=path)
         attempt_answered(sale_id=parsed, code=attempt.code, reservation=attempt.request_id)
         if attempt.code is Code.TOO_MANY_REQUESTS:
-            self.throttled(request, limiter.wait())
+            self.throttled(request, attempt.retry_after)
         if attempt.code is Code.SUCCESS:
             return api_ok({"status": "queued", "requestId": attempt.request_id})
         return api_fail(attempt.code)

@@ -48,6 +48,7 @@ PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 
 class Attempt:
     code: Code
     request_id: str | None = None
+    retry_after: int = 0  # seconds, with TOO_MANY_REQUESTS
 
 
 # --- captcha and path ----------------------------------------------------------------------
@@ -147,6 +148,7 @@ def _sale_keys(sale_id: int, user_id: int) -> list[str]:
 class Reservation:
     left: int  # units left after this one (>= 0), or a refusal (_RESERVE_REFUSALS)
     flush_due: bool = False  # the batch writer has no flush pending: this buy publishes one
+    retry_after: int = 0  # over the rate limit (left == -7): seconds until it lets one through
 
 
 def _batch_writer() -> bool:
@@ -154,13 +156,15 @@ def _batch_writer() -> bool:
 
 
 def reserve(*, sale_id: int, user_id: int, path: str, request_id: str) -> Reservation:
-    """reserve.lua: take one unit, and with the batch writer say whether a flush is due."""
-    left, flush_due = script("reserve")(
+    """reserve.lua: count the buy against the rate limit, take one unit, and with the batch
+    writer say whether a flush is due."""
+    left, extra = script("reserve")(
         keys=[
             *_sale_keys(sale_id, user_id),
             keys.path(sale_id, user_id),
             keys.window(sale_id),
             keys.flush_pending(sale_id),
+            keys.gate_rate(sale_id, user_id),
         ],
         args=[
             user_id,
@@ -169,11 +173,16 @@ def reserve(*, sale_id: int, user_id: int, path: str, request_id: str) -> Reserv
             path,
             settings.SECKILL_WRITER_FLUSH_MARK_MS if _batch_writer() else 0,
             request_id_var.get() or "",  # the HTTP request's id, for the order writer's log line
+            keys.GATE_RATE_COUNT,
+            keys.GATE_RATE_SECONDS,
         ],
     )
-    return Reservation(left, bool(flush_due))
+    if left == RATE_LIMITED:
+        return Reservation(left, retry_after=max(1, int(extra)))
+    return Reservation(left, flush_due=left >= 0 and bool(extra))
 
 
+RATE_LIMITED = -7
 # What reserve.lua's negative answers mean.
 _RESERVE_REFUSALS = {
     -1: Code.ALREADY_BOUGHT,
@@ -182,18 +191,23 @@ _RESERVE_REFUSALS = {
     -4: Code.PATH_INVALID,
     -5: Code.NOT_STARTED,
     -6: Code.ENDED,
+    RATE_LIMITED: Code.TOO_MANY_REQUESTS,
 }
 
 
-def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Callable[[], bool]) -> Attempt:
+def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
     """Try to take one unit of a sale for a user. The caller checked the login (the session
-    or token, layer 1) and passes its rate limit as `rate_limited`, which counts one request
-    and says whether it is over the limit.
+    or token, layer 1).
 
     Cheapest layer first: the answers this process knows without asking anybody come before
     the rate limit and the path, so a sold-out sale costs no network call at all. They are
     public facts (the list page shows them), so answering them to anyone leaks nothing, and a
-    shopper's unused path survives a "sold out" that a cancellation may soon undo.
+    shopper's unused path survives a "sold out" that a cancellation may soon undo. Everything
+    else is one Redis call: reserve.lua counts the rate limit (keys.GATE_RATE_COUNT buys per
+    keys.GATE_RATE_SECONDS per shopper and sale, page and API alike), takes the path and the
+    unit. With the session's own read, an accepted buy costs two Redis round trips (the
+    session lives under its user's hash tag, the sale's keys under the sale's: on a cluster
+    they are different slots, so no one call can hold both).
     """
     # Layer 2: this process already knows the sale is not on: no network call.
     if sold_out_known(sale_id):  # seckill.middleware answers most of these even earlier
@@ -205,12 +219,8 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Call
     if window is not None and now >= window[1]:
         return Attempt(Code.ENDED)
 
-    # Layer 3: the rate limit (one Redis round trip), for requests that could still buy.
-    if rate_limited():
-        return Attempt(Code.TOO_MANY_REQUESTS)
-
-    # Layer 4: one Lua script has the last word on the window and the stock, then takes the
-    # one-time path, checks "already bought" and hands out the unit.
+    # Layers 3 and 4: one Lua script has the last word on the window and the stock, counts
+    # the rate limit, then takes the one-time path, checks "already bought" and hands out the unit.
     request_id = uuid.uuid4().hex
     reservation = reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id)
     left = reservation.left
@@ -219,7 +229,7 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str, rate_limited: Call
             sold_out_mark(sale_id)
         elif left == -3:
             sale_rebuild_request(sale_id=sale_id)
-        return Attempt(_RESERVE_REFUSALS[left])
+        return Attempt(_RESERVE_REFUSALS[left], retry_after=reservation.retry_after)
     if left == 0:
         sold_out_mark(sale_id)
 

@@ -107,13 +107,14 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    attempt = services.seckill_attempt(
-        user_id=user_id, sale_id=sale_id, path=path, rate_limited=lambda: _limited(request, "seckill.do")
-    )
+    attempt = services.seckill_attempt(user_id=user_id, sale_id=sale_id, path=path)
     attempt_answered(sale_id=sale_id, code=attempt.code, reservation=attempt.request_id)
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})
-    return fail(attempt.code)
+    response = fail(attempt.code)
+    if attempt.retry_after:
+        response["Retry-After"] = str(attempt.retry_after)
+    return response
 
 
 @allow("GET")

@@ -33,7 +33,7 @@ def attempt(user, sale):
 
 
 def gate(**kwargs) -> services.Attempt:
-    return services.seckill_attempt(**kwargs, rate_limited=lambda: False)
+    return services.seckill_attempt(**kwargs)
 
 
 @pytest.mark.parametrize("writer", ["batch", "per-request"])
@@ -93,12 +93,12 @@ def test_sold_out_mark_answers_without_any_network_call_and_expires(queued, monk
     def no_network(*args, **kwargs):
         raise AssertionError("the sold-out mark must answer without Redis")
 
-    counted = []
     with monkeypatch.context() as offline:
         offline.setattr(services, "client", no_network)
         offline.setattr(services, "script", no_network)
-        answer = services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path, rate_limited=counted.append)
-    assert answer.code is Code.SOLD_OUT and counted == []  # not even the rate limit was counted
+        answer = services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path)
+    assert answer.code is Code.SOLD_OUT
+    assert not client().exists(keys.gate_rate(sale.pk, user.pk))  # not even the rate limit was counted
     # Stock comes back (a cancellation, a warm): the mark lapses within a second, and the
     # path the sold-out answer did not consume still buys.
     client().set(keys.stock(sale.pk), 1)
@@ -116,21 +116,29 @@ def test_rate_limit_counts_only_requests_that_could_buy(queued):
     on_sale, sold_out, later = make_sale(stock=1), make_sale(stock=0), make_sale(starts_in=300)
     user, other = make_user(), make_user()
     assert attempt(other, sold_out) is Code.SOLD_OUT
-    counted = []
+    for _ in range(keys.GATE_RATE_COUNT + 2):  # public answers, however many, count nothing
+        assert gate(user_id=user.pk, sale_id=sold_out.pk, path="x").code is Code.SOLD_OUT
+        assert gate(user_id=user.pk, sale_id=later.pk, path="x").code is Code.NOT_STARTED
+    for sale in (sold_out, later):
+        assert not client().exists(keys.gate_rate(sale.pk, user.pk))
 
-    def limit(over: bool):
-        return lambda: counted.append(1) or over
-
-    for sale, expected in ((sold_out, Code.SOLD_OUT), (later, Code.NOT_STARTED)):
-        answer = services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path="x", rate_limited=limit(True))
-        assert answer.code is expected
-    assert counted == []
+    for _ in range(keys.GATE_RATE_COUNT):  # wrong paths: each counted
+        assert gate(user_id=user.pk, sale_id=on_sale.pk, path="guess").code is Code.PATH_INVALID
     path = path_for(user.pk, on_sale.pk)
-    limited = services.seckill_attempt(user_id=user.pk, sale_id=on_sale.pk, path=path, rate_limited=limit(True))
-    assert limited.code is Code.TOO_MANY_REQUESTS and counted == [1]
+    limited = gate(user_id=user.pk, sale_id=on_sale.pk, path=path)
+    assert limited.code is Code.TOO_MANY_REQUESTS and 0 < limited.retry_after <= keys.GATE_RATE_SECONDS
     assert client().get(keys.stock(on_sale.pk)) == b"1" and queued == []  # nothing taken, path kept
-    allowed = services.seckill_attempt(user_id=user.pk, sale_id=on_sale.pk, path=path, rate_limited=limit(False))
-    assert allowed.code is Code.SUCCESS and counted == [1, 1]
+
+    client().delete(keys.gate_rate(on_sale.pk, user.pk))  # the window passed
+    assert gate(user_id=user.pk, sale_id=on_sale.pk, path=path).code is Code.SUCCESS
+
+
+def test_a_rate_counter_that_lost_its_ttl_still_lets_the_shopper_in_later(queued):
+    sale, user = make_sale(stock=1), make_user()
+    client().set(keys.gate_rate(sale.pk, user.pk), 99)  # no TTL: e.g. an EXPIRE lost in a failover
+    limited = gate(user_id=user.pk, sale_id=sale.pk, path="x")
+    assert limited.code is Code.TOO_MANY_REQUESTS
+    assert 0 < client().ttl(keys.gate_rate(sale.pk, user.pk)) <= keys.GATE_RATE_SECONDS
 
 
 def test_the_script_checks_the_window_when_this_process_cache_is_stale(queued):

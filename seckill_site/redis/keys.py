@@ -107,6 +107,17 @@ def window(sale_id: int) -> str:
     return f"{_sale(sale_id)}:window"
 
 
+# The gate's rate limit: buys per shopper per sale in a fixed window from the first
+# (reserve.lua counts them in the same call that takes the unit).
+GATE_RATE_COUNT = 5
+GATE_RATE_SECONDS = 5
+
+
+def gate_rate(sale_id: int, user_id: int) -> str:
+    """Buy requests of one shopper for this sale that could still buy (GATE_RATE_SECONDS)."""
+    return f"{_sale(sale_id)}:rate:{user_id}"
+
+
 def captcha(sale_id: int, user_id: int) -> str:
     return f"{_sale(sale_id)}:captcha:{user_id}"
 

@@ -1,12 +1,14 @@
 -- The gate's one Redis round trip: hand out one unit of a sale to one user, atomically.
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user),
--- KEYS[5] one-time path (this user), KEYS[6] window, KEYS[7] flush mark (batch writer)
+-- KEYS[5] one-time path (this user), KEYS[6] window, KEYS[7] flush mark (batch writer),
+-- KEYS[8] this user's buy counter for the rate limit
 -- ARGV[1] user id, ARGV[2] request id, ARGV[3] result ttl, ARGV[4] the path the client sent,
 -- ARGV[5] flush mark lifetime in ms ('0': the per-request writer, no mark), ARGV[6] the
--- buying HTTP request's id ('' when none), kept with the reservation for the writer's log line
+-- buying HTTP request's id ('' when none), kept with the reservation for the writer's log line,
+-- ARGV[7] the rate limit's count and ARGV[8] its window in seconds (a fixed window from the first buy)
 -- Returns {left, flush}: left >= 0 units left after this one, or -1 already bought; -2 sold
 -- out; -3 sale not loaded; -4 path invalid (reused, expired or guessed); -5 not started;
--- -6 ended. flush is 1 when the caller must publish the sale's flush message: the batch
+-- -6 ended; {-7, seconds}: over the rate limit, retry after that long. flush is 1 when the caller must publish the sale's flush message: the batch
 -- writer's mark was not set, so no flush is queued or running to pick this reservation up.
 -- Public facts (not started, ended, sold out) are answered before the path is taken, as
 -- the gate's per-process marks do: they leave the path for a later try. A valid path is
@@ -34,6 +36,21 @@ end
 stock = tonumber(stock)
 if stock <= 0 then
   return {-2, 0}
+end
+-- The rate limit counts only requests that could still buy, here, in the same call: the
+-- public answers above cost a shopper nothing, and the gate pays no round trip of its own
+-- for the limit. An over-limit request leaves the path alone.
+local tries = redis.call('INCR', KEYS[8])
+if tries == 1 then
+  redis.call('EXPIRE', KEYS[8], ARGV[8])
+end
+if tries > tonumber(ARGV[7]) then
+  local wait = redis.call('TTL', KEYS[8])
+  if wait < 0 then
+    redis.call('EXPIRE', KEYS[8], ARGV[8])  -- a counter that lost its TTL must not block for ever
+    wait = tonumber(ARGV[8])
+  end
+  return {-7, wait}
 end
 if redis.call('GET', KEYS[5]) ~= ARGV[4] then
   return {-4, 0}
