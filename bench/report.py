@@ -149,7 +149,7 @@ def server_table(runs: list[dict]) -> str:
     base = None
     head = (
         f"{'server':<17} {'workers':>7} {'floor r/s':>9} {'p50':>6} {'p99':>6} {'burst r/s':>9} {'p50':>6} {'p99':>6}"
-        f" {'burst/floor':>11} {'floor/ref':>9} {'burst/ref':>9}"
+        f" {'burst/floor':>11} {'floor/ref':>9} {'burst/ref':>9} {'floor/core':>10} {'burst/core':>10}"
     )
     lines = [head, "-" * len(head)]
     for run in runs:
@@ -167,11 +167,20 @@ def server_table(runs: list[dict]) -> str:
         ratio = f"{burst['rps'] / floor['rps']:.2f}" if floor and burst else "-"
         floor_ref = f"{floor['rps'] / base:.2f}" if floor and base else "-"
         burst_ref = f"{burst['rps'] / base:.2f}" if burst and base else "-"
+        per_core = [
+            f"{r['rps'] / (cpu[r['scenario']]['web'] / 100):.0f}"
+            if r and cpu.get(r["scenario"], {}).get("web")
+            else "-"
+            for r, cpu in ((floor, run["cpu_percent_of_one_core"]), (burst, run["cpu_percent_of_one_core"]))
+        ]
         lines.append(
             f"{web['server']:<17} {web['workers']:>3}x{web['threads']:<3} {cells(floor)} {cells(burst)}"
-            f" {ratio:>11} {floor_ref:>9} {burst_ref:>9}"
+            f" {ratio:>11} {floor_ref:>9} {burst_ref:>9} {per_core[0]:>10} {per_core[1]:>10}"
         )
-    lines.append("  latencies in ms; ref = the first server's floor req/s")
+    lines.append(
+        "  latencies in ms; ref = the first server's floor req/s; /core = req/s per core the web processes used"
+        " (steadier than req/s when neighbours take CPU)"
+    )
     return "\n".join(lines)
 
 

@@ -426,7 +426,10 @@ class Bench:
         )
         passes = 0
         poll_done = None
-        while poll and passes < 20:
+        # As long as the watcher waits for the orders (60 s), not a fixed number of passes: on a
+        # busy shared machine the writer, at nice 19, may take longer than twenty passes.
+        poll_deadline = time.monotonic() + 60
+        while poll and time.monotonic() < poll_deadline:
             passes += 1
             answer = self.drive(poll_scenario if passes == 1 else f"{poll_scenario}-{passes}", poll, mode="once",
                                 record=passes == 1)  # fmt: skip
