@@ -71,7 +71,7 @@ class Summary:
 # Frames every request passes through, which say nothing about where its time goes.
 _PLUMBING = re.compile(
     r"^(Thread\.|_worker |_WorkItem\.|ThreadWorker\.|SyncWorker\.|Worker\.|Arbiter\.|<module>|run \(|"
-    r"convert_exception_to_response|_bootstrap|main \()"
+    r"convert_exception_to_response|_bootstrap|main \(|_callback_wrapper|_run_module_as_main|_run_code)"
 )
 
 

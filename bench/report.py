@@ -132,9 +132,8 @@ def figure_lines(*, hot_row: dict, drain: dict, memory: list[dict], profiles: di
                 shown = ", ".join(f"{e['rss_mb']:.0f} / {e['uss_mb']:.0f}" for e in entries)
                 lines.append(f"  {kind:<6} {len(entries)} processes (supervisor first): {shown}")
     for scenario, profile in profiles.items():
-        top = list(profile["inclusive_percent"].items())[:8]
-        lines.append(f"\nprofile of {scenario} ({profile['samples']} samples, {profile['svg']}), under the frame:")
-        lines += [f"  {share:5.1f}%  {frame}" for frame, share in top]
+        lines.append(f"\nprofile of {scenario} ({profile['samples']} samples, {profile['svg']}), the heaviest frames:")
+        lines += [f"  {share:5.1f}% self   {frame}" for frame, share in list(profile["self_percent"].items())[:6]]
     return lines
 
 

@@ -687,8 +687,8 @@ class Bench:
         print()
         print(title)
         print(report.table(self.results, self.cpu))
-        print("  CPU columns: % of one core over the scenario (gen = the load generator, web = gunicorn, pg = every"
-              f" PostgreSQL process, machine = everything, of {100 * (info['nproc'] or 1)}%)")  # fmt: skip
+        print("  CPU columns: % of one core over the scenario (gen = the load generator, web = the web server,"
+              f" pg = every PostgreSQL process, machine = everything, of {100 * (info['nproc'] or 1)}%)")  # fmt: skip
         memory = list(self.memory.values())
         for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts, memory=memory,
                                         profiles=self.profiles):  # fmt: skip
