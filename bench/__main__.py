@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from bench.deploy import DEFAULT_SERVER, SERVERS
+
 
 class CommandError(Exception):
     pass
@@ -36,9 +38,16 @@ def arguments() -> argparse.ArgumentParser:
         default="2,3,4",
         help="gunicorn worker count, or candidates to choose from by measured floor throughput (2,3,4)",
     )
-    parser.add_argument("--threads", type=int, default=2, help="threads per gunicorn gthread worker (2)")
-    parser.add_argument("--worker-class", choices=["gthread", "sync"], default="gthread",
-                        help="gunicorn worker class (gthread: keep-alive connections)")  # fmt: skip
+    parser.add_argument(
+        "--threads", type=int, default=2, help="threads per web worker: gunicorn gthread, granian's blocking (2)"
+    )
+    parser.add_argument(
+        "--server",
+        default=DEFAULT_SERVER,
+        help=f"web server: {', '.join(SERVERS)} ({DEFAULT_SERVER}); a comma-separated list runs the chosen"
+        " scenarios once per server and prints a comparison (e.g. --server gunicorn-gthread,gunicorn-sync,granian"
+        " --scenarios floor,burst)",
+    )
     parser.add_argument("--celery-workers", type=int, default=2, help="Celery worker concurrency (2)")
     parser.add_argument(
         "--celery-nice",
@@ -59,6 +68,15 @@ def arguments() -> argparse.ArgumentParser:
         default="",
         help="comma-separated subset of the scenarios (all); the invariants are checked either way",
     )
+    parser.add_argument(
+        "--drain-stock",
+        type=int,
+        default=20000,
+        help="units of the drain scenario's sale: reserved through the gate's service, then written (20000)",
+    )
+    parser.add_argument(
+        "--hot-row-clients", type=int, default=4, help="pgbench clients on the hot-row scenario's one row (4)"
+    )
     parser.add_argument("--output", default="bench-results", help="directory for JSON, chart and logs")
     parser.add_argument("--keep-data", action="store_true", help="keep the bench's users, sales and orders")
     parser.add_argument(
@@ -68,6 +86,13 @@ def arguments() -> argparse.ArgumentParser:
     )
 
     return parser
+
+
+def _servers(text: str) -> list[str]:
+    servers = [part.strip() for part in text.split(",") if part.strip()]
+    if not servers or set(servers) - set(SERVERS):
+        raise CommandError(f"--server takes names from: {', '.join(SERVERS)}")
+    return servers
 
 
 def main(argv: list[str]) -> int:
@@ -86,7 +111,8 @@ def main(argv: list[str]) -> int:
 
 
 def run(options: dict, scenario_names: tuple[str, ...]) -> int:
-    from bench.run import Bench, Options
+    from bench import report
+    from bench.run import Bench, Options, log
 
     chosen = options["scenarios"] or ",".join(scenario_names)
     scenarios = tuple(name.strip() for name in chosen.split(",") if name.strip())
@@ -94,26 +120,43 @@ def run(options: dict, scenario_names: tuple[str, ...]) -> int:
         raise CommandError(f"--scenarios takes names from: {', '.join(scenario_names)}")
     if min(options["users"], options["stock"], options["concurrency"], options["bursts"]) < 1:
         raise CommandError("--users, --stock, --concurrency and --bursts must be positive")
-    bench = Bench(
-        Options(
-            shoppers=options["users"],
-            stock=options["stock"],
-            concurrency=options["concurrency"],
-            duration=options["duration"],
-            workers=_workers(options["workers"]),
-            threads=options["threads"],
-            worker_class=options["worker_class"],
-            celery_concurrency=options["celery_workers"],
-            celery_nice=options["celery_nice"],
-            generator=options["generator"],
-            output=Path(options["output"]).resolve(),
-            keep_data=options["keep_data"],
-            profile=options["profile"],
-            scenarios=tuple(name for name in scenario_names if name in scenarios),
-            bursts=options["bursts"],
+    if options["drain_stock"] < 1 or options["hot_row_clients"] < 1:
+        raise CommandError("--drain-stock and --hot-row-clients must be positive")
+    servers = _servers(options["server"])
+    status, runs = 0, []
+    for server in servers:
+        if len(servers) > 1:
+            log(f"=== server {server} ({servers.index(server) + 1} of {len(servers)}) ===")
+        bench = Bench(
+            Options(
+                shoppers=options["users"],
+                stock=options["stock"],
+                concurrency=options["concurrency"],
+                duration=options["duration"],
+                workers=_workers(options["workers"]),
+                threads=options["threads"],
+                server=server,
+                celery_concurrency=options["celery_workers"],
+                celery_nice=options["celery_nice"],
+                generator=options["generator"],
+                output=Path(options["output"]).resolve(),
+                keep_data=options["keep_data"],
+                profile=options["profile"],
+                scenarios=tuple(name for name in scenario_names if name in scenarios),
+                bursts=options["bursts"],
+                drain_stock=options["drain_stock"],
+                hot_row_clients=options["hot_row_clients"],
+            )
         )
-    )
-    return bench.run()
+        status |= bench.run()
+        runs.append(bench.payload)
+    if len(servers) > 1:
+        table = report.server_table([run for run in runs if run])
+        print(f"\nservers compared in this run ({', '.join(servers)}):\n{table}")
+        path = Path(options["output"]).resolve() / f"servers-{runs[0].get('stamp', 'run')}.json"
+        report.save_json(path, {"servers": servers, "runs": runs, "table": table})
+        print(f"saved {path.name}")
+    return status
 
 
 if __name__ == "__main__":

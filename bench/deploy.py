@@ -17,6 +17,12 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 PORTS = range(8100, 8200)
+# The web servers the bench can deploy (`--server`). gunicorn-sync answers one request per
+# process at a time and closes the connection after each; gthread keeps them alive. granian
+# parses HTTP in Rust and runs Django in its blocking threads: it won the floor and the burst
+# in every comparison on the 2-core machine (docs/performance.md), so it is the default.
+SERVERS = ("granian", "gunicorn-gthread", "gunicorn-sync")
+DEFAULT_SERVER = "granian"
 
 
 def free_port() -> int:
@@ -51,6 +57,7 @@ class Deployment:
         self.url = f"http://127.0.0.1:{self.port}"
         self.processes: dict[str, subprocess.Popen] = {}
         self.web_config: tuple[int, int] = (0, 0)
+        self.server = DEFAULT_SERVER
         self.env = dict(
             os.environ,
             DJANGO_SETTINGS_MODULE="seckill_site.settings.bench",
@@ -72,14 +79,29 @@ class Deployment:
     def migrate(self) -> None:
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
 
-    def start_web(self, *, workers: int, threads: int, worker_class: str = "gthread") -> None:
+    def web_command(self, *, server: str, workers: int, threads: int) -> list[str]:
+        """The web server's command line: each server at the same address, backlog and
+        keep-alive, so the comparison is of the servers and nothing else."""
+        bind = ["-b", f"127.0.0.1:{self.port}"]
+        if server in ("gunicorn-gthread", "gunicorn-sync"):
+            return [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", *bind,
+                    "--workers", str(workers), "--worker-class", server.removeprefix("gunicorn-"),
+                    "--threads", str(threads), "--backlog", "2048", "--keep-alive", "30",
+                    "--no-control-socket"]  # fmt: skip
+        if server == "granian":
+            # Rust HTTP/1 on its own runtime thread per worker; Django runs in the worker's
+            # blocking threads (the WSGI interface), `threads` of them like gthread's.
+            return [sys.executable, "-m", "granian", "--interface", "wsgi", "seckill_site.wsgi:application",
+                    "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(workers),
+                    "--blocking-threads", str(threads), "--backlog", "2048", "--http", "1", "--no-ws",
+                    "--log-level", "warning"]  # fmt: skip
+        raise ValueError(f"unknown server {server!r}: one of {', '.join(SERVERS)}")
+
+    def start_web(self, *, workers: int, threads: int, server: str = DEFAULT_SERVER) -> None:
         self.stop_process("web")
-        self._spawn("web", [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application",
-                            "-b", f"127.0.0.1:{self.port}", "--workers", str(workers),
-                            "--worker-class", worker_class, "--threads", str(threads),
-                            "--backlog", "2048", "--keep-alive", "30", "--no-control-socket"])  # fmt: skip
+        self._spawn("web", self.web_command(server=server, workers=workers, threads=threads))
         self.web_config = (workers, threads)
-        self.worker_class = worker_class
+        self.server = server
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -88,11 +110,15 @@ class Deployment:
             except requests.RequestException:
                 pass
             if time.monotonic() > deadline or self.processes["web"].poll() is not None:
-                raise RuntimeError(f"gunicorn did not start; see {self.log_dir / 'web.log'}")
+                raise RuntimeError(f"{server} did not start; see {self.log_dir / 'web.log'}")
             time.sleep(0.2)
         # Every worker answers (and has imported everything) before anything is measured.
-        while len(self.pids("web")) < workers + 1 and time.monotonic() < deadline:
+        while len(self.web_workers()) < workers and time.monotonic() < deadline:
             time.sleep(0.1)
+
+    def web_workers(self) -> list[int]:
+        """The web server's worker processes (those that run Django), not its supervisor."""
+        return self.pids("web")[1:]
 
     def start_celery(self, queue: str) -> None:
         from django.conf import settings
@@ -102,6 +128,8 @@ class Deployment:
 
         with app.connection_for_write() as connection:
             task_queue_empty(connection, task_queues(queue, broker_url=settings.CELERY_BROKER_URL)[0])
+        self.queue = queue
+        self.celery_node = f"bench-{os.getpid()}@{os.uname().nodename}"
         nice = ["nice", "-n", str(self.celery_nice)] if self.celery_nice else []
         worker = self._spawn("celery", [*nice, sys.executable, "-m", "celery", "-A", "celery_app", "worker",
                                         "-Q", queue, "-c", str(self.celery_concurrency),
@@ -110,9 +138,34 @@ class Deployment:
         if self.celery_nice:
             _autogroup_nice(worker.pid, self.celery_nice)
         deadline = time.monotonic() + 60
-        while not app.control.ping(timeout=0.5, destination=[f"bench-{os.getpid()}@{os.uname().nodename}"]):
+        while not app.control.ping(timeout=0.5, destination=[self.celery_node]):
             if time.monotonic() > deadline or self.processes["celery"].poll() is not None:
                 raise RuntimeError(f"the Celery worker did not start; see {self.log_dir / 'celery.log'}")
+
+    def celery_pause(self) -> None:
+        """The worker stops taking messages (they wait in the queue) until celery_resume."""
+        from celery_app import app
+
+        if not app.control.cancel_consumer(self.queue, destination=[self.celery_node], reply=True, timeout=5):
+            raise RuntimeError("the Celery worker did not stop consuming")
+
+    def celery_resume(self) -> None:
+        from celery_app import app
+
+        # The worker declares the queue from its own settings (CELERY_TASK_QUEUES), by name.
+        if not app.control.add_consumer(self.queue, destination=[self.celery_node], reply=True, timeout=5):
+            raise RuntimeError("the Celery worker did not resume consuming")
+
+    def broker_queue_bytes(self) -> int | None:
+        """MEMORY USAGE of the task queue when the broker is Redis (None for another broker)."""
+        from django.conf import settings
+        from redis import Redis
+
+        url = settings.CELERY_BROKER_URL
+        if not url.startswith(("redis://", "rediss://")):
+            return None
+        with Redis.from_url(url) as broker:
+            return broker.memory_usage(self.queue, samples=0) or 0
 
     def pids(self, name: str) -> list[int]:
         process = self.processes.get(name)

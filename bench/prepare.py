@@ -11,7 +11,7 @@ import multiprocessing
 import secrets
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
@@ -56,16 +56,32 @@ class Sales:
     warmup: int
     stock: int
     warmup_stock: int
+    extra: list[int] = field(default_factory=list)  # the hot-row and drain sales, made later
 
     @property
     def ids(self) -> list[int]:
-        return [*self.burst, self.sold_out, self.naive, *self.api_burst, self.warmup]
+        return [*self.burst, self.sold_out, self.naive, *self.api_burst, self.warmup, *self.extra]
+
+
+def sale_create(*, name: str, units: int) -> SeckillGoods:
+    """A bench sale, open for two hours, its Redis keys warmed."""
+    owner, _ = User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"is_staff": True, "nickname": "bench"})
+    goods = Goods.objects.create(
+        owner=owner, name=f"{GOODS_PREFIX}{name} {time.strftime('%H%M%S')}", title=f"Bench {name}", price=999,
+        stock=units,
+    )  # fmt: skip
+    sale = SeckillGoods.objects.create(
+        goods=goods,
+        seckill_price=1,
+        stock_count=units,
+        start_at=timezone.now() - timedelta(minutes=1),
+        end_at=timezone.now() + timedelta(hours=2),
+    )
+    sale_changed(sale_id=sale.pk)  # outside a transaction: Redis is warmed right away
+    return sale
 
 
 def sales_create(*, stock: int, warmup_stock: int, bursts: int) -> Sales:
-    owner, _ = User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"is_staff": True, "nickname": "bench"})
-    tag = time.strftime("%H%M%S")
-    ids = []
     sales = [
         *((f"burst#{n}", stock) for n in range(1, bursts + 1)),
         ("sold-out", 0),
@@ -73,19 +89,7 @@ def sales_create(*, stock: int, warmup_stock: int, bursts: int) -> Sales:
         *((f"api-burst#{n}", stock) for n in range(1, bursts + 1)),
         ("warm-up", warmup_stock),
     ]
-    for name, units in sales:
-        goods = Goods.objects.create(
-            owner=owner, name=f"{GOODS_PREFIX}{name} {tag}", title=f"Bench {name}", price=999, stock=units
-        )
-        sale = SeckillGoods.objects.create(
-            goods=goods,
-            seckill_price=1,
-            stock_count=units,
-            start_at=timezone.now() - timedelta(minutes=1),
-            end_at=timezone.now() + timedelta(hours=2),
-        )
-        sale_changed(sale_id=sale.pk)  # outside a transaction: Redis is warmed right away
-        ids.append(sale.pk)
+    ids = [sale_create(name=name, units=units).pk for name, units in sales]
     return Sales(
         burst=ids[:bursts],
         sold_out=ids[bursts],
@@ -95,6 +99,22 @@ def sales_create(*, stock: int, warmup_stock: int, bursts: int) -> Sales:
         stock=stock,
         warmup_stock=warmup_stock,
     )
+
+
+def _next_mobile() -> int:
+    last = User.objects.filter(mobile__startswith=MOBILE_PREFIX).exclude(mobile=MERCHANT_MOBILE).order_by("-mobile")
+    return int(last.values_list("mobile", flat=True).first() or f"{MOBILE_PREFIX}000000000") + 1
+
+
+def users_create(*, count: int) -> list[int]:
+    """`count` shoppers with no session or token (the drain's buyers go through the gate's
+    service, not HTTP); removed like the others."""
+    start, password = _next_mobile(), make_password(None)
+    users = User.objects.bulk_create(
+        [User(mobile=str(start + i), nickname=f"{SHOPPER_NICKNAME}{i}", password=password) for i in range(count)],
+        batch_size=2000,
+    )
+    return [user.pk for user in users]
 
 
 def _session_hash(user: User, secret_key: str) -> str:
@@ -109,8 +129,7 @@ def shoppers_create(*, count: int, secret_key: str, progress) -> list[Shopper]:
     (the sliding-expiry mark included), and an API token as /api/v1/users/login issues it.
     Passwords are unusable: a load test has no use for thousands of PBKDF2 hashes, and these
     accounts must not be usable after the run."""
-    last = User.objects.filter(mobile__startswith=MOBILE_PREFIX).exclude(mobile=MERCHANT_MOBILE).order_by("-mobile")
-    start = int(last.values_list("mobile", flat=True).first() or f"{MOBILE_PREFIX}000000000") + 1
+    start = _next_mobile()
     password = make_password(None)
     users = User.objects.bulk_create(
         [User(mobile=str(start + i), nickname=f"{SHOPPER_NICKNAME}{i}", password=password) for i in range(count)],
@@ -165,9 +184,9 @@ def paths_create(*, shoppers: list[Shopper], sale_id: int, processes: int = 2) -
         return [path for part in pool.map(_paths, parts) for path in part]
 
 
-def cleanup(*, sales: Sales | None, shoppers: list[Shopper]) -> None:
+def cleanup(*, sales: Sales | None, shoppers: list[Shopper], user_ids: list[int] = ()) -> None:
     """Remove everything the bench created: orders, sales, goods, shoppers, sessions, Redis keys."""
-    _remove(sale_ids=sales.ids if sales else [], user_ids=[shopper.user_id for shopper in shoppers])
+    _remove(sale_ids=sales.ids if sales else [], user_ids=[*(shopper.user_id for shopper in shoppers), *user_ids])
     sessions = [SESSION_KEY_PREFIX + shopper.session for shopper in shoppers]
     for start in range(0, len(sessions), 1000):
         caches["default"].delete_many(sessions[start : start + 1000])

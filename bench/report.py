@@ -17,6 +17,7 @@ RATIO_TARGETS = (
 )
 TAIL_TARGET = 5.0  # p99 <= 5 x p50 for doSeckill
 DRAIN_TARGET_SECONDS = 5.0
+WRITER_TARGET = 4.0  # the writer's orders/s >= 4 x the single hot-row purchase rate
 DO_SECKILL = ("sold-out", "burst", "api-sold-out", "api-burst")
 
 
@@ -43,7 +44,9 @@ def table(results: list[LoadResult], cpu: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def ratios(results: list[LoadResult], drain_seconds: float | None) -> list[dict]:
+def ratios(
+    results: list[LoadResult], drain_seconds: float | None, *, hot_row: dict | None = None, drain: dict | None = None
+) -> list[dict]:
     by_name = {r.scenario: r for r in results}
     verdicts = []
     for name, top, bottom, minimum in RATIO_TARGETS:
@@ -78,7 +81,106 @@ def ratios(results: list[LoadResult], drain_seconds: float | None) -> list[dict]
                 "met": drain_seconds <= DRAIN_TARGET_SECONDS,
             }  # fmt: skip
         )
+    rate, orders = (hot_row or {}).get("purchases_per_second"), (drain or {}).get("orders_per_second")
+    if rate and orders:
+        value = orders / rate
+        verdicts.append(
+            {
+                "name": "writer orders/s / hot-row purchases/s",
+                "value": round(value, 2),
+                "target": f">= {WRITER_TARGET}",
+                "met": value >= WRITER_TARGET,
+            }  # fmt: skip
+        )
     return verdicts
+
+
+def figure_lines(*, hot_row: dict, drain: dict, memory: list[dict], profiles: dict[str, dict]) -> list[str]:
+    """The figures beside the table: the hot row, the writer's drain, memory, the profile."""
+    lines = []
+    if hot_row:
+        lines.append(
+            f"\nsingle hot-row purchase rate ({hot_row['tool']}, {hot_row['clients']} clients, UPDATE + INSERT per"
+            f" transaction): {hot_row['purchases_per_second']} purchases/s ({hot_row['purchases']} purchases"
+            + (f", {hot_row['latency_ms']} ms each" if hot_row.get("latency_ms") else "")
+            + ")"
+        )
+        lines.append(f"  CPU % of one core: {_split(hot_row['cpu_percent_of_one_core'])}")
+    if drain:
+        memory_per = drain["redis_bytes_per_1000_reservations"]
+        lines += [
+            f"\nthe writer's drain: {drain['queued']} of {drain['units']} units reserved through the gate's service"
+            f" at {drain['reservations_per_second']}/s ({drain['reserve_processes']} processes, writer paused),",
+            f"  then {drain['orders_landed']} orders in PostgreSQL {drain['drain_seconds']} s after the writer"
+            f" resumed: {drain['orders_per_second']} orders/s",
+            f"  CPU % of one core while reserving: {_split(drain['cpu_percent_of_one_core']['reserving'])}"
+            " (the reserving processes count in machine)",
+            f"  CPU % of one core while draining:  {_split(drain['cpu_percent_of_one_core']['draining'])}",
+            f"  Redis memory per 1,000 reservations: {memory_per['used_memory'] / 1024:.0f} KiB (INFO used_memory),"
+            f" of which the sale's keys {memory_per['sale_keys'] / 1024:.0f} KiB"
+            + (
+                f" and the broker's messages {memory_per['broker_messages'] / 1024:.0f} KiB"
+                if memory_per.get("broker_messages") is not None
+                else ""
+            ),
+        ]
+    if memory:
+        lines.append("\nprocess memory, peak over the scenarios (RSS / USS = pages of its own, MB):")
+        for kind in ("web", "celery"):
+            entries = sorted((e for e in memory if e["kind"] == kind), key=lambda e: e["pid"])
+            if entries:
+                shown = ", ".join(f"{e['rss_mb']:.0f} / {e['uss_mb']:.0f}" for e in entries)
+                lines.append(f"  {kind:<6} {len(entries)} processes (supervisor first): {shown}")
+    for scenario, profile in profiles.items():
+        lines.append(f"\nprofile of {scenario} ({profile['samples']} samples, {profile['svg']}), the heaviest frames:")
+        lines += [f"  {share:5.1f}% self   {frame}" for frame, share in list(profile["self_percent"].items())[:6]]
+    return lines
+
+
+def _split(cpu: dict[str, float]) -> str:
+    order = ("web", "celery", "postgres", "redis", "other", "machine")
+    return ", ".join(f"{group} {cpu[group]:.0f}%" for group in order if group in cpu)
+
+
+def server_table(runs: list[dict]) -> str:
+    """The server comparison: each server's floor and burst, and their ratios to the first
+    server's floor, all from this one invocation."""
+    base = None
+    head = (
+        f"{'server':<17} {'workers':>7} {'floor r/s':>9} {'p50':>6} {'p99':>6} {'burst r/s':>9} {'p50':>6} {'p99':>6}"
+        f" {'burst/floor':>11} {'floor/ref':>9} {'burst/ref':>9} {'floor/core':>10} {'burst/core':>10}"
+    )
+    lines = [head, "-" * len(head)]
+    for run in runs:
+        by_name = {r["scenario"]: r for r in run["results"]}
+        floor, burst = by_name.get("floor"), by_name.get("burst")
+        if base is None and floor:
+            base = floor["rps"]
+
+        def cells(result):
+            if not result:
+                return f"{'-':>9} {'-':>6} {'-':>6}"
+            return f"{result['rps']:>9.0f} {result['latency_ms']['p50']:>6.1f} {result['latency_ms']['p99']:>6.1f}"
+
+        web = run["web_server"]
+        ratio = f"{burst['rps'] / floor['rps']:.2f}" if floor and burst else "-"
+        floor_ref = f"{floor['rps'] / base:.2f}" if floor and base else "-"
+        burst_ref = f"{burst['rps'] / base:.2f}" if burst and base else "-"
+        per_core = [
+            f"{r['rps'] / (cpu[r['scenario']]['web'] / 100):.0f}"
+            if r and cpu.get(r["scenario"], {}).get("web")
+            else "-"
+            for r, cpu in ((floor, run["cpu_percent_of_one_core"]), (burst, run["cpu_percent_of_one_core"]))
+        ]
+        lines.append(
+            f"{web['server']:<17} {web['workers']:>3}x{web['threads']:<3} {cells(floor)} {cells(burst)}"
+            f" {ratio:>11} {floor_ref:>9} {burst_ref:>9} {per_core[0]:>10} {per_core[1]:>10}"
+        )
+    lines.append(
+        "  latencies in ms; ref = the first server's floor req/s; /core = req/s per core the web processes used"
+        " (steadier than req/s when neighbours take CPU)"
+    )
+    return "\n".join(lines)
 
 
 def ratio_lines(verdicts: list[dict]) -> str:

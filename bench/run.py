@@ -18,6 +18,7 @@ makes the exit status non-zero; slow figures are reported, never failed.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -31,14 +32,15 @@ from pathlib import Path
 
 from django.db.models import Count
 
-from bench import load, prepare, report
-from bench.deploy import ROOT, Deployment
+from bench import figures, load, prepare, report
+from bench.deploy import DEFAULT_SERVER, ROOT, Deployment
 from bench.load import LoadResult, Request
+from bench.profile import flamegraph
 from goods.models import SeckillGoods
-from orders.models import SeckillOrder
+from orders.models import Order, SeckillOrder
 from seckill_site.redis import client, keys
 
-SCENARIOS = ("floor", "sold-out", "burst", "api-sold-out", "api-burst", "naive", "pages")
+SCENARIOS = ("floor", "sold-out", "burst", "api-sold-out", "api-burst", "naive", "pages", "hot-row", "drain")
 SOLD_OUT_CODE = "500500"
 SUCCESS_CODE = "0"
 
@@ -51,7 +53,7 @@ class Options:
     duration: float = 8.0
     workers: list[int] = field(default_factory=lambda: [2, 3, 4])
     threads: int = 2
-    worker_class: str = "gthread"
+    server: str = DEFAULT_SERVER  # bench.deploy.SERVERS
     celery_concurrency: int = 2
     # The order writer yields the CPU to the web workers while both want it: orders may land
     # a second later, the opening second's requests are answered sooner (on two shared cores).
@@ -63,6 +65,9 @@ class Options:
     profile: bool = False
     scenarios: tuple[str, ...] = SCENARIOS
     bursts: int = 3  # repetitions of each burst; the median is reported
+    drain_stock: int = 20000  # units of the sale whose orders the writer drains
+    hot_row_clients: int = 4  # pgbench clients on the one hot row
+    reserve_processes: int = 2  # processes making the drain's reservations through the gate's service
 
 
 def log(message: str) -> None:
@@ -121,6 +126,12 @@ class Bench:
         self.api_burst_facts: dict = {}
         self.queued: dict[str, int] = {}  # burst scenario -> shoppers told "queued"
         self.checks: dict = {}
+        self.hot_row_facts: dict = {}
+        self.drain_facts: dict = {}
+        self.drain_users: list[int] = []
+        self.memory: dict[int, dict] = {}  # pid -> its peak RSS / USS over the recorded scenarios
+        self.profiles: dict[str, dict] = {}  # scenario -> top frames (--profile)
+        self.payload: dict = {}
 
     def _pick_generator(self) -> str:
         wanted = self.options.generator
@@ -138,7 +149,7 @@ class Bench:
         what = f"{len(requests)} requests once each" if mode == "once" else f"{duration:.0f} s"
         log(f"{scenario}: {what}, {self.options.concurrency} connections, {self.generator}")
         file = load.write_requests(requests, self.work, scenario)
-        cpu_before, machine_before = self.deployment.cpu_seconds(), _machine_busy()
+        cpu_before = self._cpu_mark()
         profiler = self._profile_start(scenario) if record else None
         result = load.run(
             scenario=scenario,
@@ -150,18 +161,12 @@ class Bench:
             generator=self.generator,
             threads=self.options.generator_threads,
         )
-        self._profile_stop(profiler)
-        cpu_after, machine_after = self.deployment.cpu_seconds(), _machine_busy()
+        self._profile_stop(profiler, scenario)
         if record:
-            wall = result.ended_at - result.started_at
-            busy = (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1])
-            used: dict[str, float] = {}
-            for pid, (group, seconds) in cpu_after.items():
-                used[group] = used.get(group, 0.0) + seconds - cpu_before.get(pid, (group, 0.0))[1]
-            self.cpu[scenario] = {group: 100 * seconds / wall for group, seconds in used.items()} | {
-                "generator": result.generator_cpu_percent,
-                "machine": 100 * busy * (os.cpu_count() or 1),
+            self.cpu[scenario] = self._cpu_split(cpu_before, result.ended_at - result.started_at) | {
+                "generator": result.generator_cpu_percent
             }
+            self._memory_note()
             self.results.append(result)
         file.unlink()
         log(
@@ -172,6 +177,29 @@ class Bench:
         if mode == "once" and result.requests != len(requests):
             self.violations.append(f"{scenario}: {result.requests} answers to {len(requests)} requests")
         return result
+
+    def _cpu_mark(self) -> tuple[dict, tuple[float, float]]:
+        return self.deployment.cpu_seconds(), _machine_busy()
+
+    def _cpu_split(self, mark: tuple[dict, tuple[float, float]], wall: float) -> dict[str, float]:
+        """% of one core per process kind (web, celery, postgres, redis, other) since `mark`."""
+        (cpu_before, machine_before), (cpu_after, machine_after) = mark, self._cpu_mark()
+        busy = (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1])
+        used: dict[str, float] = {}
+        for pid, (group, seconds) in cpu_after.items():
+            used[group] = used.get(group, 0.0) + seconds - cpu_before.get(pid, (group, 0.0))[1]
+        return {group: 100 * seconds / max(wall, 1e-6) for group, seconds in used.items()} | {
+            "machine": 100 * busy * (os.cpu_count() or 1)
+        }
+
+    def _memory_note(self) -> None:
+        """Keep each web and worker process's peak memory (read after every recorded scenario)."""
+        kinds = {"web": self.deployment.pids("web"), "celery": self.deployment.pids("celery")}
+        for kind, entries in figures.process_memory(kinds).items():
+            for entry in entries:
+                peak = self.memory.get(entry["pid"])
+                if peak is None or entry["rss_mb"] > peak["rss_mb"]:
+                    self.memory[entry["pid"]] = {"kind": kind, **entry}
 
     def _profile_start(self, scenario: str):
         if not self.options.profile:
@@ -189,15 +217,22 @@ class Bench:
             stderr=subprocess.DEVNULL,
         )
 
-    @staticmethod
-    def _profile_stop(profiler) -> None:
-        if profiler is not None:
-            profiler.send_signal(signal.SIGINT)
-            try:
-                profiler.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                profiler.kill()
-                profiler.wait()
+    def _profile_stop(self, profiler, scenario: str) -> None:
+        if profiler is None:
+            return
+        profiler.send_signal(signal.SIGINT)
+        try:
+            profiler.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            profiler.kill()
+            profiler.wait()
+        # The flame graph beside the JSON (the raw stacks stay in the run directory).
+        name = scenario.replace("#", "-")
+        svg = self.output / f"flamegraph-{self.stamp}-{name}.svg"
+        summary = flamegraph(self.work / f"profile-{scenario}.txt", svg,
+                             title=f"{scenario}: {self.deployment.server} web workers, GIL held")  # fmt: skip
+        if summary is not None:
+            self.profiles[scenario] = {"svg": svg.name, **summary.as_dict()}
 
     def expect(self, result: LoadResult, *, codes: dict[str, int] | set[str], statuses: set[str]) -> None:
         """The scenario measured the path it meant to: only these answers (exact counts when given)."""
@@ -262,15 +297,12 @@ class Bench:
         candidates = self.options.workers
         floor = self.get_requests("/bench/floor", self.shoppers[:500] or self.warmup_shoppers)
         if len(candidates) == 1:
-            self.deployment.start_web(
-                workers=candidates[0], threads=self.options.threads, worker_class=self.options.worker_class
-            )
+            self.deployment.start_web(workers=candidates[0], threads=self.options.threads, server=self.options.server)
             return
-        log(f"choosing the gunicorn worker count by measurement: {candidates} x {self.options.threads} threads")
+        log(f"choosing the {self.options.server} worker count by measurement: {candidates} x {self.options.threads}"
+            " threads")  # fmt: skip
         for workers in candidates:
-            self.deployment.start_web(
-                workers=workers, threads=self.options.threads, worker_class=self.options.worker_class
-            )
+            self.deployment.start_web(workers=workers, threads=self.options.threads, server=self.options.server)
             self.drive(f"calibrate-{workers}-warm", floor, mode="loop", record=False, seconds=1)
             result = self.drive(f"calibrate-{workers}", floor, mode="loop", record=False, seconds=3)
             latency = result.latency_ms
@@ -283,7 +315,7 @@ class Bench:
         best = max(steady or self.calibration, key=lambda c: c["rps"])["workers"]
         log(f"chosen: {best} workers x {self.options.threads} threads"
             + ("" if steady else " (none kept p99 within 5 x p50: the fastest)"))  # fmt: skip
-        self.deployment.start_web(workers=best, threads=self.options.threads, worker_class=self.options.worker_class)
+        self.deployment.start_web(workers=best, threads=self.options.threads, server=self.options.server)
 
     def warm_up(self) -> None:
         """Every worker opens its Redis, broker and database connections and loads its Lua
@@ -394,7 +426,10 @@ class Bench:
         )
         passes = 0
         poll_done = None
-        while poll and passes < 20:
+        # As long as the watcher waits for the orders (60 s), not a fixed number of passes: on a
+        # busy shared machine the writer, at nice 19, may take longer than twenty passes.
+        poll_deadline = time.monotonic() + 60
+        while poll and time.monotonic() < poll_deadline:
             passes += 1
             answer = self.drive(poll_scenario if passes == 1 else f"{poll_scenario}-{passes}", poll, mode="once",
                                 record=passes == 1)  # fmt: skip
@@ -450,6 +485,107 @@ class Bench:
             result = self.drive(scenario, self.get_requests(path, self.shoppers), mode="loop")
             self.expect(result, codes={"none"} if scenario.startswith("list") else {SUCCESS_CODE}, statuses={"200"})
 
+    def hot_row(self) -> None:
+        """The database's single hot-row purchase rate, the yardstick of the order writer."""
+        sale = prepare.sale_create(name="hot-row", units=10**9)  # never runs out in a few seconds
+        self.sales.extra.append(sale.pk)
+        seconds = min(self.options.duration, 10.0)
+        log(f"hot row: one transaction per purchase on sale #{sale.pk}, {self.options.hot_row_clients} clients,"
+            f" {seconds:.0f} s")  # fmt: skip
+        mark = self._cpu_mark()
+        started = time.monotonic()
+        facts = figures.hot_row_rate(sale_id=sale.pk, goods_id=sale.goods_id, user_id=sale.goods.owner_id,
+                                     seconds=seconds, clients=self.options.hot_row_clients, work=self.work)  # fmt: skip
+        # Only the machine's total: pgbench's backends exit before the second reading, so their
+        # CPU cannot be told apart per process.
+        split = self._cpu_split(mark, time.monotonic() - started)
+        facts["cpu_percent_of_one_core"] = {"machine": round(split["machine"], 1)}
+        sale.refresh_from_db()
+        facts["orders_match_stock_taken"] = Order.objects.filter(sale_id=sale.pk).count() == 10**9 - sale.stock_count
+        if not facts["orders_match_stock_taken"]:
+            self.violations.append("hot row: orders written != units taken from the row")
+        self.hot_row_facts = facts
+        log(f"hot row: {facts['purchases_per_second']} purchases/s ({facts['tool']})")
+
+    def drain(self) -> None:
+        """The order writer's drain rate: `drain_stock` reservations made through the gate's
+        service while the worker is paused (with Redis memory measured before and after), then
+        the worker resumed and timed until every order is in PostgreSQL."""
+        units = self.options.drain_stock
+        sale = prepare.sale_create(name="drain", units=units)
+        self.sales.extra.append(sale.pk)
+        log(f"drain: creating {units} shoppers for sale #{sale.pk}")
+        self.drain_users = prepare.users_create(count=units)
+        redis = client()
+        self.deployment.celery_pause()
+        used_before = figures.redis_used_memory(redis)
+        broker_before = self.deployment.broker_queue_bytes()
+
+        parts = self.options.reserve_processes
+        log(f"drain: {units} reservations through the gate's service from {parts} processes, the writer paused")
+        mark, started = self._cpu_mark(), time.monotonic()
+        processes = []
+        for index in range(parts):
+            users, out = self.work / f"drain-users-{index}.txt", self.work / f"drain-reserved-{index}.json"
+            users.write_text("".join(f"{user}\n" for user in self.drain_users[index::parts]))
+            processes.append((out, subprocess.Popen([sys.executable, "-m", "bench.reserve", str(sale.pk), str(users),
+                                                     str(out)], cwd=ROOT, env=self.deployment.env)))  # fmt: skip
+        codes: dict[str, int] = {}
+        first, last = None, None
+        for out, process in processes:
+            if process.wait(timeout=60 + units / 50) != 0:
+                raise RuntimeError("bench.reserve failed (its output is above)")
+            made = json.loads(out.read_text())
+            for code, count in made["codes"].items():
+                codes[code] = codes.get(code, 0) + count
+            first = made["started"] if first is None else min(first, made["started"])
+            last = made["ended"] if last is None else max(last, made["ended"])
+        reserve_cpu = self._cpu_split(mark, time.monotonic() - started)
+        queued = codes.get(SUCCESS_CODE, 0)
+        self.queued["drain"] = queued
+        used_after = figures.redis_used_memory(redis)
+        sale_keys, sale_bytes = figures.keys_memory(redis, keys.sale_pattern(sale.pk))
+        broker_after = self.deployment.broker_queue_bytes()
+        if codes != {SUCCESS_CODE: units}:
+            self.violations.append(f"drain: the gate answered {codes} to {units} shoppers for {units} units")
+
+        log(f"drain: {queued} queued in {last - first:.1f} s; resuming the writer")
+        mark, resumed = self._cpu_mark(), time.monotonic()
+        self.deployment.celery_resume()
+        deadline = resumed + max(120.0, queued / 20)
+        landed = 0
+        while time.monotonic() < deadline:
+            landed = SeckillOrder.objects.filter(sale_id=sale.pk).count()
+            if landed >= queued:
+                break
+            time.sleep(0.05)
+        drained = time.monotonic() - resumed
+        drain_cpu = self._cpu_split(mark, drained)
+        self._memory_note()
+        if landed < queued:
+            self.violations.append(f"drain: {landed} of {queued} orders in the database after {drained:.0f} s")
+        per_thousand = 1000 / max(queued, 1)
+        self.drain_facts = {
+            "sale": sale.pk,
+            "units": units,
+            "queued": queued,
+            "reservations_per_second": round(queued / max(last - first, 1e-6), 1),
+            "reserve_processes": parts,
+            "orders_landed": landed,
+            "drain_seconds": round(drained, 2),
+            "orders_per_second": round(landed / drained, 1),
+            "redis_bytes_per_1000_reservations": {
+                "used_memory": round((used_after - used_before) * per_thousand),
+                "sale_keys": round(sale_bytes * per_thousand),
+                "broker_messages": (
+                    None if broker_after is None else round((broker_after - (broker_before or 0)) * per_thousand)
+                ),
+            },
+            "sale_keys_while_reserved": sale_keys,
+            "cpu_percent_of_one_core": {"reserving": _rounded(reserve_cpu), "draining": _rounded(drain_cpu)},
+        }
+        log(f"drain: {landed} orders in {drained:.2f} s = {landed / drained:.0f} orders/s")
+
     def check(self) -> None:
         """The invariants (README, "Invariants"), per sale, once the queue has drained."""
         redis = client()
@@ -459,8 +595,10 @@ class Bench:
             for scenario, sale_ids in (("burst", self.sales.burst), ("api-burst", self.sales.api_burst))
             for number, sale_id in enumerate(sale_ids, 1)
         ]
+        drain = [("drain", self.drain_facts["sale"], self.options.drain_stock)] if self.drain_facts else []
         for name, sale_id, stock in (
             *bursts,
+            *drain,
             ("sold-out", self.sales.sold_out, 0),
             ("naive", self.sales.naive, self.options.stock),
         ):
@@ -529,25 +667,32 @@ class Bench:
             self.deployment.stop()
             if not self.options.keep_data:
                 try:
-                    prepare.cleanup(sales=self.sales, shoppers=self.shoppers + self.warmup_shoppers)
+                    prepare.cleanup(
+                        sales=self.sales, shoppers=self.shoppers + self.warmup_shoppers, user_ids=self.drain_users
+                    )
                 except Exception as error:  # noqa: BLE001 - never hide the run's own outcome
                     log(f"warning: cleanup failed: {error!r}")
         return self.finish(info, time.monotonic() - started)
 
     def finish(self, info: dict, elapsed: float) -> int:
-        verdicts = report.ratios(self.results, self.burst_facts.get("drain_seconds_after_last_request"))
+        verdicts = report.ratios(self.results, self.burst_facts.get("drain_seconds_after_last_request"),
+                                 hot_row=self.hot_row_facts, drain=self.drain_facts)  # fmt: skip
         workers, threads = self.deployment.web_config
         title = (
-            f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, gunicorn {workers}x{threads}"
-            f" {self.options.worker_class}, celery -c {self.options.celery_concurrency},"
+            f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, {self.options.server}"
+            f" {workers}x{threads}, celery -c {self.options.celery_concurrency},"
             f" {self.options.concurrency} connections, {len(self.shoppers)} shoppers, {self.options.stock} units,"
             f" {self.generator}"
         )
         print()
         print(title)
         print(report.table(self.results, self.cpu))
-        print("  CPU columns: % of one core over the scenario (gen = the load generator, web = gunicorn, pg = every"
-              f" PostgreSQL process, machine = everything, of {100 * (info['nproc'] or 1)}%)")  # fmt: skip
+        print("  CPU columns: % of one core over the scenario (gen = the load generator, web = the web server,"
+              f" pg = every PostgreSQL process, machine = everything, of {100 * (info['nproc'] or 1)}%)")  # fmt: skip
+        memory = list(self.memory.values())
+        for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts, memory=memory,
+                                        profiles=self.profiles):  # fmt: skip
+            print(line)
         print("\nratios and targets (reported, not enforced):")
         print(report.ratio_lines(verdicts))
         print("\ncorrectness (enforced):")
@@ -562,17 +707,22 @@ class Bench:
             "machine": info,
             "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(self.options).items()},
             "generator": self.generator,
-            "gunicorn": {"workers": workers, "threads": threads, "worker_class": self.options.worker_class},
+            "web_server": {"server": self.options.server, "workers": workers, "threads": threads},
             "calibration": self.calibration,
             "results": [r.as_dict() for r in self.results],
             "cpu_percent_of_one_core": self.cpu,
             "ratios": verdicts,
             "burst": self.burst_facts,
             "api_burst": self.api_burst_facts,
+            "hot_row": self.hot_row_facts,
+            "drain": self.drain_facts,
+            "process_memory_peak": memory,
+            "profiles": self.profiles,
             "checks": self.checks,
             "violations": self.violations,
             "seconds": round(elapsed, 1),
         }
+        self.payload = payload
         json_path = self.output / f"bench-{self.stamp}.json"
         report.save_json(json_path, payload)
         chart_path = self.output / f"bench-{self.stamp}.png"
@@ -590,6 +740,10 @@ class Bench:
             return 1
         print("all invariants held")
         return 0
+
+
+def _rounded(split: dict[str, float]) -> dict[str, float]:
+    return {group: round(value, 1) for group, value in split.items()}
 
 
 def _postgres_sessions() -> int | None:

@@ -11,9 +11,9 @@ by `task_prerun`. `RequestContextFilter` copies it, and whatever the views added
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from contextvars import ContextVar
 from typing import Any
 
@@ -75,6 +75,30 @@ def _path_without_secrets(request: HttpRequest) -> str:
     return request.path.replace(secret, "<path>") if secret else request.path
 
 
+def _request_line(request: HttpRequest, response: HttpResponse, started: float) -> None:
+    """The request's one line, built as `Logger.info` would build it minus the caller lookup
+    (file, function, line: no formatter here prints them, and finding them walks the stack on
+    every request)."""
+    path = _path_without_secrets(request)
+    record = request_logger.makeRecord(
+        request_logger.name,
+        logging.INFO,
+        "(unknown file)",
+        0,
+        "%s %s %s",
+        (request.method, path, response.status_code),
+        None,
+        extra={
+            "method": request.method,
+            "path": path,
+            "status": response.status_code,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+            "user_id": _user_id(request),
+        },
+    )
+    request_logger.handle(record)
+
+
 class RequestLogMiddleware:
     """Second in MIDDLEWARE, after the metrics: every line a request logs carries its id, and
     the request itself logs one line with status, duration, user, sale and outcome."""
@@ -84,7 +108,8 @@ class RequestLogMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get(REQUEST_ID_HEADER, "")
-        request_id = incoming if _VALID_ID.match(incoming) else uuid.uuid4().hex
+        # 32 random hex characters, as uuid4().hex gave, for a fifth of its cost (no UUID object).
+        request_id = incoming if _VALID_ID.match(incoming) else os.urandom(16).hex()
         request.request_id = request_id
         id_token = request_id_var.set(request_id)
         context_token = _context_var.set({})
@@ -93,20 +118,7 @@ class RequestLogMiddleware:
             response = self.get_response(request)
             response[REQUEST_ID_HEADER] = request_id
             if request_logger.isEnabledFor(logging.INFO):
-                path = _path_without_secrets(request)
-                request_logger.info(
-                    "%s %s %s",
-                    request.method,
-                    path,
-                    response.status_code,
-                    extra={
-                        "method": request.method,
-                        "path": path,
-                        "status": response.status_code,
-                        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-                        "user_id": _user_id(request),
-                    },
-                )
+                _request_line(request, response, started)
             return response
         finally:
             _context_var.reset(context_token)
