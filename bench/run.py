@@ -40,7 +40,12 @@ from goods.models import SeckillGoods
 from orders.models import Order, SeckillOrder
 from seckill_site.redis import client, keys
 
-SCENARIOS = ("floor", "sold-out", "burst", "api-sold-out", "api-burst", "naive", "pages", "hot-row", "drain")
+SCENARIOS = (
+    "floor", "sold-out", "burst", "api-sold-out", "api-burst", "naive", "pages",
+    "hot-row", "drain", "drain-per-request",
+)  # fmt: skip
+# The per-request writer's drain runs on a smaller sale: it is the slow yardstick, not the subject.
+PER_REQUEST_DRAIN_MAX = 5000
 SOLD_OUT_CODE = "500500"
 SUCCESS_CODE = "0"
 
@@ -128,6 +133,7 @@ class Bench:
         self.checks: dict = {}
         self.hot_row_facts: dict = {}
         self.drain_facts: dict = {}
+        self.drain_per_request_facts: dict = {}
         self.drain_users: list[int] = []
         self.memory: dict[int, dict] = {}  # pid -> its peak RSS / USS over the recorded scenarios
         self.profiles: dict[str, dict] = {}  # scenario -> top frames (--profile)
@@ -511,11 +517,20 @@ class Bench:
         """The order writer's drain rate: `drain_stock` reservations made through the gate's
         service while the worker is paused (with Redis memory measured before and after), then
         the worker resumed and timed until every order is in PostgreSQL."""
-        units = self.options.drain_stock
-        sale = prepare.sale_create(name="drain", units=units)
+        self.drain_facts = self._drain(writer="batch", units=self.options.drain_stock)
+
+    def drain_per_request(self) -> None:
+        """The same with SECKILL_ORDER_WRITER=per-request: one message and one transaction per
+        order, the writer before batching, measured in the same run as the yardstick."""
+        units = min(self.options.drain_stock, PER_REQUEST_DRAIN_MAX)
+        self.drain_per_request_facts = self._drain(writer="per-request", units=units)
+
+    def _drain(self, *, writer: str, units: int) -> dict:
+        sale = prepare.sale_create(name=f"drain {writer}", units=units)
         self.sales.extra.append(sale.pk)
-        log(f"drain: creating {units} shoppers for sale #{sale.pk}")
-        self.drain_users = prepare.users_create(count=units)
+        log(f"drain ({writer} writer): creating {units} shoppers for sale #{sale.pk}")
+        users_made = prepare.users_create(count=units)
+        self.drain_users = [*self.drain_users, *users_made]
         redis = client()
         self.deployment.celery_pause()
         used_before = figures.redis_used_memory(redis)
@@ -527,9 +542,10 @@ class Bench:
         processes = []
         for index in range(parts):
             users, out = self.work / f"drain-users-{index}.txt", self.work / f"drain-reserved-{index}.json"
-            users.write_text("".join(f"{user}\n" for user in self.drain_users[index::parts]))
+            users.write_text("".join(f"{user}\n" for user in users_made[index::parts]))
+            env = dict(self.deployment.env, SECKILL_ORDER_WRITER=writer)  # what the gate publishes
             processes.append((out, subprocess.Popen([sys.executable, "-m", "bench.reserve", str(sale.pk), str(users),
-                                                     str(out)], cwd=ROOT, env=self.deployment.env)))  # fmt: skip
+                                                     str(out)], cwd=ROOT, env=env)))  # fmt: skip
         codes: dict[str, int] = {}
         first, last = None, None
         for out, process in processes:
@@ -542,7 +558,7 @@ class Bench:
             last = made["ended"] if last is None else max(last, made["ended"])
         reserve_cpu = self._cpu_split(mark, time.monotonic() - started)
         queued = codes.get(SUCCESS_CODE, 0)
-        self.queued["drain"] = queued
+        self.queued["drain" if writer == "batch" else f"drain-{writer}"] = queued
         used_after = figures.redis_used_memory(redis)
         sale_keys, sale_bytes = figures.keys_memory(redis, keys.sale_pattern(sale.pk))
         broker_after = self.deployment.broker_queue_bytes()
@@ -565,7 +581,8 @@ class Bench:
         if landed < queued:
             self.violations.append(f"drain: {landed} of {queued} orders in the database after {drained:.0f} s")
         per_thousand = 1000 / max(queued, 1)
-        self.drain_facts = {
+        facts = {
+            "writer": writer,
             "sale": sale.pk,
             "units": units,
             "queued": queued,
@@ -584,7 +601,8 @@ class Bench:
             "sale_keys_while_reserved": sale_keys,
             "cpu_percent_of_one_core": {"reserving": _rounded(reserve_cpu), "draining": _rounded(drain_cpu)},
         }
-        log(f"drain: {landed} orders in {drained:.2f} s = {landed / drained:.0f} orders/s")
+        log(f"drain ({writer} writer): {landed} orders in {drained:.2f} s = {landed / drained:.0f} orders/s")
+        return facts
 
     def check(self) -> None:
         """The invariants (README, "Invariants"), per sale, once the queue has drained."""
@@ -595,7 +613,11 @@ class Bench:
             for scenario, sale_ids in (("burst", self.sales.burst), ("api-burst", self.sales.api_burst))
             for number, sale_id in enumerate(sale_ids, 1)
         ]
-        drain = [("drain", self.drain_facts["sale"], self.options.drain_stock)] if self.drain_facts else []
+        drain = [
+            (name, facts["sale"], facts["units"])
+            for name, facts in (("drain", self.drain_facts), ("drain-per-request", self.drain_per_request_facts))
+            if facts
+        ]
         for name, sale_id, stock in (
             *bursts,
             *drain,
@@ -676,7 +698,8 @@ class Bench:
 
     def finish(self, info: dict, elapsed: float) -> int:
         verdicts = report.ratios(self.results, self.burst_facts.get("drain_seconds_after_last_request"),
-                                 hot_row=self.hot_row_facts, drain=self.drain_facts)  # fmt: skip
+                                 hot_row=self.hot_row_facts, drain=self.drain_facts,
+                                 drain_per_request=self.drain_per_request_facts)  # fmt: skip
         workers, threads = self.deployment.web_config
         title = (
             f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, {self.options.server}"
@@ -690,7 +713,8 @@ class Bench:
         print("  CPU columns: % of one core over the scenario (gen = the load generator, web = the web server,"
               f" pg = every PostgreSQL process, machine = everything, of {100 * (info['nproc'] or 1)}%)")  # fmt: skip
         memory = list(self.memory.values())
-        for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts, memory=memory,
+        for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts,
+                                        drain_per_request=self.drain_per_request_facts, memory=memory,
                                         profiles=self.profiles):  # fmt: skip
             print(line)
         print("\nratios and targets (reported, not enforced):")
@@ -716,6 +740,7 @@ class Bench:
             "api_burst": self.api_burst_facts,
             "hot_row": self.hot_row_facts,
             "drain": self.drain_facts,
+            "drain_per_request": self.drain_per_request_facts,
             "process_memory_peak": memory,
             "profiles": self.profiles,
             "checks": self.checks,
