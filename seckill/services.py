@@ -325,8 +325,9 @@ class BatchDone:
 class FlushReport:
     batches: int = 0
     created: int = 0
-    already_written: int = 0
-    one_by_one: dict[str, int] = field(default_factory=dict)  # outcome -> count, batches the database refused
+    # outcome -> count, of the batches the database refused as a whole (a redelivered flush's
+    # orders are found here: "already written")
+    one_by_one: dict[str, int] = field(default_factory=dict)
 
 
 def _reservations_batch(sale_id: int, size: int) -> dict[str, tuple[int, str]]:
@@ -375,25 +376,23 @@ def sale_flush(*, sale_id: int, on_batch: Callable[[BatchDone], None] | None = N
     while True:
         found = _reservations_batch(sale_id, size)
         batch = {request_id: user_id for request_id, (user_id, _trace) in found.items()}
-        written: dict[str, int] = {}
-        created: dict[str, int] = {}
+        created: dict[str, int] = {}  # request id -> order id, written by this batch's one transaction
         if batch:
             started = time.perf_counter()
             result = orders_create_from_seckill_batch(sale_id=sale_id, reservations=batch)
             if result is None:
+                # one_by_one's writes record their own answers in Redis (finish.lua, unreserve.lua)
                 for request_id, user_id in batch.items():
                     outcome = seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id)
                     report.one_by_one[outcome.value] = report.one_by_one.get(outcome.value, 0) + 1
             else:
-                created = result.created
-                written = {**result.already_written, **created}
+                created = result
                 report.created += len(created)
-                report.already_written += len(result.already_written)
             report.batches += 1
             if on_batch is not None:
                 traces = {request_id: trace for request_id, (_user_id, trace) in found.items()}
                 on_batch(BatchDone(batch, created, time.perf_counter() - started, traces))
-        if not _batch_finish(sale_id, written, batch):
+        if not _batch_finish(sale_id, created, batch):
             return report
 
 

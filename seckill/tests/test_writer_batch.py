@@ -107,11 +107,12 @@ class TestFlush:
             reserve_directly(user.pk, sale.pk)
         # The worker committed the batch and died before telling Redis: the message comes back.
         written = orders_create_from_seckill_batch(sale_id=sale.pk, reservations=reservations(sale))
-        assert len(written.created) == 3
+        assert len(written) == 3
 
         report = services.sale_flush(sale_id=sale.pk)
 
-        assert (report.created, report.already_written) == (0, 3)
+        # The unique request ids refuse the batch; one by one, each finds its order.
+        assert (report.created, report.one_by_one) == (0, {"already written": 3})
         assert_settled(sale, units=3, stock=2)
         assert services.sale_flush(sale_id=sale.pk).batches == 0  # and a third time finds nothing
 
@@ -168,6 +169,27 @@ class TestFlush:
         assert services.sale_flush(**delivered[0]).batches == 0
         assert not Order.objects.filter(sale=sale).exists()
         assert int(client().get(keys.stock(sale.pk))) == 2
+
+    def test_a_batch_order_is_the_order_the_per_request_writer_makes(self, flushes):
+        """The batch writes its rows in SQL of its own: every column must come out as the
+        ORM's writer makes it, so a new field cannot be left out of the batch unnoticed."""
+        sale = make_sale(stock=5)
+        single_user, batch_user = make_users(2)
+        single = buy(sale=sale, user=single_user)  # the per-request writer
+        reserve_directly(batch_user.pk, sale.pk)
+        services.sale_flush(sale_id=sale.pk)
+        batched = Order.objects.get(sale=sale, user=batch_user)
+
+        differ = {"id", "order_no", "user", "created_at", "pay_deadline"}
+        for field in Order._meta.concrete_fields:
+            if field.name not in differ:
+                assert getattr(batched, field.attname) == getattr(single, field.attname), field.name
+        assert abs(batched.pay_deadline - batched.created_at - (single.pay_deadline - single.created_at)).seconds < 2
+        assert len(batched.order_no) == len(single.order_no) and batched.order_no[:8] == single.order_no[:8]
+        single_link, batch_link = single.seckill, batched.seckill
+        for field in SeckillOrder._meta.concrete_fields:
+            if field.name not in {"id", "user", "order", "request_id", "created_at"}:
+                assert getattr(batch_link, field.attname) == getattr(single_link, field.attname), field.name
 
     def test_the_sweep_publishes_a_flush_once_a_lost_flush_mark_lapsed(self, flushes):
         idle, sale = make_sale(stock=3), make_sale(stock=3)

@@ -281,7 +281,7 @@ CELERY_BEAT_SCHEDULE = {
 SECKILL_ORDER_WRITER = env.str("SECKILL_ORDER_WRITER", default="batch")
 if SECKILL_ORDER_WRITER not in ("batch", "per-request"):
     raise environ.ImproperlyConfigured(f"SECKILL_ORDER_WRITER={SECKILL_ORDER_WRITER!r}: 'batch' or 'per-request'")
-SECKILL_WRITER_BATCH_SIZE = env.int("SECKILL_WRITER_BATCH_SIZE", default=200)
+SECKILL_WRITER_BATCH_SIZE = env.int("SECKILL_WRITER_BATCH_SIZE", default=500)
 # A pending flush's mark lapses after this long even if its message was lost, so a later buy
 # publishes another (a lost one is otherwise only caught by the reconciler, minutes later).
 SECKILL_WRITER_FLUSH_MARK_MS = env.int("SECKILL_WRITER_FLUSH_MARK_MS", default=5000)
