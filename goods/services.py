@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils.translation import gettext as _
 from PIL import Image, ImageOps
@@ -44,6 +44,21 @@ def stock_audit_record(
     StockAudit.objects.create(
         sale_id=sale_id, delta=delta, reason=reason, actor_id=actor_id, reference=reference, note=note[:200]
     )
+
+
+# The sale's stock lock (pg_advisory_xact_lock: released at commit or rollback, so it holds
+# behind PgBouncer in transaction mode too): the first statement of every transaction that
+# writes a sale's orders (both order writers) or returns a unit (cancellation, expiry), and
+# held by the reconciler from its database read until its Redis write (seckill.services).
+# Two flushes of one sale take turns instead of both writing and one rolling back, and no
+# order lands or unit returns between what the reconciler read and what it writes.
+SALE_STOCK_LOCK_CLASS = 0x5EC1  # the advisory lock's first key: this lock's namespace
+
+
+def sale_stock_lock(*, sale_id: int) -> None:
+    """Take the sale's stock lock for the rest of the current transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [SALE_STOCK_LOCK_CLASS, sale_id])
 
 
 def goods_list_cache_drop() -> None:

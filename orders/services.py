@@ -14,7 +14,7 @@ from django.utils.translation import gettext_noop
 
 from goods.models import SeckillGoods, StockChange
 from goods.selectors import sale_get
-from goods.services import stock_audit_record
+from goods.services import sale_stock_lock, stock_audit_record
 from orders.models import Order, OrderStatus, SeckillOrder
 from orders.payments import provider
 from seckill_site.redis import keys, script
@@ -64,7 +64,7 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
         return WriteResult(WriteOutcome.SOLD_OUT)
     try:
         with transaction.atomic():
-            _sale_writer_lock(sale_id)
+            sale_stock_lock(sale_id=sale_id)
             taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
             if not taken:
                 # A redelivered message whose order took the last unit finds it here.
@@ -100,18 +100,6 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
         if live is not None:
             return WriteResult(WriteOutcome.DUPLICATE, live)
         raise
-
-
-# The batch writer and the per-request writer take this lock for their sale, in the
-# transaction (pg_advisory_xact_lock: released at commit or rollback, so it holds behind
-# PgBouncer in transaction mode too). Two flushes of one sale (a redelivery, a lapsed flush
-# mark) then take turns instead of both writing and one rolling back.
-WRITER_LOCK_CLASS = 0x5EC1  # the advisory lock's first key: this lock's namespace
-
-
-def _sale_writer_lock(sale_id: int) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [WRITER_LOCK_CLASS, sale_id])
 
 
 # The batch's orders and seckill orders in one statement: the rows are built by PostgreSQL
@@ -187,7 +175,7 @@ def orders_create_from_seckill_batch(*, sale_id: int, reservations: dict[str, in
         return None
     try:
         with transaction.atomic():
-            _sale_writer_lock(sale_id)
+            sale_stock_lock(sale_id=sale_id)
             taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gte=len(reservations)).update(
                 stock_count=F("stock_count") - len(reservations)
             )
@@ -265,7 +253,10 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
     returned unit within a second, when their sold-out marks lapse (seckill.services).
     The stock audit records the unit as an expiry or a cancellation by `actor_id`.
     """
+    sale_id = SeckillOrder.objects.filter(order_id=order_id).values_list("sale_id", flat=True).first()
     with transaction.atomic():
+        if sale_id is not None:
+            sale_stock_lock(sale_id=sale_id)  # first: as the writers and the reconciler take it
         cancelled = Order.objects.filter(pk=order_id, status=OrderStatus.UNPAID).update(
             status=OrderStatus.CANCELLED, cancelled_at=timezone.now(), cancel_reason=reason
         )

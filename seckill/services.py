@@ -19,6 +19,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
 from goods.models import SeckillGoods
+from goods.services import sale_stock_lock
 from orders.models import SeckillOrder
 from orders.services import WriteOutcome, order_create_from_seckill
 from seckill import captcha
@@ -445,43 +446,55 @@ class _Snapshot:
     live_buyer_ids: list[int]
 
 
+# The database's side of a sale in one statement, so that one snapshot serves the stock, the
+# written orders and the live buyers even under READ COMMITTED.
+_SNAPSHOT = """
+SELECT sale.stock_count, sale.start_at, sale.end_at,
+       ARRAY(SELECT request_id FROM {seckill_order} WHERE sale_id = sale.id AND request_id = ANY(%(request_ids)s)),
+       ARRAY(SELECT user_id FROM {seckill_order} WHERE sale_id = sale.id AND live)
+FROM {sale} AS sale WHERE sale.id = %(sale_id)s
+"""
+
+
 def _sale_snapshot(sale_id: int) -> _Snapshot | None:
-    """The database's side of a sale, read in one REPEATABLE READ snapshot so that the stock
-    and the set of written orders agree with each other (see warm.lua)."""
+    """The database's side of a sale. The caller holds the sale's stock lock, so no order is
+    written and no unit returned between this read and its warm.lua call: a reservation whose
+    order committed before the lock was in the hash before it and is among `request_ids`; one
+    made after cannot be written before the caller commits, so it is in flight."""
     request_ids = [rid.decode() for rid in client().hkeys(keys.reservations(sale_id))]
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if outermost:  # inside a caller's transaction, its snapshot rules (and it must be the first statement)
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        sale = SeckillGoods.objects.filter(pk=sale_id).only("stock_count", "start_at", "end_at").first()
-        if sale is None:
-            return None
-        written = list(
-            SeckillOrder.objects.filter(sale_id=sale_id, request_id__in=request_ids).values_list(
-                "request_id", flat=True
-            )
-        )
-        buyers = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
-    return _Snapshot(sale.stock_count, sale.start_at.timestamp(), sale.end_at.timestamp(), written, buyers)
+    sql = _SNAPSHOT.format(
+        seckill_order=connection.ops.quote_name(SeckillOrder._meta.db_table),
+        sale=connection.ops.quote_name(SeckillGoods._meta.db_table),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"request_ids": request_ids, "sale_id": sale_id})
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    stock, start, end, written, buyers = row
+    return _Snapshot(stock, start.timestamp(), end.timestamp(), list(written), list(buyers))
 
 
 def _sale_compare(sale_id: int, *, apply: bool) -> WarmReport | None:
-    snapshot = _sale_snapshot(sale_id)
-    if snapshot is None:
-        return None
-    previous, stock, buyers_before, buyers, differ = script("warm")(
-        keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.window(sale_id)],
-        args=[
-            snapshot.stock,
-            snapshot.start,
-            snapshot.end,
-            "apply" if apply else "check",
-            len(snapshot.written_request_ids),
-            *snapshot.written_request_ids,
-            *snapshot.live_buyer_ids,
-        ],
-    )
+    """Compare (and with `apply`, load) a sale's Redis state with the database's, under the
+    sale's stock lock from the database read until the Redis write (goods.services)."""
+    with transaction.atomic():
+        sale_stock_lock(sale_id=sale_id)
+        snapshot = _sale_snapshot(sale_id)
+        if snapshot is None:
+            return None
+        previous, stock, buyers_before, buyers, differ = script("warm")(
+            keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.reservations(sale_id), keys.window(sale_id)],
+            args=[
+                snapshot.stock,
+                snapshot.start,
+                snapshot.end,
+                "apply" if apply else "check",
+                len(snapshot.written_request_ids),
+                *snapshot.written_request_ids,
+                *snapshot.live_buyer_ids,
+            ],
+        )
     if apply:
         _windows.pop(sale_id, None)
         sold_out_clear(sale_id)

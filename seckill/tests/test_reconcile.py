@@ -125,3 +125,64 @@ def test_warm_loads_every_lua_script_on_every_primary():
     names = sorted(path.stem for path in LUA_DIR.glob("*.lua"))
     assert f"Lua scripts loaded: {', '.join(names)}" in out.getvalue()
     assert all(client().script_exists(*[script(name).sha for name in names]))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_order_written_while_the_reconciler_reads_is_counted_once(monkeypatch):
+    """An order writer that commits and finishes its reservation between the reconciler's
+    database read and its Redis write used to leave the unit counted twice: Redis stock one
+    too high and the buyer dropped from the set (seen in `make bench ARGS=--cluster`, two
+    units of a 3,000-unit drain). The reconciler now holds the sale's stock lock across both,
+    so the writer waits for it."""
+    sale = make_sale(stock=5)
+    first, second = make_users(2)
+    _left, written_meanwhile = reserve_directly(first.pk, sale.pk)
+    reserve_directly(second.pk, sale.pk)  # stays in flight
+    real_snapshot = services._sale_snapshot
+    landed = threading.Event()
+
+    def write_meanwhile():
+        try:
+            services.seckill_order_write(sale_id=sale.pk, user_id=first.pk, request_id=written_meanwhile)
+            landed.set()
+        finally:
+            connection.close()
+
+    def snapshot_then_a_write(sale_id):
+        snapshot = real_snapshot(sale_id)
+        threading.Thread(target=write_meanwhile).start()
+        landed.wait(1.0)  # without the lock the write lands here; with it, it waits
+        return snapshot
+
+    monkeypatch.setattr(services, "_sale_snapshot", snapshot_then_a_write)
+    services.stock_warm(sale_id=sale.pk)
+    assert landed.wait(10)
+
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
+    assert int(client().get(keys.stock(sale.pk))) == 3  # 4 in the database, 1 in flight
+    assert {int(user) for user in client().smembers(keys.buyers(sale.pk))} == {first.pk, second.pk}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancellation_the_reconciler_already_loaded_returns_its_unit_once():
+    """A reconcile between a cancellation's commit and its Redis release loads the returned
+    unit from the database; the release must not add it a second time."""
+    sale = make_sale(stock=3)
+    user = make_user()
+    order = buy(sale=sale, user=user)
+    from orders import services as orders
+
+    real_release = orders._unit_returned_to_redis
+
+    def reconcile_first(**kwargs):
+        services.stock_warm(sale_id=sale.pk)
+        real_release(**kwargs)
+
+    orders._unit_returned_to_redis = reconcile_first
+    try:
+        assert orders.order_cancel(order_id=order.pk, reason=orders.REASON_SHOPPER)
+    finally:
+        orders._unit_returned_to_redis = real_release
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3
+    assert int(client().get(keys.stock(sale.pk))) == 3
+    assert not client().sismember(keys.buyers(sale.pk), user.pk)
