@@ -138,7 +138,8 @@ class ClusterDeployment:
         self._control("add_consumer")
 
     def broker_queue_bytes(self) -> int | None:
-        """The task queue's message bytes (ready + unacknowledged) as RabbitMQ counts them."""
+        """The task queue's message bytes (ready + unacknowledged) as RabbitMQ counts them, or
+        None where it does not count them (RabbitMQ 3.10 leaves them blank for a quorum queue)."""
         for node in RABBIT_NODES:
             try:
                 out = cluster.rabbitmqctl(node, "list_queues", "name", "message_bytes", "--formatter", "json",
@@ -146,7 +147,8 @@ class ClusterDeployment:
                 rows = json.loads(out[out.index("[") :])
             except (RuntimeError, ValueError, OSError):
                 continue
-            return next((int(row["message_bytes"]) for row in rows if row["name"] == self.queue), 0)
+            value = next((row["message_bytes"] for row in rows if row["name"] == self.queue), 0)
+            return value if isinstance(value, int) else None
         return None
 
     def pids(self, name: str) -> list[int]:

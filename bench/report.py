@@ -175,7 +175,11 @@ def figure_lines(
 
 
 def _split(cpu: dict[str, float]) -> str:
-    order = ("web", "celery", "postgres", "redis", "other", "machine")
+    """The kinds in a fixed order; a deployment's own kinds (the cluster's haproxy, rabbitmq...)
+    before "other" and "machine"."""
+    known = ("web", "celery", "postgres", "redis")
+    own = sorted(group for group in cpu if group not in (*known, "other", "machine"))
+    order = (*known, *own, "other", "machine")
     return ", ".join(f"{group} {cpu[group]:.0f}%" for group in order if group in cpu)
 
 

@@ -60,3 +60,10 @@ def test_the_clusters_other_pieces_are_listed_beside_the_table():
     cpu = {"floor": {"haproxy": 12.4, "rabbitmq": 3.0}}
     lines = extra_cpu_lines([result], cpu, ("haproxy", "pgbouncer", "rabbitmq"))
     assert lines == ["    floor       haproxy 12%  pgbouncer 0%  rabbitmq 3%"]
+
+
+def test_the_drains_cpu_split_names_the_clusters_pieces_before_other():
+    from bench.report import _split
+
+    split = {"machine": 190, "other": 20, "rabbitmq": 30, "web": 5, "haproxy": 1, "celery": 40}
+    assert _split(split) == "web 5%, celery 40%, haproxy 1%, rabbitmq 30%, other 20%, machine 190%"
