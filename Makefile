@@ -22,7 +22,7 @@ help:
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
-	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\")"
+	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\"; ARGS=--cluster: through the cluster-test topology)"
 	@echo "make captcha-attack OCR engines and a trained model against the old and new captcha"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
 	@echo "make services-down  stop them (data stays in .run/)"
