@@ -3,7 +3,7 @@
 settings.bench (production's, plus the bench's URLs and its own queue):
 
     HAProxy       127.0.0.1:18000, the URL the load generator drives
-    web1..web3    gunicorn gthread on 127.0.0.2-4 (the topology's process and thread counts)
+    web1..web3    granian on 127.0.0.2-4 (seckill_site.serve; the topology's worker and thread counts)
     worker1/2     Celery prefork workers, and one beat
     Redis Cluster 3 primaries + 3 replicas        RabbitMQ  3 nodes, the task queue a quorum queue
     PgBouncer     transaction mode, in front of the system PostgreSQL (database seckill_cluster)
@@ -25,7 +25,7 @@ from tools.cluster import topology as cluster
 from tools.cluster.topology import RABBIT_NODES, WEB_HOSTS, WORKERS, Topology
 
 BENCH_SETTINGS = "seckill_site.settings.bench"
-SERVER = "gunicorn-gthread"
+SERVER = "granian"  # seckill_site.serve on every web node
 
 
 def missing_packages() -> list[str]:
@@ -152,7 +152,7 @@ class ClusterDeployment:
         return None
 
     def pids(self, name: str) -> list[int]:
-        """Every process of one kind: "web" (the three nodes' gunicorn trees), "celery" (the
+        """Every process of one kind: "web" (the three nodes' granian trees), "celery" (the
         workers' trees), "beat", "haproxy", "pgbouncer", "rabbitmq" (the nodes' Erlang VMs)."""
         if name == "rabbitmq":
             return [pid for node in RABBIT_NODES for pid in _tree(cluster._read_pid(node.pidfile))]

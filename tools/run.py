@@ -5,9 +5,9 @@ runs the web server, a Celery worker and Celery beat with prefixed output.
 Ctrl-C / SIGTERM, or any of the three dying, stops all of them and the embedded
 servers this run started.
 
-The web server is gunicorn (gthread workers, deploy/gunicorn.conf.py) with static files
+The web server is granian (seckill_site/serve.py, chosen by measurement) with static files
 served by WhiteNoise: runserver listens with a backlog of 5 and reset connections under a
-64-connection burst. `RELOAD=1 make run` reloads gunicorn on code changes; `make dev`
+64-connection burst. `RELOAD=1 make run` restarts granian's workers on code changes; `make dev`
 (`--dev`) runs Django's runserver with its autoreloader instead.
 """
 
@@ -33,7 +33,7 @@ SETUP = [
     [PY, "manage.py", "seed_demo"],  # idempotent; prints the demo logins
     [PY, "manage.py", "seckill_warm"],  # stock counters into Redis
 ]
-WEB = [PY, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "-b", f"{HOST}:{PORT}", "seckill_site.wsgi:application"]
+WEB = [PY, "-m", "seckill_site.serve", "--bind", f"{HOST}:{PORT}"]
 WEB_DEV = [PY, "manage.py", "runserver", f"{HOST}:{PORT}"]  # reloads on code changes
 CHILDREN = {
     "web": WEB,
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     os.environ.update(env)
     os.environ["PYTHONUNBUFFERED"] = "1"  # children write to pipes: no block buffering
-    # gunicorn's wsgi module defaults to production settings; the demo is the local ones.
+    # The wsgi module defaults to production settings; the demo is the local ones.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = prometheus_dir()
     os.environ["PROMETHEUS_MULTIPROC_DIR_KEEP"] = "1"  # emptied above, before the worker starts writing

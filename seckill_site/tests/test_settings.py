@@ -119,8 +119,16 @@ def test_the_gunicorn_config_of_make_run_and_production_loads(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_make_run_serves_through_gunicorn_and_make_dev_through_runserver():
+def test_make_run_serves_through_granian_and_make_dev_through_runserver(monkeypatch):
+    from seckill_site import serve
     from tools import run
 
-    assert run.CHILDREN["web"][1:3] == ["-m", "gunicorn"] and "deploy/gunicorn.conf.py" in run.CHILDREN["web"]
+    assert run.CHILDREN["web"][1:3] == ["-m", "seckill_site.serve"]
+    monkeypatch.setenv("RELOAD", "1")
+    monkeypatch.setenv("WEB_CONCURRENCY", "3")
+    launched = serve.command("127.0.0.1:8000")
+    assert launched[1:3] == ["-m", "granian"] and "seckill_site.wsgi:application" in launched
+    assert launched[launched.index("--workers") + 1] == "3" and "--reload" in launched
+    monkeypatch.setenv("RELOAD", "0")
+    assert "--reload" not in serve.command("127.0.0.1:8000")
     assert "runserver" in run.WEB_DEV and "--noreload" not in run.WEB_DEV

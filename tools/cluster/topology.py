@@ -3,7 +3,7 @@
 Each simulated host is a loopback address (Linux routes all of 127/8 to `lo`):
 
     HAProxy         127.0.0.1:18000 (stats :18001)     deploy/haproxy.cfg
-    web1..web3      127.0.0.2-4:8000, gunicorn         deploy/cluster.env
+    web1..web3      127.0.0.2-4:8000, granian          deploy/cluster.env
     worker1/2       Celery workers (prefork x 2)       deploy/cluster.env
     beat            exactly one Celery beat            deploy/cluster.env
     Redis Cluster   127.0.0.11-16, 3 primaries + 3 replicas (tools/redis_cluster.py)
@@ -12,7 +12,7 @@ Each simulated host is a loopback address (Linux routes all of 127/8 to `lo`):
     PostgreSQL      the system server on 127.0.0.1:5432, database seckill_cluster
 
 Everything is a plain process with its log under .run/cluster/logs/, in a session of its own
-so that a kill reaches its children (gunicorn's and Celery's pools). `stop()` tears it all
+so that a kill reaches its children (granian's workers and Celery's pool). `stop()` tears it all
 down, and is safe to call on a half-started topology.
 """
 
@@ -45,7 +45,7 @@ BALANCER_PORT = 18000
 STATS_PORT = 18001
 WEB_HOSTS = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
 WEB_PORT = 8000
-WEB_PROCESSES, WEB_THREADS = 2, 4  # gunicorn gthread on each web node
+WEB_PROCESSES, WEB_THREADS = 2, 4  # granian workers x blocking threads on each web node
 WORKERS = ("worker1", "worker2")
 WORKER_CONCURRENCY = 2  # Celery prefork processes per worker
 REDIS_HOSTS = tuple(f"127.0.0.{i}" for i in range(11, 17))
@@ -393,19 +393,18 @@ class Topology:
         return f"web{index + 1}"
 
     def start_web(self, index: int, *, clock_offset: str | None = None) -> None:
-        """gunicorn on WEB_HOSTS[index]:8000; `clock_offset` ("+30s") runs it under libfaketime."""
+        """The web server (granian, seckill_site.serve) on WEB_HOSTS[index]:8000; `clock_offset`
+        ("+30s") runs it under libfaketime."""
         env = dict(self.env)
         if clock_offset:
-            # Only the wall clock moves: gunicorn's worker timeouts run on the monotonic one,
-            # and sleeps bypass libfaketime (see realsleep.c).
+            # Only the wall clock moves: the server's timers run on the monotonic one, and
+            # sleeps bypass libfaketime (see realsleep.c).
             env.update(LD_PRELOAD=f"{realsleep_library()} {LIBFAKETIME}", FAKETIME=clock_offset,
                        FAKETIME_DONT_FAKE_MONOTONIC="1")  # fmt: skip
-        command = [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application",
-                   "-b", f"{WEB_HOSTS[index]}:{WEB_PORT}", "--workers", str(WEB_PROCESSES),
-                   "--worker-class", "gthread", "--threads", str(WEB_THREADS), "--backlog", "2048",
-                   "--keep-alive", "30", "--graceful-timeout", "10", "--no-control-socket",
-                   "--name", f"seckill-{self.web_name(index)}"]  # fmt: skip
-        self.spawn(self.web_name(index), command, env=env)
+        env.update(WEB_CONCURRENCY=str(WEB_PROCESSES), WEB_THREADS=str(WEB_THREADS),
+                   PROMETHEUS_MULTIPROC_DIR=str(RUN / f"prometheus-{self.web_name(index)}"))  # fmt: skip
+        self.spawn(self.web_name(index), [sys.executable, "-m", "seckill_site.serve",
+                                          "--bind", f"{WEB_HOSTS[index]}:{WEB_PORT}"], env=env)  # fmt: skip
 
     def web_ready(self, index: int) -> bool:
         return requests.get(f"http://{WEB_HOSTS[index]}:{WEB_PORT}/user/me", timeout=2).status_code == 200
@@ -451,7 +450,7 @@ class Topology:
 
     def web_stop(self, index: int, *, drain: bool = True) -> float:
         """Stop a web node as a deploy does: out of the balancer's rotation, in-flight requests
-        finished, then SIGTERM (gunicorn finishes what it holds). Returns the drain seconds."""
+        finished, then SIGTERM (granian finishes what it holds). Returns the drain seconds."""
         name = self.web_name(index)
         started = time.monotonic()
         if drain:

@@ -1,0 +1,70 @@
+"""The web server: `python -m seckill_site.serve [--bind HOST:PORT]` runs granian on the WSGI app.
+
+granian was chosen by measurement (`make bench ARGS="--server ..."`, docs/performance.md): it
+parses HTTP in Rust and runs Django in each worker's blocking threads, and served 3.4 times
+gunicorn gthread's floor and 3.8 times its burst on the 2-core machine, 1.4 and 1.2 times
+gunicorn sync's. `make run`, the deployment (docs/deploy.md) and the bench all start it here.
+deploy/gunicorn.conf.py stays as the alternative (`gunicorn -c deploy/gunicorn.conf.py`).
+
+Settings come from the environment, as gunicorn's did:
+  WEB_BIND         host:port                            (127.0.0.1:8000; --bind wins)
+  WEB_CONCURRENCY  worker processes                     (2)
+  WEB_THREADS      Django threads per worker            (8: a request mostly waits on Redis)
+  WEB_BACKLOG      the listen queue                     (2048: runserver's 5 reset a burst)
+  RELOAD=1         restart the workers on code changes  (make run RELOAD=1)
+Any other granian option can be set with its own GRANIAN_* variable.
+
+Metrics: every worker counts into PROMETHEUS_MULTIPROC_DIR, so /metrics sums all of them.
+granian has no hook before its workers start (gunicorn's on_starting), so this launcher
+empties that directory first — or makes one of its own when none is set — and then becomes
+granian (exec), which stops gracefully on SIGTERM: in-flight requests finish, within
+`--workers-kill-timeout`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+
+def _metrics_dir(bind: str) -> str:
+    # Without a directory set: one per address, so a restart reuses (and empties) it.
+    own = f"seckill-prometheus-{bind.replace(':', '-').replace('/', '-')}"
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.path.join(tempfile.gettempdir(), own)
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR_KEEP") != "1":
+        # One file per process that ever ran: counters of an earlier run would be added in.
+        shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def command(bind: str) -> list[str]:
+    host, _, port = bind.rpartition(":")
+    reload = os.environ.get("RELOAD", "") not in ("", "0", "false", "False")
+    return [
+        sys.executable, "-m", "granian", "--interface", "wsgi", "seckill_site.wsgi:application",
+        "--host", host or "127.0.0.1", "--port", port,
+        "--workers", os.environ.get("WEB_CONCURRENCY", "2"),
+        "--blocking-threads", os.environ.get("WEB_THREADS", "8"),
+        "--backlog", os.environ.get("WEB_BACKLOG", "2048"),
+        "--http", "1", "--no-ws",
+        "--workers-kill-timeout", "10",  # SIGTERM: requests in flight get this long to finish
+        "--respawn-failed-workers",
+        *(["--reload", "--reload-ignore-dirs", ".run"] if reload else []),
+    ]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m seckill_site.serve", description=__doc__.splitlines()[0])
+    parser.add_argument("--bind", default=os.environ.get("WEB_BIND", "127.0.0.1:8000"), help="host:port")
+    options = parser.parse_args(argv)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_dir(options.bind)
+    args = command(options.bind)
+    os.execv(args[0], args)
+
+
+if __name__ == "__main__":
+    main()
