@@ -22,7 +22,7 @@ help:
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
-	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\")"
+	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\"; ARGS=--cluster: through the cluster-test topology)"
 	@echo "make captcha-attack OCR engines and a trained model against the old and new captcha"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
 	@echo "make services-down  stop them (data stays in .run/)"
@@ -127,10 +127,26 @@ e2e: venv
 # Load test (python -m bench, code in bench/): gunicorn + Celery on the
 # given or embedded PostgreSQL/Redis, driven by wrk. As root, installs wrk when missing;
 # otherwise falls back to a Python asyncio generator. Results land in bench-results/.
+# ARGS=--cluster runs it through the cluster-test topology instead (bench/cluster.py), which
+# brings its own Redis and database: no embedded services; as root, installs its packages.
 bench: venv
 	@if ! command -v wrk >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null || echo "warning: could not install wrk" >&2; \
 	  else echo "note: wrk not found (Debian package 'wrk'); using the Python asyncio generator" >&2; fi; \
 	fi
-	$(PY) -m tools.with_services -- $(PY) -m bench $(ARGS)
+	@case " $(ARGS) " in *" --cluster "*) \
+	  missing=""; \
+	  for pair in haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client; do \
+	    command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; \
+	  done; \
+	  [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || missing="$$missing rabbitmq-server"; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	    else echo "error: --cluster needs the Debian packages:$$missing" >&2; exit 1; fi; \
+	  fi; \
+	  echo "$(PY) -m bench $(ARGS)"; $(PY) -m bench $(ARGS);; \
+	*) echo "$(PY) -m tools.with_services -- $(PY) -m bench $(ARGS)"; \
+	  $(PY) -m tools.with_services -- $(PY) -m bench $(ARGS);; \
+	esac

@@ -77,6 +77,12 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--hot-row-clients", type=int, default=4, help="pgbench clients on the hot-row scenario's one row (4)"
     )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="run the scenarios through the scale-out topology of `make cluster-test` (HAProxy, 3 web nodes,"
+        " Celery workers, Redis Cluster, RabbitMQ x3, PgBouncer; bench/cluster.py) instead of one gunicorn/granian",
+    )
     parser.add_argument("--output", default="bench-results", help="directory for JSON, chart and logs")
     parser.add_argument("--keep-data", action="store_true", help="keep the bench's users, sales and orders")
     parser.add_argument(
@@ -96,21 +102,60 @@ def _servers(text: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    parser = arguments()
+    options = vars(parser.parse_args(argv))
+    if options["cluster"]:
+        return cluster_main(parser, options)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
     import django
 
     django.setup()
     from bench.run import SCENARIOS
 
-    parser = arguments()
-    options = vars(parser.parse_args(argv))
     try:
         return run(options, SCENARIOS)
     except CommandError as error:
         parser.error(str(error))
 
 
-def run(options: dict, scenario_names: tuple[str, ...]) -> int:
+def cluster_main(parser: argparse.ArgumentParser, options: dict) -> int:
+    """Start the topology first, then Django in this process with the topology's environment
+    (its Redis Cluster, its brokers, its database): the bench prepares shoppers, paths and
+    sales through the product's services in this process, as the web nodes will read them."""
+    import signal
+
+    from bench.cluster import BenchTopology, ClusterDeployment, missing_packages
+    from tools.cluster.topology import log
+
+    if "," in options["server"]:
+        parser.error("--cluster runs the topology's web tier once: --server takes no list with it")
+    missing = missing_packages()
+    if missing:
+        packages = " ".join(missing)
+        print(f"error: --cluster needs the Debian packages: {packages}"
+              f" (apt-get install {packages}; `make bench` installs them as root)", file=sys.stderr)  # fmt: skip
+        return 1
+    # A TERM (a CI timeout, `kill`) tears the topology down like Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    topology = BenchTopology()
+    try:
+        log("starting the cluster topology (tools/cluster/topology.py) with settings.bench on every node")
+        topology.start()
+        os.environ.update(topology.bench_env())
+        import django
+
+        django.setup()
+        from bench.run import SCENARIOS
+
+        try:
+            return run(options, SCENARIOS, deployment=ClusterDeployment(topology))
+        except CommandError as error:
+            parser.error(str(error))
+    finally:
+        topology.stop()
+
+
+def run(options: dict, scenario_names: tuple[str, ...], deployment=None) -> int:
     from bench import report
     from bench.run import Bench, Options, log
 
@@ -146,7 +191,9 @@ def run(options: dict, scenario_names: tuple[str, ...]) -> int:
                 bursts=options["bursts"],
                 drain_stock=options["drain_stock"],
                 hot_row_clients=options["hot_row_clients"],
-            )
+                cluster=options["cluster"],
+            ),
+            deployment=deployment,
         )
         status |= bench.run()
         runs.append(bench.payload)

@@ -47,7 +47,29 @@ def _autogroup_nice(pid: int, nice: int) -> None:
         pass  # no autogroup (or not allowed): the plain nice value applies
 
 
+def cpu_snapshot(ours: dict[int, str]) -> dict[int, tuple[str, float]]:
+    """pid -> (group, CPU seconds so far) for every process on the machine: `ours` names the
+    deployment's own processes' groups; the rest are "postgres", "redis" or "other"."""
+    snapshot = {}
+    for process in psutil.process_iter(["name", "cpu_times"]):
+        times = process.info["cpu_times"]
+        if times is None:
+            continue
+        name = process.info["name"] or ""
+        group = ours.get(process.pid) or (
+            "postgres" if name.startswith("postgres") else "redis" if name.startswith("redis") else "other"
+        )
+        snapshot[process.pid] = (group, times.user + times.system)
+    return snapshot
+
+
 class Deployment:
+    # Set by a deployment whose web tier is given (the cluster's): the bench does not choose
+    # the worker count, and says what it is instead.
+    web_fixed: str | None = None
+    # Set by a deployment whose database and Redis are thrown away with it: nothing to clean up.
+    throwaway = False
+
     def __init__(self, *, log_dir: Path, celery_concurrency: int, celery_nice: int = 0) -> None:
         self.log_dir = log_dir
         self.celery_concurrency = celery_concurrency
@@ -180,18 +202,12 @@ class Deployment:
     def cpu_seconds(self) -> dict[int, tuple[str, float]]:
         """pid -> (group, CPU seconds so far) for every process on the machine; groups are
         our process trees ("web", "celery"), "postgres", "redis", or "other"."""
-        ours = {pid: name for name in self.processes for pid in self.pids(name)}
-        snapshot = {}
-        for process in psutil.process_iter(["name", "cpu_times"]):
-            times = process.info["cpu_times"]
-            if times is None:
-                continue
-            name = process.info["name"] or ""
-            group = ours.get(process.pid) or (
-                "postgres" if name.startswith("postgres") else "redis" if name.startswith("redis") else "other"
-            )
-            snapshot[process.pid] = (group, times.user + times.system)
-        return snapshot
+        return cpu_snapshot({pid: name for name in self.processes for pid in self.pids(name)})
+
+    def describe(self) -> str:
+        """The deployment in the table's title."""
+        workers, threads = self.web_config
+        return f"{self.server} {workers}x{threads}, celery -c {self.celery_concurrency}"
 
     def stop_process(self, name: str) -> None:
         process = self.processes.pop(name, None)

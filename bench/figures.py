@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psutil
 from django.db import connection
+from redis.cluster import RedisCluster
 
 from goods.models import SeckillGoods
 from orders.models import Order
@@ -112,6 +113,14 @@ def _psycopg2_loop(*, sale_id: int, goods_id: int, user_id: int, seconds: float,
 
 
 def redis_used_memory(redis) -> int:
+    """used_memory of the server, or the sum over a Redis Cluster's primaries (a plain INFO
+    on the cluster client asks one node; a sale's keys live on the one owning its hash tag).
+    Replicas hold a copy of the same again."""
+    if isinstance(redis, RedisCluster):
+        answers = redis.info("memory", target_nodes=RedisCluster.PRIMARIES)
+        if "used_memory" in answers:  # a cluster of one primary: its answer alone
+            answers = {"only": answers}
+        return sum(int(answer["used_memory"]) for answer in answers.values())
     return int(redis.info("memory")["used_memory"])
 
 

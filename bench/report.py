@@ -44,6 +44,16 @@ def table(results: list[LoadResult], cpu: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def extra_cpu_lines(results: list[LoadResult], cpu: dict[str, dict[str, float]], groups: tuple[str, ...]) -> list[str]:
+    """One line per scenario with the CPU of process kinds the table has no column for (the
+    cluster's balancer, pooler, broker), so the table keeps its shape."""
+    lines = []
+    for r in results:
+        share = cpu.get(r.scenario, {})
+        lines.append(f"    {r.scenario:<11} " + "  ".join(f"{group} {share.get(group, 0):.0f}%" for group in groups))
+    return lines
+
+
 def ratios(
     results: list[LoadResult],
     drain_seconds: float | None,
@@ -165,7 +175,11 @@ def figure_lines(
 
 
 def _split(cpu: dict[str, float]) -> str:
-    order = ("web", "celery", "postgres", "redis", "other", "machine")
+    """The kinds in a fixed order; a deployment's own kinds (the cluster's haproxy, rabbitmq...)
+    before "other" and "machine"."""
+    known = ("web", "celery", "postgres", "redis")
+    own = sorted(group for group in cpu if group not in (*known, "other", "machine"))
+    order = (*known, *own, "other", "machine")
     return ", ".join(f"{group} {cpu[group]:.0f}%" for group in order if group in cpu)
 
 

@@ -73,6 +73,7 @@ class Options:
     drain_stock: int = 20000  # units of the sale whose orders the writer drains
     hot_row_clients: int = 4  # pgbench clients on the one hot row
     reserve_processes: int = 2  # processes making the drain's reservations through the gate's service
+    cluster: bool = False  # the deployment is the scale-out topology (bench/cluster.py)
 
 
 def log(message: str) -> None:
@@ -108,14 +109,14 @@ def _machine_busy() -> tuple[float, float]:
 
 
 class Bench:
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, deployment: Deployment | None = None) -> None:
         self.options = options
         self.stamp = time.strftime("%Y%m%d-%H%M%S")
         self.output = options.output
         self.output.mkdir(parents=True, exist_ok=True)
         self.work = self.output / f"run-{self.stamp}"
         self.work.mkdir()
-        self.deployment = Deployment(
+        self.deployment = deployment or Deployment(
             log_dir=self.work, celery_concurrency=options.celery_concurrency, celery_nice=options.celery_nice
         )
         self.generator = self._pick_generator()
@@ -256,7 +257,10 @@ class Bench:
     # --- the steps -------------------------------------------------------------------------
 
     def deploy(self) -> None:
-        log(f"deploying on {self.deployment.url}: migrate, a Celery worker -c {self.options.celery_concurrency}")
+        if self.options.cluster:
+            log(f"deployed: {self.deployment.describe()}; the balancer on {self.deployment.url}")
+        else:
+            log(f"deploying on {self.deployment.url}: migrate, a Celery worker -c {self.options.celery_concurrency}")
         self.deployment.migrate()
         self.deployment.start_celery(os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "seckill-bench"))
 
@@ -301,6 +305,11 @@ class Bench:
 
     def calibrate(self) -> None:
         candidates = self.options.workers
+        if self.deployment.web_fixed:
+            log(f"web tier: {self.deployment.web_fixed}, as deployed; --server, --workers and --threads"
+                " do not apply, nothing is chosen")  # fmt: skip
+            self.deployment.start_web(workers=candidates[0], threads=self.options.threads, server=self.options.server)
+            return
         floor = self.get_requests("/bench/floor", self.shoppers[:500] or self.warmup_shoppers)
         if len(candidates) == 1:
             self.deployment.start_web(workers=candidates[0], threads=self.options.threads, server=self.options.server)
@@ -687,7 +696,9 @@ class Bench:
             self.check()
         finally:
             self.deployment.stop()
-            if not self.options.keep_data:
+            if self.deployment.throwaway:
+                log("nothing to clean up: the deployment's database and Redis go with it")
+            elif not self.options.keep_data:
                 try:
                     prepare.cleanup(
                         sales=self.sales, shoppers=self.shoppers + self.warmup_shoppers, user_ids=self.drain_users
@@ -702,8 +713,7 @@ class Bench:
                                  drain_per_request=self.drain_per_request_facts)  # fmt: skip
         workers, threads = self.deployment.web_config
         title = (
-            f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, {self.options.server}"
-            f" {workers}x{threads}, celery -c {self.options.celery_concurrency},"
+            f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, {self.deployment.describe()},"
             f" {self.options.concurrency} connections, {len(self.shoppers)} shoppers, {self.options.stock} units,"
             f" {self.generator}"
         )
@@ -712,6 +722,11 @@ class Bench:
         print(report.table(self.results, self.cpu))
         print("  CPU columns: % of one core over the scenario (gen = the load generator, web = the web server,"
               f" pg = every PostgreSQL process, machine = everything, of {100 * (info['nproc'] or 1)}%)")  # fmt: skip
+        extra = getattr(self.deployment, "extra_groups", ())
+        if extra:
+            print(f"  and the cluster's other pieces ({', '.join(extra)}), % of one core:")
+            for line in report.extra_cpu_lines(self.results, self.cpu, extra):
+                print(line)
         memory = list(self.memory.values())
         for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts,
                                         drain_per_request=self.drain_per_request_facts, memory=memory,
@@ -731,7 +746,8 @@ class Bench:
             "machine": info,
             "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(self.options).items()},
             "generator": self.generator,
-            "web_server": {"server": self.options.server, "workers": workers, "threads": threads},
+            "web_server": {"server": self.deployment.server, "workers": workers, "threads": threads},
+            "deployment": self.deployment.describe(),
             "calibration": self.calibration,
             "results": [r.as_dict() for r in self.results],
             "cpu_percent_of_one_core": self.cpu,

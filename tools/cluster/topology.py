@@ -45,7 +45,9 @@ BALANCER_PORT = 18000
 STATS_PORT = 18001
 WEB_HOSTS = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
 WEB_PORT = 8000
+WEB_PROCESSES, WEB_THREADS = 2, 4  # granian workers x blocking threads on each web node
 WORKERS = ("worker1", "worker2")
+WORKER_CONCURRENCY = 2  # Celery prefork processes per worker
 REDIS_HOSTS = tuple(f"127.0.0.{i}" for i in range(11, 17))
 PGBOUNCER_PORT = 16432
 POSTGRES = ("127.0.0.1", 5432)
@@ -71,13 +73,16 @@ def wait_until(check, timeout: float, interval: float = 0.2) -> bool:
     return False
 
 
-def missing_programs() -> list[str]:
-    """Debian packages to install before the topology can start."""
-    needs = {"haproxy": "haproxy", "pgbouncer": "pgbouncer", "psql": "postgresql-client", "cc": "gcc"}
+def missing_programs(*, clock_faults: bool = True) -> list[str]:
+    """Debian packages to install before the topology can start. A C compiler and libfaketime
+    are only for the test's clock faults (a node started with `clock_offset`)."""
+    needs = {"haproxy": "haproxy", "pgbouncer": "pgbouncer", "psql": "postgresql-client"}
+    if clock_faults:
+        needs["cc"] = "gcc"
     missing = [package for program, package in needs.items() if not shutil.which(program)]
     if not (RABBITMQ_BIN / "rabbitmq-server").exists():
         missing.append("rabbitmq-server")
-    if not Path(LIBFAKETIME).exists():
+    if clock_faults and not Path(LIBFAKETIME).exists():
         missing.append("libfaketime")
     return missing
 
@@ -185,8 +190,9 @@ def app_support() -> dict[str, bool]:
 
 
 class Topology:
-    def __init__(self, *, redis_cluster_mode: bool | None = None) -> None:
+    def __init__(self, *, redis_cluster_mode: bool | None = None, clock_faults: bool = True) -> None:
         self.support = app_support()
+        self.clock_faults = clock_faults
         self.redis_cluster_mode = self.support["redis_cluster"] if redis_cluster_mode is None else redis_cluster_mode
         self.processes: dict[str, subprocess.Popen] = {}
         self.redis_nodes: list[redis_cluster.Node] = []
@@ -284,7 +290,7 @@ class Topology:
     # --- the pieces --------------------------------------------------------------------------
 
     def start(self) -> None:
-        missing = missing_programs()
+        missing = missing_programs(clock_faults=self.clock_faults)
         if missing:
             raise RuntimeError(f"install the Debian packages: {' '.join(missing)}")
         self.stop_leftovers()
@@ -395,7 +401,7 @@ class Topology:
             # sleeps bypass libfaketime (see realsleep.c).
             env.update(LD_PRELOAD=f"{realsleep_library()} {LIBFAKETIME}", FAKETIME=clock_offset,
                        FAKETIME_DONT_FAKE_MONOTONIC="1")  # fmt: skip
-        env.update(WEB_CONCURRENCY="2", WEB_THREADS="4",
+        env.update(WEB_CONCURRENCY=str(WEB_PROCESSES), WEB_THREADS=str(WEB_THREADS),
                    PROMETHEUS_MULTIPROC_DIR=str(RUN / f"prometheus-{self.web_name(index)}"))  # fmt: skip
         self.spawn(self.web_name(index), [sys.executable, "-m", "seckill_site.serve",
                                           "--bind", f"{WEB_HOSTS[index]}:{WEB_PORT}"], env=env)  # fmt: skip
@@ -411,8 +417,9 @@ class Topology:
             raise RuntimeError("HAProxy did not answer; see .run/cluster/logs/haproxy.log")
 
     def start_worker(self, name: str) -> None:
-        self.spawn(name, [sys.executable, "-m", "celery", "-A", "celery_app", "worker", "-c", "2", "-n",
-                          f"{name}@cluster", "-l", "warning", "--without-gossip", "--without-mingle"])  # fmt: skip
+        self.spawn(name, [sys.executable, "-m", "celery", "-A", "celery_app", "worker",
+                          "-c", str(WORKER_CONCURRENCY), "-n", f"{name}@cluster", "-l", "warning",
+                          "--without-gossip", "--without-mingle"])  # fmt: skip
 
     def start_beat(self) -> None:
         self.spawn("beat", [sys.executable, "-m", "celery", "-A", "celery_app", "beat", "-l", "warning",
