@@ -129,9 +129,9 @@ SELECT linked.request_id, linked.order_id, made.order_no FROM linked JOIN made O
 """
 
 
-def _orders_insert(*, sale_id: int, sale: dict, reservations: dict[str, int]) -> dict[tuple[str, int], str]:
+def _orders_insert(*, sale_id: int, sale: dict, reservations: dict[str, int]) -> list[tuple[str, int, str]]:
     """Insert one order and one seckill order per reservation (request id -> user id);
-    (request id, order id) -> order number."""
+    (request id, order id, order number) of each."""
     now = timezone.now()
     sql = _BATCH_INSERT.format(
         order=connection.ops.quote_name(Order._meta.db_table),
@@ -154,7 +154,7 @@ def _orders_insert(*, sale_id: int, sale: dict, reservations: dict[str, int]) ->
                 "deadline": now + timedelta(seconds=settings.SECKILL_ORDER_TTL),
             },
         )
-        return {(request_id, order_id): order_no for request_id, order_id, order_no in cursor.fetchall()}
+        return cursor.fetchall()
 
 
 def orders_create_from_seckill_batch(*, sale_id: int, reservations: dict[str, int]) -> dict[str, int] | None:
@@ -184,7 +184,7 @@ def orders_create_from_seckill_batch(*, sale_id: int, reservations: dict[str, in
             created = _orders_insert(sale_id=sale_id, sale=sale, reservations=reservations)
             if len(created) != len(reservations):  # never expected: roll back rather than half-write
                 raise RuntimeError(f"batch insert wrote {len(created)} orders for {len(reservations)} reservations")
-            numbers = sorted(created.values())
+            numbers = sorted(order_no for _request_id, _order_id, order_no in created)
             stock_audit_record(
                 sale_id=sale_id,
                 delta=-len(created),
@@ -192,7 +192,7 @@ def orders_create_from_seckill_batch(*, sale_id: int, reservations: dict[str, in
                 reference=f"{numbers[0]}…{numbers[-1]}" if len(numbers) > 1 else numbers[0],
                 note=f"{len(created)} orders in one batch",
             )
-            return {request_id: order_id for (request_id, order_id) in created}
+            return {request_id: order_id for request_id, order_id, _order_no in created}
     except IntegrityError:
         # Rolled back whole, stock included: one by one sorts out which reservation it was.
         return None

@@ -18,17 +18,21 @@ logger = logging.getLogger(__name__)
 # was told -1. (django-redis wraps the cache's Redis errors in ConnectionInterrupted.)
 OUTAGES = (*UNAVAILABLE, ConnectionInterrupted)
 
+# Both order writers (per request and per flush): acked after their transaction, re-queued if
+# the worker dies, and retried through any outage, however long: a database outage must not
+# lose a reserved unit (the reconciler is the backstop).
+WRITER_TASK_OPTIONS = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": OUTAGES,
+    "retry_backoff": 1,
+    "retry_backoff_max": 30,
+    "retry_jitter": True,
+    "max_retries": None,
+}
 
-@shared_task(
-    name="seckill.order_write",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=OUTAGES,
-    retry_backoff=1,
-    retry_backoff_max=30,
-    retry_jitter=True,
-    max_retries=None,  # a database outage must not lose a reserved unit; the reconciler is the backstop
-)
+
+@shared_task(name="seckill.order_write", **WRITER_TASK_OPTIONS)
 def order_write(*, sale_id: int, user_id: int, request_id: str) -> str:
     started = time.perf_counter()
     outcome = services.seckill_order_write(sale_id=sale_id, user_id=user_id, request_id=request_id).value
@@ -70,16 +74,7 @@ def _batch_observed(sale_id: int, done: services.BatchDone) -> None:
         )
 
 
-@shared_task(
-    name="seckill.order_flush",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=OUTAGES,
-    retry_backoff=1,
-    retry_backoff_max=30,
-    retry_jitter=True,
-    max_retries=None,  # as order_write: an outage must not strand the sale's reservations
-)
+@shared_task(name="seckill.order_flush", **WRITER_TASK_OPTIONS)
 def order_flush(*, sale_id: int) -> dict:
     """The batch writer: write the sale's reservations as orders until none are left. The
     gate publishes this when a buy finds no flush pending (reserve.lua's flush mark)."""
