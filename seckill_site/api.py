@@ -249,12 +249,21 @@ def api_token_revoke(*, key: str) -> None:
     client().delete(_token_cache_key(key))
 
 
+def api_token_keys(*, user_id: int) -> list[str]:
+    return list(Token.objects.filter(user_id=user_id).values_list("key", flat=True))
+
+
+def api_token_cache_drop(*, keys: list[str]) -> None:
+    """Forget these tokens' cache entries (their rows are gone already)."""
+    for key in keys:  # one key per call: each lives in its own slot of a cluster
+        client().delete(_token_cache_key(key))
+
+
 def api_tokens_revoke(*, user_id: int) -> None:
     """Every token of the user, rows first, then their cache entries."""
-    revoked = list(Token.objects.filter(user_id=user_id).values_list("key", flat=True))
+    revoked = api_token_keys(user_id=user_id)
     Token.objects.filter(key__in=revoked).delete()
-    for key in revoked:  # one key per call: each lives in its own slot of a cluster
-        client().delete(_token_cache_key(key))
+    api_token_cache_drop(keys=revoked)
 
 
 def api_tokens_of(*, user_id: int) -> list[dict[str, Any]]:

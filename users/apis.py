@@ -81,11 +81,10 @@ class LoginApi(APIView):
         form = LoginForm(_form_data(request))
         if not form.is_valid():
             return _form_errors(form)
-        result = services.user_login(request=request._request, **form.cleaned_data)
+        result = services.user_login(request=request._request, issue_token=True, **form.cleaned_data)
         if result.user is None:
             return api_fail(Code.LOGIN_FAILED, result.error)
-        token = api_token_issue(user_id=result.user.pk)
-        return api_ok({"token": token, "user": user_public_data(result.user)})
+        return api_ok({"token": result.token, "user": user_public_data(result.user)})
 
 
 class RegisterApi(APIView):

@@ -11,6 +11,14 @@ def _session_after_login(sender, request, user, **kwargs) -> None:
         session.cycle_key()
 
 
+def _revoke_before_delete(sender, instance, **kwargs) -> None:
+    """However a user row goes (the admin's delete, a bulk delete, a shell), their sessions and
+    tokens end with it (users.services.user_deleted_revoke)."""
+    from users.services import user_deleted_revoke
+
+    user_deleted_revoke(user_id=instance.pk)
+
+
 class UsersConfig(AppConfig):
     name = "users"
     default_auto_field = "django.db.models.BigAutoField"
@@ -24,3 +32,9 @@ class UsersConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in
 
         user_logged_in.connect(_session_after_login, dispatch_uid="users.session_after_login")
+
+        from django.db.models.signals import pre_delete
+
+        from users.models import User
+
+        pre_delete.connect(_revoke_before_delete, sender=User, dispatch_uid="users.revoke_before_delete")

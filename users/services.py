@@ -12,9 +12,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django_ratelimit.core import is_ratelimited
 
+from seckill_site.api import api_token_cache_drop, api_token_issue, api_token_keys, api_token_revoke, api_tokens_revoke
 from seckill_site.http import client_ip
 from seckill_site.redis import client, keys
 from users.models import User, mobile_normalize
+from users.sessions import auth_epoch
 
 # Login attempts, on the shop's login page, its API and the admin's login alike (one budget:
 # switching between them buys an attacker nothing).
@@ -29,6 +31,7 @@ MOBILE_TAKEN_MESSAGE = gettext_lazy("This mobile number is already registered.")
 class LoginResult:
     user: User | None
     error: str | None = None
+    token: str | None = None  # with issue_token: the API token issued
 
 
 def login_attempt_limited(*, request: HttpRequest, mobile: Any) -> bool:
@@ -50,15 +53,34 @@ def login_attempt_limited(*, request: HttpRequest, mobile: Any) -> bool:
     return by_ip or by_mobile
 
 
-def user_login(*, request: HttpRequest, mobile: str, password: str) -> LoginResult:
-    """Authenticate and start a Redis-backed session; counts the login on the user row."""
+def user_login(*, request: HttpRequest, mobile: str, password: str, issue_token: bool = False) -> LoginResult:
+    """Authenticate and start a Redis-backed session (and with `issue_token`, an API token);
+    counts the login on the user row.
+
+    Checking a password takes a while (the hasher is slow on purpose). If the user's
+    credentials are revoked meanwhile — a password reset commits while the old one is being
+    checked — the session and token issued after it would outlive the revocation. So the auth
+    epoch is read before the check and again after everything is issued: if it moved, what
+    was issued is revoked again here and the login is refused."""
+    epoch = _auth_epoch_of(mobile)
     user = authenticate(request, mobile=mobile, password=password)
     if user is None:
         return LoginResult(user=None, error=_("Wrong mobile number or password."))
     login(request, user)
+    token = api_token_issue(user_id=user.pk) if issue_token else None
+    if auth_epoch(user.pk) != epoch:
+        logout(request)
+        if token is not None:
+            api_token_revoke(key=token)
+        return LoginResult(user=None, error=_("Your account changed while you were logging in; log in again."))
     User.objects.filter(pk=user.pk).update(login_count=F("login_count") + 1)
     user.refresh_from_db(fields=["login_count"])
-    return LoginResult(user=user)
+    return LoginResult(user=user, token=token)
+
+
+def _auth_epoch_of(mobile: str) -> str | None:
+    user_id = User.objects.filter(mobile=mobile_normalize(mobile)).values_list("pk", flat=True).first()
+    return auth_epoch(user_id) if user_id is not None else None
 
 
 def user_logout(*, request: HttpRequest) -> None:
@@ -73,10 +95,22 @@ def user_auth_revoke(*, user_id: int) -> None:
     Sessions: a new random auth epoch in Redis; a session made under another one loads empty
     (users.sessions). Random, not a counter: if Redis lost the key, no old value comes back.
     Tokens: their rows and cache entries are deleted (seckill_site.api.api_tokens_revoke)."""
-    from seckill_site.api import api_tokens_revoke
-
     client().set(keys.auth_epoch(user_id), secrets.token_hex(8))
     api_tokens_revoke(user_id=user_id)
+
+
+def user_deleted_revoke(*, user_id: int) -> None:
+    """A user row is about to be deleted: once that commits, end their sessions and tokens as
+    a revocation does. The gate never reads the user row, so without this a deleted account's
+    session or cached token would still buy. Called before the delete (users.apps connects it),
+    because the token rows go with the user."""
+    token_keys = api_token_keys(user_id=user_id)
+
+    def revoke() -> None:
+        client().set(keys.auth_epoch(user_id), secrets.token_hex(8))
+        api_token_cache_drop(keys=token_keys)
+
+    transaction.on_commit(revoke)
 
 
 class MobileTaken(Exception):

@@ -171,3 +171,44 @@ def test_a_cached_token_expires_with_its_lifetime(shopper):
     user_id = shopper["user"].pk
     client().set(_token_cache_key(shopper["token"]), f"{user_id}:{int(timezone.now().timestamp()) - 1}", ex=60)
     assert api(shopper["token"]).get(f"/api/v1/sales/{shopper['sale'].pk}/result").status_code == 401
+
+
+def test_deleting_an_account_ends_its_sessions_and_cached_tokens_at_the_gate(
+    shopper, django_capture_on_commit_callbacks
+):
+    """The gate never reads the user row: without a revocation a deleted account's session and
+    cached token still bought (and its reservation then stalled the sale's writer)."""
+    with django_capture_on_commit_callbacks(execute=True):
+        User.objects.filter(pk=shopper["user"].pk).delete()  # a bulk delete, as the admin's action does
+    assert _gate_answers(shopper) == [401] * 8
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("way", ["page", "api"])
+def test_a_login_that_raced_a_password_change_issues_nothing_that_survives(monkeypatch, way):
+    """Checking a password takes a while; a reset committed meanwhile revokes everything of the
+    user, and the login must not hand out a session or token after it."""
+    from users import services
+
+    user = make_user()
+    checked = services.authenticate
+
+    def password_changed_meanwhile(request, **credentials):
+        found = checked(request, **credentials)
+        changed = User.objects.get(pk=user.pk)
+        changed.set_password("another-pass-2")
+        changed.save()  # commits (autocommit), then revokes
+        return found
+
+    monkeypatch.setattr(services, "authenticate", password_changed_meanwhile)
+    credentials = {"mobile": user.mobile, "password": PASSWORD}
+    if way == "page":
+        browser = Client()
+        response = browser.post("/user/login", credentials)
+        assert response.status_code == 400
+        session = browser.cookies.get("sessionid")
+        assert session is None or SESSION_KEY not in SessionStore(session.value).load()
+    else:
+        response = api(None).post("/api/v1/users/login", credentials, format="json")
+        assert response.status_code == 400 and response.json()["data"] is None
+    assert not Token.objects.filter(user=user).exists()
