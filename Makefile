@@ -12,13 +12,14 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test lint services-up services-down clean faults cluster-test e2e bench captcha-attack
+.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test e2e bench captcha-attack
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
 	@echo "make dev            the same with Django's runserver and its autoreloader"
 	@echo "make test           ruff, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
 	@echo "make lint           ruff check + ruff format --check"
+	@echo "make stateful       the sale's state machine with many examples (STATEFUL_EXAMPLES=1000, STATEFUL_STEPS=50)"
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
@@ -61,6 +62,14 @@ test: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# The sale's life as a Hypothesis state machine (seckill/tests/test_stateful.py) on real Redis and
+# PostgreSQL, with many more examples than `make test` gives it.
+STATEFUL_EXAMPLES ?= 1000
+STATEFUL_STEPS ?= 50
+stateful: venv
+	STATEFUL_EXAMPLES=$(STATEFUL_EXAMPLES) STATEFUL_STEPS=$(STATEFUL_STEPS) \
+	  $(PY) -m tools.with_services -- $(PY) -m pytest seckill/tests/test_stateful.py -p no:cacheprovider -q
 
 services-up: venv
 	$(PY) -m tools.services up

@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 from django.conf import settings
 
-from seckill import services as seckill_services
+from seckill_site import sale_state
 from seckill_site.broker import task_queue_empty
 from seckill_site.redis import client
 
@@ -33,8 +33,7 @@ def clean_redis():
     its REDIS_KEY_PREFIX) and empty per-process marks. Other keys on the server, the broker's
     among them, are left alone: the server may be a shared one, or a cluster."""
     redis_keys_delete(settings.REDIS_KEY_PREFIX)
-    seckill_services.sold_out_clear()
-    seckill_services._windows.clear()
+    sale_state.process_marks_clear()
     yield
 
 
@@ -52,26 +51,29 @@ def ratelimit_clock(monkeypatch):
 
 
 @pytest.fixture
-def queued(monkeypatch, settings):
-    """Record the order_write messages instead of publishing them (single-threaded tests
-    only): the test decides when, and how often, each message is delivered. The gate runs
-    with the per-request writer here, one message per buy; the batch writer's own tests
-    (seckill/tests/test_writer_batch.py) use `flushes`."""
-    from seckill.tasks import order_write
+def published(monkeypatch):
+    """Record the tasks services publish by name (seckill_site.publish) instead of sending them,
+    as (name, kwargs) pairs: the test decides when, and how often, each is run."""
+    from celery_app import app
 
-    settings.SECKILL_ORDER_WRITER = "per-request"
     sent = []
-    monkeypatch.setattr(order_write, "apply_async", lambda kwargs, **options: sent.append(kwargs))
+    monkeypatch.setattr(app, "send_task", lambda name, kwargs=None, **options: sent.append((name, kwargs)))
     return sent
 
 
 @pytest.fixture
 def flushes(monkeypatch):
-    """Record the batch writer's flush messages (sale ids) instead of publishing them."""
-    from seckill.tasks import order_flush
+    """Record the sale ids of the order writer's flushes instead of publishing them (other
+    tasks published meanwhile are dropped)."""
+    from celery_app import app
 
     sent = []
-    monkeypatch.setattr(order_flush, "apply_async", lambda kwargs, **options: sent.append(kwargs["sale_id"]))
+
+    def send_task(name, kwargs=None, **options):
+        if name == "seckill.order_flush":
+            sent.append(kwargs["sale_id"])
+
+    monkeypatch.setattr(app, "send_task", send_task)
     return sent
 
 

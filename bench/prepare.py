@@ -24,11 +24,12 @@ from django.utils.crypto import salted_hmac
 from rest_framework.authtoken.models import Token
 
 from goods.models import Goods, SeckillGoods
-from goods.services import goods_list_cache_drop, sale_cache_drop, sale_changed
+from goods.services import goods_list_cache_drop, sale_cache_drop, sale_open
 from orders.models import Order, SeckillOrder
-from seckill import services
+from seckill.services import paths as seckill_paths
 from seckill_site.api import api_token_issue, api_token_revoke
-from seckill_site.redis import client, keys
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
 from users.middleware import REFRESHED_AT
 from users.models import User
 from users.sessions import SessionStore
@@ -77,7 +78,7 @@ def sale_create(*, name: str, units: int) -> SeckillGoods:
         start_at=timezone.now() - timedelta(minutes=1),
         end_at=timezone.now() + timedelta(hours=2),
     )
-    sale_changed(sale_id=sale.pk)  # outside a transaction: Redis is warmed right away
+    sale_open(sale_id=sale.pk)
     return sale
 
 
@@ -157,9 +158,9 @@ def _paths(args: tuple[list[tuple[int, str]], int]) -> list[str]:
     for user_id, session_key in shoppers:
         # As a person would: draw the captcha, read it (here: its answer from Redis, as the
         # tests do), then exchange the answer for a one-time path.
-        services.captcha_create(user_id=user_id, sale_id=sale_id)
+        seckill_paths.captcha_create(user_id=user_id, sale_id=sale_id)
         answer = int(client().get(keys.captcha(sale_id, user_id)))
-        path = services.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
+        path = seckill_paths.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
         if path is None:
             raise RuntimeError(f"captcha answer refused for user {user_id}")
         paths.append(path)
@@ -218,7 +219,7 @@ def _remove(*, sale_ids: list[int], user_ids: list[int]) -> None:
             User.objects.filter(pk__in=user_ids[start : start + 1000]).delete()
     redis = client()
     for sale_id in sale_ids:
-        stale = list(redis.scan_iter(match=keys.sale_pattern(sale_id), count=1000))
+        stale = list(redis.scan_iter(match=keys.pattern(sale_id), count=1000))
         for start in range(0, len(stale), 1000):
             redis.delete(*stale[start : start + 1000])
         sale_cache_drop(sale_id=sale_id)

@@ -61,7 +61,6 @@ def ratios(
     *,
     hot_row: dict | None = None,
     drain: dict | None = None,
-    drain_per_request: dict | None = None,
 ) -> list[dict]:
     by_name = {r.scenario: r for r in results}
     verdicts = []
@@ -108,22 +107,10 @@ def ratios(
                 "met": value >= WRITER_TARGET,
             }  # fmt: skip
         )
-    single = (drain_per_request or {}).get("orders_per_second")
-    if orders and single:
-        verdicts.append(
-            {
-                "name": "batch writer orders/s / per-request writer orders/s",
-                "value": round(orders / single, 2),
-                "target": "-",
-                "met": None,
-            }  # fmt: skip
-        )
     return verdicts
 
 
-def figure_lines(
-    *, hot_row: dict, drain: dict, memory: list[dict], profiles: dict[str, dict], drain_per_request: dict | None = None
-) -> list[str]:
+def figure_lines(*, hot_row: dict, drain: dict, memory: list[dict], profiles: dict[str, dict]) -> list[str]:
     """The figures beside the table: the hot row, the writer's drain, memory, the profile."""
     lines = []
     if hot_row:
@@ -137,7 +124,7 @@ def figure_lines(
     if drain:
         memory_per = drain["redis_bytes_per_1000_reservations"]
         lines += [
-            f"\nthe {drain.get('writer', 'batch')} writer's drain: {drain['queued']} of {drain['units']} units"
+            f"\nthe order writer's drain: {drain['queued']} of {drain['units']} units"
             " reserved through the gate's service"
             f" at {drain['reservations_per_second']}/s ({drain['reserve_processes']} processes, writer paused),",
             f"  then {drain['orders_landed']} orders in PostgreSQL {drain['drain_seconds']} s after the writer"
@@ -152,15 +139,6 @@ def figure_lines(
                 if memory_per.get("broker_messages") is not None
                 else ""
             ),
-        ]
-    if drain_per_request:
-        single = drain_per_request
-        single_memory = single["redis_bytes_per_1000_reservations"]["used_memory"]
-        lines += [
-            f"the per-request writer's drain (one message, one transaction per order): {single['orders_landed']}"
-            f" orders in {single['drain_seconds']} s: {single['orders_per_second']} orders/s",
-            f"  CPU % of one core while draining:  {_split(single['cpu_percent_of_one_core']['draining'])}",
-            f"  Redis memory per 1,000 reservations: {single_memory / 1024:.0f} KiB (INFO used_memory)",
         ]
     if memory:
         lines.append("\nprocess memory, peak over the scenarios (RSS / USS = pages of its own, MB):")

@@ -29,8 +29,9 @@ def main(argv: list[str]) -> int:
     import django
 
     django.setup()
-    from seckill import services
-    from seckill_site.redis import client, keys
+    from seckill.services.gate import seckill_attempt
+    from seckill_site.redis import client
+    from seckill_site.sale_state import keys
 
     redis = client()
     codes: Counter[str] = Counter()
@@ -42,7 +43,7 @@ def main(argv: list[str]) -> int:
             pipeline.set(keys.path(sale_id, user), path, ex=keys.PATH_TTL)
         pipeline.execute()
         for user, path in paths.items():
-            attempt = services.seckill_attempt(user_id=user, sale_id=sale_id, path=path)
+            attempt = seckill_attempt(user_id=user, sale_id=sale_id, path=path)
             codes[str(attempt.code.code)] += 1
     ended = time.time()
     with open(output, "w") as file:

@@ -38,14 +38,13 @@ from bench.load import LoadResult, Request
 from bench.profile import flamegraph
 from goods.models import SeckillGoods
 from orders.models import Order, SeckillOrder
-from seckill_site.redis import client, keys
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
 
 SCENARIOS = (
     "floor", "sold-out", "burst", "api-sold-out", "api-burst", "naive", "pages",
-    "hot-row", "drain", "drain-per-request",
+    "hot-row", "drain",
 )  # fmt: skip
-# The per-request writer's drain runs on a smaller sale: it is the slow yardstick, not the subject.
-PER_REQUEST_DRAIN_MAX = 5000
 SOLD_OUT_CODE = "500500"
 SUCCESS_CODE = "0"
 
@@ -134,7 +133,6 @@ class Bench:
         self.checks: dict = {}
         self.hot_row_facts: dict = {}
         self.drain_facts: dict = {}
-        self.drain_per_request_facts: dict = {}
         self.drain_users: list[int] = []
         self.memory: dict[int, dict] = {}  # pid -> its peak RSS / USS over the recorded scenarios
         self.profiles: dict[str, dict] = {}  # scenario -> top frames (--profile)
@@ -526,18 +524,12 @@ class Bench:
         """The order writer's drain rate: `drain_stock` reservations made through the gate's
         service while the worker is paused (with Redis memory measured before and after), then
         the worker resumed and timed until every order is in PostgreSQL."""
-        self.drain_facts = self._drain(writer="batch", units=self.options.drain_stock)
+        self.drain_facts = self._drain(units=self.options.drain_stock)
 
-    def drain_per_request(self) -> None:
-        """The same with SECKILL_ORDER_WRITER=per-request: one message and one transaction per
-        order, the writer before batching, measured in the same run as the yardstick."""
-        units = min(self.options.drain_stock, PER_REQUEST_DRAIN_MAX)
-        self.drain_per_request_facts = self._drain(writer="per-request", units=units)
-
-    def _drain(self, *, writer: str, units: int) -> dict:
-        sale = prepare.sale_create(name=f"drain {writer}", units=units)
+    def _drain(self, *, units: int) -> dict:
+        sale = prepare.sale_create(name="drain", units=units)
         self.sales.extra.append(sale.pk)
-        log(f"drain ({writer} writer): creating {units} shoppers for sale #{sale.pk}")
+        log(f"drain: creating {units} shoppers for sale #{sale.pk}")
         users_made = prepare.users_create(count=units)
         self.drain_users = [*self.drain_users, *users_made]
         redis = client()
@@ -552,9 +544,8 @@ class Bench:
         for index in range(parts):
             users, out = self.work / f"drain-users-{index}.txt", self.work / f"drain-reserved-{index}.json"
             users.write_text("".join(f"{user}\n" for user in users_made[index::parts]))
-            env = dict(self.deployment.env, SECKILL_ORDER_WRITER=writer)  # what the gate publishes
             processes.append((out, subprocess.Popen([sys.executable, "-m", "bench.reserve", str(sale.pk), str(users),
-                                                     str(out)], cwd=ROOT, env=env)))  # fmt: skip
+                                                     str(out)], cwd=ROOT, env=self.deployment.env)))  # fmt: skip
         codes: dict[str, int] = {}
         first, last = None, None
         for out, process in processes:
@@ -567,9 +558,9 @@ class Bench:
             last = made["ended"] if last is None else max(last, made["ended"])
         reserve_cpu = self._cpu_split(mark, time.monotonic() - started)
         queued = codes.get(SUCCESS_CODE, 0)
-        self.queued["drain" if writer == "batch" else f"drain-{writer}"] = queued
+        self.queued["drain"] = queued
         used_after = figures.redis_used_memory(redis)
-        sale_keys, sale_bytes = figures.keys_memory(redis, keys.sale_pattern(sale.pk))
+        sale_keys, sale_bytes = figures.keys_memory(redis, keys.pattern(sale.pk))
         broker_after = self.deployment.broker_queue_bytes()
         if codes != {SUCCESS_CODE: units}:
             self.violations.append(f"drain: the gate answered {codes} to {units} shoppers for {units} units")
@@ -591,7 +582,6 @@ class Bench:
             self.violations.append(f"drain: {landed} of {queued} orders in the database after {drained:.0f} s")
         per_thousand = 1000 / max(queued, 1)
         facts = {
-            "writer": writer,
             "sale": sale.pk,
             "units": units,
             "queued": queued,
@@ -610,7 +600,7 @@ class Bench:
             "sale_keys_while_reserved": sale_keys,
             "cpu_percent_of_one_core": {"reserving": _rounded(reserve_cpu), "draining": _rounded(drain_cpu)},
         }
-        log(f"drain ({writer} writer): {landed} orders in {drained:.2f} s = {landed / drained:.0f} orders/s")
+        log(f"drain: {landed} orders in {drained:.2f} s = {landed / drained:.0f} orders/s")
         return facts
 
     def check(self) -> None:
@@ -622,11 +612,7 @@ class Bench:
             for scenario, sale_ids in (("burst", self.sales.burst), ("api-burst", self.sales.api_burst))
             for number, sale_id in enumerate(sale_ids, 1)
         ]
-        drain = [
-            (name, facts["sale"], facts["units"])
-            for name, facts in (("drain", self.drain_facts), ("drain-per-request", self.drain_per_request_facts))
-            if facts
-        ]
+        drain = [("drain", self.drain_facts["sale"], self.drain_facts["units"])] if self.drain_facts else []
         for name, sale_id, stock in (
             *bursts,
             *drain,
@@ -709,8 +695,7 @@ class Bench:
 
     def finish(self, info: dict, elapsed: float) -> int:
         verdicts = report.ratios(self.results, self.burst_facts.get("drain_seconds_after_last_request"),
-                                 hot_row=self.hot_row_facts, drain=self.drain_facts,
-                                 drain_per_request=self.drain_per_request_facts)  # fmt: skip
+                                 hot_row=self.hot_row_facts, drain=self.drain_facts)  # fmt: skip
         workers, threads = self.deployment.web_config
         title = (
             f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, {self.deployment.describe()},"
@@ -728,8 +713,7 @@ class Bench:
             for line in report.extra_cpu_lines(self.results, self.cpu, extra):
                 print(line)
         memory = list(self.memory.values())
-        for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts,
-                                        drain_per_request=self.drain_per_request_facts, memory=memory,
+        for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts, memory=memory,
                                         profiles=self.profiles):  # fmt: skip
             print(line)
         print("\nratios and targets (reported, not enforced):")
@@ -756,7 +740,6 @@ class Bench:
             "api_burst": self.api_burst_facts,
             "hot_row": self.hot_row_facts,
             "drain": self.drain_facts,
-            "drain_per_request": self.drain_per_request_facts,
             "process_memory_peak": memory,
             "profiles": self.profiles,
             "checks": self.checks,

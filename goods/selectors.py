@@ -9,7 +9,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from goods.models import SaleStatus, SeckillGoods
-from seckill_site.redis import client, keys, lock_try
+from seckill_site import sale_state
+from seckill_site.redis import keys, lock_try
 from seckill_site.redis import now as redis_now
 
 
@@ -128,26 +129,13 @@ def sale_detail(*, sale_id: int) -> dict[str, Any] | None:
 
 
 def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
-    """Live units left per sale from the Redis counters; None where not loaded.
-
-    Each sale's counter lives in its own hash slot, so one MGET would be refused on a Redis
-    Cluster (CROSSSLOT): a pipeline of GETs is one round trip on a single server, and one
-    per node holding these sales on a cluster.
-    """
-    if not sale_ids:
-        return {}
-    pipeline = client().pipeline(transaction=False)
-    for sale_id in sale_ids:
-        pipeline.get(keys.stock(sale_id))
-    values = pipeline.execute()
-    return {
-        sale_id: (int(value) if value is not None else None) for sale_id, value in zip(sale_ids, values, strict=True)
-    }
+    """Live units left per sale (seckill_site.sale_state); None where not loaded."""
+    return sale_state.stock_left(sale_ids)
 
 
 def sale_writes_in_flight(*, sale_id: int) -> bool:
-    """Units handed out by the gate whose orders are not written yet."""
-    return bool(client().hlen(keys.reservations(sale_id)))
+    """Units handed out by the gate whose orders are not settled yet."""
+    return bool(sale_state.reservations_count([sale_id])[sale_id])
 
 
 def sales_for_list() -> list[dict[str, Any]]:

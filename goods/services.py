@@ -14,8 +14,9 @@ from PIL import Image, ImageOps
 
 from goods.models import Goods, SeckillGoods, StockAudit, StockChange
 from goods.selectors import sale_writes_in_flight
+from seckill_site import sale_state
 from seckill_site.http import INT32_MAX
-from seckill_site.redis import client, keys
+from seckill_site.redis import keys
 from users.models import User
 
 
@@ -69,20 +70,28 @@ def sale_cache_drop(*, sale_id: int) -> None:
     cache.delete_many([keys.sale_cache(sale_id), keys.sale_missing(sale_id)])
 
 
-def sale_changed(*, sale_id: int) -> None:
-    """A sale event was created or edited: once committed, reload Redis and drop cached pages.
+def sale_pages_drop(*, sale_id: int) -> None:
+    """A sale event changed: drop its cached pages (its item data and the list)."""
+    sale_cache_drop(sale_id=sale_id)
+    goods_list_cache_drop()
 
-    Called explicitly by the services below and by tools that create sales (no signal),
-    inside or outside a transaction.
-    """
-    from seckill.services import stock_warm
 
-    def refresh() -> None:
-        stock_warm(sale_id=sale_id)
-        sale_cache_drop(sale_id=sale_id)
-        goods_list_cache_drop()
-
-    transaction.on_commit(refresh)
+def sale_open(*, sale_id: int) -> None:
+    """Load a sale event into Redis (stock and window) unless it is there already, and drop
+    the cached pages. sale_create calls it once committed; tools that create sales with the
+    ORM call it themselves. The row is read under the sale's stock lock, so an edit committed
+    before this load is in it, and one committed after finds the sale loaded."""
+    with transaction.atomic():
+        sale_stock_lock(sale_id=sale_id)
+        sale = SeckillGoods.objects.filter(pk=sale_id).values("stock_count", "start_at", "end_at").first()
+        if sale is not None:
+            sale_state.sale_open(
+                sale_id=sale_id,
+                stock=sale["stock_count"],
+                start=sale["start_at"].timestamp(),
+                end=sale["end_at"].timestamp(),
+            )
+    sale_pages_drop(sale_id=sale_id)
 
 
 # What an uploaded image is stored as: its own format when it is one of these, else PNG.
@@ -132,7 +141,7 @@ def goods_save(*, goods: Goods) -> Goods:
 
 
 def sale_create(*, sale: SeckillGoods, actor: User | None = None) -> SeckillGoods:
-    """Put a new sale event on (validated); it is loaded into Redis once committed."""
+    """Put a new sale event on (validated); it is loaded into Redis once committed (sale_open)."""
     with transaction.atomic():
         sale.full_clean()
         sale.save()
@@ -143,7 +152,8 @@ def sale_create(*, sale: SeckillGoods, actor: User | None = None) -> SeckillGood
             actor_id=actor.pk if actor else None,
             note="created",
         )
-        sale_changed(sale_id=sale.pk)
+        sale_id = sale.pk
+        transaction.on_commit(lambda: sale_open(sale_id=sale_id))
     return sale
 
 
@@ -154,48 +164,74 @@ def sale_update(
 
     The stock is never written as an absolute value: order writes decrement it all through a
     sale, and a form or API client holding an older count would undo them (overselling).
-    Only the changed fields are saved; `stock_delta` adds (or removes) units atomically and is
-    refused with StockShortage when fewer than -stock_delta are left, changing nothing at all.
-    Redis is reloaded once committed. `sale` is refreshed with the stock it ends with.
+    Only the changed fields are saved. Under the sale's stock lock, `stock_delta` removes units
+    from Redis first and then from the database, refused with StockShortage (changing nothing)
+    when fewer units than that are free in either: units handed out to shoppers cannot be taken
+    back. Added units reach Redis once committed. `sale` is refreshed with the stock it ends with.
     """
     if "stock_count" in changes:
         raise ValueError("stock changes are differences: pass stock_delta")
-    with transaction.atomic():
-        for field, value in changes.items():
-            setattr(sale, field, value)
-        sale.full_clean(exclude=["stock_count"])
-        if changes:
-            sale.save(update_fields=list(changes))
-        if stock_delta:
-            rows = SeckillGoods.objects.filter(pk=sale.pk)
+    taken = None
+    try:
+        with transaction.atomic():
+            sale_stock_lock(sale_id=sale.pk)
+            for field, value in changes.items():
+                setattr(sale, field, value)
+            sale.full_clean(exclude=["stock_count"])
+            if changes:
+                sale.save(update_fields=list(changes))
             if stock_delta < 0:
-                rows = rows.filter(stock_count__gte=-stock_delta)
-                shortage = _("Not enough units left to remove %(n)s; nothing changed.") % {"n": -stock_delta}
-            else:
-                # The column is a 32-bit integer: a sum past it would overflow in PostgreSQL (a 500).
-                rows = rows.filter(stock_count__lte=INT32_MAX - min(stock_delta, INT32_MAX))
-                shortage = _("The stock cannot exceed %(max)s units; nothing changed.") % {"max": INT32_MAX}
-            if abs(stock_delta) > INT32_MAX or not rows.update(stock_count=F("stock_count") + stock_delta):
-                raise StockShortage(shortage)
-            stock_audit_record(
-                sale_id=sale.pk,
-                delta=stock_delta,
-                reason=StockChange.MERCHANT_EDIT,
-                actor_id=actor.pk if actor else None,
-            )
-        sale_changed(sale_id=sale.pk)
+                taken = _stock_take(sale=sale, count=-stock_delta)
+            if stock_delta:
+                _stock_change(sale=sale, delta=stock_delta, actor=actor)
+            sale_id, window_changed = sale.pk, bool({"start_at", "end_at"} & set(changes))
+            transaction.on_commit(lambda: _sale_edited(sale_id=sale_id, window_changed=window_changed))
+    except BaseException:
+        if taken is not None and taken.taken:
+            # Rolled back: the units go back to Redis (unless a load since counted them).
+            sale_state.stock_add(sale_id=sale.pk, count=-stock_delta, ticket=taken.ticket)
+        raise
     sale.refresh_from_db(fields=["stock_count"])
     return sale
 
 
-def _sale_redis_keys_drop(*, sale_id: int) -> None:
-    """Every Redis key of the sale, per-user ones (captcha, path, result) included. They all
-    share the sale's hash tag: on a Redis Cluster they live on one node, and SCAN visits
-    each node; every DEL is a single key."""
-    redis = client()
-    prefix = keys.stock(sale_id).rpartition(":")[0]  # "sk:{42}"
-    for key in redis.scan_iter(match=f"{prefix}:*", count=500):
-        redis.delete(key)
+def _stock_take(*, sale: SeckillGoods, count: int) -> sale_state.StockTake:
+    """Take `count` units nobody holds out of Redis (the caller holds the sale's stock lock)."""
+    taken = sale_state.stock_take(sale_id=sale.pk, count=count)
+    if taken.taken is False:  # the rest are held by shoppers whose orders are on their way
+        raise StockShortage(_("Not enough units left to remove %(n)s; nothing changed.") % {"n": count})
+    return taken
+
+
+def _stock_change(*, sale: SeckillGoods, delta: int, actor: User | None) -> None:
+    """The database's side of a stock edit (the caller holds the sale's stock lock); added
+    units reach Redis once committed, with the ticket read here."""
+    rows = SeckillGoods.objects.filter(pk=sale.pk)
+    if delta < 0:
+        rows = rows.filter(stock_count__gte=-delta)
+        shortage = _("Not enough units left to remove %(n)s; nothing changed.") % {"n": -delta}
+    else:
+        # The column is a 32-bit integer: a sum past it would overflow in PostgreSQL (a 500).
+        rows = rows.filter(stock_count__lte=INT32_MAX - min(delta, INT32_MAX))
+        shortage = _("The stock cannot exceed %(max)s units; nothing changed.") % {"max": INT32_MAX}
+    if abs(delta) > INT32_MAX or not rows.update(stock_count=F("stock_count") + delta):
+        raise StockShortage(shortage)
+    stock_audit_record(
+        sale_id=sale.pk, delta=delta, reason=StockChange.MERCHANT_EDIT, actor_id=actor.pk if actor else None
+    )
+    if delta > 0:
+        sale_id, ticket = sale.pk, sale_state.ticket(sale.pk)
+        transaction.on_commit(lambda: sale_state.stock_add(sale_id=sale_id, count=delta, ticket=ticket))
+
+
+def _sale_edited(*, sale_id: int, window_changed: bool) -> None:
+    """After an edit's commit: a new window to Redis (from the row as committed now, so edits
+    whose commits run out of order still end on the last one), and the pages dropped."""
+    if window_changed:
+        row = SeckillGoods.objects.filter(pk=sale_id).values("start_at", "end_at").first()
+        if row is not None:
+            sale_state.window_set(sale_id=sale_id, start=row["start_at"].timestamp(), end=row["end_at"].timestamp())
+    sale_pages_drop(sale_id=sale_id)
 
 
 def sale_delete(*, sale: SeckillGoods) -> None:
@@ -213,9 +249,8 @@ def sale_delete(*, sale: SeckillGoods) -> None:
         sale.delete()
 
         def cleanup() -> None:
-            _sale_redis_keys_drop(sale_id=sale_id)
-            sale_cache_drop(sale_id=sale_id)
-            goods_list_cache_drop()
+            sale_state.sale_forget(sale_id=sale_id)
+            sale_pages_drop(sale_id=sale_id)
 
         transaction.on_commit(cleanup)
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from goods.models import SeckillGoods
 from goods.selectors import sale_status, stock_left
 from orders.models import Order
-from seckill_site.redis import client, keys
+from seckill_site import sale_state
 from users.models import User
 
 
@@ -95,20 +95,20 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
         cumulative += point["n"]
         series.append({"t": point["second"].timestamp(), "orders": point["n"], "cumulative": cumulative})
     status, remain = sale_status({"startEpoch": sale.start_at.timestamp(), "endEpoch": sale.end_at.timestamp()})
-    refused_captcha, refused_path = client().hmget(keys.sale_refused(sale.pk), ["captcha", "path"])
+    refused = sale_state.refusals(sale.pk)
     return {
         "saleId": sale.pk,
         "status": int(status),
         "remainSeconds": remain,
         "stockDatabase": sale.stock_count,
         "stockRedis": stock_left([sale.pk])[sale.pk],
-        "inFlight": client().hlen(keys.reservations(sale.pk)),
+        "inFlight": sale_state.reservations_count([sale.pk])[sale.pk],
         "unpaid": by_status.get("unpaid", 0),
         "paid": by_status.get("paid", 0),
         "cancelled": by_status.get("cancelled", 0),
-        # Requests the per-sale limits refused (seckill.services.sale_limit_take): scripts at work.
-        "refusedCaptcha": int(refused_captcha or 0),
-        "refusedPath": int(refused_path or 0),
+        # Requests the per-sale limits refused (seckill.services.paths.sale_limit_take): scripts at work.
+        "refusedCaptcha": refused.get("captcha", 0),
+        "refusedPath": refused.get("path", 0),
         "start": sale.start_at.timestamp(),
         "end": sale.end_at.timestamp(),
         "series": series,

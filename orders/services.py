@@ -1,6 +1,7 @@
 """Writes on orders: the seckill order writer's database half, paying, cancelling, expiring."""
 
 import enum
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -11,27 +12,30 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
+from redis.exceptions import RedisError
 
 from goods.models import SeckillGoods, StockChange
 from goods.selectors import sale_get
 from goods.services import sale_stock_lock, stock_audit_record
 from orders.models import Order, OrderStatus, SeckillOrder
 from orders.payments import provider
-from seckill_site.redis import keys, script
+from seckill_site import sale_state
+
+logger = logging.getLogger(__name__)
 
 
 class WriteOutcome(enum.Enum):
     CREATED = "created"
-    ALREADY_WRITTEN = "already written"  # redelivered message: its order exists
+    ALREADY_WRITTEN = "already written"  # a redelivered flush: its order exists
     DUPLICATE = "duplicate"  # the user already holds a live order of this sale
     SOLD_OUT = "sold out"  # the database had no unit left
-    GIVEN_BACK = "given back"  # the gate returned the unit (publish failed); nothing to write
 
 
 @dataclass(frozen=True)
 class WriteResult:
     outcome: WriteOutcome
     order_id: int | None = None
+    live: bool = True  # ALREADY_WRITTEN: False when that order was cancelled since
 
 
 ORDER_NUMBER_SEQUENCE = "orders_order_number_seq"  # orders/migrations/0003
@@ -47,8 +51,10 @@ def order_number_next() -> str:
     return f"{timezone.now():%Y%m%d%H%M%S}{sequence:010d}"
 
 
-def _order_of_request(request_id: str) -> int | None:
-    return SeckillOrder.objects.filter(request_id=request_id).values_list("order_id", flat=True).first()
+def _written(request_id: str) -> WriteResult | None:
+    """The order this request id already wrote, if any (live or cancelled since)."""
+    row = SeckillOrder.objects.filter(request_id=request_id).values_list("order_id", "live").first()
+    return WriteResult(WriteOutcome.ALREADY_WRITTEN, row[0], live=row[1]) if row is not None else None
 
 
 def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) -> WriteResult:
@@ -67,11 +73,8 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
             sale_stock_lock(sale_id=sale_id)
             taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
             if not taken:
-                # A redelivered message whose order took the last unit finds it here.
-                existing = _order_of_request(request_id)
-                if existing is not None:
-                    return WriteResult(WriteOutcome.ALREADY_WRITTEN, existing)
-                return WriteResult(WriteOutcome.SOLD_OUT)
+                # A redelivered flush whose order took the last unit finds it here.
+                return _written(request_id) or WriteResult(WriteOutcome.SOLD_OUT)
             order = Order.objects.create(
                 order_no=order_number_next(),
                 user_id=user_id,
@@ -89,9 +92,9 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
     except IntegrityError:
         # Rolled back, stock included: this request or this user already has its order (a
         # redelivery, or a second unit after Redis lost its buyer set).
-        same_request = _order_of_request(request_id)
+        same_request = _written(request_id)
         if same_request is not None:
-            return WriteResult(WriteOutcome.ALREADY_WRITTEN, same_request)
+            return same_request
         live = (
             SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True)
             .values_list("order_id", flat=True)
@@ -189,6 +192,7 @@ def orders_create_from_seckill_batch(*, sale_id: int, reservations: dict[str, in
                 sale_id=sale_id,
                 delta=-len(created),
                 reason=StockChange.PURCHASE,
+                actor_id=users[0] if len(users) == 1 else None,  # one buy: its buyer
                 reference=f"{numbers[0]}…{numbers[-1]}" if len(numbers) > 1 else numbers[0],
                 note=f"{len(created)} orders in one batch",
             )
@@ -247,11 +251,13 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
     """unpaid -> cancelled, returning the unit everywhere. Idempotent: False when the order
     was not unpaid any more (already cancelled, or paid), and nothing changes then.
 
-    In one transaction the order is cancelled, its seckill order stops being live (so the
-    shopper may buy again) and the sale's database stock goes up by one; after the commit the
-    Redis stock goes up by one and the shopper leaves the buyer set. Web processes notice the
-    returned unit within a second, when their sold-out marks lapse (seckill.services).
-    The stock audit records the unit as an expiry or a cancellation by `actor_id`.
+    In one transaction, under the sale's stock lock, the order is cancelled, its seckill order
+    stops being live (so the shopper may buy again), the sale's database stock goes up by one,
+    and the sale's ticket is read (seckill_site.sale_state). After the commit the unit goes back
+    to Redis with that ticket: exactly once, and not at all if a load of the sale from the
+    database came in between (that load counted it). Web processes notice the returned unit
+    within a second, when their sold-out marks lapse. The stock audit records the unit as an
+    expiry or a cancellation by `actor_id`.
     """
     sale_id = SeckillOrder.objects.filter(order_id=order_id).values_list("sale_id", flat=True).first()
     with transaction.atomic():
@@ -275,13 +281,23 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
             reference=seckill_order.order.order_no,
             note=reason,
         )
-        sale_id, user_id = seckill_order.sale_id, seckill_order.user_id
-        transaction.on_commit(lambda: _unit_returned_to_redis(sale_id=sale_id, user_id=user_id))
+        try:
+            ticket = sale_state.ticket(seckill_order.sale_id)
+        except RedisError:
+            # A cancellation does not wait for Redis: the reconciler sees the unit missing from
+            # Redis within a minute and loads the sale again.
+            logger.warning("cancelled order %s without returning its unit to Redis", order_id, exc_info=True)
+            return True
+        returned = {
+            "sale_id": seckill_order.sale_id,
+            "user_id": seckill_order.user_id,
+            "order_id": order_id,
+            "request_id": seckill_order.request_id,
+            "ticket": ticket,
+        }
+        # robust: likewise if Redis fails after the commit.
+        transaction.on_commit(lambda: sale_state.unit_return(**returned), robust=True)
     return True
-
-
-def _unit_returned_to_redis(*, sale_id: int, user_id: int) -> None:
-    script("release")(keys=[keys.stock(sale_id), keys.buyers(sale_id), keys.result(sale_id, user_id)], args=[user_id])
 
 
 def order_cancel_by_user(*, order: Order) -> Order:

@@ -1,8 +1,8 @@
 from celery import shared_task
 
 from orders import services
-from seckill.tasks import OUTAGES
-from seckill_site.metrics import ORDERS_EXPIRED
+from orders.metrics import ORDERS_EXPIRED
+from seckill_site.errors import OUTAGES
 
 
 @shared_task(name="orders.expire_unpaid", acks_late=True, autoretry_for=OUTAGES, retry_backoff=5, max_retries=3)

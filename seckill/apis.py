@@ -14,9 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from goods.selectors import sale_get
-from seckill import selectors, services
+from seckill import selectors
 from seckill.observe import attempt_answered
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
+from seckill.services import gate, paths
 from seckill.views import SECKILL_RATE, captcha_answer, sale_limit_message
 from seckill_site.api import (
     HasUserId,
@@ -37,7 +38,7 @@ CAPTCHA_RATE = "20/m"
 SALE_ID = id_parameter("sale_id", "sale event id")
 
 
-def _sale_limited(error: services.SaleLimitReached) -> Response:
+def _sale_limited(error: paths.SaleLimitReached) -> Response:
     response = api_fail(Code.SALE_LIMIT, sale_limit_message(error), data={"retryAfter": error.retry_after})
     response["Retry-After"] = str(error.retry_after)
     return response
@@ -69,8 +70,8 @@ class CaptchaApi(_GateApi):
         if parsed is None or sale_get(sale_id=parsed) is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         try:
-            image = services.captcha_create(user_id=user_id_of(request), sale_id=parsed)
-        except services.SaleLimitReached as error:
+            image = paths.captcha_create(user_id=user_id_of(request), sale_id=parsed)
+        except paths.SaleLimitReached as error:
             return _sale_limited(error)
         response = HttpResponse(image, content_type="image/png")
         response["Cache-Control"] = "no-store"
@@ -103,8 +104,8 @@ class PathApi(_GateApi):
         if sale_get(sale_id=parsed) is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         try:
-            path = services.path_create(user_id=user_id_of(request), sale_id=parsed, answer=answer)
-        except services.SaleLimitReached as error:
+            path = paths.path_create(user_id=user_id_of(request), sale_id=parsed, answer=answer)
+        except paths.SaleLimitReached as error:
             return _sale_limited(error)
         if path is None:
             return api_fail(Code.CAPTCHA_WRONG)
@@ -136,7 +137,7 @@ class BuyApi(_GateApi):
         parsed = positive_int(sale_id)
         if parsed is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
-        attempt = services.seckill_attempt(user_id=user_id_of(request), sale_id=parsed, path=path)
+        attempt = gate.seckill_attempt(user_id=user_id_of(request), sale_id=parsed, path=path)
         attempt_answered(sale_id=parsed, code=attempt.code, reservation=attempt.request_id)
         if attempt.code is Code.TOO_MANY_REQUESTS:
             self.throttled(request, attempt.retry_after)

@@ -1,7 +1,7 @@
 """The cheapest answer in the shop: a buy request for a sale this process knows is sold out.
 
 At the opening second most buy requests arrive after the stock is gone. Once this process has
-seen the sale sell out (its per-process mark, seckill.services), such a request is answered
+seen the sale sell out (its per-process mark, seckill_site.sale_state), such a request is answered
 here, first in the middleware stack: before the session is loaded, before CSRF, locale or any
 other middleware, with no Redis call. "Sold out" is a public fact (the list page shows it), so
 answering it to anyone leaks nothing; the answer is the gate's own, in the shopper's language.
@@ -12,8 +12,8 @@ import re
 from django.http import HttpRequest, HttpResponse
 from django.utils import translation
 
-from seckill import services
 from seckill.observe import attempt_answered
+from seckill_site import sale_state
 from seckill_site.codes import Code
 from seckill_site.http import fail, positive_int
 
@@ -29,7 +29,7 @@ class SoldOutMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.method == "POST":
             sale_id = self._sale_id(request)
-            if sale_id is not None and services.sold_out_known(sale_id):
+            if sale_id is not None and sale_state.sold_out_known(sale_id):
                 attempt_answered(sale_id=sale_id, code=Code.SOLD_OUT)  # a counter and log fields
                 request.metrics_view = "<sold out before routing>"
                 return self._sold_out(request)

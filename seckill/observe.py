@@ -4,9 +4,9 @@ Called where the views turn `Attempt.code` into a response, so the gate itself
 (`seckill.services.seckill_attempt`) stays free of it; no network call either way.
 """
 
+from seckill.metrics import attempt_counted, attempt_outcome
 from seckill_site.codes import Code
 from seckill_site.logs import log_context_set
-from seckill_site.metrics import attempt_counted, attempt_outcome
 
 
 def attempt_answered(*, sale_id: int, code: Code, reservation: str | None = None) -> None:

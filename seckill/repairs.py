@@ -1,13 +1,13 @@
 """What a reconcile repair leaves behind: a stock audit row per repaired sale, and its count.
 
 Called by the reconcile task and the `seckill_reconcile --repair` command with the report
-of `seckill.services.sale_reconcile`, so the reconciler itself stays as it is.
+of `seckill.services.reconcile.sale_reconcile`, so the reconciler itself stays as it is.
 """
 
 from goods.models import StockChange
 from goods.services import stock_audit_record
-from seckill.services import ReconcileReport
-from seckill_site.metrics import RECONCILE_REPAIRS
+from seckill.metrics import RECONCILE_REPAIRS
+from seckill.services.reconcile import ReconcileReport
 
 
 def reconcile_repair_record(*, report: ReconcileReport) -> bool:

@@ -9,8 +9,9 @@ from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from goods.selectors import sale_get
-from seckill import captcha, selectors, services
+from seckill import captcha, selectors
 from seckill.observe import attempt_answered
+from seckill.services import gate, paths
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, parse_int, positive_int
 
@@ -36,7 +37,7 @@ def _limited(request: HttpRequest, group: str) -> bool:
     return is_ratelimited(request, group=group, key=_rate_key, rate=SECKILL_RATE, increment=True)
 
 
-def sale_limit_message(error: services.SaleLimitReached) -> str:
+def sale_limit_message(error: paths.SaleLimitReached) -> str:
     if error.action == "captcha":
         message = _("at most %(limit)s captchas a minute for this sale: try again in %(seconds)s s")
     else:
@@ -44,7 +45,7 @@ def sale_limit_message(error: services.SaleLimitReached) -> str:
     return message % {"limit": error.limit, "seconds": error.retry_after}
 
 
-def _sale_limited(error: services.SaleLimitReached) -> HttpResponse:
+def _sale_limited(error: paths.SaleLimitReached) -> HttpResponse:
     response = fail(Code.SALE_LIMIT, sale_limit_message(error), data={"retryAfter": error.retry_after})
     response["Retry-After"] = str(error.retry_after)
     return response
@@ -67,8 +68,8 @@ def verify_code(request: HttpRequest) -> HttpResponse:
     if is_ratelimited(request, group="seckill.captcha", key=_rate_key, rate="20/m", increment=True):
         return fail(Code.TOO_MANY_REQUESTS)
     try:
-        image = services.captcha_create(user_id=user_id, sale_id=sale_id)
-    except services.SaleLimitReached as error:
+        image = paths.captcha_create(user_id=user_id, sale_id=sale_id)
+    except paths.SaleLimitReached as error:
         return _sale_limited(error)
     response = HttpResponse(image, content_type="image/png")
     response["Cache-Control"] = "no-store"
@@ -91,8 +92,8 @@ def seckill_path(request: HttpRequest) -> HttpResponse:
     if sale_get(sale_id=sale_id) is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
     try:
-        path = services.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
-    except services.SaleLimitReached as error:
+        path = paths.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
+    except paths.SaleLimitReached as error:
         return _sale_limited(error)
     if path is None:
         return fail(Code.CAPTCHA_WRONG)
@@ -107,7 +108,7 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    attempt = services.seckill_attempt(user_id=user_id, sale_id=sale_id, path=path)
+    attempt = gate.seckill_attempt(user_id=user_id, sale_id=sale_id, path=path)
     attempt_answered(sale_id=sale_id, code=attempt.code, reservation=attempt.request_id)
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})

@@ -37,6 +37,12 @@ UNAVAILABLE = (
 )
 
 
+# What a Celery task waits out (autoretry_for) rather than drop its work: the same outages, and
+# django-redis's wrapper of Redis errors. Found by `make faults`: a task that died on a Redis
+# restart was acked and gone, and its shopper was told -1.
+OUTAGES = (*UNAVAILABLE, ConnectionInterrupted)
+
+
 def service_unavailable(error: BaseException) -> bool:
     """Is `error` one of UNAVAILABLE (django-redis wraps Redis errors in ConnectionInterrupted)?"""
     if isinstance(error, ConnectionInterrupted):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connections
 
-from seckill_site.redis import LUA_DIR, client, script, scripts_load
+from seckill_site.redis import client, script, script_names, scripts_load
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def check_redis() -> None:
 def check_lua_scripts() -> None:
     """The gate's scripts are loaded (on every primary of a cluster). A Redis that restarted
     empty has none: load them now, so the first buyer after the restart does not pay for it."""
-    names = sorted(path.stem for path in LUA_DIR.glob("*.lua"))
+    names = script_names()
     loaded = client().script_exists(*[script(name).sha for name in names])
     if not all(loaded):
         scripts_load()

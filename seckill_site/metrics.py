@@ -1,4 +1,5 @@
-"""Prometheus metrics: the web requests, the gate's answers, the order pipeline.
+"""Prometheus metrics: the exporter, the web requests, and the figures read at scrape time.
+Each app keeps its own counters (seckill/metrics.py, orders/metrics.py).
 
 Counters and histograms live in each process and cost a lock and an add (an mmap write in
 multiprocess mode) — nothing that reaches the network, so the gate pays almost nothing.
@@ -6,9 +7,9 @@ With PROMETHEUS_MULTIPROC_DIR set (gunicorn's workers, Celery's prefork children
 process writes its own file there and a scrape adds them all up; it must be set before the
 first import of prometheus_client, i.e. in the environment, and emptied at start-up.
 
-The figures of the shop's state — reservations waiting and the oldest one's age, the broker
-queue's depth — are read from Redis and the broker when /metrics is scraped, by the process
-answering the scrape (`ShopCollector`), never on a request path.
+The figures of the shop's state — the broker queue's depth here, reservations waiting from the
+seckill app (registered with `scrape_source_add`) — are read when /metrics is scraped, by the
+process answering the scrape (`ShopCollector`), never on a request path.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -33,8 +34,6 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
-
-from seckill_site.codes import Code
 
 logger = logging.getLogger(__name__)
 
@@ -54,109 +53,41 @@ HTTP_LATENCY = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
 )
 
-# --- the gate ------------------------------------------------------------------------------
-
-SECKILL_ATTEMPTS = Counter("seckill_attempts_total", "doSeckill answers (page and API), by outcome", ["outcome"])
-ATTEMPT_OUTCOMES = {
-    Code.SUCCESS: "queued",
-    Code.SOLD_OUT: "sold_out",
-    Code.ALREADY_BOUGHT: "already_bought",
-    Code.TOO_MANY_REQUESTS: "limited",
-    Code.PATH_INVALID: "invalid_path",
-    Code.SERVER_BUSY: "busy",
-    Code.TRY_AGAIN: "busy",  # the broker refused the message; the unit went back
-    Code.NOT_STARTED: "not_started",
-    Code.ENDED: "ended",
-}
-# Children made once, so counting an answer is a dict lookup and an add.
-_attempt_counters = {code: SECKILL_ATTEMPTS.labels(outcome) for code, outcome in ATTEMPT_OUTCOMES.items()}
-_attempt_other = SECKILL_ATTEMPTS.labels("other")
-
-
-def attempt_outcome(code: Code) -> str:
-    return ATTEMPT_OUTCOMES.get(code, "other")
-
-
-def attempt_counted(code: Code) -> None:
-    """Count one answer of the gate; the views and the API call it where they answer."""
-    _attempt_counters.get(code, _attempt_other).inc()
-
-
-# --- the order pipeline (Celery workers) ------------------------------------------------------
-
-ORDERS_WRITTEN = Counter("seckill_order_writes_total", "Order writer runs, by outcome", ["outcome"])
-WRITER_BATCH_SIZE = Histogram(
-    "seckill_writer_batch_size",
-    "Reservations per batch of the batch order writer",
-    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
-)
-WRITER_BATCH_SECONDS = Histogram(
-    "seckill_writer_batch_seconds",
-    "Time to write one batch of orders (its transaction, or one by one when refused)",
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
-)
-ORDERS_EXPIRED = Counter("seckill_orders_expired_total", "Unpaid orders cancelled by the expiry sweep")
-RECONCILE_REPAIRS = Counter(
-    "seckill_reconcile_repairs_total",
-    "Sales whose Redis state the reconciler repaired or whose reservations it finished",
-)
-
-
 # --- scrape-time figures -----------------------------------------------------------------------
 
 
+# Figures read at scrape time: source name -> a function returning its metric families. Apps
+# add theirs in AppConfig.ready() (the seckill app: the reservations waiting, from Redis).
+ScrapeSource = Callable[[], list[GaugeMetricFamily]]
+_scrape_sources: dict[str, ScrapeSource] = {}
+
+
+def scrape_source_add(name: str, figures: ScrapeSource) -> None:
+    _scrape_sources[name] = figures
+
+
+def _queue_figures() -> list[GaugeMetricFamily]:
+    depth = GaugeMetricFamily("seckill_queue_depth", "Messages waiting in the broker queue", labels=["queue"])
+    queue, messages = _queue_depth()
+    depth.add_metric([queue], messages)
+    return [depth]
+
+
 class ShopCollector(Collector):
-    """Reservations waiting, the oldest one's age and the broker queue's depth, read at scrape
-    time. A dependency that does not answer leaves its figures out and says so in
-    `seckill_shop_metrics_up`; the scrape itself never fails for it."""
+    """The figures of every scrape source, read at scrape time. A source that does not answer
+    leaves its figures out and says so in `seckill_shop_metrics_up{source}`; the scrape itself
+    never fails for it."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("seckill_shop_metrics_up", "Whether the shop figures could be read", labels=["source"])
-        try:
-            waiting, oldest = _reservations()
-            yield GaugeMetricFamily(
-                "seckill_reservations_waiting", "Units handed out whose orders are not written yet", value=waiting
-            )
-            yield GaugeMetricFamily(
-                "seckill_reservation_oldest_age_seconds",
-                "Age of the oldest reservation still waiting for its order (0 when none)",
-                value=oldest,
-            )
-            up.add_metric(["redis"], 1)
-        except Exception:  # a scrape during an outage still answers, with the outage in `up`
-            logger.warning("metrics: could not read the reservations", exc_info=True)
-            up.add_metric(["redis"], 0)
-        try:
-            depth = GaugeMetricFamily("seckill_queue_depth", "Messages waiting in the broker queue", labels=["queue"])
-            queue, messages = _queue_depth()
-            depth.add_metric([queue], messages)
-            yield depth
-            up.add_metric(["broker"], 1)
-        except Exception:
-            logger.warning("metrics: could not read the queue depth", exc_info=True)
-            up.add_metric(["broker"], 0)
+        for name, figures in {**_scrape_sources, "broker": _queue_figures}.items():
+            try:
+                yield from figures()
+                up.add_metric([name], 1)
+            except Exception:  # a scrape during an outage still answers, with the outage in `up`
+                logger.warning("metrics: could not read the %s figures", name, exc_info=True)
+                up.add_metric([name], 0)
         yield up
-
-
-def _reservations() -> tuple[int, float]:
-    """(units waiting, age of the oldest) over the sales the reconciler looks at. One pipeline of
-    HGETALLs: each sale's hash is its own slot, and a cluster pipeline splits them by node."""
-    from seckill.services import sales_to_reconcile
-    from seckill_site.redis import client, keys
-
-    sale_ids = sales_to_reconcile()
-    if not sale_ids:
-        return 0, 0.0
-    pipeline = client().pipeline(transaction=False)
-    for sale_id in sale_ids:
-        pipeline.hgetall(keys.reservations(sale_id))
-    waiting, oldest_at = 0, None
-    for reservations in pipeline.execute():
-        waiting += len(reservations)
-        for value in reservations.values():
-            reserved_at = keys.reservation_parse(value)[1]
-            oldest_at = reserved_at if oldest_at is None else min(oldest_at, reserved_at)
-    return waiting, (max(0.0, time.time() - oldest_at) if oldest_at is not None else 0.0)
 
 
 def _queue_depth() -> tuple[str, int]:

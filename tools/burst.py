@@ -40,8 +40,9 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
 
     from goods.models import Goods, SeckillGoods
     from goods.services import sale_create
-    from seckill import services
-    from seckill_site.redis import client, keys
+    from seckill.services import paths
+    from seckill_site.redis import client
+    from seckill_site.sale_state import keys
     from users.models import User
 
     owner = User.objects.filter(is_staff=True).order_by("pk").first() or User.objects.create_user(
@@ -53,7 +54,6 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
         goods=goods, seckill_price=Decimal("1"), stock_count=count, start_at=now, end_at=now + timedelta(hours=1)
     )
     sale_create(sale=sale, actor=owner)
-    services.stock_warm(sale_id=sale.pk)
     password = make_password("burst-" + secrets.token_hex(4))
     prefix = f"16{secrets.randbelow(10**3):03d}"
     users = User.objects.bulk_create(
@@ -67,9 +67,9 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
         session[BACKEND_SESSION_KEY] = "users.backends.MobileBackend"
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
-        services.captcha_create(user_id=user.pk, sale_id=sale.pk)
+        paths.captcha_create(user_id=user.pk, sale_id=sale.pk)
         answer = int(client().get(keys.captcha(sale.pk, user.pk)))
-        shoppers.append((session.session_key, services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer)))
+        shoppers.append((session.session_key, paths.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer)))
     return sale.pk, shoppers
 
 

@@ -4,7 +4,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from goods.models import Goods, SeckillGoods
-from seckill.services import stock_warm
+from goods.services import sale_open
 from users.models import User
 from users.tests.factories import make_merchant
 
@@ -31,5 +31,5 @@ def make_sale(
         **fields,
     )
     if warm:
-        stock_warm(sale_id=sale.pk)
+        sale_open(sale_id=sale.pk)
     return sale

@@ -9,9 +9,9 @@ from goods.models import Goods, SeckillGoods
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.tests.factories import make_order
-from seckill import services as seckill_services
+from seckill.services import paths as seckill_paths
 from seckill_site.redis import client as redis
-from seckill_site.redis import keys
+from seckill_site.sale_state import keys
 from users.tests.factories import make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
@@ -245,7 +245,7 @@ def test_admin_delete_of_a_live_sale_leaves_no_redis_key_or_cached_page(
 
     sale = make_sale(goods=two_merchants["goods_a"], stock=5)  # on sale now, warmed into Redis
     path_for(make_user().pk, sale.pk)  # a shopper's path: a per-user key of the sale
-    seckill_services.captcha_create(user_id=make_user().pk, sale_id=sale.pk)  # and a captcha
+    seckill_paths.captcha_create(user_id=make_user().pk, sale_id=sale.pk)  # and a captcha
     assert sale_get(sale_id=sale.pk) is not None  # the sale cache
     assert b"A-Phone" in client.get("/goods/goodsList").content  # the list page cache
     assert len(_sale_keys_left(sale.pk)) >= 5 and _list_pages_cached()

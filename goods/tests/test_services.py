@@ -14,7 +14,7 @@ from goods.selectors import sale_get
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
 from seckill_site.redis import client as redis
-from seckill_site.redis import keys
+from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -81,7 +81,7 @@ def test_stock_audit_adds_up_to_the_stock_through_every_kind_of_change(django_ca
     from goods.models import StockAudit, StockChange
     from orders.models import Order
     from orders.services import order_cancel_by_user, orders_expire_unpaid
-    from seckill.tasks import reconcile
+    from seckill.tasks import reconcile_sales as reconcile
     from users.tests.factories import make_merchant
 
     merchant = make_merchant()

@@ -5,7 +5,6 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from goods.models import SeckillGoods
 from goods.tests.factories import make_goods, make_sale
 from seckill_site.redis import keys
 from users.tests.factories import make_user
@@ -33,15 +32,14 @@ def test_cached_list_has_nothing_user_specific(client):
     assert "csrfmiddlewaretoken" not in html
 
 
-def test_changing_a_sale_reloads_redis_and_drops_the_list_cache(client, django_capture_on_commit_callbacks):
-    from goods.services import sale_changed
+def test_changing_a_sale_reaches_redis_and_drops_the_list_cache(client, django_capture_on_commit_callbacks):
+    from goods.services import sale_update
 
     sale = make_sale(stock=7)
     client.get("/goods/goodsList")
     assert cache.get(keys.goods_list_html("en")) is not None
     with django_capture_on_commit_callbacks(execute=True):
-        SeckillGoods.objects.filter(pk=sale.pk).update(stock_count=3)
-        sale_changed(sale_id=sale.pk)
+        sale_update(sale=sale, changes={}, stock_delta=-4)
     assert cache.get(keys.goods_list_html("en")) is None
     assert b"3 left" in client.get("/goods/goodsList").content
 

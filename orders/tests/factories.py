@@ -28,11 +28,14 @@ def make_order(*, sale: SeckillGoods, user: User | None = None, **fields) -> Ord
 
 def buy(*, sale: SeckillGoods, user: User) -> Order:
     """Buy through the real pipeline pieces, minus the broker: the reserve script, then the
-    order writer's service, so Redis and the database agree as after a real purchase."""
-    from seckill import services
+    order writer's flush, so Redis and the database agree as after a real purchase. The sale
+    must hold no other reservation (the flush would write it too)."""
+    from seckill.services.writer import sale_flush
     from seckill.tests.shoppers import reserve_directly
+    from seckill_site import sale_state
 
+    assert not sale_state.reservations_count([sale.pk])[sale.pk], "the flush would write other reservations too"
     left, request_id = reserve_directly(user.pk, sale.pk)
     assert left >= 0, f"reserve refused: {left}"
-    services.seckill_order_write(sale_id=sale.pk, user_id=user.pk, request_id=request_id)
+    sale_flush(sale_id=sale.pk)
     return Order.objects.get(seckill__request_id=request_id)

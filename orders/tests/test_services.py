@@ -11,7 +11,8 @@ from goods.tests.factories import make_sale
 from orders import services
 from orders.models import Order, OrderStatus, SeckillOrder
 from orders.tests.factories import buy
-from seckill_site.redis import client, keys
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
 from users.tests.factories import make_user, make_users
 
 

@@ -9,9 +9,10 @@ from django.contrib.sessions.backends.cache import SessionStore
 from bench import prepare
 from goods.tests.factories import make_sale
 from orders.selectors import sale_figures
-from seckill import services
+from seckill.services import paths as services
 from seckill_site.api import api_token_issue
-from seckill_site.redis import client, keys
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from users.tests.factories import make_user
 
@@ -76,13 +77,13 @@ def test_counters_carry_the_sale_hash_tag_and_expire_with_their_window(settings)
     settings.SECKILL_CAPTCHAS_PER_MINUTE = 1
     sale, user = make_sale(), make_user()
     services.captcha_create(user_id=user.pk, sale_id=sale.pk)
-    key = keys.sale_limit(sale.pk, "captcha", user.pk)
-    assert f"{{{sale.pk}}}" in key and f"{{{sale.pk}}}" in keys.sale_refused(sale.pk)
-    assert 0 < client().ttl(key) <= keys.SALE_LIMIT_WINDOW
+    key = keys.limit(sale.pk, "captcha", user.pk)
+    assert f"{{{sale.pk}}}" in key and f"{{{sale.pk}}}" in keys.refused(sale.pk)
+    assert 0 < client().ttl(key) <= keys.LIMIT_WINDOW
     with pytest.raises(services.SaleLimitReached) as refused:
         services.captcha_create(user_id=user.pk, sale_id=sale.pk)
-    assert refused.value.limit == 1 and 0 < refused.value.retry_after <= keys.SALE_LIMIT_WINDOW
-    assert 0 < client().ttl(keys.sale_refused(sale.pk)) <= keys.SALE_REFUSED_TTL
+    assert refused.value.limit == 1 and 0 < refused.value.retry_after <= keys.LIMIT_WINDOW
+    assert 0 < client().ttl(keys.refused(sale.pk)) <= keys.REFUSED_TTL
     client().delete(key)  # the window ends
     services.captcha_create(user_id=user.pk, sale_id=sale.pk)
 

@@ -4,7 +4,7 @@ CSRF or anything that needs Redis: here Redis is unreachable and the answer stil
 import pytest
 from django.test import override_settings
 
-from seckill import services
+from seckill_site import sale_state
 from seckill_site.tests.test_failover import DEAD_REDIS
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +14,7 @@ BUYS = ["/seckill/some-path/doSeckill", "/api/v1/sales/{sale}/buy/some-path"]
 
 @pytest.mark.parametrize("url", BUYS)
 def test_a_known_sold_out_sale_is_answered_without_session_or_redis(client, url):
-    services.sold_out_mark(42)
+    sale_state.sold_out_mark(42)
     client.cookies["sessionid"] = "x" * 32  # loading it would need Redis
     with override_settings(CACHES=DEAD_REDIS):
         response = client.post(url.format(sale=42), {"goodsId": 42}, HTTP_ACCEPT_LANGUAGE="zh-hans")
@@ -24,6 +24,6 @@ def test_a_known_sold_out_sale_is_answered_without_session_or_redis(client, url)
 
 @pytest.mark.parametrize("url", BUYS)
 def test_other_sales_go_through_the_whole_stack(client, url):
-    services.sold_out_mark(42)
+    sale_state.sold_out_mark(42)
     response = client.post(url.format(sale=43), {"goodsId": 43}, HTTP_ACCEPT="application/json")
     assert response.status_code in (401, 403)  # not logged in (or no CSRF token): the usual checks ran

@@ -11,9 +11,12 @@ from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from orders.services import order_create_from_seckill
 from orders.tests.factories import buy
-from seckill import services
+from seckill.services import reconcile as services
+from seckill.services.writer import sale_flush
 from seckill.tests.shoppers import reserve_directly
-from seckill_site.redis import client, keys
+from seckill_site import sale_state
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
 from users.tests.factories import make_user, make_users
 
 
@@ -46,18 +49,16 @@ class TestReconcile:
         assert set(report.stale_reservations) == set(stranded) and not report.finished
         assert Order.objects.count() == 3  # a report changes nothing
         report = services.sale_reconcile(sale_id=sale.pk, repair=True)
-        assert report.finished == dict.fromkeys(stranded, "created")
+        assert report.finished == dict.fromkeys(stranded, "written")
         for request_id, user in stranded.items():
             order = SeckillOrder.objects.get(request_id=request_id).order
             assert order.user == user and int(client().get(keys.result(sale.pk, user.pk))) == order.pk
         assert list(client().hkeys(keys.reservations(sale.pk))) == [fresh.encode()]
         assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 5
         assert int(client().get(keys.stock(sale.pk))) == 4  # 5 in the database, 1 still in flight
-        # Its message arrives late after all: no second order.
-        services.seckill_order_write(
-            sale_id=sale.pk, user_id=stranded[next(iter(stranded))].pk, request_id=next(iter(stranded))
-        )
-        assert Order.objects.count() == 5
+        # Its flush arrives late after all: it writes the one in flight, and no second order.
+        sale_flush(sale_id=sale.pk)
+        assert Order.objects.count() == 6
 
     def test_repairs_a_drifted_counter_and_buyer_set(self):
         sale = make_sale(stock=10)
@@ -89,7 +90,7 @@ class TestReconcile:
         assert "stale reservations 1" in out.getvalue() and "run with --repair" in out.getvalue()
         out = io.StringIO()
         call_command("seckill_reconcile", "--repair", stdout=out)
-        assert ": created" in out.getvalue()
+        assert ": written" in out.getvalue()
         assert Order.objects.count() == 1 and agree(sale)
 
 
@@ -118,11 +119,12 @@ def test_concurrent_reconcilers_finish_each_stranded_unit_once():
 
 @pytest.mark.django_db
 def test_warm_loads_every_lua_script_on_every_primary():
-    from seckill_site.redis import LUA_DIR, script
+    from seckill_site.redis import script, script_names
 
     out = io.StringIO()
     call_command("seckill_warm", stdout=out)
-    names = sorted(path.stem for path in LUA_DIR.glob("*.lua"))
+    names = script_names()
+    assert "reserve" in names and "settle" in names and "unlock" in names
     assert f"Lua scripts loaded: {', '.join(names)}" in out.getvalue()
     assert all(client().script_exists(*[script(name).sha for name in names]))
 
@@ -143,7 +145,7 @@ def test_an_order_written_while_the_reconciler_reads_is_counted_once(monkeypatch
 
     def write_meanwhile():
         try:
-            services.seckill_order_write(sale_id=sale.pk, user_id=first.pk, request_id=written_meanwhile)
+            order_create_from_seckill(sale_id=sale.pk, user_id=first.pk, request_id=written_meanwhile)
             landed.set()
         finally:
             connection.close()
@@ -164,25 +166,91 @@ def test_an_order_written_while_the_reconciler_reads_is_counted_once(monkeypatch
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_cancellation_the_reconciler_already_loaded_returns_its_unit_once():
-    """A reconcile between a cancellation's commit and its Redis release loads the returned
-    unit from the database; the release must not add it a second time."""
+def test_a_cancellation_the_reconciler_already_loaded_returns_its_unit_once(monkeypatch):
+    """A reconcile between a cancellation's commit and its Redis return loads the returned
+    unit from the database; the return must not add it a second time."""
     sale = make_sale(stock=3)
     user = make_user()
     order = buy(sale=sale, user=user)
     from orders import services as orders
 
-    real_release = orders._unit_returned_to_redis
+    real_return = sale_state.unit_return
 
     def reconcile_first(**kwargs):
         services.stock_warm(sale_id=sale.pk)
-        real_release(**kwargs)
+        return real_return(**kwargs)
 
-    orders._unit_returned_to_redis = reconcile_first
-    try:
-        assert orders.order_cancel(order_id=order.pk, reason=orders.REASON_SHOPPER)
-    finally:
-        orders._unit_returned_to_redis = real_release
+    monkeypatch.setattr(sale_state, "unit_return", reconcile_first)
+    assert orders.order_cancel(order_id=order.pk, reason=orders.REASON_SHOPPER)
     assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3
     assert int(client().get(keys.stock(sale.pk))) == 3
     assert not client().sismember(keys.buyers(sale.pk), user.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_unit_comes_back_once_when_its_return_a_reconcile_and_a_rebuy_overlap(monkeypatch):
+    """The cancellation committed; before its Redis step ran, a reconcile loaded the returned
+    unit from the database and the shopper bought again. The late return used to see the
+    shopper back in the buyer set and add the unit a second time."""
+    from orders import services as orders
+
+    sale = make_sale(stock=3)
+    user = make_user()
+    order = buy(sale=sale, user=user)
+    late = sale_state.unit_return
+
+    def reconcile_and_rebuy_first(**kwargs):
+        services.sale_reconcile(sale_id=sale.pk, repair=True)
+        reserve_directly(user.pk, sale.pk)
+        return late(**kwargs)
+
+    monkeypatch.setattr(sale_state, "unit_return", reconcile_and_rebuy_first)
+    assert orders.order_cancel(order_id=order.pk, reason=orders.REASON_SHOPPER)
+    sale_flush(sale_id=sale.pk)
+
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 2
+    assert int(client().get(keys.stock(sale.pk))) == 2
+    assert Order.objects.filter(user=user, status="unpaid").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sale_that_fails_to_reconcile_does_not_stop_the_others(monkeypatch):
+    from seckill import tasks
+
+    failing, healthy = make_sale(stock=5), make_sale(stock=5)
+    stranded = strand(healthy, make_user())
+    real = services._sale_snapshot
+
+    def broken_for_one(sale_id):
+        if sale_id == failing.pk:
+            raise RuntimeError("a sale the reconciler cannot read")
+        return real(sale_id)
+
+    monkeypatch.setattr(services, "_sale_snapshot", broken_for_one)
+    reports = {report.sale_id: report for report in services.sales_reconcile(repair=True)}
+
+    assert "a sale the reconciler cannot read" in reports[failing.pk].error
+    assert reports[healthy.pk].finished == {stranded: "written"}
+    assert tasks.reconcile_sales() == 0  # the task counts the failure and goes on
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_ended_sale_is_swept_and_reconciled_until_nothing_of_it_is_in_flight(flushes):
+    from seckill.selectors import sales_to_reconcile
+    from seckill.services.writer import flushes_lapsed_publish
+
+    sale = make_sale(stock=3, starts_in=-3 * 86400, lasts=3600)  # ended two days ago
+    user = make_user()
+    live = make_sale(stock=3)
+    request_id = strand(live, user)  # a reservation made while it ran, whose flush was lost
+    value = client().hget(keys.reservations(live.pk), request_id)
+    client().hdel(keys.reservations(live.pk), request_id)
+    client().hset(keys.reservations(sale.pk), request_id, value)
+    assert sale.pk in sales_to_reconcile()
+    assert flushes_lapsed_publish() == [sale.pk]
+
+    reports = {report.sale_id: report for report in services.sales_reconcile(repair=True)}
+
+    assert reports[sale.pk].finished == {request_id: "written"}
+    assert client().hlen(keys.reservations(sale.pk)) == 0
+    assert sale.pk not in sales_to_reconcile()  # nothing of it in flight: left alone again

@@ -8,11 +8,13 @@ from kombu.exceptions import OperationalError as BrokerError
 from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders.models import Order
-from orders.services import WriteOutcome
-from seckill import services
+from seckill.services import gate as gate_service
+from seckill.services import paths, reconcile, writer
 from seckill.tests.shoppers import path_for
+from seckill_site import sale_state
 from seckill_site.codes import Code
-from seckill_site.redis import client, keys
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +26,7 @@ def redis_state(sale_id: int, user_id: int) -> dict:
         "buyers": client().smembers(keys.buyers(sale_id)),
         "reservations": client().hgetall(keys.reservations(sale_id)),
         "result": client().get(keys.result(sale_id, user_id)),
-        "flush pending": client().exists(keys.flush_pending(sale_id)),
+        "flush pending": client().exists(keys.flush(sale_id)),
     }
 
 
@@ -32,15 +34,17 @@ def attempt(user, sale):
     return gate(user_id=user.pk, sale_id=sale.pk, path=path_for(user.pk, sale.pk)).code
 
 
-def gate(**kwargs) -> services.Attempt:
-    return services.seckill_attempt(**kwargs)
+def gate(**kwargs) -> gate_service.Attempt:
+    return gate_service.seckill_attempt(**kwargs)
 
 
-@pytest.mark.parametrize("writer", ["batch", "per-request"])
-def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch, settings, writer):
-    from seckill.tasks import order_flush, order_write
+def flush(sale) -> writer.FlushReport:
+    return writer.sale_flush(sale_id=sale.pk)
 
-    settings.SECKILL_ORDER_WRITER = writer
+
+def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch):
+    from celery_app import app
+
     sale, user = make_sale(stock=3), make_user()
     path = path_for(user.pk, sale.pk)
     before = redis_state(sale.pk, user.pk)
@@ -48,7 +52,7 @@ def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch, settings,
     def broker_down(*args, **kwargs):
         raise BrokerError("connection refused")
 
-    monkeypatch.setattr(order_flush if writer == "batch" else order_write, "apply_async", broker_down)
+    monkeypatch.setattr(app, "send_task", broker_down)
     result = gate(user_id=user.pk, sale_id=sale.pk, path=path)
 
     assert result.code is Code.TRY_AGAIN
@@ -56,35 +60,35 @@ def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch, settings,
     assert before["stock"] == b"3"
 
 
-def test_queued_then_written_then_result(queued):
+def test_queued_then_written_then_result(flushes):
     sale, user = make_sale(stock=2), make_user()
     assert attempt(user, sale) is Code.SUCCESS
     assert client().get(keys.result(sale.pk, user.pk)) == b"0"
-    [message] = queued
-    assert services.seckill_order_write(**message) is WriteOutcome.CREATED
+    assert flushes == [sale.pk]
+    assert flush(sale).created == 1
     order = Order.objects.get(user=user)
     assert order.price == sale.seckill_price and order.status == "unpaid"
     assert int(client().get(keys.result(sale.pk, user.pk))) == order.pk
     assert client().hlen(keys.reservations(sale.pk)) == 0
     assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 1
-    # Redelivery of the same message: no second order, same answer.
-    assert services.seckill_order_write(**message) is WriteOutcome.ALREADY_WRITTEN
+    # Redelivery of the same flush: nothing left to claim, no second order.
+    assert flush(sale).batches == 0
     assert Order.objects.count() == 1
 
 
-def test_already_bought_and_sold_out(queued):
+def test_already_bought_and_sold_out(flushes):
     sale = make_sale(stock=2)
     first, second, third = make_user(), make_user(), make_user()
     assert attempt(first, sale) is Code.SUCCESS
     assert attempt(first, sale) is Code.ALREADY_BOUGHT
     assert attempt(second, sale) is Code.SUCCESS  # the last unit: this process marks the sale sold out
     assert attempt(third, sale) is Code.SOLD_OUT
-    services.sold_out_clear()
+    sale_state.sold_out_clear()
     assert attempt(third, sale) is Code.SOLD_OUT  # the Lua script says so too
     assert client().get(keys.stock(sale.pk)) == b"0"
 
 
-def test_sold_out_mark_answers_without_any_network_call_and_expires(queued, monkeypatch):
+def test_sold_out_mark_answers_without_any_network_call_and_expires(flushes, monkeypatch):
     sale = make_sale(stock=0)
     user = make_user()
     assert attempt(user, sale) is Code.SOLD_OUT  # the script said so; this process remembers
@@ -94,25 +98,25 @@ def test_sold_out_mark_answers_without_any_network_call_and_expires(queued, monk
         raise AssertionError("the sold-out mark must answer without Redis")
 
     with monkeypatch.context() as offline:
-        offline.setattr(services, "client", no_network)
-        offline.setattr(services, "script", no_network)
-        answer = services.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path)
+        offline.setattr(sale_state, "client", no_network)
+        offline.setattr(sale_state, "script", no_network)
+        answer = gate_service.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path)
     assert answer.code is Code.SOLD_OUT
     assert not client().exists(keys.gate_rate(sale.pk, user.pk))  # not even the rate limit was counted
     # Stock comes back (a cancellation, a warm): the mark lapses within a second, and the
     # path the sold-out answer did not consume still buys.
     client().set(keys.stock(sale.pk), 1)
-    time.sleep(services.SOLD_OUT_MARK_SECONDS + 0.05)
+    time.sleep(sale_state.SOLD_OUT_MARK_SECONDS + 0.05)
     assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
 
 
-def test_sold_out_is_answered_before_the_path_and_teaches_the_process(queued):
+def test_sold_out_is_answered_before_the_path_and_teaches_the_process(flushes):
     sale = make_sale(stock=0)
     assert gate(user_id=make_user().pk, sale_id=sale.pk, path="made-up").code is Code.SOLD_OUT
-    assert services._sold_out_until.get(sale.pk, 0) > time.monotonic()
+    assert sale_state.sold_out_known(sale.pk)
 
 
-def test_rate_limit_counts_only_requests_that_could_buy(queued):
+def test_rate_limit_counts_only_requests_that_could_buy(flushes):
     on_sale, sold_out, later = make_sale(stock=1), make_sale(stock=0), make_sale(starts_in=300)
     user, other = make_user(), make_user()
     assert attempt(other, sold_out) is Code.SOLD_OUT
@@ -127,13 +131,13 @@ def test_rate_limit_counts_only_requests_that_could_buy(queued):
     path = path_for(user.pk, on_sale.pk)
     limited = gate(user_id=user.pk, sale_id=on_sale.pk, path=path)
     assert limited.code is Code.TOO_MANY_REQUESTS and 0 < limited.retry_after <= keys.GATE_RATE_SECONDS
-    assert client().get(keys.stock(on_sale.pk)) == b"1" and queued == []  # nothing taken, path kept
+    assert client().get(keys.stock(on_sale.pk)) == b"1" and flushes == []  # nothing taken, path kept
 
     client().delete(keys.gate_rate(on_sale.pk, user.pk))  # the window passed
     assert gate(user_id=user.pk, sale_id=on_sale.pk, path=path).code is Code.SUCCESS
 
 
-def test_a_rate_counter_that_lost_its_ttl_still_lets_the_shopper_in_later(queued):
+def test_a_rate_counter_that_lost_its_ttl_still_lets_the_shopper_in_later(flushes):
     sale, user = make_sale(stock=1), make_user()
     client().set(keys.gate_rate(sale.pk, user.pk), 99)  # no TTL: e.g. an EXPIRE lost in a failover
     limited = gate(user_id=user.pk, sale_id=sale.pk, path="x")
@@ -141,7 +145,7 @@ def test_a_rate_counter_that_lost_its_ttl_still_lets_the_shopper_in_later(queued
     assert 0 < client().ttl(keys.gate_rate(sale.pk, user.pk)) <= keys.GATE_RATE_SECONDS
 
 
-def test_the_script_checks_the_window_when_this_process_cache_is_stale(queued):
+def test_the_script_checks_the_window_when_this_process_cache_is_stale(flushes):
     """The per-process window is a shortcut; reserve.lua has the last word (a merchant moved the sale)."""
     sale, user = make_sale(stock=3), make_user()
     assert attempt(make_user(), sale) is Code.SUCCESS  # this process now caches the window as open
@@ -158,92 +162,84 @@ def test_the_script_checks_the_window_when_this_process_cache_is_stale(queued):
     assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
 
 
-def test_an_unknown_sale_is_an_invalid_path_and_queues_no_rebuild(queued, monkeypatch):
-    from seckill.tasks import sale_rebuild
-
-    rebuilds = []
-    monkeypatch.setattr(sale_rebuild, "delay", lambda **kwargs: rebuilds.append(kwargs))
+def test_an_unknown_sale_is_an_invalid_path_and_queues_no_rebuild(published):
     assert gate(user_id=make_user().pk, sale_id=10**15, path="0" * 32).code is Code.PATH_INVALID
-    assert rebuilds == [] and queued == []
+    assert published == []
 
 
-def test_not_started_and_ended(queued):
+def test_not_started_and_ended(flushes):
     user = make_user()
     assert attempt(user, make_sale(starts_in=300)) is Code.NOT_STARTED
     assert attempt(user, make_sale(starts_in=-7200, lasts=3600)) is Code.ENDED
 
 
-def test_redis_lost_the_sale_keys_answers_busy_and_rebuilds(queued, monkeypatch):
-    from seckill.tasks import sale_rebuild
-
-    rebuilds = []
-    monkeypatch.setattr(sale_rebuild, "delay", lambda **kwargs: rebuilds.append(kwargs))
+def test_redis_lost_the_sale_keys_answers_busy_and_rebuilds(published):
     sale, user = make_sale(stock=5), make_user()
     client().delete(keys.stock(sale.pk), keys.window(sale.pk))
-    services._windows.clear()
+    sale_state.process_marks_clear()
     path = path_for(user.pk, sale.pk)
     assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SERVER_BUSY
     assert attempt(make_user(), sale) is Code.SERVER_BUSY
-    assert rebuilds == [{"sale_id": sale.pk}]  # one rebuild for many refusals (lock)
-    services.stock_warm(**rebuilds[0])
+    assert published == [("seckill.sale_rebuild", {"sale_id": sale.pk})]  # one rebuild for many refusals (lock)
+    reconcile.stock_warm(**published[0][1])
     assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS  # "busy" left the path
 
 
-def test_database_sold_out_tells_the_user_and_frees_the_buyer(queued):
+def test_database_sold_out_tells_the_user_and_frees_the_buyer(flushes):
     sale, user = make_sale(stock=1), make_user()
     SeckillGoods.objects.filter(pk=sale.pk).update(stock_count=0)  # Redis now runs ahead of the database
     assert attempt(user, sale) is Code.SUCCESS
-    assert services.seckill_order_write(**queued[0]) is WriteOutcome.SOLD_OUT
+    assert flush(sale).one_by_one == {"sold out": 1}
     assert client().get(keys.result(sale.pk, user.pk)) == b"-1"
     assert not client().sismember(keys.buyers(sale.pk), user.pk)
     assert client().hlen(keys.reservations(sale.pk)) == 0
     assert not Order.objects.exists()
 
 
-def test_duplicate_after_redis_lost_the_buyer_set_returns_the_unit(queued):
+def test_duplicate_after_redis_lost_the_buyer_set_returns_the_unit(flushes):
     sale, user = make_sale(stock=5), make_user()
     assert attempt(user, sale) is Code.SUCCESS
-    services.seckill_order_write(**queued[0])
+    flush(sale)
     client().delete(keys.buyers(sale.pk))  # e.g. a partial Redis loss
     assert attempt(user, sale) is Code.SUCCESS
-    assert services.seckill_order_write(**queued[1]) is WriteOutcome.DUPLICATE
+    assert flush(sale).one_by_one == {"duplicate": 1}
     assert Order.objects.filter(user=user).count() == 1
     assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
     assert client().get(keys.stock(sale.pk)) == b"4"
     assert client().sismember(keys.buyers(sale.pk), user.pk)
 
 
-def test_warm_keeps_units_in_flight(queued):
+def test_warm_keeps_units_in_flight(flushes):
     sale, user = make_sale(stock=5), make_user()
     assert attempt(user, sale) is Code.SUCCESS  # reserved, not yet written
-    report = services.stock_warm(sale_id=sale.pk)
+    report = reconcile.stock_warm(sale_id=sale.pk)
     assert report.stock == 4 and report.buyers == 1
     assert report.previous_stock == 4
 
 
 def test_captcha_is_single_use_and_must_be_right():
     sale, user = make_sale(), make_user()
-    services.captcha_create(user_id=user.pk, sale_id=sale.pk)
+    paths.captcha_create(user_id=user.pk, sale_id=sale.pk)
     answer = int(client().get(keys.captcha(sale.pk, user.pk)))
-    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer + 1) is None
+    assert paths.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer + 1) is None
     # The wrong try consumed it: the right answer no longer works either.
-    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None
-    services.captcha_create(user_id=user.pk, sale_id=sale.pk)
+    assert paths.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None
+    paths.captcha_create(user_id=user.pk, sale_id=sale.pk)
     answer = int(client().get(keys.captcha(sale.pk, user.pk)))
-    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer)
-    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None  # reused
+    assert paths.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer)
+    assert paths.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None  # reused
 
 
 def test_expired_captcha_is_refused():
     sale, user = make_sale(), make_user()
-    services.captcha_create(user_id=user.pk, sale_id=sale.pk)
+    paths.captcha_create(user_id=user.pk, sale_id=sale.pk)
     answer = int(client().get(keys.captcha(sale.pk, user.pk)))
     client().pexpire(keys.captcha(sale.pk, user.pk), 1)
     time.sleep(0.01)
-    assert services.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None
+    assert paths.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer) is None
 
 
-def test_path_is_one_time_and_bound_to_user_and_sale(queued):
+def test_path_is_one_time_and_bound_to_user_and_sale(flushes):
     sale, other_sale = make_sale(stock=5), make_sale(stock=5)
     user, other_user = make_user(), make_user()
     path = path_for(user.pk, sale.pk)
@@ -258,22 +254,21 @@ def test_path_is_one_time_and_bound_to_user_and_sale(queued):
     assert gate(user_id=other_user.pk, sale_id=sale.pk, path=expired).code is Code.PATH_INVALID
 
 
-def test_a_message_the_broker_took_despite_a_failed_publish_writes_nothing(monkeypatch, settings):
-    """The connection dropped after the broker accepted the message: the gate saw a failure,
-    gave the unit back and told the shopper to try again. The message arrives anyway."""
-    from seckill.tasks import order_write
-
-    settings.SECKILL_ORDER_WRITER = "per-request"
+def test_a_flush_the_broker_took_despite_a_failed_publish_writes_nothing(monkeypatch):
+    """The connection dropped after the broker accepted the flush: the gate saw a failure,
+    gave the unit back and told the shopper to try again. The flush runs anyway."""
+    from celery_app import app
 
     sale, user = make_sale(stock=2), make_user()
     delivered = []
 
-    def published_then_failed(kwargs, **options):
+    def published_then_failed(name, kwargs=None, **options):
         delivered.append(kwargs)
         raise BrokerError("connection reset by peer")
 
-    monkeypatch.setattr(order_write, "apply_async", published_then_failed)
+    monkeypatch.setattr(app, "send_task", published_then_failed)
     assert attempt(user, sale) is Code.TRY_AGAIN
     assert client().get(keys.stock(sale.pk)) == b"2"
-    assert services.seckill_order_write(**delivered[0]) is WriteOutcome.GIVEN_BACK
+    assert not client().exists(keys.flush(sale.pk))  # the next buy publishes
+    assert writer.sale_flush(**delivered[0]).batches == 0
     assert not Order.objects.exists() and SeckillGoods.objects.get(pk=sale.pk).stock_count == 2

@@ -1,118 +1,174 @@
-"""A Hypothesis state machine over the whole lifecycle against real Redis and PostgreSQL.
+"""A Hypothesis state machine over a sale's whole life against real Redis and PostgreSQL.
 
-Messages to the order writer are captured instead of published, so the machine decides when
-each is delivered — once, twice (redelivery), or after Redis lost everything.
+Its rules interleave every transition of seckill_site.sale_state with the crashes and late
+arrivals that real processes produce: buys, a publish that fails (with a flush running, or
+not), flushes whole, one batch at a time, crashing before or after their commit and being
+redelivered, cancellations and expiries whose Redis half arrives late, reconciles, rebuys,
+accounts deleted mid-sale and a merchant's stock edits. After every step it checks the sale's
+invariants; at the end it drains everything and checks that nothing was lost.
+
+`make test` runs a bounded number of examples; `make stateful` runs many more
+(STATEFUL_EXAMPLES, STATEFUL_STEPS).
 """
 
+import os
+import uuid
 from datetime import timedelta
 
 import pytest
-from django.db.models import Count
-from django.test import override_settings
+from django.conf import settings as django_settings
+from django.db.models import Count, ProtectedError
 from django.utils import timezone
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from kombu.exceptions import OperationalError as BrokerError
 
 from goods.models import SeckillGoods
+from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
 from orders import services as orders
 from orders.models import Order, OrderStatus, SeckillOrder
-from seckill import services
+from seckill.selectors import sales_to_reconcile, seckill_result
+from seckill.services import gate, reconcile, writer
 from seckill.tests.shoppers import path_for
+from seckill_site import sale_state
 from seckill_site.codes import Code
-from seckill_site.redis import client, keys
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
+from users.models import User
 from users.tests.factories import make_users
 
 STOCK = 3
 SHOPPERS = 5
+FLUSH_DEPTHS = ("claim", "commit", "whole")  # how far a flush gets before it stops
 
 
-class Lifecycle(RuleBasedStateMachine):
+class SaleLife(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
+        from celery_app import app
+
         self.sale = make_sale(stock=STOCK)
         self.users = make_users(SHOPPERS)
-        self.pending: list[dict] = []  # published, not yet delivered
-        self.delivered: list[dict] = []
-        self.queued_users: set[int] = set()
-        # After Redis loses its keys, messages already in flight ("orphans") are written later
-        # without Redis knowing: Redis then runs one unit ahead of the database (the database's
-        # conditional UPDATE refuses that unit) until the reconciler runs after their delivery.
-        self.drift_possible = False
-        self.orphans: set[str] = set()
-        from seckill.tasks import order_write, sale_rebuild
+        self.deleted: set[int] = set()
+        self.stock_added = STOCK  # units the merchant ever put on sale
+        self.queued: set[int] = set()  # shoppers told "queued" at least once
+        self.published = 0  # flush messages the broker holds
+        self.crashed: list[str] = []  # tokens of flushes that stopped midway
+        self.paused: list[tuple[str, list]] = []  # flushes that committed and have yet to settle
+        self.returns: list[dict] = []  # unit returns whose Redis step has not run yet
+        self.app = app
+        self._send_task = app.send_task
+        self._unit_return = sale_state.unit_return
+        app.send_task = self._publish
+        sale_state.unit_return = lambda **kwargs: self.returns.append(kwargs)
+        self.publish_fails_after = None  # a flush depth to run, then fail the publish
 
-        # One message per buy (the per-request writer), each delivered when the machine says;
-        # the batch writer's flushes run the same per-reservation writer when refused.
-        self._per_request = override_settings(SECKILL_ORDER_WRITER="per-request")
-        self._per_request.enable()
-        self._real_apply_async = order_write.apply_async
-        self._real_rebuild = sale_rebuild.delay
-        order_write.apply_async = lambda kwargs, **options: self.pending.append(kwargs)
-        self.rebuild_requested = False
-        sale_rebuild.delay = lambda **kwargs: setattr(self, "rebuild_requested", True)
+    # --- the world's plumbing --------------------------------------------------------------
+
+    def _publish(self, name, kwargs=None, **options):
+        if name != "seckill.order_flush":
+            return None  # a rebuild request: the machine never loses the sale
+        if self.publish_fails_after is not None:
+            self._flush(self.publish_fails_after)  # a flush already running takes the reservation
+            raise BrokerError("connection reset by peer")
+        self.published += 1
+        return None
+
+    def _flush(self, depth: str, token: str | None = None) -> None:
+        token = token or uuid.uuid4().hex
+        if depth == "whole":
+            writer.sale_flush(sale_id=self.sale.pk, token=token)
+            return
+        claimed = sale_state.claim(
+            sale_id=self.sale.pk,
+            token=token,
+            size=2,
+            lease_ms=django_settings.SECKILL_WRITER_CLAIM_MS,
+            flush_mark_ms=django_settings.SECKILL_WRITER_FLUSH_MARK_MS,
+        )
+        if claimed.reservations:
+            if depth == "commit":  # the orders committed; the worker stopped before settling them
+                settles, _created = writer._batch_write(self.sale.pk, claimed.reservations, writer.FlushReport())
+                self.paused.append((token, settles))
+            self.crashed.append(token)
+
+    def _user(self, index: int) -> User | None:
+        user = self.users[index]
+        return None if user.pk in self.deleted else user
+
+    def _unpaid(self, index: int) -> Order | None:
+        return Order.objects.filter(user=self.users[index], sale=self.sale, status=OrderStatus.UNPAID).first()
 
     def teardown(self):
-        from seckill.tasks import order_write
-
         try:
-            while self.pending:
-                self.deliver(0)
-            self.orphans.clear()
-            if client().get(keys.stock(self.sale.pk)) is None:
-                services.stock_warm(sale_id=self.sale.pk)
-            services.sale_reconcile(sale_id=self.sale.pk, repair=True)
-            self.redis_agrees_with_the_database(force=True)
-            for user_id in self.queued_users:
+            self._drain()
+            self.check_everything(quiet=True)
+            assert client().hlen(keys.reservations(self.sale.pk)) == 0
+            assert client().hlen(keys.claims(self.sale.pk)) == 0
+            for user_id in self.queued - self.deleted:
                 has_order = SeckillOrder.objects.filter(user_id=user_id, sale=self.sale).exists()
-                answer = client().get(keys.result(self.sale.pk, user_id))
-                assert has_order or answer == b"-1", f"user {user_id} was queued and then forgotten"
+                answer = seckill_result(user_id=user_id, sale_id=self.sale.pk)
+                assert has_order or answer == -1, f"user {user_id} was queued and then forgotten"
         finally:
-            from seckill.tasks import sale_rebuild
+            self.app.send_task = self._send_task
+            sale_state.unit_return = self._unit_return
 
-            order_write.apply_async = self._real_apply_async
-            sale_rebuild.delay = self._real_rebuild
-            self._per_request.disable()
+    def _drain(self) -> None:
+        while self.returns:
+            self.unit_return_arrives(0)
+        while self.paused:
+            self.paused_flush_settles(0)
+        for token in self.crashed:
+            writer.sale_flush(sale_id=self.sale.pk, token=token)
+        writer.sale_flush(sale_id=self.sale.pk)
+        reconcile.sale_reconcile(sale_id=self.sale.pk, repair=True, stale_after=0)
 
-    def _unpaid(self, user_index):
-        return Order.objects.filter(user=self.users[user_index], sale=self.sale, status=OrderStatus.UNPAID).first()
+    # --- shoppers ------------------------------------------------------------------------------
 
-    @rule(user_index=st.integers(0, SHOPPERS - 1))
-    def buy(self, user_index):
-        user = self.users[user_index]
-        attempt = services.seckill_attempt(user_id=user.pk, sale_id=self.sale.pk, path=path_for(user.pk, self.sale.pk))
+    @rule(index=st.integers(0, SHOPPERS - 1))
+    def buy(self, index):
+        user = self._user(index)
+        if user is None:
+            return
+        path = path_for(user.pk, self.sale.pk)
+        client().delete(keys.gate_rate(self.sale.pk, user.pk))  # the machine is faster than the rate limit
+        if gate.seckill_attempt(user_id=user.pk, sale_id=self.sale.pk, path=path).code is Code.SUCCESS:
+            self.queued.add(user.pk)
+
+    @rule(index=st.integers(0, SHOPPERS - 1), depth=st.sampled_from((None, *FLUSH_DEPTHS)))
+    def buy_but_the_publish_fails(self, index, depth):
+        """The broker refuses the flush; with a depth, a flush already running took the
+        reservation (claimed it, maybe committed or settled it) before the gate gave it back."""
+        user = self._user(index)
+        if user is None:
+            return
+        path = path_for(user.pk, self.sale.pk)
+        client().delete(keys.gate_rate(self.sale.pk, user.pk))
+        self.publish_fails_after = depth
+        try:
+            attempt = gate.seckill_attempt(user_id=user.pk, sale_id=self.sale.pk, path=path)
+        finally:
+            self.publish_fails_after = None
         if attempt.code is Code.SUCCESS:
-            self.queued_users.add(user.pk)
+            self.queued.add(user.pk)
+        if attempt.code is Code.TRY_AGAIN:
+            assert not Order.objects.filter(user=user, sale=self.sale, seckill__request_id=attempt.request_id).exists()
 
-    @precondition(lambda self: self.pending)
-    @rule(index=st.integers(0, 10))
-    def deliver(self, index):
-        message = self.pending.pop(index % len(self.pending))
-        services.seckill_order_write(**message)
-        self.delivered.append(message)
-        if message["request_id"] in self.orphans:
-            self.orphans.discard(message["request_id"])
-            self.drift_possible = True
-
-    @precondition(lambda self: self.delivered)
-    @rule(index=st.integers(0, 10))
-    def redeliver(self, index):
-        services.seckill_order_write(**self.delivered[index % len(self.delivered)])
-
-    @rule(user_index=st.integers(0, SHOPPERS - 1))
-    def pay(self, user_index):
-        order = self._unpaid(user_index)
+    @rule(index=st.integers(0, SHOPPERS - 1))
+    def pay(self, index):
+        order = self._unpaid(index)
         if order is not None:
             orders.order_pay(order=order)
 
-    @rule(user_index=st.integers(0, SHOPPERS - 1))
-    def cancel(self, user_index):
-        order = self._unpaid(user_index)
+    @rule(index=st.integers(0, SHOPPERS - 1))
+    def cancel(self, index):
+        order = self._unpaid(index)
         if order is not None:
             orders.order_cancel_by_user(order=order)
-            services.sold_out_clear()  # the one-second mark would lapse; the machine does not wait
+            sale_state.sold_out_clear()  # the one-second mark would lapse; the machine does not wait
 
     @rule()
     def expire(self):
@@ -120,67 +176,137 @@ class Lifecycle(RuleBasedStateMachine):
             pay_deadline=timezone.now() - timedelta(seconds=1)
         )
         orders.orders_expire_unpaid()
-        services.sold_out_clear()
+        sale_state.sold_out_clear()
+
+    @precondition(lambda self: self.returns)
+    @rule(index=st.integers(0, 10))
+    def unit_return_arrives(self, index):
+        """A cancellation's Redis step, late: a reconcile or a rebuy may have come first."""
+        self._unit_return(**self.returns.pop(index % len(self.returns)))
+        sale_state.sold_out_clear()
+
+    # --- the order writer ----------------------------------------------------------------------
+
+    @rule(depth=st.sampled_from(FLUSH_DEPTHS))
+    def flush(self, depth):
+        if depth == "whole" and self.published:
+            self.published -= 1
+        self._flush(depth)
+
+    @precondition(lambda self: self.crashed)
+    @rule(index=st.integers(0, 10))
+    def flush_redelivered(self, index):
+        """A crashed flush's message comes back with its task id, the token of its claims."""
+        writer.sale_flush(sale_id=self.sale.pk, token=self.crashed.pop(index % len(self.crashed)))
+
+    @precondition(lambda self: self.paused)
+    @rule(index=st.integers(0, 10))
+    def paused_flush_settles(self, index):
+        """A flush that stopped between its commit and its settle (a long pause, SIGSTOP)
+        resumes: another flush may have taken its claims over meanwhile."""
+        token, settles = self.paused.pop(index % len(self.paused))
+        sale_state.settle(
+            sale_id=self.sale.pk,
+            token=token,
+            settles=settles,
+            flush_mark_ms=django_settings.SECKILL_WRITER_FLUSH_MARK_MS,
+        )
 
     @rule()
-    def redis_loses_the_sale(self):
-        client().delete(*[key(self.sale.pk) for key in (keys.stock, keys.buyers, keys.reservations, keys.window)])
-        services._windows.clear()
-        services.sold_out_clear()
-        self.drift_possible = True
-        self.orphans |= {message["request_id"] for message in self.pending}
-
-    @precondition(lambda self: self.rebuild_requested and not self.orphans)
-    @rule()
-    def rebuild_after_the_queue_went_round(self):
-        """tasks.sale_rebuild runs only after every message published before the loss."""
-        services.stock_warm(sale_id=self.sale.pk)
-        client().delete(keys.rebuild_lock(self.sale.pk))
-        self.rebuild_requested = False
-        self.drift_possible = False
+    def sweep(self):
+        self.published += len(writer.flushes_lapsed_publish())
 
     @rule()
     def reconcile(self):
-        services.sale_reconcile(sale_id=self.sale.pk, repair=True, stale_after=0)
-        services.sold_out_clear()
-        self.drift_possible = bool(self.orphans)
+        reconcile.sale_reconcile(sale_id=self.sale.pk, repair=True, stale_after=0)
+        sale_state.sold_out_clear()
 
-    @invariant()
-    def never_oversold_and_units_conserved(self):
-        db_stock = SeckillGoods.objects.get(pk=self.sale.pk).stock_count
-        live = Order.objects.filter(sale=self.sale).exclude(status=OrderStatus.CANCELLED).count()
-        assert db_stock >= 0
-        assert live + db_stock == STOCK
+    # --- the merchant ---------------------------------------------------------------------------
 
-    @invariant()
-    def one_live_order_per_user(self):
-        doubles = SeckillOrder.objects.filter(sale=self.sale, live=True).values("user").annotate(n=Count("id"))
-        assert all(row["n"] == 1 for row in doubles)
-
-    @invariant()
-    def redis_agrees_with_the_database(self, force=False):
-        stock = client().get(keys.stock(self.sale.pk))
-        if stock is None or (self.drift_possible and not force):
+    @rule(index=st.integers(0, SHOPPERS - 1))
+    def account_deleted(self, index):
+        user = self._user(index)
+        if user is None:
             return
-        assert int(stock) >= 0
-        written = set(SeckillOrder.objects.filter(sale=self.sale).values_list("request_id", flat=True))
-        in_flight = [rid for rid in client().hkeys(keys.reservations(self.sale.pk)) if rid.decode() not in written]
-        db_stock = SeckillGoods.objects.get(pk=self.sale.pk).stock_count
-        assert int(stock) == db_stock - len(in_flight)
+        try:
+            User.objects.get(pk=user.pk).delete()
+        except ProtectedError:
+            return  # it holds orders: the shop keeps it
+        self.deleted.add(user.pk)
+
+    @rule(delta=st.sampled_from((-2, -1, 1, 2)))
+    def stock_edited(self, delta):
+        sale = SeckillGoods.objects.get(pk=self.sale.pk)
+        try:
+            sale_update(sale=sale, changes={}, stock_delta=delta)
+        except StockShortage:
+            return
+        self.stock_added += delta
+        sale_state.sold_out_clear()
+
+    # --- invariants ---------------------------------------------------------------------------
+
+    @invariant()
+    def every_step(self):
+        self.check_everything(quiet=False)
+
+    def check_everything(self, *, quiet: bool) -> None:
+        sale_id = self.sale.pk
+        db_stock = SeckillGoods.objects.get(pk=sale_id).stock_count
+        live_orders = Order.objects.filter(sale=self.sale).exclude(status=OrderStatus.CANCELLED)
+        assert db_stock >= 0
+        assert db_stock + live_orders.count() == self.stock_added, "units were made or lost"
+
+        doubles = SeckillOrder.objects.filter(sale=self.sale, live=True).values("user").annotate(n=Count("id"))
+        assert all(row["n"] == 1 for row in doubles), "a shopper holds two live orders"
+
+        live_by_user = dict(SeckillOrder.objects.filter(sale=self.sale, live=True).values_list("user_id", "order_id"))
+        cancelled = set(Order.objects.filter(sale=self.sale, status=OrderStatus.CANCELLED).values_list("pk", flat=True))
+        returning = {one["order_id"] for one in self.returns}
+        for user in self.users:
+            answer = sale_state.result(sale_id=sale_id, user_id=user.pk)
+            assert answer not in cancelled - returning, f"user {user.pk}'s answer names cancelled order {answer}"
+            if user.pk in live_by_user:
+                assert answer in (None, sale_state.RESULT_QUEUED, live_by_user[user.pk])
+
+        if self.returns:
+            return  # a unit is on its way back to Redis: the Redis side is checked once it lands
+        in_flight = {r.request_id: r.user_id for r in sale_state.reservations(sale_id)}
+        written = set(SeckillOrder.objects.filter(request_id__in=list(in_flight)).values_list("request_id", flat=True))
+        redis_stock = sale_state.stock_left([sale_id])[sale_id]
+        assert redis_stock is not None and redis_stock >= 0
+        assert redis_stock + len(set(in_flight) - written) == db_stock, "Redis and the database disagree"
+
+        holders = {user for rid, user in in_flight.items() if rid not in written} | set(live_by_user)
+        buyers = {int(user) for user in client().smembers(keys.buyers(sale_id))}
+        assert buyers == holders, "the buyer set is not the shoppers holding a unit"
+
+        if in_flight and not client().exists(keys.flush(sale_id)) and not quiet:
+            assert sale_id in sales_to_reconcile(), "reservations wait with no flush the sweep would publish"
+
+
+STATEFUL_EXAMPLES = int(os.environ.get("STATEFUL_EXAMPLES", "25"))
+STATEFUL_STEPS = int(os.environ.get("STATEFUL_STEPS", "30"))
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
-def test_lifecycle_state_machine(settings):
+def test_a_sale_life_keeps_its_invariants(settings):
     from hypothesis.stateful import run_state_machine_as_test
 
     # The machine's few shoppers buy, cancel and buy again far faster than a person could:
-    # the per-sale limits (seckill/tests/test_limits.py) are not what it explores.
+    # the per-sale limits (seckill/tests/test_limits.py) are not what it explores. Claims lapse
+    # at once, so any flush may take over a crashed one's reservations: the most interleavings.
     settings.SECKILL_CAPTCHAS_PER_MINUTE = settings.SECKILL_PATHS_PER_MINUTE = 10**6
+    settings.SECKILL_WRITER_CLAIM_MS = 0
+    settings.SECKILL_WRITER_BATCH_SIZE = 2
 
     run_state_machine_as_test(
-        Lifecycle,
+        SaleLife,
         settings=hypothesis_settings(
-            max_examples=60, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+            max_examples=STATEFUL_EXAMPLES,
+            stateful_step_count=STATEFUL_STEPS,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
         ),
     )

@@ -3,7 +3,8 @@
 import pytest
 
 from goods.tests.factories import make_sale
-from seckill_site.redis import client, keys
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +18,7 @@ def shopper(client):
     return client
 
 
-def test_the_whole_flow_through_the_endpoints(shopper, queued):
+def test_the_whole_flow_through_the_endpoints(shopper, flushes):
     sale = make_sale(stock=3)
     image = shopper.get("/seckill/verifyCode", {"goodsId": sale.pk})
     assert image.status_code == 200 and image["Content-Type"] == "image/png"
@@ -27,9 +28,9 @@ def test_the_whole_flow_through_the_endpoints(shopper, queued):
     body = shopper.post(f"/seckill/{path['data']}/doSeckill", {"goodsId": sale.pk}).json()
     assert body["code"] == 0 and body["data"]["status"] == "queued"
     assert shopper.get("/seckill/result", {"goodsId": sale.pk}).json()["data"] == 0
-    from seckill.services import seckill_order_write
+    from seckill.services.writer import sale_flush
 
-    seckill_order_write(**queued[0])
+    sale_flush(sale_id=flushes[0])
     assert shopper.get("/seckill/result", {"goodsId": sale.pk}).json()["data"] > 0
 
 

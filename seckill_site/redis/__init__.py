@@ -1,7 +1,8 @@
 """The project's Redis layer: one client, the key registry (`keys`) and the Lua scripts.
 
 Every app uses Redis through here, single server or Redis Cluster alike (connection.py says
-how the URL chooses). Scripts live in `lua/` and run by SHA: redis-py's Script sends
+how the URL chooses); a sale's keys and scripts through seckill_site.sale_state, which owns
+them. Scripts live in `lua/` (and the sale's in `../sale_state/lua/`) and run by SHA: redis-py's Script sends
 EVALSHA and, on NOSCRIPT (a restarted server, or a replica promoted after a failover that
 never saw SCRIPT LOAD), loads the source — on every primary of a cluster — and retries, so
 each call is one round trip in the common case.
@@ -33,11 +34,14 @@ __all__ = [
     "lock_try",
     "now",
     "script",
+    "script_names",
     "scripts_load",
     "server_time",
 ]
 
 LUA_DIR = Path(__file__).parent / "lua"
+# Every directory of Lua scripts; a script's name is its file's stem, unique across them.
+SCRIPT_DIRECTORIES = (LUA_DIR, Path(__file__).parent.parent / "sale_state" / "lua")
 
 
 @cache
@@ -49,15 +53,23 @@ def is_cluster() -> bool:
     return isinstance(client(), RedisCluster)
 
 
+def _script_paths() -> dict[str, Path]:
+    return {path.stem: path for directory in SCRIPT_DIRECTORIES for path in directory.glob("*.lua")}
+
+
+def script_names() -> list[str]:
+    return sorted(_script_paths())
+
+
 @cache
 def script(name: str) -> Script:
-    return client().register_script((LUA_DIR / f"{name}.lua").read_text())
+    return client().register_script(_script_paths()[name].read_text())
 
 
 def scripts_load() -> list[str]:
     """Load every script now (on every primary of a cluster); their names. Start-up and
     readiness checks call it so the first buyer does not pay for the load."""
-    names = sorted(path.stem for path in LUA_DIR.glob("*.lua"))
+    names = script_names()
     for name in names:
         loaded = script(name)
         loaded.sha = client().script_load(loaded.script)

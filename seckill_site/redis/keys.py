@@ -1,12 +1,11 @@
-"""Every Redis key the shop uses, built in one place with its lifetime beside it.
-
-Keys of one sale share the hash tag `{sale_id}` so that a Lua script touching several of
-them stays valid on Redis Cluster (all keys of one call must live in one slot).
+"""Every Redis key the shop uses outside a sale's own state, built in one place with its
+lifetime beside it. A sale's keys (`sk:{id}:*`) belong to seckill_site.sale_state, which alone
+names them.
 
 Every key starts with settings.REDIS_KEY_PREFIX ("" in production): a test run gets a prefix
 of its own and deletes only its own keys, so it never needs FLUSHDB (a cluster, or a server
-shared with others, must not be flushed). The prefix stands before the hash tag, so one
-sale's keys still share a slot.
+shared with others, must not be flushed). The prefix stands before any hash tag, so keys that
+share a tag still share a slot.
 """
 
 import random
@@ -22,19 +21,6 @@ def jittered(seconds: float) -> int:
     return int(seconds + random.uniform(0, seconds / 5))
 
 
-# Captcha answer, per user and sale: single use (GETDEL), 5 minutes (seed 000).
-CAPTCHA_TTL = 5 * 60
-# One-time seckill path, per user and sale: deleted on use, 60 seconds (seed 000).
-PATH_TTL = 60
-# What /seckill/result answers: "0" queued, order id, or "-1" failed. A day is plenty for
-# polling; older answers come from the database.
-RESULT_TTL = 24 * 60 * 60
-# Per-sale limits of one shopper: captchas drawn and paths taken (settings
-# SECKILL_CAPTCHAS_PER_MINUTE, SECKILL_PATHS_PER_MINUTE), a fixed window from the first one.
-SALE_LIMIT_WINDOW = 60
-# How many requests those limits refused, per sale, for the merchant's live view; kept a
-# week after the last refusal.
-SALE_REFUSED_TTL = 7 * 24 * 60 * 60
 # Text-message codes (users.verification): a code lives 5 minutes and allows 5 checks; one
 # message per number per minute, 5 per number per day, and SMS_SENDS_PER_IP_PER_HOUR per
 # client IP. Keys of one number share its hash tag, so the Lua script stays in one slot.
@@ -54,114 +40,15 @@ SALE_CACHE_STALE_TTL = 30
 SALE_CACHE_LOCK_TTL = 5
 # A miss for an unknown sale id is remembered briefly (jittered) so repeated misses skip PostgreSQL.
 SALE_MISSING_TTL = 30
-# Rebuild lock after Redis lost a sale's keys: one process rebuilds, others answer "busy".
-SALE_REBUILD_LOCK_TTL = 10
 # The cached list page, ~60 s plus jitter (settings.GOODS_LIST_CACHE_SECONDS), and the
 # mutex (owner token, compare-and-delete release) that lets one request render it while the
 # others wait.
 GOODS_LIST_LOCK_TTL = 5
 
 
-def _sale(sale_id: int) -> str:
-    return f"{PREFIX}sk:{{{sale_id}}}"
-
-
-def sale_pattern(sale_id: int) -> str:
-    """SCAN pattern of every key of one sale."""
-    return f"{_sale(sale_id)}:*"
-
-
-def stock(sale_id: int) -> str:
-    """Units left to hand out (no TTL: rebuilt from the database by seckill_warm)."""
-    return f"{_sale(sale_id)}:stock"
-
-
-def buyers(sale_id: int) -> str:
-    """Set of user ids holding a unit of this sale (no TTL)."""
-    return f"{_sale(sale_id)}:buyers"
-
-
-def reservations(sale_id: int) -> str:
-    """Hash request_id -> "user_id:epoch_seconds[:trace]" for units handed out but not yet
-    written (no TTL). The trace is the id of the HTTP request that bought the unit, for the
-    order writer's log line (the batch writer has no message of its own per buy)."""
-    return f"{_sale(sale_id)}:reservations"
-
-
-def reservation_parse(value: bytes) -> tuple[int, float, str]:
-    """A reservation's (user id, epoch seconds, trace or ""). The trace may hold ":" itself."""
-    user_id, reserved_at, *trace = value.decode().split(":", 2)
-    return int(user_id), float(reserved_at), trace[0] if trace else ""
-
-
-def flush_pending(sale_id: int) -> str:
-    """Present while a "flush sale N" message is queued or its writer is still draining the
-    sale's reservations (settings.SECKILL_WRITER_FLUSH_MARK_MS at most): the batch writer's
-    outbox mark. reserve.lua sets it (SET NX PX) and says whether this buy must publish the
-    message; finish_batch.lua deletes it once no reservation is left."""
-    return f"{_sale(sale_id)}:flush"
-
-
-def window(sale_id: int) -> str:
-    """Hash {start, end} in epoch seconds: the gate's sale window (no TTL, rewritten by warm)."""
-    return f"{_sale(sale_id)}:window"
-
-
-# The gate's rate limit: buys per shopper per sale in a fixed window from the first
-# (reserve.lua counts them in the same call that takes the unit).
-GATE_RATE_COUNT = 5
-GATE_RATE_SECONDS = 5
-
-
-def gate_rate(sale_id: int, user_id: int) -> str:
-    """Buy requests of one shopper for this sale that could still buy (GATE_RATE_SECONDS)."""
-    return f"{_sale(sale_id)}:rate:{user_id}"
-
-
-def captcha(sale_id: int, user_id: int) -> str:
-    return f"{_sale(sale_id)}:captcha:{user_id}"
-
-
-def path(sale_id: int, user_id: int) -> str:
-    return f"{_sale(sale_id)}:path:{user_id}"
-
-
-def sale_limit(sale_id: int, action: str, user_id: int) -> str:
-    """Counter of one shopper's `action` (captcha, path) on this sale (SALE_LIMIT_WINDOW)."""
-    return f"{_sale(sale_id)}:limit:{action}:{user_id}"
-
-
-def sale_refused(sale_id: int) -> str:
-    """Hash action -> requests refused by the per-sale limits (SALE_REFUSED_TTL)."""
-    return f"{_sale(sale_id)}:refused"
-
-
-def result(sale_id: int, user_id: int) -> str:
-    return f"{_sale(sale_id)}:result:{user_id}"
-
-
-def released(sale_id: int, request_id: str) -> str:
-    """Tombstone of a reservation the gate gave back (RESULT_TTL): its message, if the broker
-    got it after all, must not write an order."""
-    return f"{_sale(sale_id)}:released:{request_id}"
-
-
-def rebuild_lock(sale_id: int) -> str:
-    return f"{_sale(sale_id)}:rebuild-lock"
-
-
-# One reconciler per sale at a time: longer than reconciling a few hundred stale reservations
-# takes, short enough that a crashed reconciler's sale is picked up again within a minute.
-RECONCILE_LOCK_TTL = 50
-
-
-def reconcile_lock(sale_id: int) -> str:
-    return f"{_sale(sale_id)}:reconcile-lock"
-
-
 def sale_cache_lock(sale_id: int) -> str:
     """Held (owner token) by the one process reading a sale's cache entry from PostgreSQL."""
-    return f"{_sale(sale_id)}:cache-lock"
+    return f"{PREFIX}goods:sale-cache-lock:{sale_id}"
 
 
 def sms_code(mobile: str, purpose: str) -> str:

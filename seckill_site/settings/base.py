@@ -261,7 +261,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
 CELERY_BEAT_SCHEDULE = {
     "seckill-reconcile": {"task": "seckill.reconcile", "schedule": 60.0},
-    # The batch writer's backstop for a lost flush message (seckill.services.flushes_lapsed_publish).
+    # The order writer's backstop for a lost flush message (seckill.services.writer.flushes_lapsed_publish).
     "seckill-flush-sweep": {
         "task": "seckill.flush_sweep",
         "schedule": env.float("SECKILL_WRITER_SWEEP_SECONDS", default=5.0),
@@ -273,15 +273,15 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- The shop ---------------------------------------------------------------------------
-# How accepted buys become orders. "batch": the reservations Redis holds are the outbox; the
-# gate publishes one "flush sale N" message when none is pending for the sale, and a worker
-# writes up to SECKILL_WRITER_BATCH_SIZE orders per transaction until none are left.
-# "per-request": one message and one transaction per accepted buy (what the batch writer falls
-# back to for a batch the database refuses, and what the reconciler uses).
-SECKILL_ORDER_WRITER = env.str("SECKILL_ORDER_WRITER", default="batch")
-if SECKILL_ORDER_WRITER not in ("batch", "per-request"):
-    raise environ.ImproperlyConfigured(f"SECKILL_ORDER_WRITER={SECKILL_ORDER_WRITER!r}: 'batch' or 'per-request'")
+# How accepted buys become orders: the reservations Redis holds are the outbox; the gate
+# publishes one "flush sale N" message when none is pending for the sale, and a worker claims
+# and writes up to SECKILL_WRITER_BATCH_SIZE orders per transaction until none are left
+# (seckill/services/writer.py).
 SECKILL_WRITER_BATCH_SIZE = env.int("SECKILL_WRITER_BATCH_SIZE", default=500)
+# A claim on a batch of reservations lapses after this long, so another flush (the sweep's, the
+# reconciler's) may take over from a writer that died. A redelivered message takes its own
+# claims back at once (its task id is the claim's token), so this bounds only the rare rest.
+SECKILL_WRITER_CLAIM_MS = env.int("SECKILL_WRITER_CLAIM_MS", default=30_000)
 # A pending flush's mark lapses after this long even if its message was lost, so a later buy
 # publishes another (a lost one is otherwise only caught by the reconciler, minutes later).
 SECKILL_WRITER_FLUSH_MARK_MS = env.int("SECKILL_WRITER_FLUSH_MARK_MS", default=5000)

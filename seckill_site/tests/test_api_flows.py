@@ -15,10 +15,10 @@ from rest_framework.test import APIClient
 from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders.models import Order
-from seckill.services import seckill_order_write
+from seckill.services.writer import sale_flush
 from seckill_site.api import api_token_issue
 from seckill_site.redis import client as redis
-from seckill_site.redis import keys
+from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile, texted_code
 
@@ -37,7 +37,7 @@ def solve_and_buy(client: APIClient, user_id: int, sale_id: int) -> dict:
     return body(client.post(f"/api/v1/sales/{sale_id}/buy/{path}"))
 
 
-def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(queued, django_capture_on_commit_callbacks):
+def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(flushes, django_capture_on_commit_callbacks):
     make_merchant(mobile="13900000001", password=PASSWORD)
     login = body(api().post("/api/v1/users/login", {"mobile": "13900000001", "password": PASSWORD}, format="json"))
     merchant = api(login["data"]["token"])
@@ -82,8 +82,8 @@ def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(queue
     assert [answer["code"] for answer in answers] == [0, 0, 500500]  # the third finds it sold out
     first_id, first = shoppers[0]
     assert body(first.get(f"/api/v1/sales/{sale['id']}/result"))["data"] == {"orderId": 0, "state": "queued"}
-    for message in queued:
-        seckill_order_write(**message)
+    for sale_id in flushes:
+        sale_flush(sale_id=sale_id)
     result = body(first.get(f"/api/v1/sales/{sale['id']}/result"))["data"]
     assert result["state"] == "ordered" and result["orderId"] > 0
     assert body(shoppers[2][1].get(f"/api/v1/sales/{sale['id']}/result"))["data"]["state"] == "failed"

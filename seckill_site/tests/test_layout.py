@@ -23,3 +23,47 @@ def test_goods_does_not_import_orders():
         if "tests" not in path.parts and "migrations" not in path.parts
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def _project_modules():
+    """The shop's own code: the apps and the site, without tests and migrations."""
+    for top in ("users", "goods", "orders", "seckill", "seckill_site"):
+        for path in (ROOT / top).rglob("*.py"):
+            if "tests" not in path.parts and "migrations" not in path.parts:
+                yield path
+    yield ROOT / "celery_app.py"
+
+
+def test_only_the_sale_state_module_names_a_sales_keys_or_runs_its_scripts():
+    """A sale's Redis state has one owner (seckill_site.sale_state): everything else calls its
+    transitions, so no two writers can race through a seam of their own."""
+    owner = ROOT / "seckill_site" / "sale_state"
+    sale_scripts = {path.stem for path in (owner / "lua").glob("*.lua")}
+    sale_keys = {
+        node.name for node in ast.parse((owner / "keys.py").read_text()).body if isinstance(node, ast.FunctionDef)
+    }
+    offenders = {}
+    for path in _project_modules():
+        if owner in path.parents:
+            continue
+        found = []
+        tree = ast.parse(path.read_text(), str(path))
+        prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                named = {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+                if "seckill_site.sale_state.keys" in named:
+                    found.append("imports the sale's key names")
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "script" and node.args:
+                if isinstance(node.args[0], ast.Constant) and node.args[0].value in sale_scripts:
+                    found.append(f"runs {node.args[0].value}.lua")
+            elif isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "keys":
+                if node.attr in sale_keys:
+                    found.append(f"builds keys.{node.attr}()")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "sk:{" in node.value:
+                if id(node) in prose:
+                    continue
+                found.append(f"names a sale key: {node.value!r}")
+        if found:
+            offenders[str(path.relative_to(ROOT))] = found
+    assert offenders == {}

@@ -17,8 +17,9 @@ from redis.cluster import RedisCluster
 
 from goods.selectors import stock_left
 from goods.tests.factories import make_sale
-from seckill_site.redis import client, keys, script
+from seckill_site.redis import client, script
 from seckill_site.redis.connection import cluster_from_url
+from seckill_site.sale_state import keys
 
 ROOT = Path(__file__).resolve().parents[2]
 ON_CLUSTER = settings.REDIS_IS_CLUSTER
@@ -33,6 +34,8 @@ CLUSTER_SUITE = [
     "seckill/tests/test_services.py",
     "seckill/tests/test_views.py",
     "seckill/tests/test_reconcile.py",
+    "seckill/tests/test_writer_batch.py",  # claims and settlements on the sale's slot
+    "seckill/tests/test_stateful.py",  # the sale's life, a bounded number of examples
     "seckill/tests/test_burst.py",
     "goods/tests",  # the list, detail, admin and its live sale view
     "orders/tests",  # pay, cancel, expiry

@@ -248,7 +248,7 @@ class ClusterRun(Run):
         def during(progress):
             from redis.crc import key_slot
 
-            from seckill_site.redis import keys
+            from seckill_site.sale_state import keys
 
             slot = key_slot(keys.stock(sale.pk).encode())
             primary = redis_primary_for(topology.redis_nodes, slot)
@@ -340,11 +340,11 @@ class ClusterRun(Run):
         from django.utils import timezone
 
         from goods.models import SeckillGoods
-        from goods.services import sale_changed
+        from goods.services import sale_open
 
         sale = self.sale(self.stock)
         SeckillGoods.objects.filter(pk=sale.pk).update(start_at=timezone.now() + timedelta(seconds=seconds))
-        sale_changed(sale_id=sale.pk)
+        sale_open(sale_id=sale.pk)
         return SeckillGoods.objects.get(pk=sale.pk)
 
 

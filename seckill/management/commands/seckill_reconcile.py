@@ -2,7 +2,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from goods.models import SeckillGoods
 from seckill.repairs import reconcile_repair_record
-from seckill.services import RESERVATION_STALE_SECONDS, sale_reconcile, sales_to_reconcile
+from seckill.selectors import sales_to_reconcile
+from seckill.services.reconcile import RESERVATION_STALE_SECONDS, sale_reconcile
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from goods.services import goods_list_cache_drop
-from seckill.services import stock_warm, stock_warm_all
+from seckill.services.reconcile import stock_warm, stock_warm_all
 from seckill_site.redis import scripts_load
 
 

@@ -1,15 +1,18 @@
--- The gate's one Redis round trip: hand out one unit of a sale to one user, atomically.
+-- Transition: (none) -> reserved. The gate's one Redis round trip: hand out one unit of a
+-- sale to one user, atomically (seckill_site/sale_state/__init__.py has the whole table).
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user),
 -- KEYS[5] one-time path (this user), KEYS[6] window, KEYS[7] flush mark (batch writer),
 -- KEYS[8] this user's buy counter for the rate limit
 -- ARGV[1] user id, ARGV[2] request id, ARGV[3] result ttl, ARGV[4] the path the client sent,
--- ARGV[5] flush mark lifetime in ms ('0': the per-request writer, no mark), ARGV[6] the
+-- ARGV[5] flush mark lifetime in ms, ARGV[6] the
 -- buying HTTP request's id ('' when none), kept with the reservation for the writer's log line,
 -- ARGV[7] the rate limit's count and ARGV[8] its window in seconds (a fixed window from the first buy)
--- Returns {left, flush}: left >= 0 units left after this one, or -1 already bought; -2 sold
--- out; -3 sale not loaded; -4 path invalid (reused, expired or guessed); -5 not started;
--- -6 ended; {-7, seconds}: over the rate limit, retry after that long. flush is 1 when the caller must publish the sale's flush message: the batch
--- writer's mark was not set, so no flush is queued or running to pick this reservation up.
+-- Returns {left, flush}: left >= 0 units left after this one, or a refusal (sale_state.Refusal):
+-- -1 already bought; -2 sold out; -3 sale not loaded; -4 path invalid (reused, expired or
+-- guessed); -5 not started; -6 ended; {-7, seconds}: over the rate limit, retry after that long.
+-- flush is 1 when the caller must publish the sale's flush message: the writer's mark was not
+-- set, so no flush is queued or running to pick this reservation up. The mark's value is this
+-- request's id, so that a give-back (give_back.lua) deletes only a mark this request set.
 -- Public facts (not started, ended, sold out) are answered before the path is taken, as
 -- the gate's per-process marks do: they leave the path for a later try. A valid path is
 -- consumed by the attempt that follows it, whatever its outcome: one path, one try.
@@ -68,7 +71,7 @@ end
 redis.call('HSET', KEYS[3], ARGV[2], reservation)
 redis.call('SET', KEYS[4], '0', 'EX', ARGV[3])
 local flush = 0
-if ARGV[5] ~= '0' and redis.call('SET', KEYS[7], '1', 'NX', 'PX', ARGV[5]) then
+if redis.call('SET', KEYS[7], ARGV[2], 'NX', 'PX', ARGV[5]) then
   flush = 1
 end
 return {stock - 1, flush}

@@ -1,16 +1,20 @@
--- Compare (and in 'apply' mode, load) a sale's Redis state with the database's.
--- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] window
+-- Transition of the whole sale: load it from the database ('apply'), or only compare ('check').
+-- The caller holds the sale's stock lock from its database read until this call returns.
+-- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] window, KEYS[5] generation
 -- ARGV[1] database stock, ARGV[2] start epoch, ARGV[3] end epoch, ARGV[4] 'apply' or 'check',
--- ARGV[5] n = how many request ids follow that already have their order in the database,
--- ARGV[6 .. 5+n] those request ids, ARGV[6+n ..] user ids holding a live order.
+-- ARGV[5] the new generation (apply), ARGV[6] n = how many request ids follow that already
+-- have their order in the database, ARGV[7 .. 6+n] those request ids, ARGV[7+n ..] user ids
+-- holding a live order.
+-- A load writes a new generation: a ticket read before it (unit_return.lua, stock_add.lua)
+-- no longer applies, because this load already counted what that ticket would add.
 --
 -- The database stock and the written request ids come from one database snapshot, so a
 -- reservation is counted exactly once: either its order is in the snapshot (and in the
 -- database stock), or it is in flight and Redis keeps its unit out of the stock.
 -- Returns {stock before or -1, expected stock, buyers before, expected buyers, 1 if the buyer sets differ}.
 local written = {}
-local n = tonumber(ARGV[5])
-for i = 6, 5 + n do
+local n = tonumber(ARGV[6])
+for i = 7, 6 + n do
   written[ARGV[i]] = true
 end
 local expected_buyers = {}
@@ -21,16 +25,18 @@ local function expect(user)
     expected_count = expected_count + 1
   end
 end
-for i = 6 + n, #ARGV do
+for i = 7 + n, #ARGV do
   expect(ARGV[i])
 end
 local reservations = redis.call('HGETALL', KEYS[3])
 local in_flight = 0
 for i = 1, #reservations, 2 do
+  -- A reservation whose order is written is counted by the database (its live order names the
+  -- buyer, or its cancellation returned the unit): only the others hold a unit and a buyer here.
   if not written[reservations[i]] then
     in_flight = in_flight + 1
+    expect(string.match(reservations[i + 1], '^([^:]+)'))
   end
-  expect(string.match(reservations[i + 1], '^([^:]+)'))
 end
 local stock = tonumber(ARGV[1]) - in_flight
 if stock < 0 then
@@ -64,5 +70,6 @@ if ARGV[4] == 'apply' then
     redis.call('SADD', KEYS[2], unpack(batch))
   end
   redis.call('HSET', KEYS[4], 'start', ARGV[2], 'end', ARGV[3])
+  redis.call('SET', KEYS[5], ARGV[5])
 end
 return {previous and tonumber(previous) or -1, stock, buyers_before, expected_count, differ}

@@ -1,0 +1,5 @@
+"""The orders app's metrics."""
+
+from prometheus_client import Counter
+
+ORDERS_EXPIRED = Counter("seckill_orders_expired_total", "Unpaid orders cancelled by the expiry sweep")

@@ -1,0 +1,87 @@
+"""The seckill app's metrics: the gate's answers, the order writer, the reconciler, and the
+reservations waiting (read at scrape time; registered in SeckillConfig.ready()).
+
+Counting costs a lock and an add in this process (an mmap write in multiprocess mode):
+nothing that reaches the network, so the gate pays almost nothing.
+"""
+
+import time
+
+from prometheus_client import Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+
+from seckill.selectors import sales_to_reconcile
+from seckill_site import sale_state
+from seckill_site.codes import Code
+
+# --- the gate ------------------------------------------------------------------------------
+
+SECKILL_ATTEMPTS = Counter("seckill_attempts_total", "doSeckill answers (page and API), by outcome", ["outcome"])
+ATTEMPT_OUTCOMES = {
+    Code.SUCCESS: "queued",
+    Code.SOLD_OUT: "sold_out",
+    Code.ALREADY_BOUGHT: "already_bought",
+    Code.TOO_MANY_REQUESTS: "limited",
+    Code.PATH_INVALID: "invalid_path",
+    Code.SERVER_BUSY: "busy",
+    Code.TRY_AGAIN: "busy",  # the broker refused the flush; the unit went back
+    Code.NOT_STARTED: "not_started",
+    Code.ENDED: "ended",
+}
+# Children made once, so counting an answer is a dict lookup and an add.
+_attempt_counters = {code: SECKILL_ATTEMPTS.labels(outcome) for code, outcome in ATTEMPT_OUTCOMES.items()}
+_attempt_other = SECKILL_ATTEMPTS.labels("other")
+
+
+def attempt_outcome(code: Code) -> str:
+    return ATTEMPT_OUTCOMES.get(code, "other")
+
+
+def attempt_counted(code: Code) -> None:
+    """Count one answer of the gate; the views and the API call it where they answer."""
+    _attempt_counters.get(code, _attempt_other).inc()
+
+
+# --- the order writer and the reconciler (Celery workers) --------------------------------------
+
+ORDERS_WRITTEN = Counter(
+    "seckill_order_writes_total",
+    "Reservations settled by the order writer, by outcome (refused: a row the database refuses for good)",
+    ["outcome"],
+)
+WRITER_BATCH_SIZE = Histogram(
+    "seckill_writer_batch_size",
+    "Reservations per batch of the order writer",
+    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
+)
+WRITER_BATCH_SECONDS = Histogram(
+    "seckill_writer_batch_seconds",
+    "Time to write one batch of orders (its transaction, or one by one when refused)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+RECONCILE_REPAIRS = Counter(
+    "seckill_reconcile_repairs_total",
+    "Sales whose Redis state the reconciler repaired or whose reservations it finished",
+)
+RECONCILE_FAILURES = Counter(
+    "seckill_reconcile_failures_total", "Sales the reconciler failed on (the others were reconciled all the same)"
+)
+
+
+# --- read at scrape time -----------------------------------------------------------------------
+
+
+def reservation_figures() -> list[GaugeMetricFamily]:
+    """Units handed out whose orders are not settled yet, and the oldest one's age, over the
+    sales the reconciler looks at (one pipeline: each sale's hash is its own slot)."""
+    waiting, oldest_at = sale_state.reservations_oldest(sales_to_reconcile())
+    return [
+        GaugeMetricFamily(
+            "seckill_reservations_waiting", "Units handed out whose orders are not written yet", value=waiting
+        ),
+        GaugeMetricFamily(
+            "seckill_reservation_oldest_age_seconds",
+            "Age of the oldest reservation still waiting for its order (0 when none)",
+            value=max(0.0, time.time() - oldest_at) if oldest_at is not None else 0.0,
+        ),
+    ]

@@ -1,0 +1,122 @@
+"""The seckill gate: one shopper, one try at one unit. The hottest code in the shop.
+
+It never queries PostgreSQL and makes at most one Redis round trip per layer, cheapest layer
+first. `seckill_attempt` comes first; its helpers follow in the order it calls them.
+"""
+
+import logging
+import uuid
+from dataclasses import dataclass
+
+from django.conf import settings
+from kombu.exceptions import OperationalError as BrokerError
+from redis.exceptions import RedisError
+
+from seckill.services.reconcile import sale_rebuild_request
+from seckill_site import sale_state
+from seckill_site.codes import Code
+from seckill_site.logs import request_id_var
+from seckill_site.publish import task_publish
+from seckill_site.redis import now as redis_now
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    code: Code
+    request_id: str | None = None  # the reservation's id, when queued
+    retry_after: int = 0  # seconds, with TOO_MANY_REQUESTS
+
+
+def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
+    """Try to take one unit of a sale for a user. The caller checked the login (the session
+    or token, layer 1).
+
+    The answers this process knows without asking anybody come first, so a sold-out sale costs
+    no network call at all. They are public facts (the list page shows them), so answering them
+    to anyone leaks nothing, and a shopper's unused path survives a "sold out" that a
+    cancellation may soon undo. Everything else is one Redis call (reserve.lua): it counts the
+    rate limit, takes the path and the unit. With the session's own read, an accepted buy costs
+    two Redis round trips: the session lives under its user's hash tag and the sale's keys
+    under the sale's, which on a cluster are different slots, so no one call can hold both.
+    """
+    # Layer 2: what this process already knows (seckill.middleware answers most sold-outs earlier).
+    if sale_state.sold_out_known(sale_id):
+        return Attempt(Code.SOLD_OUT)
+    closed = _window_closed(sale_id)
+    if closed is not None:
+        return Attempt(closed)
+
+    # Layers 3 and 4: reserve.lua has the last word on the window and the stock.
+    request_id = uuid.uuid4().hex
+    reserved = sale_state.reserve(
+        sale_id=sale_id,
+        user_id=user_id,
+        path=path,
+        request_id=request_id,
+        trace=request_id_var.get() or "",  # the HTTP request's id, for the writer's log line
+        flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS,
+    )
+    if reserved.refusal is not None:
+        return _refused(sale_id, reserved)
+    if reserved.left == 0:
+        sale_state.sold_out_mark(sale_id)
+
+    # Layer 5: most buys publish nothing: a flush queued or running drains their reservation too.
+    if not reserved.flush_due or _flush_publish(sale_id):
+        return Attempt(Code.SUCCESS, request_id)
+    return _publish_failed(sale_id=sale_id, user_id=user_id, request_id=request_id)
+
+
+def _window_closed(sale_id: int) -> Code | None:
+    """NOT_STARTED or ENDED by the shop's clock (Redis's) and this process's copy of the
+    window (one Redis read per sale every few seconds); None when it may be open."""
+    window = sale_state.window(sale_id)
+    if window is None:
+        return None
+    now = redis_now()
+    if now < window[0]:
+        return Code.NOT_STARTED
+    if now >= window[1]:
+        return Code.ENDED
+    return None
+
+
+_REFUSALS = {
+    sale_state.Refusal.ALREADY_BOUGHT: Code.ALREADY_BOUGHT,
+    sale_state.Refusal.SOLD_OUT: Code.SOLD_OUT,
+    sale_state.Refusal.NOT_LOADED: Code.SERVER_BUSY,
+    sale_state.Refusal.PATH_INVALID: Code.PATH_INVALID,
+    sale_state.Refusal.NOT_STARTED: Code.NOT_STARTED,
+    sale_state.Refusal.ENDED: Code.ENDED,
+    sale_state.Refusal.RATE_LIMITED: Code.TOO_MANY_REQUESTS,
+}
+
+
+def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
+    if reserved.refusal is sale_state.Refusal.SOLD_OUT:
+        sale_state.sold_out_mark(sale_id)
+    elif reserved.refusal is sale_state.Refusal.NOT_LOADED:
+        sale_rebuild_request(sale_id=sale_id)
+    return Attempt(_REFUSALS[reserved.refusal], retry_after=reserved.retry_after)
+
+
+def _flush_publish(sale_id: int) -> bool:
+    """Publish the sale's flush (seckill.tasks.order_flush); False when the broker refused."""
+    try:
+        task_publish("seckill.order_flush", kwargs={"sale_id": sale_id}, fast=True)
+    except (BrokerError, OSError, RedisError):
+        logger.exception("publishing the flush of sale %s failed", sale_id)
+        return False
+    return True
+
+
+def _publish_failed(*, sale_id: int, user_id: int, request_id: str) -> Attempt:
+    """No flush is on its way for this reservation: give its unit back and have the shopper try
+    again, unless a writer holds it already (a flush published earlier, or redelivered), in
+    which case the shopper is queued after all and the writer settles it."""
+    outcome = sale_state.give_back(sale_id=sale_id, user_id=user_id, request_id=request_id)
+    if outcome is sale_state.GiveBack.GIVEN_BACK:
+        return Attempt(Code.TRY_AGAIN)
+    return Attempt(Code.SUCCESS, request_id)

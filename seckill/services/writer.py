@@ -1,0 +1,145 @@
+"""The order writer: a sale's reservations become orders, a batch per transaction.
+
+The reservations in Redis are the outbox. The gate publishes one flush message per sale while
+none is pending (reserve.lua's flush mark); the flush claims a batch of reservations, writes
+their orders in one transaction, and settles each (seckill_site.sale_state has the table of
+transitions), until the sale has none left. Beat's sweep publishes a flush for any sale whose
+reservations wait with no flush on its way. Safe to run twice, and concurrently: a claim
+belongs to one token, the database writes each order once (its request id is unique), and two
+flushes of one sale take turns on the sale's stock lock.
+"""
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import IntegrityError
+
+from orders.services import WriteOutcome, order_create_from_seckill, orders_create_from_seckill_batch
+from seckill.selectors import sales_to_reconcile
+from seckill_site import sale_state
+from seckill_site.publish import task_publish
+from seckill_site.sale_state import Reservation, Settle, Settlement
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BatchDone:
+    reservations: list[Reservation]  # the batch, as claimed
+    settles: list[Settle]  # how each was settled
+    created: int  # orders its one transaction created (0 when it went one by one)
+    seconds: float
+
+
+@dataclass
+class FlushReport:
+    batches: int = 0
+    created: int = 0
+    # outcome -> count, of the batches the database refused as a whole (a redelivered flush's
+    # orders are found here: "already written"; a row refused for good: "refused")
+    one_by_one: dict[str, int] = field(default_factory=dict)
+
+
+def sale_flush(
+    *,
+    sale_id: int,
+    token: str | None = None,
+    on_batch: Callable[[BatchDone], None] | None = None,
+    reserved_before: float = 0,
+) -> FlushReport:
+    """Write the sale's reservations as orders until none is left that this token may claim.
+
+    `token` names this flush's claims: the flush task passes its task id, which a redelivered
+    or retried message keeps, so it takes its own claims back at once. A batch the database
+    refuses as a whole is written one reservation at a time, so the database has the last word
+    on each, and one that it refuses for good is settled as refused: it never holds up the
+    reservations behind it. `on_batch` is told of every batch (metrics and logs). With
+    `reserved_before` (epoch seconds) only reservations made before then are written."""
+    token = token or uuid.uuid4().hex
+    report = FlushReport()
+    while True:
+        claimed = sale_state.claim(
+            sale_id=sale_id,
+            token=token,
+            size=settings.SECKILL_WRITER_BATCH_SIZE,
+            lease_ms=settings.SECKILL_WRITER_CLAIM_MS,
+            flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS,
+            reserved_before=reserved_before,
+        )
+        if not claimed.reservations:
+            return report
+        started = time.perf_counter()
+        settles, created = _batch_write(sale_id, claimed.reservations, report)
+        sale_state.settle(
+            sale_id=sale_id, token=token, settles=settles, flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS
+        )
+        report.batches += 1
+        report.created += created
+        if on_batch is not None:
+            on_batch(BatchDone(claimed.reservations, settles, created, time.perf_counter() - started))
+
+
+def _batch_write(sale_id: int, batch: list[Reservation], report: FlushReport) -> tuple[list[Settle], int]:
+    """The batch's orders in one transaction, or one by one when the database refuses it whole."""
+    users = {reservation.request_id: reservation.user_id for reservation in batch}
+    created = orders_create_from_seckill_batch(sale_id=sale_id, reservations=users)
+    if created is not None:
+        settles = [Settle(rid, users[rid], Settlement.WRITTEN, order_id) for rid, order_id in created.items()]
+        return settles, len(created)
+    settles = []
+    for reservation in batch:
+        settle, outcome = _write_one(sale_id, reservation)
+        settles.append(settle)
+        report.one_by_one[outcome] = report.one_by_one.get(outcome, 0) + 1
+    return settles, 0
+
+
+_SETTLEMENTS = {
+    WriteOutcome.CREATED: Settlement.WRITTEN,
+    WriteOutcome.DUPLICATE: Settlement.DUPLICATE,
+    WriteOutcome.SOLD_OUT: Settlement.SOLD_OUT,
+}
+
+
+def _write_one(sale_id: int, reservation: Reservation) -> tuple[Settle, str]:
+    """One reservation's order, decided by the database alone; (its settlement, the outcome's name)."""
+    try:
+        written = order_create_from_seckill(
+            sale_id=sale_id, user_id=reservation.user_id, request_id=reservation.request_id
+        )
+    except IntegrityError as error:
+        # Not "already written" nor "already holds a live order" (order_create_from_seckill
+        # answers those): a row the database will never take, such as one whose shopper's
+        # account was deleted after the buy. Its unit goes back and the shopper is told it failed.
+        logger.error(
+            "order write refused for good: %s",
+            str(error).splitlines()[0],
+            extra={"sale": sale_id, "user_id": reservation.user_id, "reservation": reservation.request_id},
+        )
+        return Settle(reservation.request_id, reservation.user_id, Settlement.REFUSED), "refused"
+    if written.outcome is WriteOutcome.ALREADY_WRITTEN:
+        kind = Settlement.WRITTEN if written.live else Settlement.WRITTEN_NOT_LIVE
+    else:
+        kind = _SETTLEMENTS[written.outcome]
+    return Settle(reservation.request_id, reservation.user_id, kind, written.order_id or 0), written.outcome.value
+
+
+def flushes_lapsed_publish() -> list[int]:
+    """Publish a flush for every sale that holds reservations but no flush mark (Celery beat,
+    every SECKILL_WRITER_SWEEP_SECONDS); the sale ids.
+
+    A flush message can be lost after its mark was set: the web process died between the
+    reserve script and the publish, or the broker lost it. The mark lapses, but only a later
+    buy would publish again, and a sold-out sale has none. Without this sweep its reservations
+    would wait for the reconciler, minutes later."""
+    waiting = sale_state.reservations_count(sales_to_reconcile())
+    published = []
+    for sale_id, count in waiting.items():
+        if count and sale_state.flush_mark_take(sale_id=sale_id, flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS):
+            task_publish("seckill.order_flush", kwargs={"sale_id": sale_id})
+            published.append(sale_id)
+    return published

@@ -1,0 +1,25 @@
+"""Publish Celery tasks by name. Services call this, never a tasks module: tasks import the
+services they run, so services importing tasks would close an import circle.
+
+The tasks are defined with these names in each app's tasks.py (`@shared_task(name=...)`).
+"""
+
+from django.db import transaction
+
+from celery_app import app
+
+# The gate publishes while its shopper waits, and gives the unit back if the broker refuses:
+# a publish must fail fast rather than retry for Celery's default of minutes.
+FAST_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+
+def task_publish(name: str, *, kwargs: dict, fast: bool = False) -> None:
+    """Send the task `name` now; raises the broker's error (kombu's OperationalError, OSError)
+    once the retries are spent. `fast`: the short retry policy of a publish someone waits for."""
+    options = {"retry": True, "retry_policy": FAST_RETRY_POLICY} if fast else {}
+    app.send_task(name, kwargs=kwargs, **options)
+
+
+def task_publish_on_commit(name: str, *, kwargs: dict) -> None:
+    """Send the task `name` once the current transaction commits (at once outside one)."""
+    transaction.on_commit(lambda: task_publish(name, kwargs=kwargs))

@@ -1,0 +1,539 @@
+"""A sale's shared state in Redis. The one module that names a sale's keys (`sk:{id}:*`) or
+runs its Lua scripts: the gate, the order writer, cancellations, merchant edits, the reconciler,
+the pages and the metrics all call the functions below.
+
+A reservation is a unit the gate handed to one shopper whose order is not settled yet. Its
+life, every transition one Lua call that checks the state it starts from and answers a no-op
+from any other (so a late, repeated or crashed caller changes nothing):
+
+    ========================  =====================  ========================  ==============
+    from                      transition (script)    to                        by
+    ========================  =====================  ========================  ==============
+    -                         reserve                reserved                  the gate
+    reserved, unclaimed       give_back              gone: unit back, buyer    the gate, when
+                                                     out, no answer            its publish fails
+    reserved, claimed         give_back              (no-op: CLAIMED, the      the gate
+                                                     writer has it)
+    reserved, unclaimed or    claim                  claimed by token          the writer
+      its lease ran out, or
+      claimed by this token
+    claimed by token          settle W               gone: answer = order      the writer, after
+                                                                               its commit
+    claimed by token          settle X               gone (its order was       the writer
+                                                     cancelled meanwhile)
+    claimed by token          settle D               gone: unit back, buyer    the writer
+                                                     stays, answer = the
+                                                     shopper's live order
+    claimed by token          settle S               gone: buyer out, -1       the writer (the
+                                                     (no unit: the database    database was
+                                                     had none)                 short)
+    claimed by token          settle R               gone: unit back, buyer    the writer (the
+                                                     out, -1 (refused for      database refused
+                                                     good)                     the row for good)
+    claimed by another token  settle *               (no-op)                   a late writer
+    ========================  =====================  ========================  ==============
+
+A unit sold leaves with its order and may come back once:
+
+    ========================  =====================  ========================  ==============
+    live order's unit         unit_return            back in the stock, buyer  the order's
+      (cancel committed)        (ticket)             out; the order's          cancellation,
+                                                     reservation and answer    after commit
+                                                     gone
+    unit returned already     unit_return            (no-op)
+    sale loaded since the     unit_return            (no-op: the load counted
+      ticket                                         it)
+    ========================  =====================  ========================  ==============
+
+And the sale as a whole: `load` (the reconciler and `seckill_warm`, under the sale's stock lock
+in PostgreSQL) rewrites its stock, buyers and window from the database and starts a new
+generation; `sale_open` loads a new sale; `stock_take` / `stock_add` carry a merchant's stock
+edit; `window_set` a new start or end; `sale_forget` drops a deleted sale.
+
+A ticket is the sale's generation read inside the database transaction that holds the sale's
+stock lock (goods.services.sale_stock_lock). A change that reaches Redis after its commit
+carries it: if a load ran in between, that load read the committed change already, and the
+ticket no longer matches.
+
+Every key of a sale shares its hash tag, so each script stays in one Redis Cluster slot.
+"""
+
+from __future__ import annotations
+
+import enum
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from seckill_site.redis import client, lock, script
+from seckill_site.sale_state import keys
+
+RESULT_QUEUED = 0
+RESULT_FAILED = -1
+
+
+# --- what this process knows without asking --------------------------------------------------
+
+# Sale id -> monotonic time until which the sale counts as sold out here. A mark lasts one
+# second, so when stock comes back (a cancellation, a load) every process sees it within a
+# second, and a sold-out sale costs each process at most one Redis call per second instead of
+# one per request.
+SOLD_OUT_MARK_SECONDS = 1.0
+_sold_out_until: dict[int, float] = {}
+
+# Sale id -> (start, end, fetched at): the sale window as Redis holds it, re-read every few seconds.
+WINDOW_CACHE_SECONDS = 5.0
+_windows: dict[int, tuple[float, float, float]] = {}
+
+
+def sold_out_known(sale_id: int) -> bool:
+    """Does this process already know the sale is sold out (no network call)?"""
+    return _sold_out_until.get(sale_id, 0.0) > time.monotonic()
+
+
+def sold_out_mark(sale_id: int) -> None:
+    _sold_out_until[sale_id] = time.monotonic() + SOLD_OUT_MARK_SECONDS
+
+
+def sold_out_clear(sale_id: int | None = None) -> None:
+    if sale_id is None:
+        _sold_out_until.clear()
+    else:
+        _sold_out_until.pop(sale_id, None)
+
+
+def window(sale_id: int) -> tuple[float, float] | None:
+    """The sale window (epoch seconds) from this process's copy, refreshed from Redis every
+    WINDOW_CACHE_SECONDS; None when Redis does not hold it (an unknown sale, or a lost one)."""
+    cached = _windows.get(sale_id)
+    now = time.monotonic()
+    if cached is not None and now - cached[2] < WINDOW_CACHE_SECONDS:
+        return cached[0], cached[1]
+    start, end = client().hmget(keys.window(sale_id), ["start", "end"])
+    if start is None or end is None:
+        _windows.pop(sale_id, None)
+        return None
+    _windows[sale_id] = (float(start), float(end), now)
+    return float(start), float(end)
+
+
+def process_marks_clear(sale_id: int | None = None) -> None:
+    """Forget this process's sold-out marks and window copies (of one sale, or all)."""
+    sold_out_clear(sale_id)
+    if sale_id is None:
+        _windows.clear()
+    else:
+        _windows.pop(sale_id, None)
+
+
+# --- the gate --------------------------------------------------------------------------------
+
+
+class Refusal(enum.IntEnum):
+    """reserve.lua's refusals, by the numbers it answers."""
+
+    ALREADY_BOUGHT = -1
+    SOLD_OUT = -2
+    NOT_LOADED = -3  # Redis lost the sale: it is rebuilt from the database
+    PATH_INVALID = -4  # reused, expired or guessed
+    NOT_STARTED = -5
+    ENDED = -6
+    RATE_LIMITED = -7
+
+
+@dataclass(frozen=True)
+class Reserved:
+    refusal: Refusal | None
+    left: int = 0  # units left after this one
+    flush_due: bool = False  # no flush is queued or running: the caller publishes one
+    retry_after: int = 0  # seconds, with RATE_LIMITED
+
+
+def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, trace: str, flush_mark_ms: int) -> Reserved:
+    """(none) -> reserved: count the buy against the shopper's rate limit, take the one-time
+    path, check "already bought" and the stock, hand out one unit. One round trip."""
+    left, extra = script("reserve")(
+        keys=[
+            keys.stock(sale_id),
+            keys.buyers(sale_id),
+            keys.reservations(sale_id),
+            keys.result(sale_id, user_id),
+            keys.path(sale_id, user_id),
+            keys.window(sale_id),
+            keys.flush(sale_id),
+            keys.gate_rate(sale_id, user_id),
+        ],
+        args=[
+            user_id,
+            request_id,
+            keys.RESULT_TTL,
+            path,
+            flush_mark_ms,
+            trace,
+            keys.GATE_RATE_COUNT,
+            keys.GATE_RATE_SECONDS,
+        ],
+    )
+    if left < 0:
+        refusal = Refusal(left)
+        return Reserved(refusal, retry_after=max(1, int(extra)) if refusal is Refusal.RATE_LIMITED else 0)
+    return Reserved(None, left=left, flush_due=bool(extra))
+
+
+class GiveBack(enum.Enum):
+    GIVEN_BACK = 1
+    CLAIMED = 2  # a writer holds it and will settle it: the shopper is queued after all
+    GONE = 0  # settled already
+
+
+def give_back(*, sale_id: int, user_id: int, request_id: str) -> GiveBack:
+    """reserved, unclaimed -> gone, its unit back: the flush that would write it could not be
+    published. A reservation a writer has claimed is left to that writer."""
+    answer = script("give_back")(
+        keys=[
+            keys.reservations(sale_id),
+            keys.claims(sale_id),
+            keys.stock(sale_id),
+            keys.buyers(sale_id),
+            keys.result(sale_id, user_id),
+            keys.flush(sale_id),
+        ],
+        args=[user_id, request_id],
+    )
+    outcome = GiveBack(answer)
+    if outcome is GiveBack.GIVEN_BACK:
+        sold_out_clear(sale_id)
+    return outcome
+
+
+# --- captcha, one-time path, per-sale limits ---------------------------------------------------
+
+
+def limit_take(*, sale_id: int, user_id: int, action: str, limit: int) -> int:
+    """Count one `action` (captcha, path) of this shopper on this sale: 0 within `limit` per
+    LIMIT_WINDOW, else the seconds until the window ends (and the refusal is tallied)."""
+    return int(
+        script("limit_take")(
+            keys=[keys.limit(sale_id, action, user_id), keys.refused(sale_id)],
+            args=[limit, keys.LIMIT_WINDOW, action, keys.REFUSED_TTL],
+        )
+    )
+
+
+def captcha_answer_set(*, sale_id: int, user_id: int, answer: int) -> None:
+    """The answer of the captcha just drawn; it replaces any earlier one."""
+    client().set(keys.captcha(sale_id, user_id), answer, ex=keys.CAPTCHA_TTL)
+
+
+def captcha_answer_take(*, sale_id: int, user_id: int) -> int | None:
+    """The expected answer, consumed (one try per captcha); None when none is pending."""
+    expected = client().getdel(keys.captcha(sale_id, user_id))
+    return int(expected) if expected is not None else None
+
+
+def path_set(*, sale_id: int, user_id: int, path: str) -> None:
+    client().set(keys.path(sale_id, user_id), path, ex=keys.PATH_TTL)
+
+
+def refusals(sale_id: int) -> dict[str, int]:
+    """Requests the per-sale limits refused, by action."""
+    return {field.decode(): int(count) for field, count in client().hgetall(keys.refused(sale_id)).items()}
+
+
+# --- the order writer ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reservation:
+    request_id: str
+    user_id: int
+    reserved_at: float  # epoch seconds, by Redis's clock
+    trace: str  # the id of the HTTP request that bought the unit ("" if unknown)
+
+
+def _reservation(request_id: bytes | str, value: bytes) -> Reservation:
+    user_id, reserved_at, *trace = value.decode().split(":", 2)  # the trace may hold ":" itself
+    rid = request_id.decode() if isinstance(request_id, bytes) else request_id
+    return Reservation(rid, int(user_id), float(reserved_at), trace[0] if trace else "")
+
+
+@dataclass(frozen=True)
+class Claim:
+    reservations: list[Reservation]
+    left: int  # the sale's reservations in all, claimed or not, this batch included
+
+
+def claim(
+    *, sale_id: int, token: str, size: int, lease_ms: int, flush_mark_ms: int, reserved_before: float = 0
+) -> Claim:
+    """reserved -> claimed by `token`: up to `size` reservations that no writer holds, whose
+    writer's lease ran out, or that this token holds already (a redelivered flush); with
+    `reserved_before` (epoch seconds), only those made before then."""
+    left, found = script("claim")(
+        keys=[keys.reservations(sale_id), keys.claims(sale_id), keys.flush(sale_id)],
+        args=[token, size, lease_ms, flush_mark_ms, reserved_before],
+    )
+    pairs = iter(found)
+    return Claim([_reservation(request_id, value) for request_id, value in zip(pairs, pairs, strict=True)], left)
+
+
+class Settlement(enum.Enum):
+    """How the database settled a claimed reservation (settle.lua's kinds)."""
+
+    WRITTEN = "W"  # its order is live
+    WRITTEN_NOT_LIVE = "X"  # its order exists but was cancelled since
+    DUPLICATE = "D"  # the shopper holds another live order of the sale
+    SOLD_OUT = "S"  # the database had no unit
+    REFUSED = "R"  # the database refuses the row for good
+
+
+@dataclass(frozen=True)
+class Settle:
+    request_id: str
+    user_id: int
+    kind: Settlement
+    order_id: int = 0
+
+
+def settle(*, sale_id: int, token: str, settles: list[Settle], flush_mark_ms: int) -> tuple[int, int]:
+    """claimed by `token` -> settled, each as its kind says; (settled, reservations left).
+    Reservations this token no longer holds are left alone."""
+    if not settles:
+        return 0, reservations_count([sale_id])[sale_id]
+    settled, left = script("settle")(
+        keys=[
+            keys.reservations(sale_id),
+            keys.claims(sale_id),
+            keys.stock(sale_id),
+            keys.buyers(sale_id),
+            keys.flush(sale_id),
+            *(keys.result(sale_id, one.user_id) for one in settles),
+        ],
+        args=[
+            token,
+            keys.RESULT_TTL,
+            flush_mark_ms,
+            *(value for one in settles for value in (one.request_id, one.user_id, one.kind.value, one.order_id)),
+        ],
+    )
+    if any(one.kind in (Settlement.DUPLICATE, Settlement.REFUSED) for one in settles):
+        sold_out_clear(sale_id)  # units came back
+    return settled, left
+
+
+def flush_mark_take(*, sale_id: int, flush_mark_ms: int) -> bool:
+    """Set the sale's flush mark if none stands; True when the caller must publish the flush."""
+    return bool(client().set(keys.flush(sale_id), "sweep", nx=True, px=flush_mark_ms))
+
+
+# --- units of cancelled orders -------------------------------------------------------------------
+
+
+def ticket(sale_id: int) -> str:
+    """The sale's generation, for a change that reaches Redis after its commit. Read it inside
+    the transaction that holds the sale's stock lock."""
+    generation = client().get(keys.generation(sale_id))
+    return generation.decode() if generation is not None else ""
+
+
+class UnitReturn(enum.Enum):
+    RETURNED = 1
+    ALREADY = 0  # this order's unit came back before
+    LOADED_SINCE = -1  # a load since the ticket counted it
+    NOT_LOADED = -2
+
+
+def unit_return(*, sale_id: int, user_id: int, order_id: int, request_id: str, ticket: str) -> UnitReturn:
+    """A cancelled order's unit -> back in the stock, exactly once (see the table above)."""
+    answer = script("unit_return")(
+        keys=[
+            keys.stock(sale_id),
+            keys.buyers(sale_id),
+            keys.result(sale_id, user_id),
+            keys.generation(sale_id),
+            keys.returned(sale_id, order_id),
+            keys.reservations(sale_id),
+            keys.claims(sale_id),
+        ],
+        args=[user_id, ticket, order_id, keys.RETURNED_TTL, request_id],
+    )
+    outcome = UnitReturn(answer)
+    if outcome is UnitReturn.RETURNED:
+        sold_out_clear(sale_id)
+    return outcome
+
+
+# --- a merchant's edits ----------------------------------------------------------------------------
+
+
+def sale_open(*, sale_id: int, stock: int, start: float, end: float) -> bool:
+    """Load a new sale (stock and window) unless a load got there first; True when loaded.
+    The caller holds the sale's stock lock and read `stock` under it."""
+    return bool(
+        script("sale_open")(
+            keys=[keys.stock(sale_id), keys.window(sale_id), keys.generation(sale_id)],
+            args=[stock, start, end, secrets.token_hex(8)],
+        )
+    )
+
+
+@dataclass(frozen=True)
+class StockTake:
+    taken: bool | None  # None: the sale is not loaded, the database alone decides
+    ticket: str
+
+
+def stock_take(*, sale_id: int, count: int) -> StockTake:
+    """Remove `count` units nobody holds, before the database's own UPDATE (the caller holds
+    the sale's stock lock). Units handed out to shoppers cannot be taken back."""
+    taken, generation = script("stock_take")(keys=[keys.stock(sale_id), keys.generation(sale_id)], args=[count])
+    sold_out_clear(sale_id)
+    return StockTake(None if taken == -1 else bool(taken), generation.decode() if generation else "")
+
+
+def stock_add(*, sale_id: int, count: int, ticket: str) -> bool:
+    """`count` units the database gained reach Redis (after the commit), unless a load since
+    the ticket counted them already; True when added."""
+    added = script("stock_add")(keys=[keys.stock(sale_id), keys.generation(sale_id)], args=[count, ticket])
+    if added == 1:
+        sold_out_clear(sale_id)
+    return added == 1
+
+
+def window_set(*, sale_id: int, start: float, end: float) -> None:
+    """A new start or end (from the committed row). Processes re-read it within WINDOW_CACHE_SECONDS."""
+    client().hset(keys.window(sale_id), mapping={"start": start, "end": end})
+    _windows.pop(sale_id, None)
+
+
+def sale_forget(*, sale_id: int) -> None:
+    """Drop every key of a deleted sale, per-shopper ones included. They share the sale's hash
+    tag: on a Redis Cluster they live on one node, SCAN visits each node, and each DEL is one key."""
+    redis = client()
+    for key in redis.scan_iter(match=keys.pattern(sale_id), count=500):
+        redis.delete(key)
+    process_marks_clear(sale_id)
+
+
+# --- loading from the database ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The database's side of a sale, read in one statement under the sale's stock lock."""
+
+    stock: int
+    start: float
+    end: float
+    written_request_ids: list[str]  # of reservation_ids(), those whose order is in the database
+    live_buyer_ids: list[int]
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    previous_stock: int | None  # None: Redis did not hold the sale
+    stock: int
+    previous_buyers: int
+    buyers: int
+    buyers_differ: bool
+
+    @property
+    def drifted(self) -> bool:
+        return self.previous_stock != self.stock or self.buyers_differ
+
+
+def reservation_ids(sale_id: int) -> list[str]:
+    return [request_id.decode() for request_id in client().hkeys(keys.reservations(sale_id))]
+
+
+def load(*, sale_id: int, snapshot: Snapshot, apply: bool) -> LoadReport:
+    """Compare Redis with `snapshot`, and with `apply` rewrite the stock (the database's less
+    the reservations in flight), the buyers and the window, starting a new generation."""
+    previous, stock, buyers_before, buyers, differ = script("load")(
+        keys=[
+            keys.stock(sale_id),
+            keys.buyers(sale_id),
+            keys.reservations(sale_id),
+            keys.window(sale_id),
+            keys.generation(sale_id),
+        ],
+        args=[
+            snapshot.stock,
+            snapshot.start,
+            snapshot.end,
+            "apply" if apply else "check",
+            secrets.token_hex(8),
+            len(snapshot.written_request_ids),
+            *snapshot.written_request_ids,
+            *snapshot.live_buyer_ids,
+        ],
+    )
+    if apply:
+        process_marks_clear(sale_id)
+    return LoadReport(None if previous == -1 else previous, stock, buyers_before, buyers, bool(differ))
+
+
+@contextmanager
+def reconcile_lock(sale_id: int) -> Iterator[str]:
+    """One reconciler per sale at a time; raises seckill_site.redis.LockNotAcquired."""
+    with lock(keys.reconcile_lock(sale_id), ttl=keys.RECONCILE_LOCK_TTL) as token:
+        yield token
+
+
+def rebuild_claim(sale_id: int) -> bool:
+    """Redis lost the sale: True for the one caller that gets to have it rebuilt (for a while)."""
+    return bool(client().set(keys.rebuild_lock(sale_id), 1, nx=True, ex=keys.REBUILD_LOCK_TTL))
+
+
+# --- reads ------------------------------------------------------------------------------------------
+
+
+def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
+    """Units left per sale; None where the sale is not loaded. Each sale's counter lives in its
+    own slot, so this is a pipeline of GETs (one MGET would be refused on a cluster)."""
+    if not sale_ids:
+        return {}
+    pipeline = client().pipeline(transaction=False)
+    for sale_id in sale_ids:
+        pipeline.get(keys.stock(sale_id))
+    values = pipeline.execute()
+    return {sale_id: int(value) if value is not None else None for sale_id, value in zip(sale_ids, values, strict=True)}
+
+
+def result(*, sale_id: int, user_id: int) -> int | None:
+    """The shopper's answer: RESULT_QUEUED, an order id or RESULT_FAILED; None when Redis holds none."""
+    value = client().get(keys.result(sale_id, user_id))
+    return int(value) if value is not None else None
+
+
+def reservations(sale_id: int) -> list[Reservation]:
+    """The sale's reservations in flight, claimed or not."""
+    return [_reservation(rid, value) for rid, value in client().hgetall(keys.reservations(sale_id)).items()]
+
+
+def reservations_count(sale_ids: list[int]) -> dict[int, int]:
+    """Reservations in flight per sale, in one pipeline."""
+    if not sale_ids:
+        return {}
+    pipeline = client().pipeline(transaction=False)
+    for sale_id in sale_ids:
+        pipeline.hlen(keys.reservations(sale_id))
+    return dict(zip(sale_ids, pipeline.execute(), strict=True))
+
+
+def reservations_oldest(sale_ids: list[int]) -> tuple[int, float | None]:
+    """(reservations in flight over these sales, the oldest one's epoch seconds or None)."""
+    if not sale_ids:
+        return 0, None
+    pipeline = client().pipeline(transaction=False)
+    for sale_id in sale_ids:
+        pipeline.hgetall(keys.reservations(sale_id))
+    waiting, oldest = 0, None
+    for found in pipeline.execute():
+        waiting += len(found)
+        for request_id, value in found.items():
+            reserved_at = _reservation(request_id, value).reserved_at
+            oldest = reserved_at if oldest is None else min(oldest, reserved_at)
+    return waiting, oldest

@@ -1,0 +1,120 @@
+"""The names of a sale's Redis keys, with their lifetimes. Private to seckill_site.sale_state:
+nothing else builds them (seckill_site/tests/test_layout.py checks).
+
+Every key of one sale shares the hash tag `{sale_id}`, so that a Lua script touching several
+of them stays valid on Redis Cluster (all keys of one call must live in one slot). The
+project-wide REDIS_KEY_PREFIX ("" in production, one per test run) stands before the tag.
+"""
+
+from seckill_site.redis.keys import PREFIX
+
+# What /seckill/result answers: "0" queued, order id, or "-1" failed. A day is plenty for
+# polling; older answers come from the database.
+RESULT_TTL = 24 * 60 * 60
+# Captcha answer, per user and sale: single use (GETDEL), 5 minutes.
+CAPTCHA_TTL = 5 * 60
+# One-time seckill path, per user and sale: deleted on use, 60 seconds.
+PATH_TTL = 60
+# Per-sale limits of one shopper (captchas drawn, paths taken): a fixed window from the first.
+LIMIT_WINDOW = 60
+# How many requests those limits refused, per sale, for the merchant's live view; kept a week.
+REFUSED_TTL = 7 * 24 * 60 * 60
+# The gate's rate limit: buys per shopper per sale in a fixed window from the first
+# (reserve.lua counts them in the same call that takes the unit).
+GATE_RATE_COUNT = 5
+GATE_RATE_SECONDS = 5
+# A cancelled order's returned-mark (unit_return.lua): longer than any cancellation's
+# after-commit step can be late.
+RETURNED_TTL = 24 * 60 * 60
+# Rebuild lock after Redis lost a sale's keys: one process rebuilds, others answer "busy".
+REBUILD_LOCK_TTL = 10
+# One reconciler per sale at a time: longer than reconciling a few hundred stale reservations
+# takes, short enough that a crashed reconciler's sale is picked up again within a minute.
+RECONCILE_LOCK_TTL = 50
+
+
+def _sale(sale_id: int) -> str:
+    return f"{PREFIX}sk:{{{sale_id}}}"
+
+
+def pattern(sale_id: int) -> str:
+    """SCAN pattern of every key of one sale."""
+    return f"{_sale(sale_id)}:*"
+
+
+def stock(sale_id: int) -> str:
+    """Units left to hand out (no TTL: loaded from the database)."""
+    return f"{_sale(sale_id)}:stock"
+
+
+def window(sale_id: int) -> str:
+    """Hash {start, end} in epoch seconds: the gate's sale window (no TTL)."""
+    return f"{_sale(sale_id)}:window"
+
+
+def generation(sale_id: int) -> str:
+    """A random value rewritten by every load from the database: the ticket of changes that
+    reach Redis after their commit (unit_return.lua, stock_add.lua)."""
+    return f"{_sale(sale_id)}:gen"
+
+
+def buyers(sale_id: int) -> str:
+    """Set of user ids holding a unit of this sale: a reservation or a live order (no TTL)."""
+    return f"{_sale(sale_id)}:buyers"
+
+
+def reservations(sale_id: int) -> str:
+    """Hash request_id -> "user_id:epoch_seconds[:trace]": units handed out whose orders are
+    not settled yet (no TTL). The trace is the id of the HTTP request that bought the unit,
+    for the order writer's log line."""
+    return f"{_sale(sale_id)}:reservations"
+
+
+def claims(sale_id: int) -> str:
+    """Hash request_id -> "token:lease_until_ms": the reservations a writer holds."""
+    return f"{_sale(sale_id)}:claims"
+
+
+def flush(sale_id: int) -> str:
+    """Present while a flush of the sale is queued or running (the writer's outbox mark): its
+    value is the request id of the buy that set it, or the token of the flush that renewed it."""
+    return f"{_sale(sale_id)}:flush"
+
+
+def result(sale_id: int, user_id: int) -> str:
+    return f"{_sale(sale_id)}:result:{user_id}"
+
+
+def returned(sale_id: int, order_id: int) -> str:
+    return f"{_sale(sale_id)}:returned:{order_id}"
+
+
+def gate_rate(sale_id: int, user_id: int) -> str:
+    """Buy requests of one shopper for this sale that could still buy (GATE_RATE_SECONDS)."""
+    return f"{_sale(sale_id)}:rate:{user_id}"
+
+
+def captcha(sale_id: int, user_id: int) -> str:
+    return f"{_sale(sale_id)}:captcha:{user_id}"
+
+
+def path(sale_id: int, user_id: int) -> str:
+    return f"{_sale(sale_id)}:path:{user_id}"
+
+
+def limit(sale_id: int, action: str, user_id: int) -> str:
+    """Counter of one shopper's `action` (captcha, path) on this sale (LIMIT_WINDOW)."""
+    return f"{_sale(sale_id)}:limit:{action}:{user_id}"
+
+
+def refused(sale_id: int) -> str:
+    """Hash action -> requests refused by the per-sale limits (REFUSED_TTL)."""
+    return f"{_sale(sale_id)}:refused"
+
+
+def rebuild_lock(sale_id: int) -> str:
+    return f"{_sale(sale_id)}:rebuild-lock"
+
+
+def reconcile_lock(sale_id: int) -> str:
+    return f"{_sale(sale_id)}:reconcile-lock"
