@@ -95,6 +95,12 @@ class SaleLife(RuleBasedStateMachine):
                 self.paused.append((token, settles))
             self.crashed.append(token)
 
+    def _no_clock(self, user: User) -> None:
+        """Nothing the machine does may depend on how long its steps took (Hypothesis replays
+        them to shrink a failure): no rate-limit window and no one-second sold-out mark."""
+        client().delete(keys.gate_rate(self.sale.pk, user.pk))
+        sale_state.process_marks_clear()
+
     def _user(self, index: int) -> User | None:
         user = self.users[index]
         return None if user.pk in self.deleted else user
@@ -134,7 +140,7 @@ class SaleLife(RuleBasedStateMachine):
         if user is None:
             return
         path = path_for(user.pk, self.sale.pk)
-        client().delete(keys.gate_rate(self.sale.pk, user.pk))  # the machine is faster than the rate limit
+        self._no_clock(user)
         if gate.seckill_attempt(user_id=user.pk, sale_id=self.sale.pk, path=path).code is Code.SUCCESS:
             self.queued.add(user.pk)
 
@@ -146,7 +152,7 @@ class SaleLife(RuleBasedStateMachine):
         if user is None:
             return
         path = path_for(user.pk, self.sale.pk)
-        client().delete(keys.gate_rate(self.sale.pk, user.pk))
+        self._no_clock(user)
         self.publish_fails_after = depth
         try:
             attempt = gate.seckill_attempt(user_id=user.pk, sale_id=self.sale.pk, path=path)
@@ -211,6 +217,12 @@ class SaleLife(RuleBasedStateMachine):
             settles=settles,
             flush_mark_ms=django_settings.SECKILL_WRITER_FLUSH_MARK_MS,
         )
+
+    @rule()
+    def flush_mark_lapses(self):
+        """A flush message lost after its mark was set: the mark lapses (it lives
+        SECKILL_WRITER_FLUSH_MARK_MS; here it lapses when this rule says, not by the clock)."""
+        client().delete(keys.flush(self.sale.pk))
 
     @rule()
     def sweep(self):
@@ -300,6 +312,9 @@ def test_a_sale_life_keeps_its_invariants(settings):
     settings.SECKILL_CAPTCHAS_PER_MINUTE = settings.SECKILL_PATHS_PER_MINUTE = 10**6
     settings.SECKILL_WRITER_CLAIM_MS = 0
     settings.SECKILL_WRITER_BATCH_SIZE = 2
+    # Marks lapse by a rule (flush_mark_lapses), never by the clock: a replay must see what the
+    # first run saw.
+    settings.SECKILL_WRITER_FLUSH_MARK_MS = 3_600_000
 
     run_state_machine_as_test(
         SaleLife,
