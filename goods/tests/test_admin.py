@@ -165,12 +165,11 @@ def test_superuser_sees_everything(client, two_merchants):
 
 
 def test_live_view_shows_figures_and_is_scoped(client, two_merchants):
-    from orders.services import order_pay
-    from orders.tests.factories import buy
+    from orders.tests.factories import buy, pay
 
     sale = two_merchants["sale_a"]  # stock 10, one order made by the fixture (not through Redis)
     paid = buy(sale=sale, user=make_user())
-    order_pay(order=paid)
+    pay(paid)
     buy(sale=sale, user=make_user())
     client.force_login(two_merchants["a"])
     page = client.get(f"/admin/orders/order/sale/{sale.pk}/live/")

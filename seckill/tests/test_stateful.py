@@ -19,6 +19,7 @@ from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders import services as orders
 from orders.models import Order, OrderStatus, SeckillOrder
+from orders.tests.factories import pay
 from seckill import services
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
@@ -105,7 +106,7 @@ class Lifecycle(RuleBasedStateMachine):
     def pay(self, user_index):
         order = self._unpaid(user_index)
         if order is not None:
-            orders.order_pay(order=order)
+            pay(order)
 
     @rule(user_index=st.integers(0, SHOPPERS - 1))
     def cancel(self, user_index):
