@@ -29,11 +29,15 @@ LIVE_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600]
 
 
 def _bucket_words(seconds: int) -> str:
+    # Not ngettext: "per 1 second" is nobody's way of saying it, in English or Chinese.
+    if seconds == 1:
+        return _("orders per second")
     if seconds < 60:
-        return ngettext("orders per second", "orders per %(n)d seconds", seconds) % {"n": seconds}
+        return _("orders per %(n)d seconds") % {"n": seconds}
+    if seconds == 60:
+        return _("orders per minute")
     if seconds < 3600:
-        n = seconds // 60
-        return ngettext("orders per minute", "orders per %(n)d minutes", n) % {"n": n}
+        return _("orders per %(n)d minutes") % {"n": seconds // 60}
     return _("orders per hour")
 
 
