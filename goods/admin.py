@@ -48,11 +48,11 @@ def is_merchant(request: HttpRequest) -> bool:
 
 
 def list_time(value) -> str:
-    return timezone.localtime(value).strftime(LIST_TIME) if value else "–"
+    return timezone.localtime(value).strftime(LIST_TIME) if value else "-"
 
 
 def money(value) -> str:
-    return f"¥{value:,.2f}" if value is not None else "–"
+    return f"¥{value:,.2f}" if value is not None else "-"
 
 
 class MerchantScopedAdmin(admin.ModelAdmin):
@@ -250,6 +250,35 @@ class SaleForm(forms.ModelForm):
             if name in self.fields:
                 self.fields[name].help_text = _("Shop time (%(zone)s).") % {"zone": zone}
 
+    def _keep_seconds(self, name: str):
+        """The admin's time input shows whole seconds in English and only hours and minutes in
+        Chinese, so a form saved in Chinese would quietly move a start of 18:16:47 to 18:16:00
+        (and any form would drop microseconds); a time posted back as it was shown keeps the
+        value it had."""
+        value, was = self.cleaned_data.get(name), getattr(self.was, name, None)
+        if value is not None and was is not None:
+            if value in (was.replace(microsecond=0), was.replace(second=0, microsecond=0)):
+                return was
+        return value
+
+    def clean_start_at(self):
+        return self._keep_seconds("start_at")
+
+    def clean_end_at(self):
+        return self._keep_seconds("end_at")
+
+    def changed_values(self, cleaned) -> set[str]:
+        """The fields whose value the save would change: by value, not by what the browser
+        posted (a time posted without its seconds is no change, see _keep_seconds)."""
+        if self.was is None:
+            return set(self.fields) - {"confirm"}
+        changed = {
+            name
+            for name in ("goods", "seckill_price", "start_at", "end_at")
+            if name in cleaned and cleaned[name] != getattr(self.was, name)
+        }
+        return changed | ({"stock_count"} & set(self.changed_data))
+
     def clean(self):
         cleaned = super().clean()
         if self.errors:
@@ -263,7 +292,7 @@ class SaleForm(forms.ModelForm):
             start_at=cleaned.get("start_at"),
             end_at=cleaned.get("end_at"),
         )
-        changed = set(self.changed_data) - {"confirm"}
+        changed = self.changed_values(cleaned)
         if self.was is not None and self.stock_seen is not None and "stock_count" in changed:
             # The stock is applied as a difference from what the form showed (see save_model);
             # what the sale will have left is its stock now plus that difference.
@@ -422,9 +451,7 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         if not change:
             services.sale_create(sale=obj, actor=request.user)
             return
-        changes = {
-            name: form.cleaned_data[name] for name in form.changed_data if name not in ("stock_count", "confirm")
-        }
+        changes = {name: form.cleaned_data[name] for name in form.changed_values(form.cleaned_data) - {"stock_count"}}
         # The stock field is edited as a number, applied as a difference from what the
         # merchant saw (the hidden initial value), so units sold since the form was loaded stay sold.
         stock_delta = obj.stock_count - self._stock_seen(form) if "stock_count" in form.changed_data else 0

@@ -151,7 +151,7 @@ class OrderAdmin(MerchantScopedAdmin):
     def ship_to(self, obj):
         address = order_address(obj)
         if address is None:
-            return "–"
+            return "-"
         return format_html(
             "{} {}<br><small>{} {}</small>", address.recipient, address.phone, address.region, address.city
         )
@@ -174,7 +174,7 @@ class OrderAdmin(MerchantScopedAdmin):
 
     @admin.display(description=gettext_lazy("cancel reason"))
     def cancel_reason_display(self, obj):
-        return _(obj.cancel_reason) if obj.cancel_reason else "–"  # stored in English (orders.services)
+        return _(obj.cancel_reason) if obj.cancel_reason else "-"  # stored in English (orders.services)
 
     # --- exporting ----------------------------------------------------------------------------
 

@@ -254,3 +254,28 @@ def test_the_order_page_shows_where_it_ships(client, shop):
     assert "Not paid yet: the shopper chooses the address when paying." in page
     listing = client.get("/admin/orders/order/?q=李四").content.decode()
     assert order.order_no in listing and unpaid.order_no not in listing
+
+
+def test_a_live_sale_saved_from_the_chinese_form_keeps_its_seconds_and_asks_nothing(
+    client, shop, django_capture_on_commit_callbacks
+):
+    """The admin's Chinese time input shows hours and minutes only: posting a start of
+    18:16:47 back as 18:16 is no change of the start, and no warning about moving it."""
+    sale = shop["sale"]
+    SeckillGoods.objects.filter(pk=sale.pk).update(start_at=sale.start_at.replace(second=47))
+    sale.refresh_from_db()
+    client.cookies["django_language"] = "zh-hans"
+    start, end = timezone.localtime(sale.start_at), timezone.localtime(sale.end_at)
+    data = _sale_post(
+        sale,
+        shop["goods"],
+        start_at_0=start.strftime("%Y/%m/%d"),
+        start_at_1=start.strftime("%H:%M"),
+        end_at_0=end.strftime("%Y/%m/%d"),
+        end_at_1=end.strftime("%H:%M"),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/admin/goods/seckillgoods/{sale.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    saved = SeckillGoods.objects.get(pk=sale.pk)
+    assert saved.start_at == sale.start_at and saved.start_at.second == 47
