@@ -3,8 +3,8 @@ like the other shop pages; the API (users.apis) offers the same through users.se
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -17,15 +17,16 @@ ADDRESSES_URL = "/user/addresses"
 
 
 def _next(request: HttpRequest) -> str:
-    """Where to go after a change: back to the order being paid when it sent the shopper here."""
+    """Where to go after a change: back to the order being paid when it sent the shopper here.
+    A path of this site only: "0" or "orders" would be taken by redirect() for a view name."""
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         return target
     return ""
 
 
 def _back(request: HttpRequest) -> HttpResponse:
-    return redirect(_next(request) or ADDRESSES_URL)
+    return HttpResponseRedirect(_next(request) or ADDRESSES_URL)
 
 
 def _own_address(request: HttpRequest, address_id: str):
