@@ -4,12 +4,15 @@ from django.contrib.auth.forms import BaseUserCreationForm, UserChangeForm
 from django.db import transaction
 from django.template.response import TemplateResponse
 from django.urls import path
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from seckill_site.admin import shop_time_zone, yes_no
 from users.fields import MobileField
-from users.models import Address, User
+from users.models import User
+from users.selectors import addresses_of_user
 from users.services import user_auth_revoke
 from users.verification import registrations_by_ip
 
@@ -28,27 +31,6 @@ class UserEditForm(UserChangeForm):
         field_classes = {"mobile": MobileField}
 
 
-class AddressInline(admin.TabularInline):
-    """The shopper's address book, to read: shoppers keep it themselves (users.services keeps
-    one default), and paid orders carry their own copy."""
-
-    model = Address
-    extra = 0
-    can_delete = False
-    fields = ("recipient", "phone", "region", "city", "street", "postcode", "default")
-    readonly_fields = fields
-
-    @admin.display(description=gettext_lazy("default address"))
-    def default(self, obj):
-        return yes_no(obj.is_default)
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     add_form = UserCreationForm
@@ -56,7 +38,7 @@ class UserAdmin(BaseUserAdmin):
     ordering = ("mobile",)
     list_display = ("mobile", "nickname", "staff", "login_count", "last_login", "date_joined")
     search_fields = ("mobile", "nickname")
-    inlines = [AddressInline]
+    readonly_fields = ("last_login", "login_count", "date_joined", "address_book")
     fieldsets = (
         (None, {"fields": ("mobile", "password")}),
         (gettext_lazy("Profile"), {"fields": ("nickname", "avatar")}),
@@ -67,9 +49,25 @@ class UserAdmin(BaseUserAdmin):
             {"fields": ("is_active", "is_staff", "is_superuser", "groups")},
         ),
         (gettext_lazy("Activity"), {"fields": ("last_login", "login_count", "date_joined")}),
+        (gettext_lazy("Address book"), {"fields": ("address_book",)}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("mobile", "password1", "password2")}),)
-    readonly_fields = ("last_login", "login_count", "date_joined")
+
+    @admin.display(description=gettext_lazy("addresses"))
+    def address_book(self, obj):
+        """The shopper's addresses, to read: shoppers keep them (users.services keeps one
+        default), and paid orders carry their own copy."""
+        addresses = list(addresses_of_user(user=obj)) if obj.pk else []
+        if not addresses:
+            return "-"
+        return format_html_join(
+            mark_safe("<br>"),
+            "{}{} {}, {} {} {} {}",
+            [
+                (_("(default) ") if a.is_default else "", a.recipient, a.phone, a.region, a.city, a.street, a.postcode)
+                for a in addresses
+            ],
+        )
 
     @admin.display(description=gettext_lazy("staff status"), ordering="is_staff")
     def staff(self, obj):

@@ -212,6 +212,7 @@ class AddressListApi(APIView):
 
     @extend_schema(
         tags=["users"],
+        operation_id="users_addresses_list",
         summary="My address book, the default address first",
         responses={200: envelope("AddressListEnvelope", AddressSerializer(many=True)), **errors(401)},
     )
