@@ -153,7 +153,11 @@ class OrderAdmin(MerchantScopedAdmin):
         if address is None:
             return "-"
         return format_html(
-            "{} {}<br><small>{} {}</small>", address.recipient, address.phone, address.region, address.city
+            '{} <span class="phone">{}</span><br><small>{} {}</small>',
+            address.recipient,
+            address.phone,
+            address.region,
+            address.city,
         )
 
     @admin.display(description=gettext_lazy("address"))
