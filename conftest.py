@@ -37,6 +37,18 @@ def clean_redis():
     yield
 
 
+@pytest.fixture(autouse=True)
+def default_language():
+    """Each test starts in the default language. A request in Chinese (a language cookie) leaves
+    Chinese active in the thread after it (LocaleMiddleware activates, nothing deactivates),
+    and a later test calling a service directly would get its messages in Chinese."""
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
+
 @pytest.fixture
 def ratelimit_clock(monkeypatch):
     """django-ratelimit's windows are fixed, each key's with its own boundary: a test whose

@@ -48,8 +48,9 @@ def browser():
 class Watched:
     """A page that records console errors and 5xx answers, and screenshots at two widths."""
 
-    def __init__(self, browser, base_url: str, name: str):
-        self.context = browser.new_context(viewport=VIEWPORTS["desktop"])
+    def __init__(self, browser, base_url: str, name: str, **context_options):
+        # context_options: Playwright's, e.g. timezone_id for a browser in another zone.
+        self.context = browser.new_context(viewport=VIEWPORTS["desktop"], **context_options)
         self.page = self.context.new_page()
         self.base_url, self.name = base_url, name
         self.console_errors: list[str] = []
@@ -89,8 +90,8 @@ class Watched:
 def watched(browser, live_server, request):
     pages = []
 
-    def open_page(name: str) -> Watched:
-        page = Watched(browser, live_server.url, f"{request.node.name}-{name}")
+    def open_page(name: str, **context_options) -> Watched:
+        page = Watched(browser, live_server.url, f"{request.node.name}-{name}", **context_options)
         pages.append(page)
         return page
 

@@ -1,18 +1,40 @@
-"""Merchant admin: a merchant sees and edits only their own goods, sales and orders."""
+"""Merchant admin: a merchant sees and edits only their own goods, sales and orders.
 
+Written for the merchant at a 1280-pixel screen: the columns that matter (start, end, what is
+left, revenue, the live view) fit without scrolling, every word is in the merchant's language
+and every time is in the shop's time zone (settings.TIME_ZONE).
+"""
+
+import re
+
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ValidationError
-from django.db.models import Count, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, DecimalField, ExpressionWrapper, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.translation import gettext_lazy as _
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from django.utils.text import capfirst
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from goods import services
-from goods.models import Goods, SeckillGoods, StockAudit
-from goods.selectors import sale_writes_in_flight, stock_left, visible_to_merchant
+from goods.models import Goods, SaleStatus, SeckillGoods, StockAudit
+from goods.selectors import (
+    sale_delete_blockers,
+    sale_save_warnings,
+    stock_left,
+    visible_to_merchant,
+)
 from users.models import MERCHANTS_GROUP
+
+# Times in lists: the shop's zone, one compact form for every language (the admin's own
+# format, "Nov. 24, 2026, 6:16 p.m.", takes twice the width).
+LIST_TIME = "%Y-%m-%d %H:%M"
 
 
 def is_merchant(request: HttpRequest) -> bool:
@@ -23,6 +45,14 @@ def is_merchant(request: HttpRequest) -> bool:
             user.is_active and user.is_staff and user.groups.filter(name=MERCHANTS_GROUP).exists()
         )
     return request._is_merchant
+
+
+def list_time(value) -> str:
+    return timezone.localtime(value).strftime(LIST_TIME) if value else "-"
+
+
+def money(value) -> str:
+    return f"¥{value:,.2f}" if value is not None else "-"
 
 
 class MerchantScopedAdmin(admin.ModelAdmin):
@@ -82,11 +112,43 @@ class SaleInline(admin.TabularInline):
         return False
 
 
+def _blocked_deletion(objs, blockers_of) -> list:
+    """get_deleted_objects in the merchant's words. A sale's stock log is part of the sale
+    and goes with it (the merchant cannot delete log rows one by one, which Django would
+    report as a missing permission); what really stops a deletion is named per sale."""
+    protected = []
+    for obj in objs:
+        for sale, reasons in blockers_of(obj):
+            protected += [format_html("<strong>{}</strong>: {}", sale, reason) for reason in reasons]
+    return protected
+
+
 @admin.register(Goods)
 class GoodsAdmin(MerchantScopedAdmin):
-    list_display = ("name", "title", "price", "stock", "owner", "created_at")
     search_fields = ("name", "title")
     inlines = [SaleInline]
+    delete_confirmation_template = "admin/goods/delete_confirmation.html"
+    delete_selected_confirmation_template = "admin/goods/delete_selected_confirmation.html"
+
+    def get_list_display(self, request):
+        columns = ["name", "title", "price_display", "stock", "sales_count", "created_display"]
+        return columns + ["owner"] if request.user.is_superuser else columns
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_sales=Count("sales"))
+
+    @admin.display(description=gettext_lazy("price"), ordering="price")
+    def price_display(self, obj):
+        return money(obj.price)
+
+    @admin.display(description=gettext_lazy("sales"), ordering="_sales")
+    def sales_count(self, obj):
+        url = reverse("admin:goods_seckillgoods_changelist") + f"?goods__id__exact={obj.pk}"
+        return format_html('<a href="{}">{}</a>', url, obj._sales)
+
+    @admin.display(description=gettext_lazy("created"), ordering="created_at")
+    def created_display(self, obj):
+        return list_time(obj.created_at)
 
     def get_fields(self, request, obj=None):
         fields = ["name", "title", "image", "detail", "price", "stock"]
@@ -96,6 +158,16 @@ class GoodsAdmin(MerchantScopedAdmin):
         if not change and not request.user.is_superuser:
             obj.owner = request.user
         services.goods_save(goods=obj)
+
+    def get_deleted_objects(self, objs, request):
+        deleted, model_count, _perms_needed, _protected = super().get_deleted_objects(objs, request)
+
+        def blockers(goods):
+            for sale in goods.sales.select_related("goods").order_by("start_at"):
+                yield sale, sale_delete_blockers(sale=sale)
+
+        # The goods' sales go with them (goods_delete deletes each through sale_delete).
+        return deleted, model_count, set(), _blocked_deletion(objs, blockers)
 
     # Deleting (one, or the bulk action) goes through the service like every other write.
     def delete_model(self, request, obj):
@@ -126,24 +198,134 @@ def _response_delete(model_admin, request, obj_display, obj_id):
     return admin.ModelAdmin.response_delete(model_admin, request, obj_display, obj_id)
 
 
+class SaleStatusFilter(admin.SimpleListFilter):
+    """On now, coming up, ended: what a merchant looks for (a start date filter was not)."""
+
+    title = gettext_lazy("status")
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [(str(value), capfirst(label)) for value, label in SaleStatus.choices]
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        return {
+            str(SaleStatus.NOT_STARTED.value): queryset.filter(start_at__gt=now),
+            str(SaleStatus.ON.value): queryset.filter(start_at__lte=now, end_at__gt=now),
+            str(SaleStatus.ENDED.value): queryset.filter(end_at__lte=now),
+        }.get(self.value(), queryset)
+
+
+class SaleChangeList(ChangeList):
+    def get_results(self, request):
+        """The page's sales with their live stock: one Redis round trip for the page, not one per row."""
+        super().get_results(request)
+        live = stock_left([sale.pk for sale in self.result_list])
+        for sale in self.result_list:
+            sale._left = live[sale.pk]
+
+
+class SaleForm(forms.ModelForm):
+    """The sale's form with one more box: "save anyway", which appears beside the warnings
+    (goods.selectors.sale_save_warnings) when a save needs the merchant's second look."""
+
+    confirm = forms.BooleanField(
+        label=gettext_lazy("I have read the warnings above: save anyway"), required=False, widget=forms.HiddenInput
+    )
+
+    class Meta:
+        model = SeckillGoods
+        fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The stock field is edited as a number and applied as a difference from the value
+        # shown, which the form posts back (a hidden initial value): see save_model.
+        self.fields["stock_count"].show_hidden_initial = True
+        pk = self.instance.pk
+        self.was = SeckillGoods.objects.select_related("goods").get(pk=pk) if pk is not None else None
+        self.stock_seen = SeckillGoodsAdmin._stock_seen(self) if self.is_bound and self.was is not None else None
+        zone = timezone.get_current_timezone_name()
+        for name in ("start_at", "end_at"):
+            if name in self.fields:
+                self.fields[name].help_text = _("Shop time (%(zone)s).") % {"zone": zone}
+
+    def _keep_seconds(self, name: str):
+        """The admin's time input shows whole seconds in English and only hours and minutes in
+        Chinese, so a form saved in Chinese would quietly move a start of 18:16:47 to 18:16:00
+        (and any form would drop microseconds); a time posted back as it was shown keeps the
+        value it had."""
+        value, was = self.cleaned_data.get(name), getattr(self.was, name, None)
+        if value is not None and was is not None:
+            if value in (was.replace(microsecond=0), was.replace(second=0, microsecond=0)):
+                return was
+        return value
+
+    def clean_start_at(self):
+        return self._keep_seconds("start_at")
+
+    def clean_end_at(self):
+        return self._keep_seconds("end_at")
+
+    def changed_values(self, cleaned) -> set[str]:
+        """The fields whose value the save would change: by value, not by what the browser
+        posted (a time posted without its seconds is no change, see _keep_seconds)."""
+        if self.was is None:
+            return set(self.fields) - {"confirm"}
+        changed = {
+            name
+            for name in ("goods", "seckill_price", "start_at", "end_at")
+            if name in cleaned and cleaned[name] != getattr(self.was, name)
+        }
+        return changed | ({"stock_count"} & set(self.changed_data))
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        # The values as they would be saved (clean runs before the form writes them on the instance).
+        candidate = SeckillGoods(
+            pk=self.instance.pk,
+            goods=cleaned["goods"],
+            seckill_price=cleaned.get("seckill_price"),
+            stock_count=cleaned.get("stock_count"),
+            start_at=cleaned.get("start_at"),
+            end_at=cleaned.get("end_at"),
+        )
+        changed = self.changed_values(cleaned)
+        if self.was is not None and self.stock_seen is not None and "stock_count" in changed:
+            # The stock is applied as a difference from what the form showed (see save_model);
+            # what the sale will have left is its stock now plus that difference.
+            stock = self.was.stock_count + (cleaned["stock_count"] - self.stock_seen)
+        else:
+            stock = cleaned.get("stock_count") or 0
+        warnings = sale_save_warnings(sale=candidate, stock_count=stock, changed=changed, was=self.was)
+        if warnings and not cleaned.get("confirm"):
+            self.fields["confirm"].widget = forms.CheckboxInput()
+            raise ValidationError([ValidationError(w, code="warning") for w in warnings])
+        return cleaned
+
+
 @admin.register(SeckillGoods)
 class SeckillGoodsAdmin(MerchantScopedAdmin):
     owner_path = "goods__owner"
+    form = SaleForm
     list_display = (
         "goods",
-        "seckill_price",
-        "stock_count",
-        "redis_stock",
-        "orders_unpaid",
-        "orders_paid",
-        "orders_cancelled",
-        "start_at",
-        "end_at",
-        "audit_link",
-        "live_link",
+        "price_display",
+        "status_display",
+        "start_display",
+        "end_display",
+        "left_display",
+        "paid_display",
+        "unpaid_display",
+        "revenue_display",
+        "links",
     )
-    list_filter = ("start_at",)
-    fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at")
+    list_filter = (SaleStatusFilter, ("goods", admin.RelatedOnlyFieldListFilter))
+    fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "confirm")
+    delete_confirmation_template = "admin/goods/delete_confirmation.html"
+    delete_selected_confirmation_template = "admin/goods/delete_selected_confirmation.html"
     # Stock is edited as "units left to sell": lowering it below what Redis handed out makes
     # later orders fail cleanly in the database (conditional UPDATE), never oversell.
 
@@ -152,49 +334,86 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         audited = (
             StockAudit.objects.filter(sale=OuterRef("pk")).values("sale").annotate(total=Sum("delta")).values("total")
         )
+        paid = Q(orders__status="paid")
+        line_total = ExpressionWrapper(
+            F("orders__price") * F("orders__quantity"), output_field=DecimalField(max_digits=14, decimal_places=2)
+        )
         return (
             super()
             .get_queryset(request)
             .select_related("goods")
             .annotate(
                 _unpaid=Count("orders", filter=Q(orders__status="unpaid")),
-                _paid=Count("orders", filter=Q(orders__status="paid")),
+                _paid=Count("orders", filter=paid),
                 _cancelled=Count("orders", filter=Q(orders__status="cancelled")),
+                # Paid orders only: an unpaid order may still expire or be cancelled, and
+                # gives its unit back then; it is money promised, not money taken.
+                _revenue=Sum(line_total, filter=paid),
                 _audited=Coalesce(Subquery(audited), 0),
             )
         )
 
-    @admin.display(description=_("stock left (Redis)"))
-    def redis_stock(self, obj):
-        value = stock_left([obj.pk])[obj.pk]
-        return _("not loaded") if value is None else value
+    def get_changelist(self, request, **kwargs):
+        return SaleChangeList
 
-    @admin.display(description=_("unpaid"))
-    def orders_unpaid(self, obj):
-        return obj._unpaid
+    @admin.display(description=gettext_lazy("sale price"), ordering="seckill_price")
+    def price_display(self, obj):
+        return money(obj.seckill_price)
 
-    @admin.display(description=_("cancelled"))
-    def orders_cancelled(self, obj):
-        return obj._cancelled
+    @admin.display(description=gettext_lazy("status"))
+    def status_display(self, obj):
+        status = obj.status_at()
+        css = {SaleStatus.NOT_STARTED: "soon", SaleStatus.ON: "on", SaleStatus.ENDED: "ended"}[status]
+        return format_html('<span class="sale-status {}">{}</span>', css, capfirst(status.label))
 
-    @admin.display(description=_("paid"))
-    def orders_paid(self, obj):
+    @admin.display(description=gettext_lazy("start"), ordering="start_at")
+    def start_display(self, obj):
+        return list_time(obj.start_at)
+
+    @admin.display(description=gettext_lazy("end"), ordering="end_at")
+    def end_display(self, obj):
+        return list_time(obj.end_at)
+
+    @admin.display(description=gettext_lazy("left"))
+    def left_display(self, obj):
+        """Units shoppers can still buy: the live counter the shop sells from; the database's
+        figure when the sale is not loaded for selling (it also counts units being ordered)."""
+        live = getattr(obj, "_left", None)
+        return obj.stock_count if live is None else live
+
+    @admin.display(description=gettext_lazy("paid"), ordering="_paid")
+    def paid_display(self, obj):
         return obj._paid
 
-    @admin.display(description=_("stock audit"))
-    def audit_link(self, obj):
-        """The sum of the sale's stock changes (equal to its stock), linking to them."""
-        url = reverse("admin:goods_stockaudit_changelist") + f"?sale__id__exact={obj.pk}"
-        return format_html('<a href="{}">{}</a>', url, obj._audited)
+    @admin.display(description=gettext_lazy("unpaid"), ordering="_unpaid")
+    def unpaid_display(self, obj):
+        return obj._unpaid
+
+    @admin.display(description=gettext_lazy("revenue"), ordering="_revenue")
+    def revenue_display(self, obj):
+        return money(obj._revenue or 0)
+
+    @admin.display(description=gettext_lazy("see"))
+    def links(self, obj):
+        orders = reverse("admin:orders_order_changelist") + f"?sale__id__exact={obj.pk}"
+        audit = reverse("admin:goods_stockaudit_changelist") + f"?sale__id__exact={obj.pk}"
+        live = reverse("admin:orders_sale_live", args=[obj.pk])
+        return format_html_join(
+            mark_safe("<br>"),
+            '<a href="{}" class="{}">{}</a>',
+            [
+                (live, "live-link", _("Live view")),
+                (orders, "orders-link", _("Orders")),
+                (audit, "audit-link", _("Stock log (%(total)s)") % {"total": obj._audited}),
+            ],
+        )
+
+    # --- deleting -------------------------------------------------------------------------
 
     def get_deleted_objects(self, objs, request):
-        """Sales with units still being written are protected like sales with orders: the
-        confirmation page names them and deletes nothing."""
-        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
-        for sale in objs:
-            if sale_writes_in_flight(sale_id=sale.pk):
-                protected = [*protected, _("%(sale)s: orders still being written") % {"sale": sale}]
-        return deleted, model_count, perms_needed, protected
+        deleted, model_count, _perms_needed, _protected = super().get_deleted_objects(objs, request)
+        protected = _blocked_deletion(objs, lambda sale: [(sale, sale_delete_blockers(sale=sale))])
+        return deleted, model_count, set(), protected
 
     def delete_model(self, request, obj):
         _delete_through(self, request, services.sale_delete, sale=obj)
@@ -206,15 +425,14 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
     def response_delete(self, request, obj_display, obj_id):
         return _response_delete(self, request, obj_display, obj_id)
 
-    @admin.display(description=_("live"))
-    def live_link(self, obj):
-        # The live page counts orders, so it lives with them (orders/admin.py); linked by name.
-        return format_html('<a href="{}">{}</a>', reverse("admin:orders_sale_live", args=[obj.pk]), _("watch"))
+    def render_delete_form(self, request, context):
+        obj = context.get("object")
+        if obj is not None:
+            context["sale_on_now"] = obj.status_at() == SaleStatus.ON
+            context["change_url"] = reverse("admin:goods_seckillgoods_change", args=[obj.pk])
+        return super().render_delete_form(request, context)
 
-    def get_form(self, request, obj=None, **kwargs):
-        form = super().get_form(request, obj, **kwargs)
-        form.base_fields["stock_count"].show_hidden_initial = True  # posts back the value shown
-        return form
+    # --- editing ----------------------------------------------------------------------------
 
     @staticmethod
     def _stock_seen(form) -> int:
@@ -233,7 +451,7 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         if not change:
             services.sale_create(sale=obj, actor=request.user)
             return
-        changes = {name: form.cleaned_data[name] for name in form.changed_data if name != "stock_count"}
+        changes = {name: form.cleaned_data[name] for name in form.changed_values(form.cleaned_data) - {"stock_count"}}
         # The stock field is edited as a number, applied as a difference from what the
         # merchant saw (the hidden initial value), so units sold since the form was loaded stay sold.
         stock_delta = obj.stock_count - self._stock_seen(form) if "stock_count" in form.changed_data else 0
@@ -246,15 +464,65 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         obj.refresh_from_db()
 
 
+# --- the stock log ------------------------------------------------------------------------------
+
+_BATCH_NOTE = re.compile(r"^(\d+) orders in one batch$")
+_REPAIR_NOTE = re.compile(r"^Redis stock (\S+) -> (\S+), buyers (\S+) -> (\S+)$")
+# Notes the services store in English (goods.services, orders.services, seckill.repairs),
+# said in the merchant's language and words when shown.
+_PLAIN_NOTES = {
+    "created": gettext_lazy("sale created"),
+    "expired": gettext_lazy("expired"),
+    "cancelled by shopper": gettext_lazy("cancelled by shopper"),
+    "cancelled by merchant": gettext_lazy("cancelled by merchant"),
+}
+
+
+def stock_note_display(note: str) -> str:
+    if note in _PLAIN_NOTES:
+        return str(_PLAIN_NOTES[note])
+    if match := _BATCH_NOTE.match(note):
+        n = int(match[1])
+        return ngettext("%(n)d order placed together", "%(n)d orders placed together", n) % {"n": n}
+    if match := _REPAIR_NOTE.match(note):
+        return _("units on sale corrected from %(before)s to %(after)s; buyers from %(b1)s to %(b2)s") % {
+            "before": match[1],
+            "after": match[2],
+            "b1": match[3],
+            "b2": match[4],
+        }
+    return note
+
+
 @admin.register(StockAudit)
 class StockAuditAdmin(MerchantScopedAdmin):
     """Read-only: the log is written by the services that change the stock, never by hand."""
 
     owner_path = "sale__goods__owner"
-    list_display = ("created_at", "sale", "delta", "reason", "actor", "reference", "note")
+    list_display = ("when_display", "sale", "delta_display", "reason", "actor", "reference_display", "note_display")
     list_filter = ("reason", ("sale", admin.RelatedOnlyFieldListFilter))
     search_fields = ("reference",)
     list_select_related = ("sale__goods", "actor")
+    fields = ("created_at", "sale", "delta", "reason", "actor", "reference", "note_display")
+    readonly_fields = fields
+
+    @admin.display(description=gettext_lazy("when"), ordering="created_at")
+    def when_display(self, obj):
+        return timezone.localtime(obj.created_at).strftime("%Y-%m-%d %H:%M:%S")
+
+    @admin.display(description=gettext_lazy("change"), ordering="delta")
+    def delta_display(self, obj):
+        return f"{obj.delta:+d}" if obj.delta else "0"
+
+    @admin.display(description=gettext_lazy("order number"), ordering="reference")
+    def reference_display(self, obj):
+        # A batch names its first and last order: one per line, so the column stays narrow.
+        first, sep, last = obj.reference.partition("…")
+        return format_html("{}<br>…{}", first, last) if sep else obj.reference
+
+    @admin.display(description=gettext_lazy("note"))
+    def note_display(self, obj):
+        return stock_note_display(obj.note)
 
     def has_add_permission(self, request):
         return False

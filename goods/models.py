@@ -13,7 +13,7 @@ MAX_IMAGE_SIDE = 4096
 
 def validate_image_size(image) -> None:
     if image and image.size > MAX_IMAGE_BYTES:
-        raise ValidationError("The image is larger than 2 MB.")
+        raise ValidationError(_("The image is larger than 2 MB."))
 
 
 def validate_image_dimensions(image) -> None:
@@ -25,31 +25,41 @@ def validate_image_dimensions(image) -> None:
         image.seek(0)
         width, height = Image.open(image).size  # reads the header only
     except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as error:
-        raise ValidationError("Upload a valid image.") from error
+        raise ValidationError(_("Upload a valid image.")) from error
     finally:
         image.seek(0)
     if width > MAX_IMAGE_SIDE or height > MAX_IMAGE_SIDE:
         raise ValidationError(
-            f"The image is {width} x {height} pixels; at most {MAX_IMAGE_SIDE} x {MAX_IMAGE_SIDE} are taken."
+            _("The image is %(width)d x %(height)d pixels; at most %(side)d x %(side)d are taken.")
+            % {"width": width, "height": height, "side": MAX_IMAGE_SIDE}
         )
 
 
 class Goods(models.Model):
     """The catalogue item: read-mostly, never locked by a sale (the hot counter is SeckillGoods)."""
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="goods")
-    name = models.CharField(max_length=64)
-    title = models.CharField(max_length=128)
-    image = models.ImageField(
-        upload_to="goods/", blank=True, validators=[validate_image_size, validate_image_dimensions]
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="goods", verbose_name=_("merchant")
     )
-    detail = models.TextField(blank=True)
-    price = models.DecimalField(max_digits=10, decimal_places=2, validators=[MinValueValidator(0)])
-    stock = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
+    name = models.CharField(_("name"), max_length=64)
+    title = models.CharField(_("title"), max_length=128, help_text=_("One line under the name on the shop's pages."))
+    image = models.ImageField(
+        _("image"),
+        upload_to="goods/",
+        blank=True,
+        validators=[validate_image_size, validate_image_dimensions],
+        help_text=_("PNG or JPEG, at most 2 MB and 4096 pixels a side."),
+    )
+    detail = models.TextField(_("description"), blank=True)
+    price = models.DecimalField(_("price"), max_digits=10, decimal_places=2, validators=[MinValueValidator(0)])
+    stock = models.PositiveIntegerField(
+        _("stock"), default=0, help_text=_("Units you hold. A sale offering more than this is flagged when saved.")
+    )
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
-        verbose_name_plural = "goods"
+        verbose_name = _("goods")
+        verbose_name_plural = _("goods")
         ordering = ("-created_at",)
 
     def __str__(self) -> str:
@@ -58,23 +68,28 @@ class Goods(models.Model):
 
 class SaleStatus(models.IntegerChoices):
     # Values are seed 000's `seckillStatus`.
-    NOT_STARTED = 0, "not started"
-    ON = 1, "on sale"
-    ENDED = 2, "ended"
+    NOT_STARTED = 0, _("not started")
+    ON = 1, _("on sale")
+    ENDED = 2, _("ended")
 
 
 class SeckillGoods(models.Model):
     """A sale event: its own table so the hot `stock_count` update never locks the catalogue row."""
 
-    goods = models.ForeignKey(Goods, on_delete=models.PROTECT, related_name="sales")
-    seckill_price = models.DecimalField(max_digits=10, decimal_places=2, validators=[MinValueValidator(0)])
-    stock_count = models.IntegerField(validators=[MinValueValidator(0)])
-    start_at = models.DateTimeField()
-    end_at = models.DateTimeField()
-    created_at = models.DateTimeField(auto_now_add=True)
+    goods = models.ForeignKey(Goods, on_delete=models.PROTECT, related_name="sales", verbose_name=_("goods"))
+    seckill_price = models.DecimalField(
+        _("sale price"), max_digits=10, decimal_places=2, validators=[MinValueValidator(0)]
+    )
+    stock_count = models.IntegerField(
+        _("units left"), validators=[MinValueValidator(0)], help_text=_("Units still to sell in this sale.")
+    )
+    start_at = models.DateTimeField(_("start"))
+    end_at = models.DateTimeField(_("end"))
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
-        verbose_name = "sale event"
+        verbose_name = _("sale")
+        verbose_name_plural = _("sales")
         ordering = ("start_at",)
         constraints = [
             models.CheckConstraint(condition=models.Q(stock_count__gte=0), name="seckill_stock_not_negative"),
@@ -84,11 +99,13 @@ class SeckillGoods(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.goods.name} @ {self.seckill_price} ({self.start_at:%Y-%m-%d %H:%M})"
+        # In the shop's time zone, like every other time the merchant reads (filters, breadcrumbs).
+        start = timezone.localtime(self.start_at) if self.start_at else None
+        return f"{self.goods.name} ¥{self.seckill_price} ({start:%Y-%m-%d %H:%M})" if start else self.goods.name
 
     def clean(self) -> None:
         if self.start_at and self.end_at and self.end_at <= self.start_at:
-            raise ValidationError({"end_at": "The sale must end after it starts."})
+            raise ValidationError({"end_at": _("The sale must end after it starts.")})
 
     def status_at(self, now=None) -> SaleStatus:
         now = now or timezone.now()
@@ -118,22 +135,28 @@ class StockAudit(models.Model):
     round, so it is recorded with delta 0 and the Redis figures in `note`.
     """
 
-    sale = models.ForeignKey(SeckillGoods, on_delete=models.CASCADE, related_name="stock_audit")
+    sale = models.ForeignKey(SeckillGoods, on_delete=models.CASCADE, related_name="stock_audit", verbose_name=_("sale"))
     # The merchant who edited, the shopper who bought or cancelled; empty for the system (expiry, reconcile).
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("by"),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    delta = models.IntegerField()
-    reason = models.CharField(max_length=24, choices=StockChange.choices)
+    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+    delta = models.IntegerField(_("change"))
+    reason = models.CharField(_("reason"), max_length=24, choices=StockChange.choices)
     # The order number for purchases and cancellations.
-    reference = models.CharField(max_length=64, blank=True)
-    note = models.CharField(max_length=200, blank=True)
+    reference = models.CharField(_("order number"), max_length=64, blank=True)
+    note = models.CharField(_("note"), max_length=200, blank=True)
 
     class Meta:
         verbose_name = _("stock change")
+        verbose_name_plural = _("stock changes")
         ordering = ("-created_at", "-pk")
         indexes = [models.Index(fields=["sale", "-created_at"])]
 
     def __str__(self) -> str:
-        return f"{self.sale_id} {self.delta:+d} ({self.reason})"
+        return f"{self.delta:+d} ({self.get_reason_display()})"

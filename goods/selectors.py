@@ -5,8 +5,10 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from goods.models import SaleStatus, SeckillGoods
 from seckill_site import sale_state
@@ -165,3 +167,79 @@ def visible_to_merchant(queryset: QuerySet, *, user, owner_path: str = "owner") 
     superuser, else the rows whose `owner_path` is the merchant. The caller has checked that
     the user is a merchant or a superuser."""
     return queryset if user.is_superuser else queryset.filter(**{owner_path: user})
+
+
+# --- the merchant's checks -----------------------------------------------------------------------
+
+
+def sale_units_offered(*, sale: SeckillGoods, stock_count: int) -> int:
+    """What a sale offers in all: the units left to sell (`stock_count`, as the merchant sets
+    it) plus the units already in live orders (unpaid or paid; a cancelled order gave its unit back)."""
+    if sale.pk is None:
+        return stock_count
+    ordered = sale.orders.exclude(status="cancelled").count()
+    return stock_count + ordered
+
+
+def sale_save_warnings(
+    *, sale: SeckillGoods, stock_count: int, changed: set[str], was: SeckillGoods | None
+) -> list[str]:
+    """What a merchant should confirm before a sale is saved, in their words; empty when
+    nothing is odd. `sale` carries the new values, `was` the saved sale (None when new),
+    `changed` the names of the fields the merchant changed.
+
+    - the sale offers more units than the goods have in stock (only when the stock or the goods changed);
+    - a sale that is on now gets a new price or start: shoppers have bought at the old ones."""
+    warnings = []
+    if sale.goods_id and (was is None or {"stock_count", "goods"} & changed):
+        offered = sale_units_offered(sale=sale, stock_count=stock_count)
+        if offered > sale.goods.stock:
+            warnings.append(
+                _(
+                    "This sale offers %(offered)d units, but %(goods)s has only %(stock)d in stock. "
+                    "Shoppers could buy units you cannot ship."
+                )
+                % {"offered": offered, "goods": sale.goods.name, "stock": sale.goods.stock}
+            )
+    if was is not None and was.status_at() == SaleStatus.ON:
+        if "seckill_price" in changed:
+            warnings.append(
+                _(
+                    "This sale is on now. Shoppers have already bought at ¥%(old)s; the new price ¥%(new)s "
+                    "applies only to orders placed after you save."
+                )
+                % {"old": was.seckill_price, "new": sale.seckill_price}
+            )
+        if "start_at" in changed:
+            warnings.append(
+                _(
+                    "This sale is on now. Moving its start changes when shoppers may buy: "
+                    "a start in the future closes it again until then, for shoppers who are buying right now too."
+                )
+            )
+    return warnings
+
+
+def sale_delete_blockers(*, sale: SeckillGoods) -> list[str]:
+    """Why a sale cannot be deleted, in the merchant's words; empty when it can
+    (goods.services.sale_delete refuses the same two cases)."""
+    blockers = []
+    counts = SeckillGoods.objects.filter(pk=sale.pk).aggregate(
+        total=Count("orders"),
+        paid=Count("orders", filter=Q(orders__status="paid")),
+        unpaid=Count("orders", filter=Q(orders__status="unpaid")),
+    )
+    if counts["total"]:
+        blockers.append(
+            ngettext(
+                "It has %(n)d order (%(paid)d paid, %(unpaid)d waiting for payment). "
+                "Orders keep their sale for your records and your buyers'.",
+                "It has %(n)d orders (%(paid)d paid, %(unpaid)d waiting for payment). "
+                "Orders keep their sale for your records and your buyers'.",
+                counts["total"],
+            )
+            % {"n": counts["total"], "paid": counts["paid"], "unpaid": counts["unpaid"]}
+        )
+    if sale_writes_in_flight(sale_id=sale.pk):
+        blockers.append(_("Shoppers are buying it right now: some of their orders are still being placed."))
+    return blockers

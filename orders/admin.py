@@ -1,19 +1,56 @@
 import csv
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
+from django.utils.html import format_html
+from django.utils.text import capfirst
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
-from goods.admin import MerchantScopedAdmin, is_merchant
-from goods.models import SeckillGoods
+from goods.admin import MerchantScopedAdmin, is_merchant, list_time, money
+from goods.models import SaleStatus, SeckillGoods
 from goods.selectors import visible_to_merchant
 from orders.models import Order, OrderStatus
-from orders.selectors import orders_csv_rows, sale_figures
+from orders.selectors import order_address, orders_csv_rows, sale_figures
 from orders.services import REASON_MERCHANT, order_cancel
+from seckill_site.admin import shop_time_zone
+
+# Excel reads a CSV file as UTF-8 only when it starts with the byte order mark; without it,
+# Chinese names and addresses open as mojibake on a Chinese Windows.
+UTF8_BOM = "\ufeff"
+
+
+# The live chart's intervals (static/js/live.js picks the first giving at most 120 bars).
+LIVE_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600]
+
+
+def _bucket_words(seconds: int) -> str:
+    # Not ngettext: "per 1 second" is nobody's way of saying it, in English or Chinese.
+    if seconds == 1:
+        return _("orders per second")
+    if seconds < 60:
+        return _("orders per %(n)d seconds") % {"n": seconds}
+    if seconds == 60:
+        return _("orders per minute")
+    if seconds < 3600:
+        return _("orders per %(n)d minutes") % {"n": seconds // 60}
+    return _("orders per hour")
+
+
+def _live_words() -> dict:
+    """What static/js/live.js writes, in the merchant's language."""
+    return {
+        "status": [capfirst(label) for _value, label in SaleStatus.choices],
+        "buckets": {str(seconds): _bucket_words(seconds) for seconds in LIVE_BUCKETS},
+        "soFar": _("orders so far"),
+        "time": _("shop time"),
+        "noOrders": _("No orders yet."),
+        "notStarted": _("The sale has not started; the chart begins when it does."),
+    }
 
 
 class _Echo:
@@ -23,28 +60,147 @@ class _Echo:
         return value
 
 
+def orders_csv_response(queryset) -> StreamingHttpResponse:
+    """The orders as a CSV download for Excel: UTF-8 with a byte order mark, identifiers as
+    text (orders.selectors.orders_csv_rows), streamed row by row."""
+    writer = csv.writer(_Echo())
+
+    def lines():
+        yield UTF8_BOM
+        for row in orders_csv_rows(orders=queryset):
+            yield writer.writerow(row)
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="orders-{timezone.localtime():%Y%m%d-%H%M%S}.csv"'
+    return response
+
+
+class SaleFilter(admin.RelatedOnlyFieldListFilter):
+    """By sale: the merchant's sales that have orders, named in the shop's time zone. Every
+    order of the shop has its sale, so there is no "(none)" choice."""
+
+    include_empty_choice = False
+
+
 @admin.register(Order)
 class OrderAdmin(MerchantScopedAdmin):
     owner_path = "goods__owner"
     merchant_can_add = False
     merchant_can_delete = False
-    list_display = ("order_no", "goods_name", "price", "user", "status", "created_at", "paid_at", "cancelled_at")
-    list_filter = ("status", "created_at")
-    search_fields = ("order_no", "user__mobile", "goods_name")
-    readonly_fields = [f.name for f in Order._meta.fields]
+    list_display = (
+        "order_no",
+        "goods_name",
+        "price_display",
+        "buyer",
+        "status_display",
+        "ordered_display",
+        "paid_display",
+        "ship_to",
+    )
+    list_filter = ("status", ("sale", SaleFilter), "created_at")
+    search_fields = ("order_no", "user__mobile", "goods_name", "address__recipient", "address__phone")
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "order_no",
+                    "goods_name",
+                    "price",
+                    "quantity",
+                    "buyer",
+                    "sale",
+                    "status",
+                    "created_at",
+                    "pay_deadline",
+                    "paid_at",
+                    "cancelled_at",
+                    "cancel_reason_display",
+                )
+            },
+        ),
+        (gettext_lazy("Ship to"), {"fields": ("ship_to_full",)}),
+    )
+    readonly_fields = [name for fieldset in fieldsets for name in fieldset[1]["fields"]]
     actions = ["cancel_unpaid", "export_csv"]
+    change_list_template = "admin/orders/order/change_list.html"
 
-    @admin.action(description=_("Export selected orders as CSV"))
-    def export_csv(self, request, queryset):
-        # The queryset is this merchant's orders only (get_queryset); streamed row by row.
-        writer = csv.writer(_Echo())
-        response = StreamingHttpResponse(
-            (writer.writerow(row) for row in orders_csv_rows(orders=queryset)), content_type="text/csv; charset=utf-8"
+    @admin.display(description=gettext_lazy("price"), ordering="price")
+    def price_display(self, obj):
+        return money(obj.price)
+
+    @admin.display(description=gettext_lazy("buyer"), ordering="user__mobile")
+    def buyer(self, obj):
+        user = obj.user
+        return format_html("{}<br><small>{}</small>", user.nickname, user.mobile) if user.nickname else user.mobile
+
+    @admin.display(description=gettext_lazy("status"), ordering="status")
+    def status_display(self, obj):
+        css = {"paid": "on", "unpaid": "soon", "cancelled": "ended"}[obj.status]
+        return format_html('<span class="sale-status {}">{}</span>', css, capfirst(obj.get_status_display()))
+
+    @admin.display(description=gettext_lazy("ordered at"), ordering="created_at")
+    def ordered_display(self, obj):
+        return list_time(obj.created_at)
+
+    @admin.display(description=gettext_lazy("paid at"), ordering="paid_at")
+    def paid_display(self, obj):
+        return list_time(obj.paid_at)
+
+    @admin.display(description=gettext_lazy("ship to"))
+    def ship_to(self, obj):
+        address = order_address(obj)
+        if address is None:
+            return "-"
+        return format_html(
+            '{} <span class="phone">{}</span><br><small>{} {}</small>',
+            address.recipient,
+            address.phone,
+            address.region,
+            address.city,
         )
-        response["Content-Disposition"] = f'attachment; filename="orders-{timezone.now():%Y%m%d-%H%M%S}.csv"'
-        return response
 
-    @admin.action(description=_("Cancel selected unpaid orders (returns their stock)"))
+    @admin.display(description=gettext_lazy("address"))
+    def ship_to_full(self, obj):
+        address = order_address(obj)
+        if address is None:
+            return _("Not paid yet: the shopper chooses the address when paying.")
+        postcode = f" {address.postcode}" if address.postcode else ""
+        return format_html(
+            "{} {}<br>{} {} {}{}",
+            address.recipient,
+            address.phone,
+            address.region,
+            address.city,
+            address.street,
+            postcode,
+        )
+
+    @admin.display(description=gettext_lazy("cancel reason"))
+    def cancel_reason_display(self, obj):
+        return _(obj.cancel_reason) if obj.cancel_reason else "-"  # stored in English (orders.services)
+
+    # --- exporting ----------------------------------------------------------------------------
+
+    @admin.action(description=gettext_lazy("Export selected orders as CSV"))
+    def export_csv(self, request, queryset):
+        # The queryset is this merchant's orders only (get_queryset).
+        return orders_csv_response(queryset)
+
+    def export_view(self, request):
+        """The list as filtered and searched on the page (every page of it, not only the
+        ticked rows), as CSV: the changelist builds the queryset, scoped like the page."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        changelist = self.get_changelist_instance(request)
+        return orders_csv_response(changelist.get_queryset(request))
+
+    def changelist_view(self, request, extra_context=None):
+        query = request.GET.urlencode()
+        export_url = reverse("admin:orders_order_export") + (f"?{query}" if query else "")
+        return super().changelist_view(request, {**(extra_context or {}), "export_url": export_url})
+
+    @admin.action(description=gettext_lazy("Cancel selected unpaid orders (returns their stock)"))
     def cancel_unpaid(self, request, queryset):
         # The queryset is already scoped to this merchant's orders (get_queryset).
         ids = list(queryset.filter(status=OrderStatus.UNPAID).order_by("pk").values_list("pk", flat=True))
@@ -63,7 +219,7 @@ class OrderAdmin(MerchantScopedAdmin):
             self.message_user(request, message, messages.WARNING)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("user", "goods")
+        return super().get_queryset(request).select_related("user", "goods", "address", "sale__goods")
 
     def has_add_permission(self, request):
         return False
@@ -71,10 +227,11 @@ class OrderAdmin(MerchantScopedAdmin):
     def has_change_permission(self, request, obj=None):
         return False  # orders change through services (pay, cancel), never by hand
 
-    # --- the merchant's live view of a sale: stock in both stores and its orders ---------------
+    # --- the merchant's live view of a sale: what is left, its orders, its revenue ------------
 
     def get_urls(self):
         own = [
+            path("export.csv", self.admin_site.admin_view(self.export_view), name="orders_order_export"),
             path("sale/<int:sale_id>/live/", self.admin_site.admin_view(self.live_view), name="orders_sale_live"),
             path(
                 "sale/<int:sale_id>/live.json",
@@ -104,6 +261,9 @@ class OrderAdmin(MerchantScopedAdmin):
             "sale": sale,
             "opts": SeckillGoods._meta,
             "data_url": reverse("admin:orders_sale_live_data", args=[sale.pk]),
+            "orders_url": reverse("admin:orders_order_changelist") + f"?sale__id__exact={sale.pk}",
+            "zone": shop_time_zone(),
+            "live_words": _live_words(),
         }
         return TemplateResponse(request, "admin/goods/seckillgoods/live.html", context)
 

@@ -12,22 +12,28 @@ class OrderStatus(models.TextChoices):
 class Order(models.Model):
     # Time prefix + PostgreSQL sequence (orders.services.order_number_next): unique across
     # Redis failovers by construction, and sortable by time.
-    order_no = models.CharField(max_length=32, unique=True)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="orders")
-    goods = models.ForeignKey("goods.Goods", on_delete=models.PROTECT, related_name="orders")
-    sale = models.ForeignKey("goods.SeckillGoods", on_delete=models.PROTECT, related_name="orders", null=True)
+    order_no = models.CharField(_("order number"), max_length=32, unique=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="orders", verbose_name=_("buyer")
+    )
+    goods = models.ForeignKey("goods.Goods", on_delete=models.PROTECT, related_name="orders", verbose_name=_("goods"))
+    sale = models.ForeignKey(
+        "goods.SeckillGoods", on_delete=models.PROTECT, related_name="orders", null=True, verbose_name=_("sale")
+    )
     # Snapshot at purchase time: later edits of the goods do not rewrite history.
-    goods_name = models.CharField(max_length=64)
-    price = models.DecimalField(max_digits=10, decimal_places=2)
-    quantity = models.PositiveSmallIntegerField(default=1)
-    status = models.CharField(max_length=16, choices=OrderStatus.choices, default=OrderStatus.UNPAID)
-    created_at = models.DateTimeField(auto_now_add=True)
-    pay_deadline = models.DateTimeField()
-    paid_at = models.DateTimeField(null=True, blank=True)
-    cancelled_at = models.DateTimeField(null=True, blank=True)
-    cancel_reason = models.CharField(max_length=32, blank=True)
+    goods_name = models.CharField(_("item"), max_length=64)
+    price = models.DecimalField(_("price"), max_digits=10, decimal_places=2)
+    quantity = models.PositiveSmallIntegerField(_("quantity"), default=1)
+    status = models.CharField(_("status"), max_length=16, choices=OrderStatus.choices, default=OrderStatus.UNPAID)
+    created_at = models.DateTimeField(_("ordered at"), auto_now_add=True)
+    pay_deadline = models.DateTimeField(_("pay by"))
+    paid_at = models.DateTimeField(_("paid at"), null=True, blank=True)
+    cancelled_at = models.DateTimeField(_("cancelled at"), null=True, blank=True)
+    cancel_reason = models.CharField(_("cancel reason"), max_length=32, blank=True)
 
     class Meta:
+        verbose_name = _("order")
+        verbose_name_plural = _("orders")
         ordering = ("-created_at",)
         indexes = [
             models.Index(fields=["user", "-created_at"]),
@@ -40,6 +46,8 @@ class Order(models.Model):
 
 
 class SeckillOrder(models.Model):
+    """The sale's side of an order: who bought which sale, under which gate request."""
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="seckill_orders")
     sale = models.ForeignKey("goods.SeckillGoods", on_delete=models.PROTECT, related_name="seckill_orders")
     order = models.OneToOneField(Order, on_delete=models.PROTECT, related_name="seckill")
@@ -50,6 +58,8 @@ class SeckillOrder(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("sale order")
+        verbose_name_plural = _("sale orders")
         constraints = [
             # The last guard against double buying: at most one live order per user per sale.
             models.UniqueConstraint(
@@ -59,3 +69,31 @@ class SeckillOrder(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} / sale {self.sale_id}"
+
+
+# What paying copies from the shopper's address book (users.Address) onto the order.
+ORDER_ADDRESS_FIELDS = ("recipient", "phone", "region", "city", "street", "postcode")
+
+
+class OrderAddress(models.Model):
+    """Where a paid order ships: a copy of the shopper's address made when they paid
+    (orders.services.order_pay), so editing or deleting the address book entry later changes
+    no order. Its own table, written with the payment: the order writers' hot INSERT of
+    unpaid orders stays as narrow as it was."""
+
+    order = models.OneToOneField(
+        Order, on_delete=models.CASCADE, primary_key=True, related_name="address", verbose_name=_("order")
+    )
+    recipient = models.CharField(_("recipient"), max_length=32)
+    phone = models.CharField(_("phone"), max_length=11)
+    region = models.CharField(_("province or region"), max_length=32)
+    city = models.CharField(_("city"), max_length=32)
+    street = models.CharField(_("street address"), max_length=120)
+    postcode = models.CharField(_("postcode"), max_length=6, blank=True)
+
+    class Meta:
+        verbose_name = _("shipping address")
+        verbose_name_plural = _("shipping addresses")
+
+    def __str__(self) -> str:
+        return f"{self.recipient} {self.phone}, {self.region} {self.city} {self.street} {self.postcode}".strip()

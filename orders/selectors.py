@@ -1,21 +1,41 @@
 """Reads on orders, always scoped to whoever asks."""
 
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, DecimalField, F, QuerySet, Sum
 from django.db.models.functions import TruncSecond
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext as _
 
 from goods.models import SeckillGoods
 from goods.selectors import sale_status, stock_left
-from orders.models import Order
+from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus
 from seckill_site import sale_state
-from users.models import User
+from seckill_site.redis import now as redis_now
+from users.models import Address, User
+from users.selectors import address_default, address_of_user
 
 
 def orders_of_user(*, user: User) -> QuerySet[Order]:
-    return Order.objects.filter(user=user).select_related("goods", "sale").order_by("-created_at")
+    return Order.objects.filter(user=user).select_related("goods", "sale", "address").order_by("-created_at")
+
+
+def order_address(order: Order) -> OrderAddress | None:
+    """The address a paid order ships to; None before it is paid."""
+    try:
+        return order.address
+    except OrderAddress.DoesNotExist:
+        return None
+
+
+def order_address_data(order: Order) -> dict[str, str] | None:
+    address = order_address(order)
+    if address is None:
+        return None
+    return {name: getattr(address, name) for name in ORDER_ADDRESS_FIELDS}
 
 
 def order_of_user(*, user: User, order_no: str) -> Order | None:
@@ -26,6 +46,22 @@ def order_of_user(*, user: User, order_no: str) -> Order | None:
     return orders_of_user(user=user).filter(order_no=order_no).first()
 
 
+def shipping_address_for(*, user: User, address_id: Any = None) -> Address | None:
+    """Where a payment ships: the address the shopper chose (`address_id`, one of theirs),
+    else their default when they chose none; None when the chosen one is not theirs, or
+    they have no address at all."""
+    if address_id not in (None, ""):
+        return address_of_user(user=user, address_id=address_id)
+    return address_default(user=user)
+
+
+def shipping_address_problem(*, address_id: Any) -> str:
+    """Why shipping_address_for found nothing, in the shopper's words."""
+    if address_id not in (None, ""):
+        return _("That address is not in your address book.")
+    return _("Add a shipping address before paying.")
+
+
 def orders_visible_to(*, user: User) -> QuerySet[Order]:
     """What the admin shows: everything to a superuser, a merchant's own goods' orders otherwise."""
     queryset = Order.objects.select_related("user", "goods", "sale")
@@ -34,19 +70,28 @@ def orders_visible_to(*, user: User) -> QuerySet[Order]:
     return queryset.filter(goods__owner=user)
 
 
-ORDERS_CSV_HEADER = [
-    "order_no",
-    "created_at",
-    "status",
-    "goods_name",
-    "price",
-    "quantity",
-    "buyer_mobile",
-    "sale_id",
-    "paid_at",
-    "cancelled_at",
-    "cancel_reason",
+# The export's columns: (key, heading). Headings are in the merchant's language.
+ORDERS_CSV_COLUMNS = [
+    ("order_no", gettext_lazy("order number")),
+    ("created_at", gettext_lazy("ordered at")),
+    ("status", gettext_lazy("status")),
+    ("goods_name", gettext_lazy("item")),
+    ("price", gettext_lazy("price")),
+    ("quantity", gettext_lazy("quantity")),
+    ("buyer", gettext_lazy("buyer")),
+    ("buyer_mobile", gettext_lazy("buyer's mobile")),
+    ("sale_id", gettext_lazy("sale id")),
+    ("paid_at", gettext_lazy("paid at")),
+    ("cancelled_at", gettext_lazy("cancelled at")),
+    ("cancel_reason", gettext_lazy("cancel reason")),
+    ("recipient", gettext_lazy("recipient")),
+    ("recipient_phone", gettext_lazy("recipient's phone")),
+    ("region", gettext_lazy("province or region")),
+    ("city", gettext_lazy("city")),
+    ("street", gettext_lazy("street address")),
+    ("postcode", gettext_lazy("postcode")),
 ]
+ORDERS_CSV_KEYS = [key for key, _heading in ORDERS_CSV_COLUMNS]
 
 
 def _csv_safe(value: object) -> str:
@@ -56,28 +101,48 @@ def _csv_safe(value: object) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+def _csv_digits(value: object) -> str:
+    """A number that is an identifier (a 24-digit order number, a phone number, a postcode
+    with a leading 0), written so Excel keeps it as text: a bare 24-digit cell becomes
+    2.02611E+23 and loses its last digits for good. `="..."` is a formula, so only strings
+    of ASCII digits are written that way; anything else goes through _csv_safe."""
+    text = "" if value is None else str(value)
+    if text.isascii() and text.isdigit():
+        return f'="{text}"'
+    return _csv_safe(text)
+
+
 def _when(value) -> str:
-    return timezone.localtime(value).isoformat(timespec="seconds") if value else ""
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S") if value else ""
 
 
 def orders_csv_rows(*, orders: QuerySet[Order]) -> Iterator[list[str]]:
     """The header, then one row per order, read in chunks (`iterator`) so an export of a
-    big sale never holds every order in memory. `orders` is already scoped to the merchant."""
-    yield ORDERS_CSV_HEADER
-    rows = orders.select_related("user").order_by("pk").iterator(chunk_size=2000)
+    big sale never holds every order in memory. `orders` is already scoped to the merchant.
+    Times are in the shop's time zone; the shipping address is the copy made at payment."""
+    yield [str(heading) for _key, heading in ORDERS_CSV_COLUMNS]
+    rows = orders.select_related("user", "address").order_by("pk").iterator(chunk_size=2000)
     for order in rows:
+        address = order_address(order)
         yield [
-            order.order_no,
+            _csv_digits(order.order_no),
             _when(order.created_at),
-            order.status,
+            str(order.get_status_display()),
             _csv_safe(order.goods_name),
             str(order.price),
             str(order.quantity),
-            order.user.mobile,
+            _csv_safe(order.user.nickname),
+            _csv_digits(order.user.mobile),
             str(order.sale_id or ""),
             _when(order.paid_at),
             _when(order.cancelled_at),
-            _csv_safe(order.cancel_reason),
+            _csv_safe(gettext(order.cancel_reason) if order.cancel_reason else ""),
+            _csv_safe(address.recipient if address else ""),
+            _csv_digits(address.phone if address else ""),
+            _csv_safe(address.region if address else ""),
+            _csv_safe(address.city if address else ""),
+            _csv_safe(address.street if address else ""),
+            _csv_digits(address.postcode if address else ""),
         ]
 
 
@@ -87,6 +152,10 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
     (for the chart)."""
     orders = Order.objects.filter(sale=sale)
     by_status = dict(orders.values_list("status").annotate(n=Count("id")))
+    # Paid orders only (as in the sale list): an unpaid order is money promised, not taken.
+    revenue = orders.filter(status=OrderStatus.PAID).aggregate(
+        total=Sum(F("price") * F("quantity"), output_field=DecimalField(max_digits=14, decimal_places=2))
+    )["total"] or Decimal("0.00")
     per_second = list(
         orders.annotate(second=TruncSecond("created_at")).values("second").annotate(n=Count("id")).order_by("second")
     )
@@ -109,6 +178,9 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
         # Requests the per-sale limits refused (seckill.services.paths.sale_limit_take): scripts at work.
         "refusedCaptcha": refused.get("captcha", 0),
         "refusedPath": refused.get("path", 0),
+        "revenue": f"{revenue:.2f}",
+        # The shop's clock (Redis's, as the sale's status), for the page's clock and chart.
+        "serverTime": round(redis_now(), 3),
         "start": sale.start_at.timestamp(),
         "end": sale.end_at.timestamp(),
         "series": series,

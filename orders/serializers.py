@@ -1,8 +1,37 @@
 """Orders in the API: the fields of the order page's JSON (orders.views), plus the sale."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from orders.models import Order
+from orders.models import Order, OrderAddress
+from seckill_site.http import ID_MAX
+
+
+class OrderAddressSerializer(serializers.ModelSerializer):
+    """The address a paid order ships to: a copy made when it was paid."""
+
+    class Meta:
+        model = OrderAddress
+        fields = ("recipient", "phone", "region", "city", "street", "postcode")
+        read_only_fields = fields
+
+
+class StrictIdField(serializers.IntegerField):
+    """An id as a JSON integer, not a string of digits or a float."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class OrderPayInputSerializer(serializers.Serializer):
+    addressId = StrictIdField(
+        required=False,
+        min_value=1,
+        max_value=ID_MAX,
+        help_text="one of my addresses (users/addresses) to ship to; my default address when left out",
+    )
 
 
 class OrderSerializer(serializers.ModelSerializer):
@@ -15,6 +44,7 @@ class OrderSerializer(serializers.ModelSerializer):
     paidAt = serializers.DateTimeField(source="paid_at", allow_null=True)
     cancelledAt = serializers.DateTimeField(source="cancelled_at", allow_null=True)
     cancelReason = serializers.CharField(source="cancel_reason", allow_blank=True)
+    address = serializers.SerializerMethodField(help_text="where it ships: a copy made when it was paid; null before")
 
     class Meta:
         model = Order
@@ -32,8 +62,16 @@ class OrderSerializer(serializers.ModelSerializer):
             "paidAt",
             "cancelledAt",
             "cancelReason",
+            "address",
         )
         read_only_fields = fields
+
+    @extend_schema_field(OrderAddressSerializer(allow_null=True))
+    def get_address(self, order: Order) -> dict | None:
+        from orders.selectors import order_address
+
+        address = order_address(order)
+        return OrderAddressSerializer(address).data if address is not None else None
 
 
 class SaleFiguresSerializer(serializers.Serializer):
@@ -55,6 +93,8 @@ class SaleFiguresSerializer(serializers.Serializer):
     cancelled = serializers.IntegerField()
     refusedCaptcha = serializers.IntegerField(help_text="captchas refused by the limit per shopper per sale")
     refusedPath = serializers.IntegerField(help_text="captcha answers refused by the limit per shopper per sale")
+    revenue = serializers.DecimalField(max_digits=14, decimal_places=2, help_text="sum of the paid orders")
+    serverTime = serializers.FloatField(help_text="the shop's clock, epoch seconds")
     start = serializers.FloatField()
     end = serializers.FloatField()
     series = Point(many=True)

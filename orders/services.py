@@ -17,9 +17,10 @@ from redis.exceptions import RedisError
 from goods.models import SeckillGoods, StockChange
 from goods.selectors import sale_get
 from goods.services import sale_stock_lock, stock_audit_record
-from orders.models import Order, OrderStatus, SeckillOrder
+from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus, SeckillOrder
 from orders.payments import provider
 from seckill_site import sale_state
+from users.models import Address
 
 logger = logging.getLogger(__name__)
 
@@ -229,17 +230,26 @@ def _refusal(order: Order, action: str) -> OrderStateError:
     return OrderStateError(_("The time to pay this order ran out; it cannot be paid."))
 
 
-def order_pay(*, order: Order) -> Order:
-    """unpaid -> paid, only before the deadline. A conditional UPDATE on the status makes pay
-    and cancel/expire on the same order exclusive: PostgreSQL re-checks the WHERE after the
-    row lock, so exactly one of them changes the row."""
+def order_pay(*, order: Order, address: Address) -> Order:
+    """unpaid -> paid, only before the deadline, shipping to `address` (one of the buyer's).
+    A conditional UPDATE on the status makes pay and cancel/expire on the same order
+    exclusive: PostgreSQL re-checks the WHERE after the row lock, so exactly one of them
+    changes the row. The address is copied onto the order in the same transaction
+    (OrderAddress): editing the address book later rewrites no order."""
+    if address.user_id != order.user_id:
+        raise ValueError("the address is not the buyer's")  # callers look addresses up per shopper
     charge = provider().charge(order)
     if not charge.ok:
         raise OrderStateError(_("The payment failed: %(error)s.") % {"error": charge.error or _("declined")})
     now = timezone.now()
-    paid = Order.objects.filter(pk=order.pk, status=OrderStatus.UNPAID, pay_deadline__gt=now).update(
-        status=OrderStatus.PAID, paid_at=now
-    )
+    with transaction.atomic():
+        paid = Order.objects.filter(pk=order.pk, status=OrderStatus.UNPAID, pay_deadline__gt=now).update(
+            status=OrderStatus.PAID, paid_at=now
+        )
+        if paid:
+            OrderAddress.objects.create(
+                order_id=order.pk, **{name: getattr(address, name) for name in ORDER_ADDRESS_FIELDS}
+            )
     order.refresh_from_db()
     if not paid:
         provider().refund(order, charge)

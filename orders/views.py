@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from orders import selectors, services
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int, wants_json
+from users.selectors import addresses_of_user
 
 
 def _order_data(order) -> dict:
@@ -23,6 +24,7 @@ def _order_data(order) -> dict:
         "payDeadline": order.pay_deadline.isoformat(),
         "paidAt": order.paid_at.isoformat() if order.paid_at else None,
         "cancelledAt": order.cancelled_at.isoformat() if order.cancelled_at else None,
+        "address": selectors.order_address_data(order),
     }
 
 
@@ -47,7 +49,14 @@ def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
         raise Http404("no such order")
     if wants_json(request):
         return ok(_order_data(order))
-    return render(request, "orders/detail.html", {"order": order, "now": timezone.now()})
+    context = {"order": order, "now": timezone.now()}
+    if order.status == "unpaid":
+        context["addresses"] = list(addresses_of_user(user=request.user))
+    return render(request, "orders/detail.html", context)
+
+
+class AddressNeeded(Exception):
+    """Paying without an address to ship to; the message is for the shopper."""
 
 
 def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
@@ -63,6 +72,11 @@ def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
         raise Http404("no such order")
     try:
         order = action(order=order)
+    except AddressNeeded as missing:
+        if as_json:
+            return fail(Code.ADDRESS_NEEDED, str(missing))
+        messages.error(request, str(missing))
+        return redirect(f"/orders/{order.order_no}")
     except services.OrderStateError as refusal:
         if as_json:
             return fail(Code.ORDER_STATE, str(refusal))
@@ -76,7 +90,16 @@ def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
 
 @allow("POST")
 def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
-    return _order_action(request, order_no, services.order_pay)
+    """Pay, shipping to the address chosen on the order page (`address`), else the default."""
+    chosen = request.POST.get("address")
+
+    def pay(*, order):
+        address = selectors.shipping_address_for(user=request.user, address_id=chosen)
+        if address is None:
+            raise AddressNeeded(selectors.shipping_address_problem(address_id=chosen))
+        return services.order_pay(order=order, address=address)
+
+    return _order_action(request, order_no, pay)
 
 
 @allow("POST")

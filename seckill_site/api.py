@@ -481,12 +481,13 @@ def envelope(name: str, data: serializers.Field | serializers.Serializer | None 
 
 
 _ERROR_DESCRIPTIONS = {
-    400: "bad input (`code` 500101), with field errors in `data`",
+    400: "bad input (`code` 500101), with field errors in `data`; paying without an address of "
+    "yours to ship to (`code` 500602)",
     401: "not logged in, or an invalid token (`code` 500210)",
     403: "forbidden (`code` 500211)",
     404: "no such object (`code` 500404); another merchant's or shopper's objects are 404 too",
     405: "method not allowed (`code` 500405)",
-    409: "the order cannot do that in its state (`code` 500601)",
+    409: "the order cannot do that in its state (`code` 500601); the address book is full (`code` 500610)",
     413: "the request body is too large (`code` 500101)",
     429: "rate limited (`code` 500429) or a per-sale limit reached (`code` 500430); see Retry-After",
     503: "the shop is busy (`code` 500503 or 500506), retry shortly",

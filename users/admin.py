@@ -4,10 +4,15 @@ from django.contrib.auth.forms import BaseUserCreationForm, UserChangeForm
 from django.db import transaction
 from django.template.response import TemplateResponse
 from django.urls import path
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
+from seckill_site.admin import shop_time_zone, yes_no
 from users.fields import MobileField
 from users.models import User
+from users.selectors import addresses_of_user
 from users.services import user_auth_revoke
 from users.verification import registrations_by_ip
 
@@ -31,16 +36,42 @@ class UserAdmin(BaseUserAdmin):
     add_form = UserCreationForm
     form = UserEditForm
     ordering = ("mobile",)
-    list_display = ("mobile", "nickname", "is_staff", "login_count", "last_login", "date_joined")
+    list_display = ("mobile", "nickname", "staff", "login_count", "last_login", "date_joined")
     search_fields = ("mobile", "nickname")
+    readonly_fields = ("last_login", "login_count", "date_joined", "address_book")
     fieldsets = (
         (None, {"fields": ("mobile", "password")}),
-        ("Profile", {"fields": ("nickname", "avatar")}),
-        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
-        ("Activity", {"fields": ("last_login", "login_count", "date_joined")}),
+        (gettext_lazy("Profile"), {"fields": ("nickname", "avatar")}),
+        (
+            gettext_lazy("Permissions"),
+            # No per-model permission rows: a merchant's rights come from owning the rows
+            # (goods.admin.MerchantScopedAdmin) and the Merchants group.
+            {"fields": ("is_active", "is_staff", "is_superuser", "groups")},
+        ),
+        (gettext_lazy("Activity"), {"fields": ("last_login", "login_count", "date_joined")}),
+        (gettext_lazy("Address book"), {"fields": ("address_book",)}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("mobile", "password1", "password2")}),)
-    readonly_fields = ("last_login", "login_count", "date_joined")
+
+    @admin.display(description=gettext_lazy("addresses"))
+    def address_book(self, obj):
+        """The shopper's addresses, to read: shoppers keep them (users.services keeps one
+        default), and paid orders carry their own copy."""
+        addresses = list(addresses_of_user(user=obj)) if obj.pk else []
+        if not addresses:
+            return "-"
+        return format_html_join(
+            mark_safe("<br>"),
+            "{}{} {}, {} {} {} {}",
+            [
+                (_("(default) ") if a.is_default else "", a.recipient, a.phone, a.region, a.city, a.street, a.postcode)
+                for a in addresses
+            ],
+        )
+
+    @admin.display(description=gettext_lazy("staff status"), ordering="is_staff")
+    def staff(self, obj):
+        return yes_no(obj.is_staff)
 
     def get_urls(self):
         view = self.admin_site.admin_view(self.registrations_view)
@@ -54,6 +85,7 @@ class UserAdmin(BaseUserAdmin):
             **self.admin_site.each_context(request),
             "title": _("New accounts per client IP and hour"),
             "rows": registrations_by_ip(hours=48),
+            "zone": shop_time_zone(),
         }
         return TemplateResponse(request, "admin/users/registrations.html", context)
 

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 def _session_after_login(sender, request, user, **kwargs) -> None:
@@ -21,6 +22,7 @@ def _revoke_before_delete(sender, instance, **kwargs) -> None:
 
 class UsersConfig(AppConfig):
     name = "users"
+    verbose_name = _("Users")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -3,7 +3,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
 
 from users.fields import MobileField
-from users.models import User
+from users.models import Address, User, mobile_normalize
 from users.verification import SmsCodeForm
 
 
@@ -41,3 +41,36 @@ class RegisterForm(SmsCodeForm):  # needs the code texted to the mobile number
     def cleaned_data_for_service(self) -> dict[str, str]:
         data = self.cleaned_data
         return {"mobile": data["mobile"], "password": data["password"], "nickname": data.get("nickname", "")}
+
+
+class AddressForm(forms.ModelForm):
+    """An address book entry, on the shopper's page and in the API (users.apis)."""
+
+    phone = MobileField(label=_("Phone"))
+    is_default = forms.BooleanField(label=_("Use as my default address"), required=False)
+
+    class Meta:
+        model = Address
+        # is_default is the form's own field: the service decides what a default means.
+        fields = ("recipient", "phone", "region", "city", "street", "postcode")
+        widgets = {
+            "recipient": forms.TextInput(attrs={"autocomplete": "shipping name"}),
+            "region": forms.TextInput(attrs={"autocomplete": "shipping address-level1"}),
+            "city": forms.TextInput(attrs={"autocomplete": "shipping address-level2"}),
+            "street": forms.TextInput(attrs={"autocomplete": "shipping street-address"}),
+            "postcode": forms.TextInput(attrs={"autocomplete": "shipping postal-code", "inputmode": "numeric"}),
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["phone"].widget.input_type = "tel"
+        self.fields["phone"].widget.attrs.update({"autocomplete": "shipping tel"})
+        for name in ("recipient", "region", "city", "street"):
+            self.fields[name].strip = True
+
+    def clean_postcode(self) -> str:
+        # Full-width digits from a phone's IME are digits, as in a mobile number.
+        return mobile_normalize(self.cleaned_data.get("postcode", ""))
+
+    def cleaned_data_for_service(self) -> dict:
+        return {name: self.cleaned_data[name] for name in (*self.Meta.fields, "is_default")}

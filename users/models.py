@@ -49,20 +49,30 @@ class UserManager(BaseUserManager["User"]):
 
 
 class User(AbstractBaseUser, PermissionsMixin):
-    mobile = models.CharField(max_length=11, unique=True, validators=[mobile_validator])
-    nickname = models.CharField(max_length=40, blank=True)
-    avatar = models.ImageField(upload_to="avatars/", blank=True)
-    date_joined = models.DateTimeField(default=timezone.now)
-    login_count = models.PositiveIntegerField(default=0)
-    is_active = models.BooleanField(default=True)
-    is_staff = models.BooleanField(default=False)
+    mobile = models.CharField(_("mobile"), max_length=11, unique=True, validators=[mobile_validator])
+    nickname = models.CharField(_("nickname"), max_length=40, blank=True)
+    avatar = models.ImageField(_("avatar"), upload_to="avatars/", blank=True)
+    date_joined = models.DateTimeField(_("date joined"), default=timezone.now)
+    login_count = models.PositiveIntegerField(_("login count"), default=0)
+    is_active = models.BooleanField(
+        _("active"), default=True, help_text=_("Unticked: the account cannot log in, and its sessions end.")
+    )
+    is_staff = models.BooleanField(_("staff status"), default=False, help_text=_("May log in to the admin."))
 
     objects = UserManager()
 
     USERNAME_FIELD = "mobile"
     REQUIRED_FIELDS: list[str] = []
 
+    class Meta:
+        verbose_name = _("user")
+        verbose_name_plural = _("users")
+
     def __str__(self) -> str:
+        return self.nickname or self.mobile
+
+    def get_short_name(self) -> str:
+        """What the admin greets with ("Welcome, <short name>"): the nickname, not a phone number."""
         return self.nickname or self.mobile
 
     @classmethod
@@ -90,3 +100,38 @@ class User(AbstractBaseUser, PermissionsMixin):
     @property
     def is_merchant(self) -> bool:
         return self.is_staff and self.groups.filter(name=MERCHANTS_GROUP).exists()
+
+
+# A shopper keeps a handful of addresses, as on Tmall and JD (both cap the book at 20-25).
+ADDRESSES_PER_USER = 20
+postcode_validator = RegexValidator(r"^[0-9]{6}\Z", _("Enter the 6 digits of the postcode, or leave it empty."))
+
+
+class Address(models.Model):
+    """An entry in a shopper's address book. Orders never point here: paying copies the
+    chosen address onto the order (orders.OrderAddress), so later edits rewrite no history."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="addresses", verbose_name=_("user"))
+    recipient = models.CharField(_("recipient"), max_length=32)
+    phone = models.CharField(_("phone"), max_length=11, validators=[mobile_validator])
+    region = models.CharField(_("province or region"), max_length=32)
+    city = models.CharField(_("city"), max_length=32)
+    street = models.CharField(_("street address"), max_length=120)
+    postcode = models.CharField(_("postcode"), max_length=6, blank=True, validators=[postcode_validator])
+    is_default = models.BooleanField(_("default address"), default=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("address")
+        verbose_name_plural = _("addresses")
+        ordering = ("-is_default", "-updated_at", "-pk")
+        constraints = [
+            # At most one default per shopper; users.services keeps exactly one while any exist.
+            models.UniqueConstraint(
+                fields=["user"], condition=models.Q(is_default=True), name="one_default_address_per_user"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.recipient}, {self.region} {self.city} {self.street}"

@@ -53,3 +53,54 @@ class TokenSerializer(serializers.Serializer):
     prefix = serializers.CharField(help_text="the token's first characters, to tell it apart")
     createdAt = serializers.DateTimeField()
     expiresAt = serializers.DateTimeField()
+
+
+# --- the address book ----------------------------------------------------------------------------
+
+
+class StrictTextField(serializers.CharField):
+    """A string, and only a string: DRF's CharField takes a JSON number as its digits. Lengths
+    are checked as sent (no trimming here); users.forms.AddressForm then trims and validates."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false, not "yes", 1 or "on"."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class AddressInputSerializer(serializers.Serializer):
+    """An address as a client sends it: JSON strings (users.forms.AddressForm validates them)."""
+
+    recipient = StrictTextField(max_length=32, help_text="who receives the parcel")
+    phone = StrictTextField(max_length=11, help_text="the recipient's mobile number: 11 digits starting with 1")
+    region = StrictTextField(max_length=32, help_text="province, autonomous region or municipality")
+    city = StrictTextField(max_length=32)
+    street = StrictTextField(max_length=120, help_text="district, street, building and door")
+    postcode = StrictTextField(max_length=6, required=False, allow_blank=True, help_text="6 digits, or empty")
+    isDefault = StrictBooleanField(required=False, help_text="make it the default address (the first one always is)")
+
+
+class AddressSerializer(serializers.Serializer):
+    """users.selectors.address_public_data."""
+
+    id = serializers.IntegerField()
+    recipient = serializers.CharField()
+    phone = serializers.CharField()
+    region = serializers.CharField()
+    city = serializers.CharField()
+    street = serializers.CharField()
+    postcode = serializers.CharField(allow_blank=True)
+    isDefault = serializers.BooleanField()

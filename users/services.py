@@ -1,4 +1,4 @@
-"""Writes on users: login, registration."""
+"""Writes on users: login, registration, the address book."""
 
 import secrets
 from dataclasses import dataclass
@@ -15,7 +15,7 @@ from django_ratelimit.core import is_ratelimited
 from seckill_site.api import api_token_cache_drop, api_token_issue, api_token_keys, api_token_revoke, api_tokens_revoke
 from seckill_site.http import client_ip
 from seckill_site.redis import client, keys
-from users.models import User, mobile_normalize
+from users.models import ADDRESSES_PER_USER, Address, User, mobile_normalize
 from users.sessions import auth_epoch
 
 # Login attempts, on the shop's login page, its API and the admin's login alike (one budget:
@@ -129,3 +129,103 @@ def user_register(*, mobile: str, password: str, nickname: str = "") -> User:
         if User.objects.filter(mobile=mobile).exists():
             raise MobileTaken(MOBILE_TAKEN_MESSAGE) from error
         raise
+
+
+# --- the address book ----------------------------------------------------------------------------
+
+
+class AddressBookFull(Exception):
+    """The shopper has ADDRESSES_PER_USER addresses already; the message is for them."""
+
+
+ADDRESS_FIELDS = ("recipient", "phone", "region", "city", "street", "postcode")
+
+
+def _address_book_lock(*, user_id: int) -> None:
+    """Serialise the writes of one shopper's address book (the count cap and the single
+    default) on their user row, for the rest of the transaction."""
+    User.objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True).first()
+
+
+def _defaults_clear(*, user_id: int, keep: int | None = None) -> None:
+    Address.objects.filter(user_id=user_id, is_default=True).exclude(pk=keep).update(is_default=False)
+
+
+def address_create(
+    *,
+    user: User,
+    recipient: str,
+    phone: str,
+    region: str,
+    city: str,
+    street: str,
+    postcode: str = "",
+    is_default: bool = False,
+) -> Address:
+    """Add an address (validated). The shopper's first address is their default whatever
+    `is_default` says, so a shopper with addresses always has a default to pay with."""
+    with transaction.atomic():
+        _address_book_lock(user_id=user.pk)
+        count = Address.objects.filter(user=user).count()
+        if count >= ADDRESSES_PER_USER:
+            raise AddressBookFull(
+                _("Your address book is full (%(n)d addresses); delete one first.") % {"n": ADDRESSES_PER_USER}
+            )
+        address = Address(
+            user=user,
+            recipient=recipient,
+            phone=phone,
+            region=region,
+            city=city,
+            street=street,
+            postcode=postcode,
+            is_default=is_default or count == 0,
+        )
+        # The single-default constraint holds by the lock and the clearing below, not by a query here.
+        address.full_clean(exclude=["user"], validate_constraints=False)
+        if address.is_default:
+            _defaults_clear(user_id=user.pk)
+        address.save()
+        return address
+
+
+def address_update(*, address: Address, changes: dict[str, Any]) -> Address:
+    """Edit an address (validated). Orders paid with it keep the copy they were paid with."""
+    unknown = set(changes) - set(ADDRESS_FIELDS) - {"is_default"}
+    if unknown:
+        raise ValueError(f"not address fields: {sorted(unknown)}")
+    with transaction.atomic():
+        _address_book_lock(user_id=address.user_id)
+        make_default = changes.get("is_default")
+        for name in ADDRESS_FIELDS:
+            if name in changes:
+                setattr(address, name, changes[name])
+        address.full_clean(exclude=["user", "is_default"], validate_constraints=False)
+        if make_default:
+            _defaults_clear(user_id=address.user_id, keep=address.pk)
+            address.is_default = True
+        # Unticking the default is not a way to have none: another address must be made default.
+        address.save()
+        return address
+
+
+def address_default_set(*, address: Address) -> Address:
+    with transaction.atomic():
+        _address_book_lock(user_id=address.user_id)
+        _defaults_clear(user_id=address.user_id, keep=address.pk)
+        Address.objects.filter(pk=address.pk).update(is_default=True)
+    address.refresh_from_db()
+    return address
+
+
+def address_delete(*, address: Address) -> None:
+    """Delete an address; when it was the default, the most recently used other one becomes
+    the default. Orders paid with it keep their copy."""
+    with transaction.atomic():
+        _address_book_lock(user_id=address.user_id)
+        was_default = Address.objects.filter(pk=address.pk, is_default=True).exists()
+        Address.objects.filter(pk=address.pk).delete()
+        if was_default:
+            successor = Address.objects.filter(user_id=address.user_id).order_by("-updated_at", "-pk").first()
+            if successor is not None:
+                Address.objects.filter(pk=successor.pk).update(is_default=True)

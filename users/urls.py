@@ -1,6 +1,6 @@
 from django.urls import path
 
-from users import verification_views, views
+from users import address_views, verification_views, views
 
 app_name = "users"
 urlpatterns = [
@@ -11,4 +11,8 @@ urlpatterns = [
     path("me", views.me, name="me"),
     path("sms/send", verification_views.sms_send, name="sms-send"),
     path("login/code", verification_views.login_by_code, name="login-code"),
+    path("addresses", address_views.address_book, name="addresses"),
+    path("addresses/<str:address_id>", address_views.address_edit, name="address-edit"),
+    path("addresses/<str:address_id>/delete", address_views.address_delete, name="address-delete"),
+    path("addresses/<str:address_id>/default", address_views.address_default, name="address-default"),
 ]

@@ -10,10 +10,10 @@ from goods.models import SeckillGoods
 from goods.tests.factories import make_sale
 from orders import services
 from orders.models import Order, OrderStatus, SeckillOrder
-from orders.tests.factories import buy
+from orders.tests.factories import buy, pay
 from seckill_site.redis import client
 from seckill_site.sale_state import keys
-from users.tests.factories import make_user, make_users
+from users.tests.factories import make_address, make_user, make_users
 
 
 def redis_stock(sale) -> int:
@@ -32,7 +32,7 @@ def overdue(*orders):
 class TestPayAndCancel:
     def test_pay(self):
         sale = make_sale(stock=3)
-        order = services.order_pay(order=buy(sale=sale, user=make_user()))
+        order = pay(buy(sale=sale, user=make_user()))
         assert order.status == OrderStatus.PAID and order.paid_at is not None
 
     def test_cancel_returns_the_unit_everywhere(self, django_capture_on_commit_callbacks):
@@ -53,10 +53,10 @@ class TestPayAndCancel:
         order = buy(sale=make_sale(), user=make_user())
         services.order_cancel_by_user(order=order)
         with pytest.raises(services.OrderStateError, match="cancelled"):
-            services.order_pay(order=order)
+            pay(order)
 
     def test_cancelling_a_paid_order_is_refused(self):
-        order = services.order_pay(order=buy(sale=make_sale(), user=make_user()))
+        order = pay(buy(sale=make_sale(), user=make_user()))
         with pytest.raises(services.OrderStateError, match="already paid"):
             services.order_cancel_by_user(order=order)
         assert Order.objects.get(pk=order.pk).status == OrderStatus.PAID
@@ -65,12 +65,12 @@ class TestPayAndCancel:
         order = buy(sale=make_sale(), user=make_user())
         overdue(order)
         with pytest.raises(services.OrderStateError, match="ran out"):
-            services.order_pay(order=order)
+            pay(order)
 
     def test_expiry_sweep_cancels_only_overdue_unpaid(self, django_capture_on_commit_callbacks):
         sale = make_sale(stock=5)
         late, fresh, paid = (buy(sale=sale, user=make_user()) for _ in range(3))
-        services.order_pay(order=paid)
+        pay(paid)
         overdue(late, paid)
         with django_capture_on_commit_callbacks(execute=True):
             assert services.orders_expire_unpaid() == 1
@@ -85,7 +85,7 @@ class TestPayAndCancel:
             services.order_cancel_by_user(order=buy(sale=sale, user=quitter))
         again = buy(sale=sale, user=quitter)
         assert again.status == OrderStatus.UNPAID
-        services.order_pay(order=buy(sale=sale, user=payer))
+        pay(buy(sale=sale, user=payer))
         with pytest.raises(AssertionError, match="reserve refused: -1"):
             buy(sale=sale, user=payer)
 
@@ -131,6 +131,7 @@ class TestRaces:
         races = 100
         sale = make_sale(stock=races)
         orders = [buy(sale=sale, user=user) for user in make_users(races)]
+        addresses = {order.user_id: make_address(order.user) for order in orders}
         # Not yet due, so paying is allowed; the expiry path (order_cancel, as the sweep
         # calls it) runs at the same instant.
         Order.objects.update(pay_deadline=timezone.now() + timedelta(seconds=60))
@@ -142,7 +143,7 @@ class TestRaces:
             def pay():
                 barrier.wait()
                 try:
-                    services.order_pay(order=Order.objects.get(pk=order.pk))
+                    services.order_pay(order=Order.objects.get(pk=order.pk), address=addresses[order.user_id])
                     outcome["paid"] = True
                 except services.OrderStateError:
                     outcome["paid"] = False

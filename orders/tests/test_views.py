@@ -36,8 +36,10 @@ JSON = {"HTTP_ACCEPT": "application/json"}
 
 def test_pay_and_cancel_through_the_pages(client):
     from orders.tests.factories import buy
+    from users.tests.factories import make_address
 
     sale, me = make_sale(stock=3), make_user()
+    make_address(me)
     client.force_login(me)
     to_pay, to_cancel = buy(sale=sale, user=me), buy(sale=make_sale(), user=me)
     page = client.get(f"/orders/{to_pay.order_no}").content
@@ -79,14 +81,13 @@ def test_order_link_by_id_redirects_to_the_order(client):
 
 def test_merchant_cancels_unpaid_orders_from_the_admin(client, django_capture_on_commit_callbacks):
     from goods.tests.factories import make_goods
-    from orders.services import order_pay
-    from orders.tests.factories import buy
+    from orders.tests.factories import buy, pay
     from users.tests.factories import make_merchant
 
     merchant = make_merchant()
     sale = make_sale(goods=make_goods(owner=merchant), stock=5)
     unpaid, paid = buy(sale=sale, user=make_user()), buy(sale=sale, user=make_user())
-    order_pay(order=paid)
+    pay(paid)
     other = buy(sale=make_sale(stock=5), user=make_user())  # another merchant's order
     client.force_login(merchant)
     with django_capture_on_commit_callbacks(execute=True):
@@ -108,15 +109,14 @@ def test_merchant_exports_own_orders_as_a_streamed_csv(client):
     import io
 
     from goods.tests.factories import make_goods
-    from orders.selectors import ORDERS_CSV_HEADER
-    from orders.services import order_pay
-    from orders.tests.factories import buy
+    from orders.selectors import ORDERS_CSV_KEYS
+    from orders.tests.factories import buy, pay
     from users.tests.factories import make_merchant
 
     merchant = make_merchant()
     sale = make_sale(goods=make_goods(owner=merchant, name="=HYPERLINK(1)"), stock=5)
     unpaid, paid = buy(sale=sale, user=make_user()), buy(sale=sale, user=make_user())
-    order_pay(order=paid)
+    pay(paid)
     other = buy(sale=make_sale(stock=5), user=make_user())  # another merchant's order
     client.force_login(merchant)
     response = client.post(
@@ -125,10 +125,12 @@ def test_merchant_exports_own_orders_as_a_streamed_csv(client):
     assert response.status_code == 200 and response.streaming
     assert response["Content-Type"].startswith("text/csv")
     assert response["Content-Disposition"].startswith('attachment; filename="orders-')
-    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert rows[0] == ORDERS_CSV_HEADER
-    by_number = {row[0]: dict(zip(ORDERS_CSV_HEADER, row, strict=True)) for row in rows[1:]}
-    assert set(by_number) == {unpaid.order_no, paid.order_no}  # never the other merchant's
-    assert by_number[paid.order_no]["status"] == "paid" and by_number[paid.order_no]["paid_at"]
-    assert by_number[unpaid.order_no]["buyer_mobile"] == unpaid.user.mobile
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig"))))
+    assert rows[0][0] == "order number"
+    by_number = {row[0]: dict(zip(ORDERS_CSV_KEYS, row, strict=True)) for row in rows[1:]}
+    # Identifiers as text for Excel: ="<digits>".
+    assert set(by_number) == {f'="{unpaid.order_no}"', f'="{paid.order_no}"'}  # never the other merchant's
+    assert by_number[f'="{paid.order_no}"']["status"] == "paid" and by_number[f'="{paid.order_no}"']["paid_at"]
+    assert by_number[f'="{unpaid.order_no}"']["buyer_mobile"] == f'="{unpaid.user.mobile}"'
+    by_number = {key[2:-1]: row for key, row in by_number.items()}
     assert by_number[unpaid.order_no]["goods_name"] == "'=HYPERLINK(1)"  # no formula in a spreadsheet

@@ -30,6 +30,7 @@ from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
 from orders import services as orders
 from orders.models import Order, OrderStatus, SeckillOrder
+from orders.tests.factories import pay
 from seckill.selectors import sales_to_reconcile, seckill_result
 from seckill.services import gate, reconcile, writer
 from seckill.tests.shoppers import path_for
@@ -167,7 +168,7 @@ class SaleLife(RuleBasedStateMachine):
     def pay(self, index):
         order = self._unpaid(index)
         if order is not None:
-            orders.order_pay(order=order)
+            pay(order)
 
     @rule(index=st.integers(0, SHOPPERS - 1))
     def cancel(self, index):

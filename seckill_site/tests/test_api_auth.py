@@ -15,7 +15,7 @@ from seckill_site.redis import client as redis
 from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from users.models import User
-from users.tests.factories import PASSWORD, make_merchant, make_user, texted_code
+from users.tests.factories import PASSWORD, make_address, make_merchant, make_user, texted_code
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,9 @@ def world():
     goods = make_goods(owner=merchant_a)
     sale = make_sale(goods=goods, stock=5)
     order = buy(sale=sale, user=shopper)
+    address = make_address(shopper)  # so paying has an address to ship to
     return {
+        "address": address,
         "anonymous": None,
         "shopper": shopper,
         "merchant_a": merchant_a,
@@ -67,6 +69,12 @@ MATRIX = [
     ("post", "/api/v1/orders/{order}/pay", None, (401, 200, 404, 404, 404)),
     ("post", "/api/v1/orders/{order}/cancel", None, (401, 200, 404, 404, 404)),
     ("get", "/api/v1/users/me", None, (401, 200, 200, 200, 200)),
+    ("get", "/api/v1/users/addresses", None, (401, 200, 200, 200, 200)),
+    ("post", "/api/v1/users/addresses", "ADDRESS", (401, 201, 201, 201, 201)),
+    ("get", "/api/v1/users/addresses/{address}", None, (401, 200, 404, 404, 404)),
+    ("patch", "/api/v1/users/addresses/{address}", {"city": "上海市"}, (401, 200, 404, 404, 404)),
+    ("post", "/api/v1/users/addresses/{address}/default", None, (401, 200, 404, 404, 404)),
+    ("delete", "/api/v1/users/addresses/{address}", None, (401, 200, 404, 404, 404)),
     ("post", "/api/v1/users/logout", None, (401, 200, 200, 200, 200)),
     ("post", "/api/v1/users/login", {"mobile": "13999999999", "password": PASSWORD}, (200, 200, 200, 200, 200)),
     ("post", "/api/v1/users/register", "REGISTER", (201, 201, 201, 201, 201)),
@@ -87,8 +95,18 @@ MATRIX = [
 def test_authorisation_matrix(world, role_index, role, method, url, payload, expected):
     user = world[role]
     client = api(api_token_issue(user_id=user.pk) if user else None)
-    url = url.format(sale=world["sale"].pk, goods=world["goods"].pk, order=world["order"].order_no)
+    url = url.format(
+        sale=world["sale"].pk, goods=world["goods"].pk, order=world["order"].order_no, address=world["address"].pk
+    )
     data = _sale_body(world) if payload == "SALE" else payload
+    if payload == "ADDRESS":
+        data = {
+            "recipient": "张三",
+            "phone": "13712345678",
+            "region": "浙江省",
+            "city": "杭州市",
+            "street": "文三路 1 号",
+        }
     if payload == "REGISTER":
         data = {"mobile": "13888888888", "password": PASSWORD, "code": texted_code("13888888888")}
     response = getattr(client, method)(url, data, format="json") if data else getattr(client, method)(url)

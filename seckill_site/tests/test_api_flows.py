@@ -93,8 +93,20 @@ def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(flush
 
     orders = body(first.get("/api/v1/orders"))["data"]
     assert orders["count"] == 1 and orders["results"][0]["status"] == "unpaid"
-    paid = body(first.post(f"/api/v1/orders/{orders['results'][0]['orderNo']}/pay"))["data"]
-    assert paid["status"] == "paid" and paid["paidAt"]
+    # Paying needs an address to ship to: refused without one, then to the one added.
+    order_no = orders["results"][0]["orderNo"]
+    refused = body(first.post(f"/api/v1/orders/{order_no}/pay", format="json"), 400)
+    assert refused["code"] == 500602
+    address = {
+        "recipient": "张三",
+        "phone": "13712345678",
+        "region": "浙江省",
+        "city": "杭州市",
+        "street": "文三路 1 号",
+    }
+    address_id = body(first.post("/api/v1/users/addresses", address, format="json"), 201)["data"]["id"]
+    paid = body(first.post(f"/api/v1/orders/{order_no}/pay", {"addressId": address_id}, format="json"))["data"]
+    assert paid["status"] == "paid" and paid["paidAt"] and paid["address"]["street"] == "文三路 1 号"
     refused = body(first.post(f"/api/v1/orders/{paid['orderNo']}/cancel"), 409)
     assert refused["code"] == 500601 and "paid" in refused["msg"]
 

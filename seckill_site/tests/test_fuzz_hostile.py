@@ -33,7 +33,7 @@ from seckill_site.tests.fuzzing import (
     record,
 )
 from users.models import User
-from users.tests.factories import PASSWORD, make_merchant, make_user
+from users.tests.factories import PASSWORD, make_address, make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
 EXAMPLES = 14
@@ -58,6 +58,7 @@ def world(django_capture_on_commit_callbacks):
     shopper, stale, deactivated, expired = make_user(), make_user(), make_user(), make_user()
     sale = make_sale(goods=make_goods(owner=superuser), stock=50)
     order = buy(sale=sale, user=shopper)
+    address = make_address(shopper)  # the order page then offers the pay form, with its address choice
     sessions = {}
     for name, user in (("shopper-session", shopper), ("stale-session", stale), ("deactivated-session", deactivated)):
         browser = Client()
@@ -76,7 +77,7 @@ def world(django_capture_on_commit_callbacks):
         deactivated.is_active = False
         deactivated.save()
     return {"superuser": superuser, "sale": sale, "order": order, "sessions": sessions, "tokens": tokens,
-            "merchant": make_merchant(), "shopper": shopper}  # fmt: skip
+            "merchant": make_merchant(), "shopper": shopper, "address": address}  # fmt: skip
 
 
 def _client(world, credentials: str) -> tuple[Client, dict]:
@@ -209,6 +210,8 @@ PAGES = [
     ("superuser", "/admin/users/user/add/"),
     ("superuser", "/admin/users/user/{shopper}/change/"),
     ("shopper", "/orders/{order}"),
+    ("shopper", "/user/addresses"),
+    ("shopper", "/user/addresses/{address}"),
 ]
 
 
@@ -231,7 +234,7 @@ def _field_value(kind: str):
 @pytest.mark.parametrize("who, page", PAGES, ids=[page for _who, page in PAGES])
 def test_every_form_survives_hostile_input(world, who, page):
     url = page.format(sale=world["sale"].pk, goods=world["sale"].goods_id, shopper=world["shopper"].pk,
-                      order=world["order"].order_no)  # fmt: skip
+                      order=world["order"].order_no, address=world["address"].pk)  # fmt: skip
     loaded = _logged_in(world, who).get(url)
     assert loaded.status_code == 200, (url, loaded.status_code)
     parser = _Forms()

@@ -55,3 +55,16 @@ def texted_code(mobile: str, purpose: str = "register", ip: str = "127.0.0.1") -
     assert sms_code_send(mobile=mobile, purpose=purpose, ip=ip).sent
     message = [m for m in sms.outbox if m["mobile"] == mobile][-1]["text"]
     return re.search(r"\b(\d{6})\b", message)[1]
+
+
+def make_address(user: User, **fields):
+    """An address in the user's book (the first one becomes their default), as the address page makes it."""
+    from users.services import address_create
+
+    fields.setdefault("recipient", "张三")
+    fields.setdefault("phone", "13712345678")
+    fields.setdefault("region", "浙江省")
+    fields.setdefault("city", "杭州市")
+    fields.setdefault("street", "西湖区文三路 100 号")
+    fields.setdefault("postcode", "310000")
+    return address_create(user=user, **fields)
