@@ -5,6 +5,7 @@ from seckill import views
 app_name = "seckill"
 urlpatterns = [
     path("verifyCode", views.verify_code, name="verify-code"),
+    path("verifyAudio", views.verify_audio, name="verify-audio"),
     path("path", views.seckill_path, name="path"),
     path("result", views.seckill_result, name="result"),
     path("<str:path>/doSeckill", views.do_seckill, name="do"),

@@ -38,9 +38,9 @@ def _limited(request: HttpRequest, group: str) -> bool:
 
 def sale_limit_message(error: services.SaleLimitReached) -> str:
     if error.action == "captcha":
-        message = _("at most %(limit)s captchas a minute for this sale: try again in %(seconds)s s")
+        message = _("At most %(limit)s new captchas a minute for this sale: try again in %(seconds)s s.")
     else:
-        message = _("at most %(limit)s answers a minute for this sale: try again in %(seconds)s s")
+        message = _("At most %(limit)s answers a minute for this sale: try again in %(seconds)s s.")
     return message % {"limit": error.limit, "seconds": error.retry_after}
 
 
@@ -64,13 +64,33 @@ def verify_code(request: HttpRequest) -> HttpResponse:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     if sale_get(sale_id=sale_id) is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    if is_ratelimited(request, group="seckill.captcha", key=_rate_key, rate="20/m", increment=True):
-        return fail(Code.TOO_MANY_REQUESTS)
+    # Only the per-sale limit: a per-user limit across all sales locked a shopper out of
+    # every sale after 20 captchas for one, with a broken image and no word why (issue 24).
     try:
         image = services.captcha_create(user_id=user_id, sale_id=sale_id)
     except services.SaleLimitReached as error:
         return _sale_limited(error)
     response = HttpResponse(image, content_type="image/png")
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@allow("GET")
+def verify_audio(request: HttpRequest) -> HttpResponse:
+    """The captcha spoken (WAV), for shoppers who cannot see the picture; same limit."""
+    user_id = session_user_id(request)
+    if user_id is None:
+        return fail(Code.NOT_LOGGED_IN)
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+    if sale_get(sale_id=sale_id) is None:
+        return fail(Code.NOT_FOUND, _("no such sale"))
+    try:
+        audio = services.captcha_audio_create(user_id=user_id, sale_id=sale_id)
+    except services.SaleLimitReached as error:
+        return _sale_limited(error)
+    response = HttpResponse(audio, content_type="audio/wav")
     response["Cache-Control"] = "no-store"
     return response
 
