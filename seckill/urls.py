@@ -8,5 +8,6 @@ urlpatterns = [
     path("verifyAudio", views.verify_audio, name="verify-audio"),
     path("path", views.seckill_path, name="path"),
     path("result", views.seckill_result, name="result"),
+    path("state", views.item_state, name="state"),
     path("<str:path>/doSeckill", views.do_seckill, name="do"),
 ]

@@ -3,12 +3,16 @@
 None of these load the user from PostgreSQL: the user id comes from the Redis session.
 """
 
+from urllib.parse import quote
+
 from django.contrib.auth import SESSION_KEY
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
-from goods.selectors import sale_get
+from goods.selectors import sale_get, sale_page
 from seckill import captcha, selectors, services
 from seckill.observe import attempt_answered
 from seckill_site.codes import Code
@@ -146,3 +150,70 @@ def seckill_result(request: HttpRequest) -> HttpResponse:
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     return ok(selectors.seckill_result(user_id=user_id, sale_id=sale_id))
+
+
+def _shopper_state(request: HttpRequest, sale_id: int) -> dict | None:
+    # request.user, not the session's id: a deactivated or revoked session is logged out.
+    if not request.user.is_authenticated:
+        return None
+    return selectors.shopper_sale_state(user_id=request.user.pk, sale_id=sale_id)
+
+
+@allow("GET")
+def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
+    """The item page (`/goods/detail/<id>`): the sale, and where this shopper stands with it
+    (not bought / queued / ordered with "Pay now" / paid / failed), from the server, so a
+    reload shows the same thing. It lives here, not in goods, because the shopper's state
+    comes from orders and seckill (imports point down: goods < orders < seckill)."""
+    parsed = positive_int(sale_id)
+    data = sale_page(sale_id=parsed) if parsed is not None else None
+    if data is None:
+        raise Http404(_("No such sale."))
+    context = {
+        "sale": data["goods"],
+        "page": data["page"],
+        "status": data["seckillStatus"],
+        "remain": data["remainSeconds"],
+        "shopper": _shopper_state(request, parsed),
+        "login_url": f"/user/index?next={quote(request.path)}",
+        "register_url": f"/user/register?next={quote(request.path)}",
+    }
+    return render(request, "seckill/item.html", context)
+
+
+def _state_json(state: dict | None) -> dict | None:
+    return None if state is None else {k: v for k, v in state.items() if k != "payDeadlineAt"}
+
+
+@allow("GET")
+def item_state(request: HttpRequest) -> HttpResponse:
+    """What the item page refreshes every few seconds: the sale's status and live stock, and
+    the shopper's state (null when logged out) with the page's panels rendered for it, so a
+    refresh never re-enables "Buy now" for a shopper who is queued or holds an order."""
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+    data = sale_page(sale_id=sale_id)
+    if data is None:
+        return fail(Code.NOT_FOUND, _("no such sale"))
+    shopper = _shopper_state(request, sale_id)
+    path = f"/goods/detail/{sale_id}"
+    context = {
+        "sale": data["goods"],
+        "page": data["page"],
+        "status": data["seckillStatus"],
+        "shopper": shopper,
+        "login_url": f"/user/index?next={quote(path)}",
+        "register_url": f"/user/register?next={quote(path)}",
+    }
+    return ok(
+        {
+            "seckillStatus": data["seckillStatus"],
+            "remainSeconds": data["remainSeconds"],
+            "endsIn": data["page"]["endsIn"],
+            "stockCount": data["goods"]["stockCount"],
+            "shopper": _state_json(shopper),
+            "panel": render_to_string("seckill/panel.html", context, request=request),
+            "stockBox": render_to_string("seckill/stock.html", context, request=request),
+        }
+    )

@@ -41,3 +41,13 @@ class RegisterForm(SmsCodeForm):  # needs the code texted to the mobile number
     def cleaned_data_for_service(self) -> dict[str, str]:
         data = self.cleaned_data
         return {"mobile": data["mobile"], "password": data["password"], "nickname": data.get("nickname", "")}
+
+
+def form_errors_message(form) -> str:
+    """The errors as people read them: each field by its label ("Mobile number: This field is
+    required."), never its name in the code."""
+    parts = []
+    for field, errors in form.errors.items():
+        label = form.fields[field].label if field in form.fields else None
+        parts.append(f"{label}: {' '.join(errors)}" if label else " ".join(errors))
+    return " ".join(parts)
