@@ -26,7 +26,7 @@
     document.querySelectorAll("[data-deadline]").forEach(function (el) {
       if (el.dataset.now && !el.dataset.offset) el.dataset.offset = String(Number(el.dataset.now) - now);
       var left = Math.max(0, Math.round(Number(el.dataset.deadline) - now - Number(el.dataset.offset || 0)));
-      el.textContent = interpolate(gettext("%s left"), [duration(left)]);
+      el.textContent = interpolate(gettext("%s left to pay"), [duration(left)]);
       if (left === 0 && !reloading) { reloading = true; setTimeout(function () { location.reload(); }, 3000); }
     });
   }

@@ -101,7 +101,7 @@
 
   function stateChanged(before, shopper) {
     if (state === "queued") startPolling();
-    if (state === "ordered") { say(gettext("Got it! Your order is placed: pay below before the time runs out."), "ok"); }
+    if (state === "ordered" && before === "queued") say(gettext("Got it! Your order is placed: pay below before the time runs out."), "ok");
     if (state === "paid") say("");
     if (state === "failed" && before === "queued") { say(gettext("Sorry, it sold out before your order was written."), "err"); }
   }
