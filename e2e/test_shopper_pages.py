@@ -233,16 +233,16 @@ def test_issue7_times_are_the_shops_zone_named_whatever_the_browsers(watched, br
         context.close()
 
 
-def test_issue9_make_run_shows_the_shops_own_404_page(browser, live_server):
+def test_issue9_make_run_shows_the_shops_own_404_page(browser, live_server, monkeypatch):
     """The web server `make run` starts, with the settings and environment it gets there
     (no DEBUG set by the developer): a bad sale id shows the shop's page, not Django's
     debug page with the URL list."""
     from tools import run
 
     port = free_port()
+    # What run.py hands its web child: the local settings, and no DEBUG of the developer's.
     env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     env.update(DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.local")
-    env.update(run.demo_env(dev=False))
     command = [sys.executable, "-m", "seckill_site.serve", "--bind", f"127.0.0.1:{port}"]
     log = open(ROOT / ".run" / "test-make-run-web.log", "w")
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -262,6 +262,8 @@ def test_issue9_make_run_shows_the_shops_own_404_page(browser, live_server):
         context.close()
         assert response.status == 404
         assert "Back to the sales" in text and "URLconf" not in text, text[:300]
+        monkeypatch.delenv("DEBUG", raising=False)
+        assert run.demo_env(dev=False)["DEBUG"] == "0"  # run.py sets it off when the shell has none
         assert run.demo_env(dev=True)["DEBUG"] == "1"  # make dev keeps Django's debug pages
     finally:
         process.terminate()

@@ -12,6 +12,7 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
+from goods.models import SaleStatus
 from goods.selectors import sale_get, sale_page
 from seckill import captcha, selectors, services
 from seckill.observe import attempt_answered
@@ -152,10 +153,14 @@ def seckill_result(request: HttpRequest) -> HttpResponse:
     return ok(selectors.seckill_result(user_id=user_id, sale_id=sale_id))
 
 
-def _shopper_state(request: HttpRequest, sale_id: int) -> dict | None:
+def _shopper_state(request: HttpRequest, sale_id: int, status: int) -> dict | None:
     # request.user, not the session's id: a deactivated or revoked session is logged out.
     if not request.user.is_authenticated:
         return None
+    if status == SaleStatus.NOT_STARTED:
+        # Nobody can hold a unit yet, and this is when thousands of shoppers sit on the page
+        # refreshing: no Redis or database read per refresh until the sale opens.
+        return {"state": selectors.STATE_NONE}
     return selectors.shopper_sale_state(user_id=request.user.pk, sale_id=sale_id)
 
 
@@ -174,7 +179,7 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
         "page": data["page"],
         "status": data["seckillStatus"],
         "remain": data["remainSeconds"],
-        "shopper": _shopper_state(request, parsed),
+        "shopper": _shopper_state(request, parsed, data["seckillStatus"]),
         "login_url": f"/user/index?next={quote(request.path)}",
         "register_url": f"/user/register?next={quote(request.path)}",
     }
@@ -196,7 +201,7 @@ def item_state(request: HttpRequest) -> HttpResponse:
     data = sale_page(sale_id=sale_id)
     if data is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    shopper = _shopper_state(request, sale_id)
+    shopper = _shopper_state(request, sale_id, data["seckillStatus"])
     path = f"/goods/detail/{sale_id}"
     context = {
         "sale": data["goods"],

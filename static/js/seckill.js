@@ -162,6 +162,7 @@
   }
   panel.addEventListener("click", function (event) {
     if (event.target.id !== "buy") return;
+    event.target.disabled = true;  // while the captcha is open: another press would draw another
     form.hidden = false;
     say("");
     newCaptcha();

@@ -30,7 +30,8 @@ def sheet(count: int = 50, *, answers: bool = True, seed: int | None = None) -> 
         image.paste(drawn, (x, y))
         label = f"{index + 1}."
         if answers:
-            label += f"  {captcha.expression_text(expression)} = {captcha.expression_value(expression)}"
+            # ASCII operators: the caption font has no true minus or times sign.
+            label += f"  {expression.replace('*', ' x ')} = {captcha.expression_value(expression)}"
         draw.text((x, y + height + 3), label, fill="black", font=font)
     return image
 
