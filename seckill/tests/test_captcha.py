@@ -65,12 +65,13 @@ def test_no_two_renders_alike():
 
 
 def test_cheap_to_render():
+    """CPU time, not wall time: on a shared machine at load 13 the wall-clock median of the
+    2x drawing passed 30 ms while its CPU median stayed near 10 ms (README: 9.8 ms)."""
     timings = []
     for _ in range(100):
-        started = time.perf_counter()
+        started = time.process_time()
         captcha.image_png(captcha.expression_new())
-        timings.append(time.perf_counter() - started)
-    # About 3 ms on this shared 2-core machine; the bound leaves room for a loaded CI host.
+        timings.append(time.process_time() - started)
     assert sorted(timings)[50] < 0.03
 
 
