@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test e2e bench captcha-attack
+.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test e2e bench captcha-attack screenshots
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
@@ -23,6 +23,7 @@ help:
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
+	@echo "make screenshots    every shopper page and the main admin screens, desktop and phone, English and Chinese: docs/screenshots.png"
 	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\"; ARGS=--cluster: through the cluster-test topology)"
 	@echo "make captcha-attack OCR engines and a trained model against the old and new captcha"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
@@ -132,6 +133,11 @@ e2e: venv
 	  else echo "error: install Chromium (Debian package 'chromium') to run the browser tests" >&2; exit 1; fi; \
 	fi
 	$(PY) -m tools.with_services -- $(PY) -m pytest e2e -v
+
+# The contact sheet of every shopper page and the merchant's main admin screens (e2e/screenshots.py).
+screenshots: venv
+	@command -v chromium >/dev/null || { echo "error: Chromium missing: make e2e installs it" >&2; exit 1; }
+	$(PY) -m tools.with_services -- $(PY) -m pytest e2e/screenshots.py -q
 
 # Load test (python -m bench, code in bench/): gunicorn + Celery on the
 # given or embedded PostgreSQL/Redis, driven by wrk. As root, installs wrk when missing;

@@ -27,7 +27,7 @@ def log_in(page, base_url: str, mobile: str) -> None:
     page.goto(f"{base_url}/user/index")
     page.fill("input[name=mobile]", mobile)
     page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
+    page.click("form[action='/user/login'] button[type=submit]")  # not the language switch's
     page.wait_for_url("**/goods/goodsList")
 
 
@@ -57,17 +57,17 @@ def test_shopper_watches_the_countdown_buys_pays_and_finds_the_order(watched, ce
     page.wait_for_selector("#buy:not([disabled])", timeout=10_000)  # the countdown turns it on
 
     page.click("#buy")
-    page.wait_for_selector("#captcha-img")
-    page.wait_for_function("document.getElementById('captcha-img').complete")
+    # The picture is fetched, then shown: an <img> without one yet is "complete" too.
+    page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0")
     answer = client().get(keys.captcha(sale.pk, shopper.pk)).decode()
     tab.shoot("captcha")
     page.fill("#captcha-answer", answer)
     page.click("#captcha-form button[type=submit]")
-    page.wait_for_selector("#result a", timeout=15_000)  # queued, then the order
+    page.wait_for_selector("#pay-now", timeout=15_000)  # queued, then the order
     assert "Your order is placed" in page.inner_text("#result")
     tab.shoot("ordered")
 
-    page.click("#result a")
+    page.click("#pay-now")
     page.wait_for_url(re.compile(r".*/orders/\d+$"))
     tab.shoot("order-unpaid")
     page.click("text=Pay ¥1.00")
@@ -174,7 +174,8 @@ def test_the_shop_in_chinese(watched):
     tab = watched("chinese")
     page = tab.page
     tab.go("/goods/goodsList")
-    page.select_option("#language-select", "zh-hans")  # the switch reloads the page
+    page.select_option("#language-select", "zh-hans")
+    page.click(".language button[type=submit]")  # the switch applies on its button
     page.wait_for_selector("text=秒杀商品")
     tab.shoot("list")
     log_in(page, tab.base_url, shopper.mobile)

@@ -5,12 +5,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from goods.models import SaleStatus, SeckillGoods
+from goods.models import SaleStatus, SeckillGoods, StockAudit, StockChange
 from seckill_site import sale_state
 from seckill_site.redis import keys, lock_try
 from seckill_site.redis import now as redis_now
@@ -95,6 +95,26 @@ def _sale_refresh(sale_id: int, *, stale: dict[str, Any] | None) -> dict[str, An
             return None
 
 
+def units_offered(sale_ids: list[int]) -> dict[int, int]:
+    """Units the merchant put up per sale (the stock audit's merchant edits and opening
+    balances), for the "claimed" bar: claimed = offered - left. One query for any number."""
+    reasons = [StockChange.MERCHANT_EDIT, StockChange.OPENING]
+    rows = (
+        StockAudit.objects.filter(sale_id__in=sale_ids, reason__in=reasons)
+        .values("sale_id")
+        .annotate(offered=Sum("delta"))
+    )
+    return {row["sale_id"]: row["offered"] for row in rows}
+
+
+def claimed_percent(*, offered: int | None, left: int) -> int | None:
+    """How much of the sale is gone, 0-100; None when not known (no audit rows)."""
+    offered = max(offered or 0, left)
+    if offered <= 0:
+        return None
+    return round(100 * (offered - left) / offered)
+
+
 def _sale_load(sale_id: int) -> dict[str, Any] | None:
     sale = SeckillGoods.objects.select_related("goods").filter(pk=sale_id).first()
     if sale is None:
@@ -102,6 +122,7 @@ def _sale_load(sale_id: int) -> dict[str, Any] | None:
         cache.delete(keys.sale_cache(sale_id))  # a sale deleted since: no stale copy either
         return None
     row = _sale_row(sale)
+    row["stockOffered"] = units_offered([sale_id]).get(sale_id, 0)
     fresh = keys.jittered(keys.SALE_CACHE_TTL)
     cache.set(keys.sale_cache(sale_id), (redis_now() + fresh, row), fresh + keys.SALE_CACHE_STALE_TTL)
     return row
@@ -125,9 +146,28 @@ def sale_detail(*, sale_id: int) -> dict[str, Any] | None:
         return None
     status, remain = sale_status(row)
     live = stock_left([sale_id])[sale_id]
-    goods = {k: v for k, v in row.items() if k not in ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt")}
+    hidden = ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt", "stockOffered")
+    goods = {k: v for k, v in row.items() if k not in hidden}
     goods["stockCount"] = live if live is not None else row["stockCount"]
     return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}
+
+
+def sale_page(*, sale_id: int) -> dict[str, Any] | None:
+    """sale_detail plus what only the item page shows: the window as datetimes (rendered in
+    the shop's zone), seconds to the end, the share claimed and the discount."""
+    data = sale_detail(sale_id=sale_id)
+    row = sale_get(sale_id=sale_id) if data is not None else None  # a cache hit by now
+    if data is None or row is None:
+        return None
+    left = data["goods"]["stockCount"]
+    data["page"] = {
+        "startAt": row["startAt"],
+        "endAt": row["endAt"],
+        "endsIn": max(0, int(row["endEpoch"] - redis_now())) if data["seckillStatus"] == SaleStatus.ON else None,
+        "claimed": claimed_percent(offered=row.get("stockOffered"), left=left),
+        "discount": _discount(row),
+    }
+    return data
 
 
 def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
@@ -146,13 +186,27 @@ def sales_for_list() -> list[dict[str, Any]]:
     sales = SeckillGoods.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
     rows = [_sale_row(sale) for sale in sales]
     live = stock_left([row["id"] for row in rows])
+    offered = units_offered([row["id"] for row in rows])
     now = redis_now()
     for row in rows:
         row["stockLeft"] = live[row["id"]] if live[row["id"]] is not None else row["stockCount"]
         row["status"], row["remainSeconds"] = sale_status(row, now)
         row["discount"] = _discount(row)
-    rows.sort(key=lambda row: (row["status"] == SaleStatus.ENDED, row["startEpoch"]))
+        row["claimed"] = claimed_percent(offered=offered.get(row["id"]), left=row["stockLeft"])
+    rows.sort(key=lambda row: _list_order(row))
     return rows
+
+
+def _list_order(row: dict[str, Any]) -> tuple:
+    """What a shopper can buy now first (ending soonest first), then what starts next, then
+    sold out, then ended (most recent first), as flash-sale shops list them."""
+    if row["status"] == SaleStatus.ON and row["stockLeft"] > 0:
+        return (0, row["endEpoch"])
+    if row["status"] == SaleStatus.NOT_STARTED:
+        return (1, row["startEpoch"])
+    if row["status"] == SaleStatus.ON:
+        return (2, row["endEpoch"])
+    return (3, -row["endEpoch"])
 
 
 def _discount(row: dict[str, Any]) -> int:

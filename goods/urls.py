@@ -6,5 +6,4 @@ app_name = "goods"
 urlpatterns = [
     path("goodsList", views.goods_list, name="list"),
     path("getDetails/<str:sale_id>", views.goods_details, name="details"),
-    path("detail/<str:sale_id>", views.goods_detail_page, name="detail"),
 ]

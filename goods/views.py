@@ -2,14 +2,14 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from goods.selectors import sale_detail, sales_for_list
 from seckill_site.codes import Code
+from seckill_site.context import time_zone
 from seckill_site.http import allow, fail, ok, positive_int
 from seckill_site.redis import keys, lock_try
 from users.selectors import user_public_data
@@ -47,7 +47,9 @@ def _list_html(request: HttpRequest) -> str:
 
 
 def _list_render(key: str) -> str:
-    html = render_to_string("goods/list.html", {"sales": sales_for_list()})
+    # No request here (the page is shared by everyone), so no context processors: the zone
+    # the times are shown in is passed in.
+    html = render_to_string("goods/list.html", {"sales": sales_for_list(), **time_zone(None)})
     cache.set(key, html, keys.jittered(settings.GOODS_LIST_CACHE_SECONDS))
     return html
 
@@ -66,16 +68,3 @@ def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
         return fail(Code.NOT_FOUND, _("no such sale"))
     data["user"] = user_public_data(request.user) if request.user.is_authenticated else None
     return ok(data)
-
-
-@allow("GET")
-def goods_detail_page(request: HttpRequest, sale_id: str) -> HttpResponse:
-    parsed = positive_int(sale_id)
-    data = sale_detail(sale_id=parsed) if parsed is not None else None
-    if data is None:
-        raise Http404("no such sale")
-    return render(
-        request,
-        "goods/detail.html",
-        {"sale": data["goods"], "status": data["seckillStatus"], "remain": data["remainSeconds"]},
-    )

@@ -46,7 +46,7 @@ def my_orders(request: HttpRequest) -> HttpResponse:
 def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
     order = selectors.order_of_user(user=request.user, order_no=order_no)
     if order is None:
-        raise Http404("no such order")
+        raise Http404(_("No such order."))
     if wants_json(request):
         return ok(_order_data(order))
     context = {"order": order, "now": timezone.now()}
@@ -69,7 +69,7 @@ def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
     if order is None:
         if as_json:
             return fail(Code.ORDER_NOT_FOUND)
-        raise Http404("no such order")
+        raise Http404(_("No such order."))
     try:
         order = action(order=order)
     except AddressNeeded as missing:
@@ -102,6 +102,19 @@ def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
     return _order_action(request, order_no, pay)
 
 
-@allow("POST")
+@allow("GET", "POST")
 def order_cancel(request: HttpRequest, order_no: str) -> HttpResponse:
-    return _order_action(request, order_no, services.order_cancel_by_user)
+    """GET: "Cancel the order?" with what it costs (the flash price is given up). POST: the
+    cancellation. A page form must carry confirm=yes, which only that page sends, so no
+    single click cancels an order; JSON clients (the API's twin) confirm by POSTing."""
+    if request.method == "GET" or (not wants_json(request) and request.POST.get("confirm") != "yes"):
+        if not request.user.is_authenticated:
+            return redirect(f"/user/index?next=/orders/{quote(order_no[:32])}/cancel")
+        order = selectors.order_of_user(user=request.user, order_no=order_no)
+        if order is None:
+            raise Http404(_("No such order."))
+        if order.status == "unpaid":
+            return render(request, "orders/cancel.html", {"order": order})
+        if request.method == "GET":
+            return redirect(f"/orders/{order.order_no}")
+    return _order_action(request, order_no, services.order_cancel_by_user)  # refusals say why

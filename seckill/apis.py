@@ -33,8 +33,6 @@ from seckill_site.api import (
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
 
-# The captcha page's limit (seckill.views.verify_code), on the same counter.
-CAPTCHA_RATE = "20/m"
 SALE_ID = id_parameter("sale_id", "sale event id")
 
 
@@ -49,15 +47,17 @@ class _GateApi(APIView):
 
 
 class CaptchaApi(_GateApi):
-    throttle_classes = [throttle(PerUserThrottle, "seckill.captcha", CAPTCHA_RATE)]
+    # Only the per-sale limit (seckill.services.paths.sale_limit_take): a per-user limit across all
+    # sales locked a shopper out of every sale after 20 captchas for one (issue 24).
+    throttle_classes: list = []
 
     @extend_schema(
         tags=["seckill"],
         summary="A new captcha for this sale (PNG); its answer replaces the previous one",
         description=(
-            "20 a minute per user (shared with the page /seckill/verifyCode), and at most "
-            "SECKILL_CAPTCHAS_PER_MINUTE (default 20) per user per sale, across all nodes: over it, 429 with "
-            "code 500430 and `data.retryAfter` (seconds)."
+            "At most SECKILL_CAPTCHAS_PER_MINUTE (default 20) per user per sale, shared with the page "
+            "/seckill/verifyCode and the spoken captcha, across all nodes: over it, 429 with code 500430, "
+            "`data.retryAfter` (seconds) and a message for people saying how long to wait."
         ),
         parameters=[SALE_ID],
         responses={
@@ -74,6 +74,36 @@ class CaptchaApi(_GateApi):
         except paths.SaleLimitReached as error:
             return _sale_limited(error)
         response = HttpResponse(image, content_type="image/png")
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class CaptchaAudioApi(_GateApi):
+    throttle_classes: list = []
+
+    @extend_schema(
+        tags=["seckill"],
+        summary="The spoken alternative to the captcha (WAV): digits to type as the answer",
+        description=(
+            "For shoppers who cannot see the picture: four digits read aloud over noise; the answer is the "
+            "number heard. Replaces the previous captcha's answer and counts against the same per-sale "
+            "limit as the picture (429, code 500430, `data.retryAfter`)."
+        ),
+        parameters=[SALE_ID],
+        responses={
+            (200, "audio/wav"): OpenApiResponse(OpenApiTypes.BINARY, description="four spoken digits"),
+            **errors(401, 404, 429),
+        },
+    )
+    def get(self, request: Request, sale_id: str) -> Response | HttpResponse:
+        parsed = positive_int(sale_id)
+        if parsed is None or sale_get(sale_id=parsed) is None:
+            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        try:
+            audio = paths.captcha_audio_create(user_id=user_id_of(request), sale_id=parsed)
+        except paths.SaleLimitReached as error:
+            return _sale_limited(error)
+        response = HttpResponse(audio, content_type="audio/wav")
         response["Cache-Control"] = "no-store"
         return response
 

@@ -27,7 +27,12 @@ from pathlib import Path
 
 from PIL import Image, ImageChops, ImageDraw, ImageFont
 
-WIDTH, HEIGHT = 150, 100
+# The size the page shows it at (CSS pixels). Drawn at PIXEL_SCALE times that, so it stays
+# sharp on phones and high-density screens (2 device pixels per CSS pixel) instead of being
+# upscaled and blurred; every length below is in CSS pixels and multiplied when drawn.
+WIDTH, HEIGHT = 180, 120
+PIXEL_SCALE = 2
+PNG_WIDTH, PNG_HEIGHT = WIDTH * PIXEL_SCALE, HEIGHT * PIXEL_SCALE
 
 # Internal (ASCII) operator -> the glyph drawn. The true minus and times signs are what
 # people expect on paper; the internal form is what the answer is computed from.
@@ -39,21 +44,29 @@ _EXPRESSION = re.compile(r"^([0-9]{1,2})([+*-])([0-9]{1,2})$")
 # and Pillow's built-in font the last resort, so the captcha never stops working.
 FONT_DIR = Path(__file__).resolve().parent / "fonts"
 SYSTEM_FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/TTF"), Path("/Library/Fonts"))
-SYSTEM_FONT_NAMES = ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf", "DejaVuSansMono-Bold.ttf", "DejaVuSerif.ttf")
+SYSTEM_FONT_NAMES = ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf", "DejaVuSansMono-Bold.ttf")
+# Regular-weight faces are too thin to read at this size once warped (issue 24: several
+# captchas were readable only at 4x zoom): only bold ones are drawn.
+BOLD_ONLY = "Bold"
 
-GLYPH_SIZES = (32, 44)  # pixel size range per glyph
-GLYPH_ROTATION = 24  # degrees either way
-OPERATOR_ROTATION = 8
-GLYPH_ADVANCE = (0.66, 0.86)  # fraction of a digit's ink width before the next glyph starts: overlap
-OPERATOR_ADVANCE = (0.9, 1.05)  # operators are small: overlapping them would hide them from people too
-GLYPH_JITTER = 5  # pixels up or down from a slanted baseline
+# Legibility for people first (issue 24's contact sheet: a 3 cut off at the top, an 8 crossed
+# by a "+" that read as a female sign, "21+16 or 27+6?"): glyphs lean less, digits of one
+# number touch at most, an operator never overlaps the digit after it, the rows are a clear
+# line apart and nothing is drawn within MARGIN of an edge.
+GLYPH_SIZES = (36, 44)  # CSS pixel size range per glyph
+GLYPH_ROTATION = 12  # degrees either way
+OPERATOR_ROTATION = 5
+GLYPH_ADVANCE = (0.86, 0.98)  # fraction of a digit's ink width before the next digit starts
+OPERATOR_ADVANCE = (1.25, 1.4)  # after an operator: a gap, so "+8" never fuses into one sign
+GLYPH_JITTER = 3  # pixels up or down from a slanted baseline
+MARGIN = 5  # pixels kept clear along every edge, so the warp cannot push ink out of the picture
 # Measured with make captcha-attack: one inverted patch took ddddocr from about 35 % to 12 %,
 # a stronger warp to 8 %, both together below 5 %; outlined glyphs and more scatter did little.
 INVERT_BLOBS = (0, 0)  # ellipses inside which ink and paper swap
-ROW_SPACING = (32.0, 36.0)  # pixels between the centres of the rows: close, but never merged
-ROW_SLOPE = (0.04, 0.1)  # how steeply the rows lean (opposite ways)
+ROW_SPACING = (44.0, 48.0)  # pixels between the centres of the rows: a clear gap between them
+ROW_SLOPE = (0.03, 0.07)  # how steeply the rows lean (opposite ways)
 WARP_GRID = (5, 3)  # columns x rows of the random mesh
-WARP_AMPLITUDE = 4.0  # pixels a mesh vertex may move
+WARP_AMPLITUDE = 3.0  # pixels a mesh vertex may move
 # What an answer may be (the API documents it): anything else is a bad request, not a wrong
 # answer. Every sum's value lies well inside.
 ANSWER_MIN, ANSWER_MAX = -99_999, 999_999
@@ -95,7 +108,7 @@ def expression_text(expression: str) -> str:
 
 @lru_cache(maxsize=1)
 def font_paths() -> tuple[Path, ...]:
-    bundled = tuple(sorted(FONT_DIR.glob("*.ttf")))
+    bundled = tuple(sorted(path for path in FONT_DIR.glob("*.ttf") if BOLD_ONLY in path.name))
     if bundled:
         return bundled
     found = [folder / name for folder in SYSTEM_FONT_DIRS for name in SYSTEM_FONT_NAMES if (folder / name).is_file()]
@@ -116,13 +129,14 @@ def _glyph_mask(char: str, rng: random.Random) -> Image.Image:
     if path is None:  # Pillow's own font has no true minus or times sign
         char = {"\u2212": "-", "\u00d7": "x"}.get(char, char)
     # Operators are drawn large: they are thin, and mistaking one for another changes the answer.
-    size = rng.randint(*GLYPH_SIZES) if char.isdigit() else rng.randint(GLYPH_SIZES[1] - 4, GLYPH_SIZES[1] + 4)
+    size = rng.randint(*GLYPH_SIZES) if char.isdigit() else rng.randint(GLYPH_SIZES[1] - 4, GLYPH_SIZES[1])
+    size *= PIXEL_SCALE
     canvas = Image.new("L", (size * 2, size * 2), 0)
     draw = ImageDraw.Draw(canvas)
     draw.text((size, size), char, font=_font(path, size), fill=255, anchor="mm")
     # A "+" turned 45° is a "×": operators lean only a little.
     turn = GLYPH_ROTATION if char.isdigit() else OPERATOR_ROTATION
-    canvas = canvas.rotate(rng.uniform(-turn, turn), resample=Image.Resampling.BILINEAR)
+    canvas = canvas.rotate(rng.uniform(-turn, turn), resample=Image.Resampling.BICUBIC)
     box = canvas.getbbox()
     return canvas.crop(box) if box else canvas
 
@@ -131,15 +145,16 @@ def _warp_mesh(rng: random.Random) -> list[tuple[tuple[int, int, int, int], tupl
     """A smooth random warp: a coarse grid whose inner vertices move a few pixels. Shared
     vertices move together, so the image stays continuous across cells."""
     columns, rows = WARP_GRID
-    xs = [round(WIDTH * i / columns) for i in range(columns + 1)]
-    ys = [round(HEIGHT * j / rows) for j in range(rows + 1)]
+    xs = [round(PNG_WIDTH * i / columns) for i in range(columns + 1)]
+    ys = [round(PNG_HEIGHT * j / rows) for j in range(rows + 1)]
+    amplitude = WARP_AMPLITUDE * PIXEL_SCALE
     moved = {}
     for i, x in enumerate(xs):
         for j, y in enumerate(ys):
             edge_x = i in (0, columns)
             edge_y = j in (0, rows)
-            dx = 0.0 if edge_x else rng.uniform(-WARP_AMPLITUDE, WARP_AMPLITUDE)
-            dy = 0.0 if edge_y else rng.uniform(-WARP_AMPLITUDE, WARP_AMPLITUDE)
+            dx = 0.0 if edge_x else rng.uniform(-amplitude, amplitude)
+            dy = 0.0 if edge_y else rng.uniform(-amplitude, amplitude)
             moved[i, j] = (x + dx, y + dy)
     mesh = []
     for i in range(columns):
@@ -151,75 +166,94 @@ def _warp_mesh(rng: random.Random) -> list[tuple[tuple[int, int, int, int], tupl
     return mesh
 
 
-def _clutter(draw: ImageDraw.ImageDraw, rng: random.Random, *, width: int, middle: float, operator_x: float) -> None:
-    """Strokes in the ink layer itself, as thick as the glyphs' strokes: a long wave that
-    weaves between the two rows, crossing digits, and a couple of short arcs that look like
-    pieces of digits.
+def _clutter(
+    draw: ImageDraw.ImageDraw,
+    rng: random.Random,
+    *,
+    width: int,
+    middle: float,
+    operator_x: float,
+    glyphs: list[tuple[float, float, float, float]],
+) -> None:
+    """Strokes in the ink layer itself, in the glyphs' colour: a long wave that weaves between
+    the two rows, crossing digits, and a couple of short arcs that look like pieces of digits.
+    Coordinates are PNG pixels.
 
     The wave's crest sits above the operator: a stroke through a `−` or `+` is the one
-    overlap that makes people compute the wrong sum."""
-    amplitude = rng.uniform(8, 13)
-    wavelength = rng.uniform(WIDTH * 0.5, WIDTH * 0.9)
+    overlap that makes people compute the wrong sum. The wave is a little thinner than the
+    glyphs' strokes, and the arcs stay clear of every glyph: an arc touching a digit read as
+    a comma or a new stroke of it (issue 24)."""
+    s = PIXEL_SCALE
+    amplitude = rng.uniform(7, 11) * s
+    wavelength = rng.uniform(PNG_WIDTH * 0.5, PNG_WIDTH * 0.9)
     phase = math.pi / 2 - 2 * math.pi * operator_x / wavelength  # sin(...) == 1 at the operator
-    start, end = rng.uniform(0, WIDTH * 0.15), rng.uniform(WIDTH * 0.85, WIDTH)
+    edge = (MARGIN + 1) * s + width  # the stroke's round ends reach past its points
+    start, end = rng.uniform(edge, PNG_WIDTH * 0.15), rng.uniform(PNG_WIDTH * 0.85, PNG_WIDTH - edge)
     points = [
         (x, middle - amplitude * math.sin(2 * math.pi * x / wavelength + phase))
-        for x in (start + (end - start) * k / 32 for k in range(33))
+        for x in (start + (end - start) * k / 48 for k in range(49))
     ]
-    draw.line(points, fill=255, width=width, joint="curve")
+    draw.line(points, fill=255, width=max(s, round(width * 0.75)), joint="curve")
     for _ in range(rng.randint(1, 2)):
-        radius = rng.uniform(6, 11)
-        x, y = rng.uniform(radius, WIDTH - radius), rng.uniform(radius, HEIGHT - radius)
+        for _try in range(20):
+            radius = rng.uniform(5, 9) * s
+            x = rng.uniform(radius + MARGIN * s, PNG_WIDTH - radius - MARGIN * s)
+            y = rng.uniform(radius + MARGIN * s, PNG_HEIGHT - radius - MARGIN * s)
+            box = (x - radius, y - radius, x + radius, y + radius)
+            if not any(_overlap(box, glyph, pad=3 * s) for glyph in glyphs):
+                break
+        else:
+            continue  # no free spot: fewer arcs rather than one across a digit
         begin = rng.uniform(0, 360)
-        draw.arc(
-            (x - radius, y - radius, x + radius, y + radius),
-            begin,
-            begin + rng.uniform(70, 140),
-            fill=255,
-            width=width,
-        )
+        draw.arc(box, begin, begin + rng.uniform(70, 140), fill=255, width=max(s, round(width * 0.75)))
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...], *, pad: float) -> bool:
+    return a[0] < b[2] + pad and b[0] < a[2] + pad and a[1] < b[3] + pad and b[1] < a[3] + pad
 
 
 def _invert_blob(ink: Image.Image, rng: random.Random) -> None:
     """Swap ink and paper inside a random ellipse: the glyphs there turn into holes in a
     patch of ink, which people read as the same digits and OCR mostly cannot."""
+    s = PIXEL_SCALE
     blob = Image.new("L", ink.size, 0)
-    width, height = rng.uniform(30, 60), rng.uniform(26, 44)
-    x, y = rng.uniform(0, WIDTH - width), rng.uniform(0, HEIGHT - height)
+    width, height = rng.uniform(30, 60) * s, rng.uniform(26, 44) * s
+    x, y = rng.uniform(0, PNG_WIDTH - width), rng.uniform(0, PNG_HEIGHT - height)
     ImageDraw.Draw(blob).ellipse((x, y, x + width, y + height), fill=255)
     ink.paste(ImageChops.invert(ink), (0, 0), blob)
 
 
 def _ink_colour(rng: random.Random) -> tuple[int, int, int]:
-    red, green, blue = colorsys.hls_to_rgb(rng.random(), rng.uniform(0.16, 0.3), rng.uniform(0.4, 0.8))
+    red, green, blue = colorsys.hls_to_rgb(rng.random(), rng.uniform(0.14, 0.26), rng.uniform(0.4, 0.8))
     return round(red * 255), round(green * 255), round(blue * 255)
 
 
 def _paper(rng: random.Random) -> Image.Image:
     """A light background with a gentle left-to-right tint change."""
     hue = rng.random()
-    left = colorsys.hls_to_rgb(hue, rng.uniform(0.9, 0.96), rng.uniform(0.3, 0.7))
-    right = colorsys.hls_to_rgb((hue + rng.uniform(-0.15, 0.15)) % 1, rng.uniform(0.9, 0.96), rng.uniform(0.3, 0.7))
+    left = colorsys.hls_to_rgb(hue, rng.uniform(0.91, 0.96), rng.uniform(0.3, 0.7))
+    right = colorsys.hls_to_rgb((hue + rng.uniform(-0.15, 0.15)) % 1, rng.uniform(0.91, 0.96), rng.uniform(0.3, 0.7))
     strip = Image.new("RGB", (2, 1))
     strip.putpixel((0, 0), tuple(round(c * 255) for c in left))
     strip.putpixel((1, 0), tuple(round(c * 255) for c in right))
-    return strip.resize((WIDTH, HEIGHT), Image.Resampling.BILINEAR)
+    return strip.resize((PNG_WIDTH, PNG_HEIGHT), Image.Resampling.BILINEAR)
 
 
 def _row(
     ink: Image.Image, text: str, rng: random.Random, *, right: float, centre: float, slope: float
 ) -> list[tuple[str, tuple]]:
-    """Draw one row of glyphs ending at `right`; each glyph's character and box."""
+    """Draw one row of glyphs ending at `right` (PNG pixels); each glyph's character and box."""
+    s = PIXEL_SCALE
     glyphs = [_glyph_mask(char, rng) for char in text]
     advances = [
         glyph.width * rng.uniform(*(GLYPH_ADVANCE if char.isdigit() and after.isdigit() else OPERATOR_ADVANCE))
         for glyph, char, after in zip(glyphs, text, text[1:], strict=False)
     ] + [glyphs[-1].width]
-    x = max(2.0, right - sum(advances))
+    x = max(MARGIN * s, right - sum(advances))
     boxes = []
     for glyph, char, advance in zip(glyphs, text, advances, strict=True):
-        y = centre + slope * (x - right) - glyph.height / 2 + rng.uniform(-GLYPH_JITTER, GLYPH_JITTER)
-        y = min(max(1, y), HEIGHT - glyph.height - 1)
+        y = centre + slope * (x - right) - glyph.height / 2 + rng.uniform(-GLYPH_JITTER, GLYPH_JITTER) * s
+        y = min(max(MARGIN * s, y), PNG_HEIGHT - glyph.height - MARGIN * s)
         ink.paste(255, (round(x), round(y)), glyph)
         boxes.append((char, (x, y, x + glyph.width, y + glyph.height)))
         x += advance
@@ -230,30 +264,40 @@ def image_new(expression: str, rng: random.Random | None = None) -> Image.Image:
     """Draw an expression (internal form) as a column sum, the way people learn to add on
     paper: the first number above, the operator and the second number below it, a rule
     under them. Two rows are nothing to people and defeat OCR engines built to read one
-    line. `rng` is for tests and the attack harness; the shop uses the operating system's
-    randomness so renders cannot be replayed."""
+    line. The image is PNG_WIDTH x PNG_HEIGHT (PIXEL_SCALE times the shown size). `rng` is
+    for tests and the attack harness; the shop uses the operating system's randomness so
+    renders cannot be replayed."""
     rng = rng or secrets.SystemRandom()
     match = _EXPRESSION.match(expression)
     if match is None:
         raise ValueError(f"not a captcha expression: {expression!r}")
-    ink = Image.new("L", (WIDTH, HEIGHT), 0)
-    right = rng.uniform(WIDTH * 0.55, WIDTH * 0.92)
-    top_centre = rng.uniform(HEIGHT * 0.26, HEIGHT * 0.32)
-    bottom_centre = top_centre + rng.uniform(*ROW_SPACING)
+    s = PIXEL_SCALE
+    ink = Image.new("L", (PNG_WIDTH, PNG_HEIGHT), 0)
+    right = rng.uniform(PNG_WIDTH * 0.6, PNG_WIDTH * 0.88)
+    top_centre = rng.uniform(HEIGHT * 0.24, HEIGHT * 0.28) * s
+    bottom_centre = top_centre + rng.uniform(*ROW_SPACING) * s
     # The rows lean in opposite directions, so no straight cut separates them.
     slope = rng.uniform(*ROW_SLOPE) * rng.choice((-1, 1))
-    top = _row(ink, match[1], rng, right=right + rng.uniform(-6, 6), centre=top_centre, slope=slope)
+    top = _row(ink, match[1], rng, right=right + rng.uniform(-4, 4) * s, centre=top_centre, slope=slope)
     bottom = _row(ink, OPERATOR_GLYPHS[match[2]] + match[3], rng, right=right, centre=bottom_centre, slope=-slope)
-    stroke = max(3, round(sum(GLYPH_SIZES) / 2 / 10))
-    left_edge = min(box[0] for _, box in top + bottom) - rng.uniform(2, 8)
-    rule_y = max(box[3] for _, box in bottom) + rng.uniform(3, 7)
+    stroke = max(3, round(sum(GLYPH_SIZES) / 2 / 10)) * s
+    left_edge = max(MARGIN * s, min(box[0] for _, box in top + bottom) - rng.uniform(2, 6) * s)
+    rule_y = min(max(box[3] for _, box in bottom) + rng.uniform(3, 5) * s, PNG_HEIGHT - (MARGIN + 2) * s)
     draw = ImageDraw.Draw(ink)
-    draw.line((left_edge, rule_y, right + rng.uniform(2, 8), rule_y + rng.uniform(-3, 3)), fill=255, width=stroke)
+    rule_end = min(PNG_WIDTH - MARGIN * s, right + rng.uniform(2, 8) * s)
+    draw.line((left_edge, rule_y, rule_end, rule_y + rng.uniform(-2, 2) * s), fill=255, width=stroke)
     _, (x0, _, x1, _) = bottom[0]
-    _clutter(draw, rng, width=stroke, middle=(top_centre + bottom_centre) / 2, operator_x=(x0 + x1) / 2)
+    _clutter(
+        draw,
+        rng,
+        width=stroke,
+        middle=(top_centre + bottom_centre) / 2,
+        operator_x=(x0 + x1) / 2,
+        glyphs=[box for _, box in top + bottom],
+    )
     for _ in range(rng.randint(*INVERT_BLOBS)):
         _invert_blob(ink, rng)
-    ink = ink.transform((WIDTH, HEIGHT), Image.Transform.MESH, _warp_mesh(rng), Image.Resampling.BILINEAR)
+    ink = ink.transform((PNG_WIDTH, PNG_HEIGHT), Image.Transform.MESH, _warp_mesh(rng), Image.Resampling.BICUBIC)
     image = _paper(rng)
     image.paste(_ink_colour(rng), (0, 0), ink)
     return image
@@ -261,5 +305,36 @@ def image_new(expression: str, rng: random.Random | None = None) -> Image.Image:
 
 def image_png(expression: str, rng: random.Random | None = None) -> bytes:
     buffer = io.BytesIO()
-    image_new(expression, rng).save(buffer, format="PNG")
+    image_new(expression, rng).save(buffer, format="PNG", optimize=False, compress_level=3)
     return buffer.getvalue()
+
+
+# --- the spoken alternative --------------------------------------------------------------
+# For shoppers who cannot see the picture: the `captcha` library's AudioCaptcha reads digits
+# aloud over a bed of reversed, slowed voices, each digit at its own speed and loudness (the
+# same idea as reCAPTCHA's audio challenge). It ships recordings of the digits 0-9 only, in
+# English, so the spoken challenge is a number to type, not a sum. Weaker than the picture:
+# speech recognition hears digits well. The per-sale limits cap what that earns.
+AUDIO_DIGITS = 4
+
+
+def audio_answer_new(rng: random.Random | None = None) -> str:
+    """Four digits, the first never 0 (the answer field reads a whole number)."""
+    rng = rng or secrets.SystemRandom()
+    return str(rng.randint(1, 9)) + "".join(str(rng.randint(0, 9)) for _ in range(AUDIO_DIGITS - 1))
+
+
+@lru_cache(maxsize=1)
+def _audio_captcha():
+    from captcha.audio import AudioCaptcha
+
+    audio = AudioCaptcha()
+    audio.load()  # the recordings once per process, not per request
+    return audio
+
+
+def audio_wav(digits: str) -> bytes:
+    """The digits spoken with noise, as a WAV file (8 kHz mono, about 10 s)."""
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(f"only digits can be spoken: {digits!r}")
+    return bytes(_audio_captcha().generate(digits))

@@ -1,15 +1,40 @@
-"""Reads of the seckill app: a shopper's result, and the sales the background work looks at."""
+"""Reads of the seckill app: a shopper's result and standing, and the sales the background work
+looks at."""
 
 from datetime import timedelta
+from typing import Any
 
 from django.utils import timezone
 
 from goods.models import SeckillGoods
-from orders.models import SeckillOrder
+from orders.models import Order, OrderStatus, SeckillOrder
 from seckill_site import sale_state
 
 QUEUED = sale_state.RESULT_QUEUED
 FAILED = sale_state.RESULT_FAILED
+
+# What the item page shows a logged-in shopper about one sale (shopper_sale_state).
+STATE_NONE = "none"  # never bought, or their order was cancelled: may buy
+STATE_QUEUED = "queued"  # the gate took the buy; the order is not written yet
+STATE_ORDERED = "ordered"  # an unpaid order: "Pay now" before the deadline
+STATE_PAID = "paid"
+STATE_FAILED = "failed"  # queued, then the database had no unit left
+# A draw (a later feature) adds "entered" (in the draw) and "not_drawn"; the page and
+# static/js/seckill.js render any state they are given a message for.
+
+
+def _result(*, user_id: int, sale_id: int) -> tuple[int, bool]:
+    """The answer and whether Redis held it (only Redis remembers a failure: the database
+    has no row for an order that was never written)."""
+    answer = sale_state.result(sale_id=sale_id, user_id=user_id)
+    if answer is not None:
+        return answer, True
+    order_id = (
+        SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True)
+        .values_list("order_id", flat=True)
+        .first()
+    )
+    return (order_id if order_id is not None else FAILED), False
 
 
 def seckill_result(*, user_id: int, sale_id: int) -> int:
@@ -17,15 +42,29 @@ def seckill_result(*, user_id: int, sale_id: int) -> int:
 
     Redis holds the answer for a day; after that the database does.
     """
-    answer = sale_state.result(sale_id=sale_id, user_id=user_id)
-    if answer is not None:
-        return answer
-    order_id = (
-        SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True)
-        .values_list("order_id", flat=True)
-        .first()
-    )
-    return order_id if order_id is not None else FAILED
+    return _result(user_id=user_id, sale_id=sale_id)[0]
+
+
+def shopper_sale_state(*, user_id: int, sale_id: int) -> dict[str, Any]:
+    """Where this shopper stands with this sale, from the server, so the item page shows the
+    same thing after a reload, a stock refresh or on another device: `state` (STATE_*) and,
+    with an order, its number, status and pay deadline (epoch seconds)."""
+    value, from_redis = _result(user_id=user_id, sale_id=sale_id)
+    if value == QUEUED:
+        return {"state": STATE_QUEUED}
+    if value < 0:
+        return {"state": STATE_FAILED if from_redis else STATE_NONE}
+    order = Order.objects.filter(pk=value, user_id=user_id).only("order_no", "status", "pay_deadline", "price").first()
+    if order is None or order.status == OrderStatus.CANCELLED:
+        return {"state": STATE_NONE}
+    return {
+        "state": STATE_PAID if order.status == OrderStatus.PAID else STATE_ORDERED,
+        "orderId": order.pk,
+        "orderNo": order.order_no,
+        "price": str(order.price),
+        "payDeadline": order.pay_deadline.timestamp(),
+        "payDeadlineAt": order.pay_deadline,  # for templates; not part of the JSON
+    }
 
 
 # Sales that ended longer ago than this are left to the reconciler only while reservations of

@@ -5,7 +5,9 @@ from seckill import views
 app_name = "seckill"
 urlpatterns = [
     path("verifyCode", views.verify_code, name="verify-code"),
+    path("verifyAudio", views.verify_audio, name="verify-audio"),
     path("path", views.seckill_path, name="path"),
     path("result", views.seckill_result, name="result"),
+    path("state", views.item_state, name="state"),
     path("<str:path>/doSeckill", views.do_seckill, name="do"),
 ]

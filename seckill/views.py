@@ -3,12 +3,17 @@
 None of these load the user from PostgreSQL: the user id comes from the Redis session.
 """
 
+from urllib.parse import quote
+
 from django.contrib.auth import SESSION_KEY
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
-from goods.selectors import sale_get
+from goods.models import SaleStatus
+from goods.selectors import sale_get, sale_page
 from seckill import captcha, selectors
 from seckill.observe import attempt_answered
 from seckill.services import gate, paths
@@ -39,9 +44,9 @@ def _limited(request: HttpRequest, group: str) -> bool:
 
 def sale_limit_message(error: paths.SaleLimitReached) -> str:
     if error.action == "captcha":
-        message = _("at most %(limit)s captchas a minute for this sale: try again in %(seconds)s s")
+        message = _("At most %(limit)s new captchas a minute for this sale: try again in %(seconds)s s.")
     else:
-        message = _("at most %(limit)s answers a minute for this sale: try again in %(seconds)s s")
+        message = _("At most %(limit)s answers a minute for this sale: try again in %(seconds)s s.")
     return message % {"limit": error.limit, "seconds": error.retry_after}
 
 
@@ -65,13 +70,33 @@ def verify_code(request: HttpRequest) -> HttpResponse:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     if sale_get(sale_id=sale_id) is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    if is_ratelimited(request, group="seckill.captcha", key=_rate_key, rate="20/m", increment=True):
-        return fail(Code.TOO_MANY_REQUESTS)
+    # Only the per-sale limit: a per-user limit across all sales locked a shopper out of
+    # every sale after 20 captchas for one, with a broken image and no word why (issue 24).
     try:
         image = paths.captcha_create(user_id=user_id, sale_id=sale_id)
     except paths.SaleLimitReached as error:
         return _sale_limited(error)
     response = HttpResponse(image, content_type="image/png")
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@allow("GET")
+def verify_audio(request: HttpRequest) -> HttpResponse:
+    """The captcha spoken (WAV), for shoppers who cannot see the picture; same limit."""
+    user_id = session_user_id(request)
+    if user_id is None:
+        return fail(Code.NOT_LOGGED_IN)
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+    if sale_get(sale_id=sale_id) is None:
+        return fail(Code.NOT_FOUND, _("no such sale"))
+    try:
+        audio = paths.captcha_audio_create(user_id=user_id, sale_id=sale_id)
+    except paths.SaleLimitReached as error:
+        return _sale_limited(error)
+    response = HttpResponse(audio, content_type="audio/wav")
     response["Cache-Control"] = "no-store"
     return response
 
@@ -127,3 +152,74 @@ def seckill_result(request: HttpRequest) -> HttpResponse:
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     return ok(selectors.seckill_result(user_id=user_id, sale_id=sale_id))
+
+
+def _shopper_state(request: HttpRequest, sale_id: int, status: int) -> dict | None:
+    # request.user, not the session's id: a deactivated or revoked session is logged out.
+    if not request.user.is_authenticated:
+        return None
+    if status == SaleStatus.NOT_STARTED:
+        # Nobody can hold a unit yet, and this is when thousands of shoppers sit on the page
+        # refreshing: no Redis or database read per refresh until the sale opens.
+        return {"state": selectors.STATE_NONE}
+    return selectors.shopper_sale_state(user_id=request.user.pk, sale_id=sale_id)
+
+
+@allow("GET")
+def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
+    """The item page (`/goods/detail/<id>`): the sale, and where this shopper stands with it
+    (not bought / queued / ordered with "Pay now" / paid / failed), from the server, so a
+    reload shows the same thing. It lives here, not in goods, because the shopper's state
+    comes from orders and seckill (imports point down: goods < orders < seckill)."""
+    parsed = positive_int(sale_id)
+    data = sale_page(sale_id=parsed) if parsed is not None else None
+    if data is None:
+        raise Http404(_("No such sale."))
+    context = {
+        "sale": data["goods"],
+        "page": data["page"],
+        "status": data["seckillStatus"],
+        "remain": data["remainSeconds"],
+        "shopper": _shopper_state(request, parsed, data["seckillStatus"]),
+        "login_url": f"/user/index?next={quote(request.path)}",
+        "register_url": f"/user/register?next={quote(request.path)}",
+    }
+    return render(request, "seckill/item.html", context)
+
+
+def _state_json(state: dict | None) -> dict | None:
+    return None if state is None else {k: v for k, v in state.items() if k != "payDeadlineAt"}
+
+
+@allow("GET")
+def item_state(request: HttpRequest) -> HttpResponse:
+    """What the item page refreshes every few seconds: the sale's status and live stock, and
+    the shopper's state (null when logged out) with the page's panels rendered for it, so a
+    refresh never re-enables "Buy now" for a shopper who is queued or holds an order."""
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+    data = sale_page(sale_id=sale_id)
+    if data is None:
+        return fail(Code.NOT_FOUND, _("no such sale"))
+    shopper = _shopper_state(request, sale_id, data["seckillStatus"])
+    path = f"/goods/detail/{sale_id}"
+    context = {
+        "sale": data["goods"],
+        "page": data["page"],
+        "status": data["seckillStatus"],
+        "shopper": shopper,
+        "login_url": f"/user/index?next={quote(path)}",
+        "register_url": f"/user/register?next={quote(path)}",
+    }
+    return ok(
+        {
+            "seckillStatus": data["seckillStatus"],
+            "remainSeconds": data["remainSeconds"],
+            "endsIn": data["page"]["endsIn"],
+            "stockCount": data["goods"]["stockCount"],
+            "shopper": _state_json(shopper),
+            "panel": render_to_string("seckill/panel.html", context, request=request),
+            "stockBox": render_to_string("seckill/stock.html", context, request=request),
+        }
+    )

@@ -25,6 +25,7 @@ v1 = [
     path("sales", goods.SaleListApi.as_view(), name="sales"),
     path("sales/<str:sale_id>", goods.SaleDetailApi.as_view(), name="sale"),
     path("sales/<str:sale_id>/captcha", seckill.CaptchaApi.as_view(), name="captcha"),
+    path("sales/<str:sale_id>/captcha/audio", seckill.CaptchaAudioApi.as_view(), name="captcha-audio"),
     path("sales/<str:sale_id>/path", seckill.PathApi.as_view(), name="path"),
     path("sales/<str:sale_id>/buy/<str:path>", seckill.BuyApi.as_view(), name="buy"),
     path("sales/<str:sale_id>/result", seckill.ResultApi.as_view(), name="result"),

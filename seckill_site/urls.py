@@ -16,6 +16,7 @@ urlpatterns = [
     # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin's).
     path("favicon.ico", RedirectView.as_view(url=f"{settings.STATIC_URL}favicon.svg", permanent=True)),
     path("user/", include("users.urls")),
+    path("goods/detail/", include("seckill.item_urls")),
     path("goods/", include("goods.urls")),
     path("seckill/", include("seckill.urls")),
     path("orders/", include("orders.urls")),

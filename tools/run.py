@@ -159,10 +159,18 @@ def prometheus_dir() -> str:
     return str(directory)
 
 
+def demo_env(*, dev: bool) -> dict[str, str]:
+    """`make run` shows the shop as shoppers see it, its own 404 and 500 pages included (DEBUG
+    off: Django's debug page lists every URL and setting); `make dev` keeps Django's debug
+    pages. A DEBUG already set in the environment wins."""
+    return {"DEBUG": os.environ.get("DEBUG", "1" if dev else "0")}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "--dev" in argv:
         CHILDREN["web"] = WEB_DEV
+    os.environ.update(demo_env(dev="--dev" in argv))
     os.chdir(ROOT)
     (ROOT / ".run").mkdir(exist_ok=True)  # beat's schedule lives there
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):

@@ -74,3 +74,13 @@ class AddressForm(forms.ModelForm):
 
     def cleaned_data_for_service(self) -> dict:
         return {name: self.cleaned_data[name] for name in (*self.Meta.fields, "is_default")}
+
+
+def form_errors_message(form) -> str:
+    """The errors as people read them: each field by its label ("Mobile number: This field is
+    required."), never its name in the code."""
+    parts = []
+    for field, errors in form.errors.items():
+        label = form.fields[field].label if field in form.fields else None
+        parts.append(f"{label}: {' '.join(errors)}" if label else " ".join(errors))
+    return " ".join(parts)

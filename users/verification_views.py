@@ -9,12 +9,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from seckill_site.codes import Code
 from seckill_site.http import client_ip, fail, ok, wants_json
 from users import verification
+from users.forms import form_errors_message
 from users.selectors import user_public_data
 from users.views import _login_limited, _safe_next
-
-
-def form_errors_message(form) -> str:
-    return "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
 
 
 def sms_send_answer(result: verification.SmsSendResult, *, as_api: bool = False):

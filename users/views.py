@@ -1,3 +1,4 @@
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -8,7 +9,7 @@ from django_ratelimit.core import is_ratelimited
 from seckill_site.codes import Code
 from seckill_site.http import client_ip, fail, ok, wants_json
 from users import services
-from users.forms import LoginForm, RegisterForm
+from users.forms import LoginForm, RegisterForm, form_errors_message
 from users.selectors import user_public_data
 from users.verification import registration_record
 
@@ -43,7 +44,7 @@ def login_submit(request: HttpRequest) -> HttpResponse:
         return render(request, "users/login.html", context, status=429)
     form = LoginForm(request.POST)
     if not form.is_valid():
-        message = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        message = form_errors_message(form)
         if as_json:
             return fail(Code.BAD_REQUEST, message)
         return render(request, "users/login.html", {"form": form, "next": _safe_next(request)}, status=400)
@@ -80,7 +81,7 @@ def register_form_save(form: RegisterForm):
 @require_http_methods(["GET", "POST"])
 def register(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
-        return render(request, "users/register.html", {"form": RegisterForm()})
+        return render(request, "users/register.html", {"form": RegisterForm(), "next": _safe_next(request)})
     ip = client_ip(request)
     if is_ratelimited(
         request, group="user.register", key=lambda _group, _request: ip, rate=REGISTER_RATE_PER_IP, increment=True
@@ -91,7 +92,7 @@ def register(request: HttpRequest) -> HttpResponse:
             else render(
                 request,
                 "users/register.html",
-                {"form": RegisterForm(request.POST), "error": Code.TOO_MANY_REQUESTS.msg},
+                {"form": RegisterForm(request.POST), "error": Code.TOO_MANY_REQUESTS.msg, "next": _safe_next(request)},
                 status=429,
             )
         )
@@ -99,19 +100,33 @@ def register(request: HttpRequest) -> HttpResponse:
     user = register_form_save(form)
     if user is None:
         if wants_json(request):
-            return fail(Code.BAD_REQUEST, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
-        return render(request, "users/register.html", {"form": form}, status=400)
+            return fail(Code.BAD_REQUEST, form_errors_message(form))
+        return render(request, "users/register.html", {"form": form, "next": _safe_next(request)}, status=400)
     registration_record(ip=client_ip(request))
     services.user_login(request=request, mobile=user.mobile, password=form.cleaned_data["password"])
     if wants_json(request):
         return ok(user_public_data(user))
-    return redirect("/goods/goodsList")
+    messages.success(request, _("Welcome, %(name)s! Your account is ready.") % {"name": user.nickname or user.mobile})
+    return redirect(_safe_next(request))  # back to the sale that sent them here, if one did
 
 
 @require_GET
 def me(request: HttpRequest) -> HttpResponse:
     """The small user-specific fragment the cached list page fetches (greeting, login state)."""
     # request.user, not the session's id: a deactivated or stale session is logged out.
+    # The list page is cached for everyone, so it cannot show a message left for this shopper
+    # (the welcome after registering): they come with this answer instead. Only read when
+    # there are some, so the storage is not made for every page.
+    notes = _pending_messages(request)
     if not request.user.is_authenticated:
-        return ok(None)
-    return ok({"nickname": request.user.nickname or request.user.mobile, "isStaff": request.user.is_staff})
+        return ok(None) if not notes else ok({"nickname": None, "isStaff": False, "messages": notes})
+    data = {"nickname": request.user.nickname or request.user.mobile, "isStaff": request.user.is_staff}
+    if notes:
+        data["messages"] = notes
+    return ok(data)
+
+
+def _pending_messages(request: HttpRequest) -> list[dict]:
+    if "_messages" not in request.session and "messages" not in request.COOKIES:
+        return []
+    return [{"level": message.tags, "text": str(message)} for message in messages.get_messages(request)]

@@ -120,12 +120,6 @@ def test_unknown_ids_are_cached_briefly(client):
     assert len(queries) == 0
 
 
-def test_detail_page_renders_with_buy_area(client):
-    sale = make_sale(goods=make_goods(name="Page Phone"))
-    page = client.get(f"/goods/detail/{sale.pk}")
-    assert page.status_code == 200 and b"Page Phone" in page.content and b'id="buy"' in page.content
-
-
 def test_wrong_method_on_pages_is_405(client):
     assert client.post("/goods/goodsList").status_code in (403, 405)
     assert client.delete(f"/goods/getDetails/{make_sale().pk}").status_code == 405

@@ -65,7 +65,8 @@ def test_order_actions_on_bad_input(client, action):
     assert client.post(f"/orders/{theirs.order_no}/{action}", **JSON).status_code == 404
     assert client.post(f"/orders/{theirs.order_no}/{action}").status_code == 404
     assert client.post(f"/orders/{'x' * 500}/{action}", **JSON).status_code == 404
-    assert client.get(f"/orders/{theirs.order_no}/{action}").status_code == 405
+    # Pay is a POST only; cancel's GET is its confirmation page, for one's own orders only.
+    assert client.get(f"/orders/{theirs.order_no}/{action}").status_code == (405 if action == "pay" else 404)
     theirs.refresh_from_db()
     assert theirs.status == "unpaid"
 
@@ -134,3 +135,22 @@ def test_merchant_exports_own_orders_as_a_streamed_csv(client):
     assert by_number[f'="{unpaid.order_no}"']["buyer_mobile"] == f'="{unpaid.user.mobile}"'
     by_number = {key[2:-1]: row for key, row in by_number.items()}
     assert by_number[unpaid.order_no]["goods_name"] == "'=HYPERLINK(1)"  # no formula in a spreadsheet
+
+
+def test_cancelling_from_the_page_asks_first_and_says_what_it_costs(client):
+    """Issue 24: "Cancel order" was one click beside "Pay". The page's cancel is a link to a
+    confirmation; a page POST without confirm=yes only shows that confirmation."""
+    sale, me = make_sale(), make_user()
+    order = make_order(sale=sale, user=me)
+    client.force_login(me)
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    assert f'action="/orders/{order.order_no}/cancel"' not in page and f"/orders/{order.order_no}/cancel" in page
+    asked = client.get(f"/orders/{order.order_no}/cancel")
+    assert asked.status_code == 200 and "flash price" in asked.content.decode()
+    assert client.post(f"/orders/{order.order_no}/cancel").status_code == 200  # asks again
+    order.refresh_from_db()
+    assert order.status == "unpaid"
+    done = client.post(f"/orders/{order.order_no}/cancel", {"confirm": "yes"})
+    assert done.status_code == 302
+    order.refresh_from_db()
+    assert order.status == "cancelled"

@@ -43,6 +43,15 @@ def captcha_create(*, user_id: int, sale_id: int) -> bytes:
     return captcha.image_png(expression)
 
 
+def captcha_audio_create(*, user_id: int, sale_id: int) -> bytes:
+    """The spoken alternative to the picture (a WAV of digits to type): its answer replaces
+    any earlier captcha's, and it counts against the same per-sale captcha limit."""
+    sale_limit_take(sale_id=sale_id, user_id=user_id, action="captcha")
+    digits = captcha.audio_answer_new()
+    sale_state.captcha_answer_set(sale_id=sale_id, user_id=user_id, answer=int(digits))
+    return captcha.audio_wav(digits)
+
+
 def path_create(*, user_id: int, sale_id: int, answer: int) -> str | None:
     """Exchange a right captcha answer for a one-time path. The answer is single-use: any
     attempt, right or wrong, consumes it, so answers cannot be guessed in a loop. Raises

@@ -40,11 +40,39 @@ def test_captchas_past_the_limit_are_a_429_for_that_sale_only(shopper, settings)
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
     refused = answers[-1]
     body = refused.json()
-    assert body["code"] == 500430 and body["msg"].startswith("at most 3 captchas a minute for this sale")
+    assert body["code"] == 500430
+    assert body["msg"].startswith("At most 3 new captchas a minute for this sale: try again in ")
     assert 0 < body["data"]["retryAfter"] <= 60 and refused["Retry-After"] == str(body["data"]["retryAfter"])
     assert shopper.get("/seckill/verifyCode", {"goodsId": other.pk}).status_code == 200  # per sale
     figures = sale_figures(sale=sale)
     assert figures["refusedCaptcha"] == 1 and figures["refusedPath"] == 0
+
+
+def test_no_limit_across_sales_locks_a_shopper_out_of_another_sale(shopper, settings):
+    """Issue 24: 20 captchas for one sale in a minute used to lock the shopper out of every
+    sale (a per-user view limit on top of the per-sale ones). Only the per-sale limit counts."""
+    settings.SECKILL_CAPTCHAS_PER_MINUTE = 25
+    sales = [make_sale() for _ in range(3)]
+    statuses = [
+        shopper.get("/seckill/verifyCode", {"goodsId": sale.pk}).status_code for sale in sales for _ in range(12)
+    ]
+    assert statuses == [200] * 36
+    token = api_token_issue(user_id=shopper.user.pk)
+    answer = api(token).get(f"/api/v1/sales/{sales[0].pk}/captcha")
+    assert answer.status_code == 200 and answer["Content-Type"] == "image/png"
+
+
+def test_the_spoken_captcha_shares_the_picture_limit_and_answers_the_path(shopper, settings):
+    settings.SECKILL_CAPTCHAS_PER_MINUTE = 2
+    sale = make_sale()
+    spoken = shopper.get("/seckill/verifyAudio", {"goodsId": sale.pk})
+    assert spoken.status_code == 200 and spoken["Content-Type"] == "audio/wav" and spoken.content[:4] == b"RIFF"
+    digits = int(client().get(keys.captcha(sale.pk, shopper.user.pk)))
+    assert 1000 <= digits <= 9999
+    assert shopper.get("/seckill/path", {"goodsId": sale.pk, "verifyCode": digits}).json()["code"] == 0
+    assert shopper.get("/seckill/verifyCode", {"goodsId": sale.pk}).status_code == 200
+    refused = shopper.get("/seckill/verifyAudio", {"goodsId": sale.pk})
+    assert refused.status_code == 429 and refused.json()["data"]["retryAfter"] > 0
 
 
 def test_the_limit_is_per_shopper(settings):

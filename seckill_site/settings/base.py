@@ -74,6 +74,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "users.verification.sms_demo_hint",
+                "seckill_site.context.time_zone",
             ],
         },
     },

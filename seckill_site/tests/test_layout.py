@@ -67,3 +67,14 @@ def test_only_the_sale_state_module_names_a_sales_keys_or_runs_its_scripts():
         if found:
             offenders[str(path.relative_to(ROOT))] = found
     assert offenders == {}
+
+
+def test_the_goods_pages_import_neither_orders_nor_seckill():
+    """The item page needs the shopper's order state, which orders and seckill know, so its
+    view lives in seckill (issue 24); goods' pages and reads stay below both."""
+    modules = ["views.py", "selectors.py", "urls.py", "apis.py", "serializers.py"]
+    offenders = {
+        name: sorted(i for i in _imports(ROOT / "goods" / name) if i.split(".")[0] in ("orders", "seckill"))
+        for name in modules
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}

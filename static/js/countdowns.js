@@ -1,16 +1,36 @@
-// "Time left to pay": count down to each [data-deadline] (epoch seconds), then reload once
-// so the page shows the order as expired.
+// Countdowns shared by every page: SeckillTime.duration(seconds) formats a span of time in
+// the page's language ("2 days 03:15:07", "3:15:07", "14:56"), and every [data-deadline]
+// (epoch seconds; "time left to pay") counts down to zero, then the page reloads once so it
+// shows the order as expired. With data-now (the server's clock when it rendered the element)
+// it counts by the server's clock, not the browser's. Elements are looked up on every tick: the item page replaces
+// its panel when the shopper's state changes.
 (function () {
-  var items = document.querySelectorAll("[data-deadline]");
-  if (!items.length) return;
+  var gettext = window.gettext || function (s) { return s; };
+  var ngettext = window.ngettext || function (one, many, n) { return n === 1 ? one : many; };
+  var interpolate = window.interpolate || function (format, args) { return format.replace("%s", args[0]); };
+  function pad(n) { return String(n).padStart(2, "0"); }
+
+  function duration(seconds) {
+    seconds = Math.max(0, Math.round(seconds));
+    var days = Math.floor(seconds / 86400), h = Math.floor(seconds % 86400 / 3600);
+    var m = Math.floor(seconds % 3600 / 60), s = seconds % 60;
+    var clock = (days || h ? (days ? pad(h) : h) + ":" + pad(m) : m) + ":" + pad(s);
+    if (!days) return clock;
+    return interpolate(ngettext("%s day", "%s days", days), [days]) + " " + clock;
+  }
+  window.SeckillTime = { duration: duration, gettext: gettext };
+
+  var reloading = false;
   function tick() {
     var now = Date.now() / 1000;
-    items.forEach(function (el) {
-      var left = Math.max(0, Math.round(Number(el.dataset.deadline) - now));
-      el.textContent = Math.floor(left / 60) + "m " + String(left % 60).padStart(2, "0") + "s";
-      if (left === 0 && !el.dataset.done) { el.dataset.done = "1"; setTimeout(function () { location.reload(); }, 3000); }
+    document.querySelectorAll("[data-deadline]").forEach(function (el) {
+      if (el.dataset.now && !el.dataset.offset) el.dataset.offset = String(Number(el.dataset.now) - now);
+      var left = Math.max(0, Math.round(Number(el.dataset.deadline) - now - Number(el.dataset.offset || 0)));
+      el.textContent = interpolate(gettext("%s left to pay"), [duration(left)]);
+      if (left === 0 && !reloading) { reloading = true; setTimeout(function () { location.reload(); }, 3000); }
     });
   }
+  if (!document.querySelector("[data-deadline]") && !document.getElementById("sale")) return;
   tick();
   setInterval(tick, 1000);
 })();

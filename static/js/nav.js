@@ -9,7 +9,18 @@
   fetch(nav.dataset.meUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" })
     .then(function (r) { return r.json(); })
     .then(function (body) {
-      if (!body.data) {
+      // Messages left for this visitor (the welcome after registering) on a cached page.
+      var notes = document.getElementById("notes");
+      if (body.data && body.data.messages && notes) {
+        body.data.messages.forEach(function (m) {
+          var item = document.createElement("li");
+          item.className = "msg " + m.level;
+          item.textContent = m.text;
+          notes.appendChild(item);
+        });
+        notes.hidden = false;
+      }
+      if (!body.data || !body.data.nickname) {
         greeting.innerHTML = '<a href="/user/index"></a> · <a href="/user/register"></a>';
         greeting.children[0].textContent = gettext("Log in");
         greeting.children[1].textContent = gettext("Register");

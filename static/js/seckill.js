@@ -1,19 +1,40 @@
 // Item page: countdown -> buy -> captcha -> one-time path -> doSeckill -> poll the result.
+// Where the shopper stands (not bought / queued / ordered / paid / failed) comes from the
+// server: the page renders it, and /seckill/state re-renders the panel when it changes, so a
+// stock refresh never turns "Buy now" back on for a shopper who is queued or holds an order.
 (function () {
   var gettext = window.gettext || function (s) { return s; };
+  var interpolate = window.interpolate || function (format, args) { return format.replace("%s", args[0]); };
+  var duration = window.SeckillTime.duration;
   var root = document.getElementById("sale");
   if (!root) return;
   var saleId = root.dataset.saleId;
-  var buy = document.getElementById("buy");
+  var panel = document.getElementById("panel");
+  var stockBox = document.getElementById("stock-box");
   var countdown = document.getElementById("countdown");
+  var announcer = document.getElementById("announce");
   var form = document.getElementById("captcha-form");
   var img = document.getElementById("captcha-img");
   var answer = document.getElementById("captcha-answer");
+  var refreshButton = document.getElementById("captcha-refresh");
+  var audioButton = document.getElementById("captcha-audio");
+  var player = document.getElementById("captcha-player");
+  var audioHelp = document.getElementById("captcha-audio-help");
+  var wait = document.getElementById("captcha-wait");
   var result = document.getElementById("result");
-  var stock = document.getElementById("stock");
   var csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
+  var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501;
+
+  var status = Number(root.dataset.status);
+  var stock = Number(root.dataset.stock);
+  var state = root.dataset.shopperState;
+  var startsAt = Date.now() + Number(root.dataset.remain) * 1000;
+  var endsAt = root.dataset.endsIn === "" ? null : Date.now() + Number(root.dataset.endsIn) * 1000;
+  var lastPanel = null, lastStock = null, polling = false;
 
   function say(text, kind) { result.textContent = text; result.className = "result " + (kind || ""); }
+  // Said once to screen readers; the ticking countdown itself is never announced.
+  function announce(text) { announcer.textContent = text; }
   function json(url, options) {
     options = options || {};
     options.credentials = "same-origin";
@@ -23,56 +44,156 @@
       return r.json();
     });
   }
+  function buyButton() { return document.getElementById("buy"); }
+  function canBuy() { return status === 1 && stock > 0 && (state === "none" || state === "failed"); }
 
-  // Count down against the server's remaining seconds, not the client's clock.
-  var status = Number(root.dataset.status);
-  var startsAt = Date.now() + Number(root.dataset.remain) * 1000;
+  // The countdown counts against the server's remaining seconds, not the browser's clock.
+  var saidMinute = false;
   function tick() {
     if (status === 0) {
       var left = Math.max(0, Math.round((startsAt - Date.now()) / 1000));
       if (left > 0) {
-        var h = Math.floor(left / 3600), m = Math.floor(left % 3600 / 60), s = left % 60;
-        countdown.textContent = gettext("Starts in ") + (h ? h + "h " : "") + m + "m " + s + "s";
+        countdown.textContent = interpolate(gettext("Starts in %s"), [duration(left)]);
+        if (left <= 60 && !saidMinute) { saidMinute = true; announce(gettext("The sale starts in one minute.")); }
         return;
       }
       status = 1;
+      announce(stock > 0 ? gettext("The sale has started: Buy now is on.") : gettext("Sold out"));
+      refresh();
     }
-    if (status === 1) { countdown.textContent = gettext("On sale now!"); buy.disabled = Number(stock.textContent) <= 0; if (buy.disabled) countdown.textContent = gettext("Sold out"); }
-    if (status === 2) { countdown.textContent = gettext("This sale has ended."); buy.disabled = true; }
+    if (status === 1 && endsAt !== null && Date.now() >= endsAt) { status = 2; announce(gettext("This sale has ended.")); }
+    if (status === 1) {
+      if (stock <= 0) countdown.textContent = gettext("Sold out");
+      else if (endsAt !== null) countdown.textContent = interpolate(gettext("On sale now · ends in %s"), [duration((endsAt - Date.now()) / 1000)]);
+      else countdown.textContent = gettext("On sale now");
+    }
+    if (status === 2) countdown.textContent = gettext("This sale has ended.");
+    var button = buyButton();
+    if (button && form.hidden) button.disabled = !canBuy();
   }
   tick();
-  var timer = setInterval(function () { tick(); if (status !== 0) clearInterval(timer); }, 1000);
+  setInterval(tick, 1000);
 
-  function refreshStock() {
-    json("/goods/getDetails/" + saleId).then(function (body) {
+  // Every 5 s: status, stock and the shopper's state from the server; the panel and the stock
+  // box are replaced only when the server renders them differently.
+  function refresh() {
+    return json("/seckill/state?goodsId=" + saleId).then(function (body) {
       if (body.code !== 0) return;
-      stock.textContent = body.data.goods.stockCount;
-      status = body.data.seckillStatus;
+      var data = body.data, before = state;
+      var wasInStock = stock > 0;
+      status = data.seckillStatus;
+      stock = data.stockCount;
+      if (status === 0) startsAt = Date.now() + data.remainSeconds * 1000;
+      endsAt = data.endsIn === null ? endsAt : Date.now() + data.endsIn * 1000;
+      state = data.shopper ? data.shopper.state : "anonymous";
+      if (data.panel !== lastPanel) {
+        if (lastPanel !== null || state !== root.dataset.shopperState) panel.innerHTML = data.panel;
+        lastPanel = data.panel;
+      }
+      if (data.stockBox !== lastStock) { stockBox.outerHTML = data.stockBox; stockBox = document.getElementById("stock-box"); lastStock = data.stockBox; }
+      if (status === 1 && wasInStock && stock <= 0) announce(gettext("Sold out"));
+      if (state !== before) stateChanged(before, data.shopper);
+      if (state !== "none" && state !== "failed") form.hidden = true;
       tick();
     }).catch(function () {});
   }
-  setInterval(refreshStock, 5000);
+  setInterval(refresh, 5000);
 
-  function newCaptcha() { img.src = "/seckill/verifyCode?goodsId=" + saleId + "&t=" + Date.now(); answer.value = ""; }
-  buy.addEventListener("click", function () { form.hidden = false; newCaptcha(); answer.focus(); say(""); });
-  document.getElementById("captcha-refresh").addEventListener("click", newCaptcha);
+  function stateChanged(before, shopper) {
+    if (state === "queued") startPolling();
+    if (state === "ordered" && before === "queued") say(gettext("Got it! Your order is placed: pay below before the time runs out."), "ok");
+    if (state === "paid") say("");
+    if (state === "failed" && before === "queued") { say(gettext("Sorry, it sold out before your order was written."), "err"); }
+  }
+
+  // --- the captcha -----------------------------------------------------------------------
+  var waitTimer = null;
+  function limited(body) {
+    // Over the per-sale limit: say so and how long, count down, then offer a new sum.
+    var seconds = (body.data && body.data.retryAfter) || 60;
+    refreshButton.disabled = audioButton.disabled = true;
+    clearInterval(waitTimer);
+    function show() {
+      wait.hidden = false;
+      wait.textContent = interpolate(gettext("Too many tries for this sale. You can get a new sum in %s s."), [seconds]);
+      if (seconds <= 0) {
+        clearInterval(waitTimer);
+        wait.hidden = true;
+        refreshButton.disabled = audioButton.disabled = false;
+        newCaptcha();
+      }
+      seconds -= 1;
+    }
+    show();
+    waitTimer = setInterval(show, 1000);
+  }
+  function fetchChallenge(url) {
+    return fetch(url + "?goodsId=" + saleId + "&t=" + Date.now(), { credentials: "same-origin" }).then(function (r) {
+      if (r.status === 401) { location.href = "/user/index?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
+      var type = r.headers.get("Content-Type") || "";
+      if (type.indexOf("application/json") === 0) return r.json().then(function (body) { throw body; });
+      return r.blob();
+    });
+  }
+  function newCaptcha() {
+    answer.value = "";
+    return fetchChallenge("/seckill/verifyCode").then(function (blob) {
+      wait.hidden = true;
+      if (img.src) URL.revokeObjectURL(img.src);
+      img.src = URL.createObjectURL(blob);
+    }).catch(function (body) {
+      if (body && body.code === SALE_LIMIT) limited(body);
+      else if (body && body.msg) say(body.msg, "err");
+    });
+  }
+  function listen() {
+    return fetchChallenge("/seckill/verifyAudio").then(function (blob) {
+      answer.value = "";
+      audioHelp.hidden = false;
+      player.hidden = false;
+      if (player.src) URL.revokeObjectURL(player.src);
+      player.src = URL.createObjectURL(blob);
+      player.play().catch(function () {});  // a browser may refuse to start sound by itself
+      answer.focus();
+    }).catch(function (body) {
+      if (body && body.code === SALE_LIMIT) limited(body);
+      else if (body && body.msg) say(body.msg, "err");
+    });
+  }
+  panel.addEventListener("click", function (event) {
+    if (event.target.id !== "buy") return;
+    event.target.disabled = true;  // while the captcha is open: another press would draw another
+    form.hidden = false;
+    say("");
+    newCaptcha();
+    answer.focus();
+  });
+  refreshButton.addEventListener("click", newCaptcha);
+  audioButton.addEventListener("click", listen);
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     say(gettext("Checking…"));
     json("/seckill/path?goodsId=" + saleId + "&verifyCode=" + encodeURIComponent(answer.value.trim()))
       .then(function (body) {
+        if (body.code === SALE_LIMIT) { say(body.msg, "err"); limited(body); return; }
         if (body.code !== 0) { say(body.msg, "err"); newCaptcha(); return; }
         return json("/seckill/" + body.data + "/doSeckill", {
           method: "POST",
           headers: { "Content-Type": "application/x-www-form-urlencoded", "X-CSRFToken": csrf },
           body: "goodsId=" + encodeURIComponent(saleId),
         }).then(function (res) {
-          if (res.code !== 0) { say(res.msg, "err"); form.hidden = true; return; }
           form.hidden = true;
-          buy.disabled = true;
-          say(gettext("You are in the queue…"));
-          poll(0);
+          player.pause();
+          if (res.code === ALREADY_BOUGHT) {
+            say(gettext("You already have an order for this item: see it below."), "err");
+            return refresh();
+          }
+          if (res.code !== 0) { say(res.msg, "err"); return refresh(); }
+          say(gettext("You are in the queue…"), "wait");
+          state = "queued";
+          startPolling();
+          return refresh();
         });
       })
       .catch(function (e) { if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
@@ -81,37 +202,31 @@
   // Poll with backoff (static/js/poll.js). "Queued" never turns into "sold out" here: only
   // the server's -1 says the order failed; a long wait says "still processing" instead.
   var plan = window.SeckillPoll;
-  function ordersLink(text) {
-    var link = document.createElement("a");
-    link.href = "/orders/";
-    link.textContent = text;
-    return link;
-  }
+  function startPolling() { if (!polling) { polling = true; poll(0); } }
   function poll(attempt) {
     setTimeout(function () {
       json("/seckill/result?goodsId=" + saleId).then(function (body) {
-        if (body.code !== 0) { say(body.msg, "err"); return; }
-        show(plan.state(body.data, attempt), body.data, attempt);
-      }).catch(function (e) { if (e.message !== "login") show(plan.state(null, attempt), null, attempt); });
+        if (body.code !== 0) { polling = false; say(body.msg, "err"); return; }
+        show(plan.state(body.data, attempt), attempt);
+      }).catch(function (e) { if (e.message !== "login") show(plan.state(null, attempt), attempt); });
     }, plan.delay(attempt));
   }
-  function show(state, data, attempt) {
-    if (state === "ordered") {
-      say(gettext("Got it! Your order is placed. "), "ok");
-      var link = document.createElement("a");
-      link.href = "/orders/?order=" + data;
-      link.textContent = gettext("Pay now →");
-      result.appendChild(link);
-      refreshStock();
-    } else if (state === "failed") {
-      say(gettext("Sorry, it sold out before your order was written."), "err");
-    } else if (state === "waiting") {
+  function show(pollState, attempt) {
+    if (pollState === "ordered" || pollState === "failed") {
+      polling = false;
+      if (pollState === "failed") { say(gettext("Sorry, it sold out before your order was written."), "err"); }
+      refresh();  // the panel: "Pay now" with the deadline, or the buy button again
+    } else if (pollState === "waiting") {
       poll(attempt + 1);
     } else {
       say(gettext("Still processing your order. It will appear on "), "wait");
-      result.appendChild(ordersLink(gettext("your orders page")));
-      result.appendChild(document.createTextNode(state === "processing" ? gettext("; this page keeps checking.") : "."));
-      if (state === "processing") poll(attempt + 1);
+      var link = document.createElement("a");
+      link.href = "/orders/";
+      link.textContent = gettext("your orders page");
+      result.appendChild(link);
+      result.appendChild(document.createTextNode(pollState === "processing" ? gettext("; this page keeps checking.") : "."));
+      if (pollState === "processing") poll(attempt + 1); else polling = false;
     }
   }
+  if (state === "queued") startPolling();  // a reload while queued keeps waiting for the order
 })();

@@ -26,7 +26,9 @@
     fetch("/user/sms/send", { method: "POST", body: body, credentials: "same-origin", headers: { "Accept": "application/json" } })
       .then(function (r) { return r.json(); })
       .then(function (answer) {
-        status.textContent = answer.code === 0 ? "" : answer.msg;
+        // Say where the code went (the number as typed), or why none was sent.
+        status.textContent = answer.code === 0 ? button.dataset.sent.replace("%s", body.get("mobile")) : answer.msg;
+        status.className = answer.code === 0 ? "ok" : "field-error";
         var wait = answer.data && answer.data.resendIn;
         if (wait) countdown(wait); else button.disabled = false;
       })

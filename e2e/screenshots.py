@@ -1,0 +1,178 @@
+"""`make screenshots`: every shopper page and the merchant's main admin screens, at desktop
+(1280) and phone (390 x 844) width, in English and Chinese, into one contact sheet,
+docs/screenshots.png (the README links it).
+
+A pytest module run on its own (`pytest e2e/screenshots.py`; its name keeps it out of the
+normal suite): it needs what the browser tests need, a live server on real PostgreSQL and
+Redis, Chromium, and the data each page shows, made here. Each shot also lands in
+e2e-screenshots/sheet/ at full size, for a closer look.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from goods.management.commands.seed_demo import product_image
+from goods.models import Goods, StockAudit, StockChange
+from goods.tests.factories import make_sale
+from orders.tests.factories import buy, pay
+from seckill.tests.shoppers import reserve_directly
+from users.tests.factories import make_merchant, make_user, session_for
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "e2e-screenshots" / "sheet"
+SHEET = ROOT / "docs" / "screenshots.png"
+VIEWPORTS = {"desktop": {"width": 1280, "height": 860}, "phone": {"width": 390, "height": 844}}
+LANGUAGES = ("en", "zh-hans")
+# A column's width in the sheet per viewport, and how much of a tall page it keeps.
+THUMB_WIDTH = {"desktop": 420, "phone": 190}
+MAX_SOURCE_HEIGHT = {"desktop": 1300, "phone": 1500}
+
+
+def _goods(owner, name: str, title: str, price: str, colour) -> Goods:
+    return Goods.objects.create(
+        owner=owner, name=name, title=title, price=price, stock=100, detail=title, image=product_image(name, colour)
+    )
+
+
+def _open(browser, base_url: str, language: str, viewport: str, user=None):
+    context = browser.new_context(viewport=VIEWPORTS[viewport], locale="zh-CN" if language != "en" else "en-US")
+    cookies = [{"name": "django_language", "value": language, "url": base_url}]
+    if user is not None:
+        cookies.append({"name": "sessionid", "value": session_for(user), "url": base_url})
+    context.add_cookies(cookies)
+    return context, context.new_page()
+
+
+def _shot(page, name: str, language: str, viewport: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(300)  # the first countdown tick and /user/me's greeting
+    path = SHOTS / f"{name}-{language}-{viewport}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def test_contact_sheet(browser, live_server, celery_worker):
+    base = live_server.url
+    merchant = make_merchant(nickname="Mia")
+    tea = _goods(merchant, "Longjing tea 250 g", "First flush, West Lake", "168.00", (70, 130, 60))
+    phone = _goods(merchant, "Redmi Note 14", "8 GB + 256 GB, 5G", "1299.00", (40, 60, 140))
+    kettle = _goods(merchant, "Electric kettle", "1.7 l, keeps warm", "199.00", (200, 80, 40))
+    lamp = _goods(merchant, "Desk lamp", "Dimmable LED", "89.00", (200, 170, 40))
+    on_sale = make_sale(goods=phone, stock=50, starts_in=-600, lasts=3 * 3600, seckill_price="999.00")
+    upcoming = make_sale(goods=tea, stock=30, starts_in=2 * 86400 + 3 * 3600, seckill_price="99.00")
+    sold_out = make_sale(goods=kettle, stock=1, starts_in=-1200, seckill_price="59.00")
+    ended = make_sale(goods=lamp, stock=20, starts_in=-7200, lasts=3600, seckill_price="29.00")
+    for sale in (on_sale, upcoming, sold_out, ended):  # what the merchant put up, for the claimed bars
+        StockAudit.objects.create(sale=sale, delta=sale.stock_count, reason=StockChange.MERCHANT_EDIT)
+    for _ in range(3):
+        buy(sale=on_sale, user=make_user())
+    buy(sale=sold_out, user=make_user())
+
+    newcomer, queued, ordered, paid = (make_user(nickname=n) for n in ("Bea", "Cai", "Dan", "Eve"))
+    reserve_directly(queued.pk, on_sale.pk)  # the gate took it; the order is not written yet
+    unpaid_order = buy(sale=on_sale, user=ordered)
+    paid_order = pay(buy(sale=on_sale, user=paid))
+
+    def captcha_open(page):
+        page.click("#buy")
+        page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0")
+
+    scenes = [
+        ("Sale list", "/goods/goodsList", None, None),
+        ("Item, logged out", f"/goods/detail/{on_sale.pk}", None, None),
+        ("Log in (from a sale)", f"/user/index?next=/goods/detail/{on_sale.pk}", None, None),
+        ("Register", "/user/register", None, None),
+        ("Log in with a code", "/user/login/code", None, None),
+        ("Item, starts in 2 days", f"/goods/detail/{upcoming.pk}", newcomer, None),
+        ("Item, captcha", f"/goods/detail/{on_sale.pk}", newcomer, captcha_open),
+        ("Item, queued", f"/goods/detail/{on_sale.pk}", queued, None),
+        ("Item, ordered: pay now", f"/goods/detail/{on_sale.pk}", ordered, None),
+        ("Item, paid", f"/goods/detail/{on_sale.pk}", paid, None),
+        ("Item, sold out", f"/goods/detail/{sold_out.pk}", newcomer, None),
+        ("Item, ended", f"/goods/detail/{ended.pk}", newcomer, None),
+        ("Order, unpaid", f"/orders/{unpaid_order.order_no}", ordered, None),
+        ("Cancel: asks first", f"/orders/{unpaid_order.order_no}/cancel", ordered, None),
+        ("Order, paid", f"/orders/{paid_order.order_no}", paid, None),
+        ("My orders", "/orders/", ordered, None),
+        ("Not found (404)", "/goods/detail/999999", None, None),
+        ("Admin: home", "/admin/", merchant, None),
+        ("Admin: sales", "/admin/goods/seckillgoods/", merchant, None),
+        ("Admin: orders", "/admin/orders/order/", merchant, None),
+        ("Admin: live view", f"/admin/orders/order/sale/{on_sale.pk}/live/", merchant, None),
+    ]
+    rows = []
+    for label, path, user, action in scenes:
+        row = []
+        for language in LANGUAGES:
+            for viewport in VIEWPORTS:
+                context, page = _open(browser, base, language, viewport, user)
+                response = page.goto(base + path)
+                assert response is not None and response.status < 500, (label, response and response.status)
+                if action:
+                    action(page)
+                slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+                row.append((viewport, _shot(page, slug, language, viewport)))
+                context.close()
+        rows.append((label, row))
+    sheet(rows).save(SHEET, optimize=True)
+    assert SHEET.stat().st_size > 0
+
+
+def sheet(rows: list[tuple[str, list[tuple[str, Path]]]]) -> Image.Image:
+    """One row per page: English desktop, English phone, Chinese desktop, Chinese phone."""
+    label_width, gap, header = 170, 14, 40
+    thumbs = []
+    for label, shots in rows:
+        images = []
+        for viewport, path in shots:
+            image = Image.open(path).convert("RGB")
+            image = image.crop((0, 0, image.width, min(image.height, MAX_SOURCE_HEIGHT[viewport])))
+            width = THUMB_WIDTH[viewport]
+            images.append(image.resize((width, round(image.height * width / image.width)), Image.Resampling.LANCZOS))
+        thumbs.append((label, images))
+    columns = [THUMB_WIDTH[viewport] for viewport, _ in rows[0][1]]
+    width = label_width + sum(columns) + gap * (len(columns) + 1)
+    height = header + sum(max(i.height for i in images) + gap for _, images in thumbs) + gap
+    out = Image.new("RGB", (width, height), (236, 238, 242))
+    draw = ImageDraw.Draw(out)
+    font = _font(17)
+    x = label_width + gap
+    for title, column in zip(("English, 1280", "phone 390", "中文, 1280", "手机 390"), columns, strict=True):
+        draw.text((x, 10), title, fill=(31, 35, 40), font=font)
+        x += column + gap
+    y = header
+    for label, images in thumbs:
+        draw.multiline_text((10, y + 4), _wrap(label, 16), fill=(31, 35, 40), font=font, spacing=4)
+        x = label_width + gap
+        for image, column in zip(images, columns, strict=True):
+            out.paste(image, (x, y))
+            x += column + gap
+        y += max(i.height for i in images) + gap
+    return out
+
+
+def _wrap(text: str, width: int) -> str:
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return "\n".join([*lines, line])
+
+
+def _font(size: int):
+    for path in (
+        "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    ):
+        if Path(path).exists():
+            return ImageFont.truetype(path, size)
+    return ImageFont.load_default(size=size)

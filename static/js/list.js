@@ -1,0 +1,20 @@
+// The sale list: "Ends in" / "Starts in" for sales within a day, from the epochs in the page
+// (which is cached for everyone, so nothing else on it can count down).
+(function () {
+  var gettext = window.gettext || function (s) { return s; };
+  var interpolate = window.interpolate || function (format, args) { return format.replace("%s", args[0]); };
+  var duration = window.SeckillTime.duration;
+  var items = document.querySelectorAll("[data-ends],[data-starts]");
+  if (!items.length) return;
+  function tick() {
+    var now = Date.now() / 1000;
+    items.forEach(function (el) {
+      var ends = el.dataset.ends;
+      var left = Number(ends || el.dataset.starts) - now;
+      if (left <= 0 || left > 86400) return;
+      el.textContent = interpolate(ends ? gettext("Ends in %s") : gettext("Starts in %s"), [duration(left)]);
+    });
+  }
+  tick();
+  setInterval(tick, 1000);
+})();
