@@ -17,7 +17,7 @@ from goods.selectors import sale_get
 from seckill import selectors, services
 from seckill.observe import attempt_answered
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
-from seckill.views import SECKILL_RATE, captcha_answer, sale_limit_message
+from seckill.views import CAPTCHA_RATE, SECKILL_RATE, captcha_answer, sale_limit_message
 from seckill_site.api import (
     HasUserId,
     PerUserThrottle,
@@ -32,8 +32,6 @@ from seckill_site.api import (
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
 
-# The captcha page's limit (seckill.views.verify_code), on the same counter.
-CAPTCHA_RATE = "20/m"
 SALE_ID = id_parameter("sale_id", "sale event id")
 
 

@@ -13,9 +13,11 @@ from seckill import captcha, selectors, services
 from seckill.observe import attempt_answered
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, parse_int, positive_int
+from seckill_site.ratelimit import rate_period
 
 # Seed 000 @AccessLimit(seconds = 5, maxAccessCount = 5): per user, per endpoint.
 SECKILL_RATE = "5/5s"
+CAPTCHA_RATE = "20/m"
 
 
 def session_user_id(request: HttpRequest) -> int | None:
@@ -34,6 +36,14 @@ def _rate_key(group: str, request: HttpRequest) -> str:
 
 def _limited(request: HttpRequest, group: str) -> bool:
     return is_ratelimited(request, group=group, key=_rate_key, rate=SECKILL_RATE, increment=True)
+
+
+def _too_many(rate: str) -> HttpResponse:
+    """429 with Retry-After, like every other limit: the rate's whole period, which the fixed
+    window a refusal counted in never outlasts (the API's throttles answer the same)."""
+    response = fail(Code.TOO_MANY_REQUESTS)
+    response["Retry-After"] = str(rate_period(rate))
+    return response
 
 
 def sale_limit_message(error: services.SaleLimitReached) -> str:
@@ -64,8 +74,8 @@ def verify_code(request: HttpRequest) -> HttpResponse:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     if sale_get(sale_id=sale_id) is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    if is_ratelimited(request, group="seckill.captcha", key=_rate_key, rate="20/m", increment=True):
-        return fail(Code.TOO_MANY_REQUESTS)
+    if is_ratelimited(request, group="seckill.captcha", key=_rate_key, rate=CAPTCHA_RATE, increment=True):
+        return _too_many(CAPTCHA_RATE)
     try:
         image = services.captcha_create(user_id=user_id, sale_id=sale_id)
     except services.SaleLimitReached as error:
@@ -81,7 +91,7 @@ def seckill_path(request: HttpRequest) -> HttpResponse:
     if user_id is None:
         return fail(Code.NOT_LOGGED_IN)
     if _limited(request, "seckill.path"):
-        return fail(Code.TOO_MANY_REQUESTS)
+        return _too_many(SECKILL_RATE)
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
