@@ -115,9 +115,9 @@ def next_path(raw: Any, fallback: str) -> str:
     """`raw` when it is a path on this site ("/orders/7?x=1"), else `fallback`: the one check
     of every `next` a client sends. Only a path: no scheme, no host, nothing a browser could
     read as one ("//evil", "/\\evil", "\\\\evil", "javascript:..."); no control, format or
-    space characters (browsers drop some of them, and a newline breaks the Location header:
-    a 500); no bare word ("id", "admin:index"), which relative resolution or a URL-name
-    lookup would turn into somewhere else."""
+    space characters (URL parsers drop tabs and newlines, so "/\\t/evil" is "//evil" to
+    them); no bare word ("id", "admin:index"), which relative resolution or a URL-name lookup
+    would turn into somewhere else."""
     if not isinstance(raw, str):
         return fallback
     target = raw.strip()
