@@ -45,11 +45,26 @@ def browser():
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
+# Every document reports each Content-Security-Policy violation to the test (the event fires
+# for blocked scripts, styles, images, inline handlers and eval alike), before any script of
+# the page runs; the binding survives navigations.
+CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", function (e) {
+  window.__cspViolation([e.violatedDirective, e.blockedURI, e.sourceFile + ":" + e.lineNumber,
+                         location.pathname].join(" "));
+});
+"""
+
+
 class Watched:
-    """A page that records console errors and 5xx answers, and screenshots at two widths."""
+    """A page that records console errors, Content-Security-Policy violations and 5xx answers,
+    and screenshots at two widths."""
 
     def __init__(self, browser, base_url: str, name: str):
         self.context = browser.new_context(viewport=VIEWPORTS["desktop"])
+        self.csp_violations: list[str] = []
+        self.context.expose_binding("__cspViolation", lambda _source, text: self.csp_violations.append(text))
+        self.context.add_init_script(CSP_LISTENER)
         self.page = self.context.new_page()
         self.base_url, self.name = base_url, name
         self.console_errors: list[str] = []
@@ -81,6 +96,7 @@ class Watched:
 
     def check(self) -> None:
         assert not self.server_errors, self.server_errors
+        assert not self.csp_violations, self.csp_violations
         assert not self.console_errors, (self.console_errors, self.missing)
         self.context.close()
 

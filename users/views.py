@@ -1,4 +1,5 @@
 from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
@@ -130,4 +131,12 @@ def me(request: HttpRequest) -> HttpResponse:
     # request.user, not the session's id: a deactivated or stale session is logged out.
     if not request.user.is_authenticated:
         return ok(None)
-    return ok({"nickname": request.user.nickname or request.user.mobile, "isStaff": request.user.is_staff})
+    # The CSRF token for the log-out form static/js/nav.js draws: in production the CSRF
+    # cookie is HttpOnly, so no script reads it (another origin cannot read this answer).
+    return ok(
+        {
+            "nickname": request.user.nickname or request.user.mobile,
+            "isStaff": request.user.is_staff,
+            "csrfToken": get_token(request),
+        }
+    )

@@ -13,10 +13,11 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-# Every cookie the shop sets: https only, and out of reach of scripts where none reads it
-# (static/js/nav.js reads the CSRF cookie for the logout form, as Django's docs expect).
+# Every cookie the shop sets: https only, and out of reach of scripts (the pages take the
+# CSRF token from their forms, static/js/nav.js from /user/me, Swagger UI from its template).
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+CSRF_COOKIE_HTTPONLY = True
 LANGUAGE_COOKIE_SECURE = env.bool("LANGUAGE_COOKIE_SECURE", default=True)
 LANGUAGE_COOKIE_HTTPONLY = True
 LANGUAGE_COOKIE_SAMESITE = "Lax"

@@ -266,4 +266,6 @@ def test_the_schema_and_docs_pages_are_served_without_a_cdn():
     assert schema.status_code == 200 and "/api/v1/sales/{sale_id}/buy/{path}" in schema.json()["paths"]
     docs = Client().get("/api/docs/").content.decode()
     assert "swagger-ui" in docs and "cdn" not in docs.lower()
-    assert "cdn" not in Client().get("/api/redoc/").content.decode().lower()
+    # No Redoc: its bundle fetches its maker's logo from their CDN on every visit, and needs
+    # inline styles and blob workers that the Content-Security-Policy refuses.
+    assert Client().get("/api/redoc/").status_code == 404

@@ -19,7 +19,7 @@
         greeting.children[1].textContent = gettext("Register");
         return;
       }
-      var token = (document.cookie.match(/(?:^|; )csrftoken=([^;]+)/) || [])[1] || "";
+      var token = body.data.csrfToken;  // the CSRF cookie is HttpOnly in production
       greeting.textContent = interpolate(gettext("Hi, %s"), [body.data.nickname]) + " ";
       var form = document.createElement("form");
       form.method = "post";
