@@ -44,9 +44,11 @@ class SmsSendApi(APIView):
     @extend_schema(
         tags=["users"],
         summary="Text a 6-digit code to a mobile number, for registering or logging in",
-        description="The code lives 5 minutes, is used once and allows 5 checks. One message per number per "
-        "minute and 5 a day, and SMS_SENDS_PER_IP_PER_HOUR (default 20) per client IP: over a limit, 429 "
-        "with `data.resendIn` (seconds). For `login`, an unregistered number is answered as if texted.",
+        description="The code lives 5 minutes, is used once and allows 5 checks. Per number and client (IP, "
+        "IPv6 /64) one message a minute and 5 a day; per number SMS_SENDS_PER_NUMBER_PER_DAY from clients that "
+        "never entered one of its codes; per client SMS_SENDS_PER_IP_PER_HOUR; for the whole shop "
+        "SMS_SENDS_PER_HOUR. Over a limit, 429 with `data.resendIn` (seconds) and Retry-After. The answer is "
+        "the same whether or not the number has an account: the message says (a code, or what to do instead).",
         request=SmsSendInputSerializer,
         responses={200: envelope("SmsSentEnvelope", SmsSentSerializer()), **errors(400, 429)},
         auth=[],
