@@ -100,21 +100,25 @@ def sms_code_send(*, mobile: str, purpose: str, requester: str) -> SmsSendResult
         error = _("The shop cannot send more text messages this hour, try again later.")
         return _sms_refused("shop_hour", int((hour + 1) * 3600 - now()), error)
     registered = User.objects.filter(mobile=mobile).exists()
-    if purpose == "login" and not registered:
+    code = f"{secrets.randbelow(10**6):06d}"
+    goes_on = registered if purpose == "login" else not registered
+    # One pipeline either way (no code: any earlier one is dropped), so the time a send takes
+    # does not tell either.
+    with redis.pipeline(transaction=False) as pipe:
+        pipe.delete(keys.sms_code(mobile, purpose))
+        if goes_on:
+            pipe.hset(keys.sms_code(mobile, purpose), mapping={"code": code, "checks": 0, "requester": requester})
+            pipe.expire(keys.sms_code(mobile, purpose), keys.SMS_CODE_TTL)
+        pipe.execute()
+    if goes_on:
+        text = _("Your Seckill code is %(code)s. It is valid for 5 minutes; never share it.") % {"code": code}
+    elif purpose == "login":
         text = _("Someone asked to log in to Seckill with this number, which has no account. To make one, register.")
-    elif purpose == "register" and registered:
+    else:
         text = _(
             "Someone asked to register this number at Seckill, which already has an account: "
             "log in with your password or a code instead."
         )
-    else:
-        code = f"{secrets.randbelow(10**6):06d}"
-        with redis.pipeline(transaction=False) as pipe:
-            pipe.delete(keys.sms_code(mobile, purpose))
-            pipe.hset(keys.sms_code(mobile, purpose), mapping={"code": code, "checks": 0, "requester": requester})
-            pipe.expire(keys.sms_code(mobile, purpose), keys.SMS_CODE_TTL)
-            pipe.execute()
-        text = _("Your Seckill code is %(code)s. It is valid for 5 minutes; never share it.") % {"code": code}
     sms_backend().send(mobile=mobile, text=text)
     SMS_MESSAGES.labels("sent").inc()
     return SmsSendResult(True, wait)
