@@ -3,9 +3,10 @@ logged in as a seeded shopper, bounded in time. Fails on any 5xx, any anomaly wa
 and any finding that tools/scan_allowlist.txt does not accept.
 
 The deployment is bench.deploy's (granian and a Celery worker, its own port and queue) on the
-embedded or given PostgreSQL and Redis, with the production settings as they stand: DEBUG off,
-TLS (granian, a throwaway self-signed certificate for 127.0.0.1, so HSTS and the Secure
-cookies are what a browser gets), the production headers and cookies. The database gets
+embedded or given PostgreSQL and Redis, with the production settings as they stand (DEBUG off,
+the production headers and cookies) and TLS (granian, a throwaway self-signed certificate for
+127.0.0.1, so HSTS and the Secure cookies are what a browser gets); only the per-request rate
+limits are off (settings/scan.py), or most attacks would meet a 429 instead of the views. The database gets
 `seed_demo`'s shop. wapiti3 runs from its own virtualenv (.venv-scan, requirements-scan.txt:
 its pins clash with the shop's) against https://127.0.0.1:<port>/ only. Its SSRF check, which
 plants URLs of wapiti's public endpoint and asks that endpoint afterwards who fetched them,
@@ -223,7 +224,7 @@ def deployment(directory: Path):
     deploy.url = f"https://127.0.0.1:{deploy.port}"
     deploy.metrics_token = secrets.token_urlsafe(24)
     deploy.env.update(
-        DJANGO_SETTINGS_MODULE="seckill_site.settings.production",
+        DJANGO_SETTINGS_MODULE="seckill_site.settings.scan",
         GRANIAN_SSL_CERTIFICATE=str(cert),
         GRANIAN_SSL_KEYFILE=str(key),
         GRANIAN_SSL_PROTOCOL_MIN="tls1.2",
@@ -337,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
                            stdout=subprocess.DEVNULL)  # fmt: skip
         deploy.start_web(workers=2, threads=4)
         deploy.start_celery(QUEUE)
-        log(f"deployment: {deploy.url} (production settings, TLS, granian 2x4, Celery -c 1); allow-list: "
-            f"{len(allowed)} entries")  # fmt: skip
+        log(f"deployment: {deploy.url} (production settings without rate limits, TLS, granian 2x4, "
+            f"Celery -c 1); allow-list: {len(allowed)} entries")  # fmt: skip
         for name, cookie in (("anonymous", None), ("logged-in", session_cookie(deploy))):
             before = answers_by_status(deploy)
             report = report_read(wapiti(deploy, name, seconds=options.seconds, cookie=cookie, endpoint=endpoint))
