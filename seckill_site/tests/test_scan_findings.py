@@ -189,7 +189,7 @@ def test_finding2_addresses_of_one_ipv6_64_share_a_budget_and_ipv4_is_unchanged(
     assert [send("192.0.2.1"), send("192.0.2.1"), send("192.0.2.1"), send("192.0.2.2")] == [200, 200, 429, 200]
 
 
-def test_finding2_addresses_of_one_ipv6_64_share_the_login_budget():
+def test_finding2_addresses_of_one_ipv6_64_share_the_login_budget(ratelimit_clock):
     """30 login attempts a minute per client: 32 tries from 32 addresses of one /64, each for
     another number (the per-number limit never trips), are one client's."""
     statuses = [
@@ -312,7 +312,7 @@ def test_finding4_readyz_names_the_failing_dependency_but_not_its_error(settings
 # --- 5. the captcha's 429 ---------------------------------------------------------------------------
 
 
-def test_finding5_the_captcha_429_says_when_to_come_back(settings):
+def test_finding5_the_captcha_429_says_when_to_come_back(settings, ratelimit_clock):
     settings.SECKILL_CAPTCHAS_PER_MINUTE = 1000  # the per-request limit (20 a minute) answers first
     sale, user = make_sale(stock=5), make_user()
     browser = Client()

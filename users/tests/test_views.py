@@ -80,7 +80,7 @@ def test_login_is_rate_limited_per_mobile(client):
     assert codes[:10] == [400] * 10 and codes[10:] == [429, 429]
 
 
-def test_login_is_rate_limited_per_ip(client):
+def test_login_is_rate_limited_per_ip(client, ratelimit_clock):
     codes = [
         client.post("/user/login", {"mobile": f"1300000{i:04d}", "password": "bad-guess"}, **JSON).status_code
         for i in range(32)
