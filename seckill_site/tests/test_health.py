@@ -85,7 +85,7 @@ def _wait_for_status(url: str, status: int, seconds: float) -> tuple[float, dict
             response = requests.get(url, timeout=5)
             if response.status_code == status:
                 return time.monotonic() - started, response.json()
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # not up yet, or slow on a loaded machine
             pass
         if time.monotonic() - started > seconds:
             raise AssertionError(f"{url} did not answer {status} within {seconds} s")
