@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test e2e bench captcha-attack screenshots
+.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test e2e bench captcha-attack screenshots scan
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
@@ -26,6 +26,7 @@ help:
 	@echo "make screenshots    every shopper page and the main admin screens, desktop and phone, English and Chinese: docs/screenshots.png"
 	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\"; ARGS=--cluster: through the cluster-test topology)"
 	@echo "make captcha-attack OCR engines and a trained model against the old and new captcha"
+	@echo "make scan           wapiti3 against a production-like deployment, anonymous and logged in (a few minutes)"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
 	@echo "make services-down  stop them (data stays in .run/)"
 	@echo "make clean          stop them, then delete .run/ and .venv/"
@@ -98,6 +99,23 @@ captcha-attack: $(ATTACK_STAMP)
 	  else echo "error: install Tesseract (Debian package 'tesseract-ocr') to run the attack" >&2; exit 1; fi; \
 	fi
 	OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(ATTACK_VENV)/bin/python -m tools.captcha_attack $(ARGS)
+
+# wapiti3 against the production settings on loopback (tools/scan.py), anonymous and logged in,
+# bounded in time (ARGS="--seconds N" per scan); fails on any 5xx, anomaly or finding not on
+# tools/scan_allowlist.txt. wapiti3 pins its own dependencies: it goes into .venv-scan.
+SCAN_VENV := .venv-scan
+SCAN_STAMP := $(SCAN_VENV)/.installed
+
+$(SCAN_STAMP): requirements-scan.txt
+	@python="$$($(FIND_PYTHON))"; \
+	if [ -z "$$python" ]; then echo "error: Python >= 3.11 not found on PATH" >&2; exit 1; fi; \
+	if [ ! -x $(SCAN_VENV)/bin/python ]; then "$$python" -m venv $(SCAN_VENV); fi
+	$(SCAN_VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-scan.txt
+	@touch $@
+
+scan: venv $(SCAN_STAMP)
+	@command -v openssl >/dev/null || { echo "error: openssl is needed for the scan's TLS certificate" >&2; exit 1; }
+	$(PY) -m tools.with_services -- $(PY) -m tools.scan $(ARGS)
 
 # Stop the servers first: deleting .run/ under a running PostgreSQL would orphan it.
 clean: services-down

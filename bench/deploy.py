@@ -69,6 +69,10 @@ class Deployment:
     web_fixed: str | None = None
     # Set by a deployment whose database and Redis are thrown away with it: nothing to clean up.
     throwaway = False
+    # What start_web asks until the server answers (the bench's floor view; `make scan`, whose
+    # deployment routes no bench URL, asks /healthz), and the TLS check of that request.
+    ready_path = "/bench/floor"
+    verify: bool | str = True
 
     def __init__(self, *, log_dir: Path, celery_concurrency: int, celery_nice: int = 0) -> None:
         self.log_dir = log_dir
@@ -127,7 +131,7 @@ class Deployment:
         deadline = time.monotonic() + 60
         while True:
             try:
-                if requests.get(f"{self.url}/bench/floor", timeout=2).status_code < 500:
+                if requests.get(f"{self.url}{self.ready_path}", timeout=2, verify=self.verify).status_code < 500:
                     break
             except requests.RequestException:
                 pass

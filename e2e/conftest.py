@@ -3,6 +3,7 @@ Playwright's own browser download does not work on these machines)."""
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,15 @@ SHOTS = Path(__file__).resolve().parent.parent / "e2e-screenshots"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 VIEWPORTS = {"desktop": {"width": 1280, "height": 860}, "phone": {"width": 390, "height": 844}}
+
+
+def poll(page, expression: str, seconds: float = 10) -> None:
+    """Wait until `expression` is true in the page, asked through the debugging protocol (not
+    subject to the page's Content-Security-Policy, unlike wait_for_function's eval())."""
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"never true: {expression}"
+        page.wait_for_timeout(50)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -45,12 +55,27 @@ def browser():
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
+# Every document reports each Content-Security-Policy violation to the test (the event fires
+# for blocked scripts, styles, images, inline handlers and eval alike), before any script of
+# the page runs; the binding survives navigations.
+CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", function (e) {
+  window.__cspViolation([e.violatedDirective, e.blockedURI, e.sourceFile + ":" + e.lineNumber,
+                         location.pathname].join(" "));
+});
+"""
+
+
 class Watched:
-    """A page that records console errors and 5xx answers, and screenshots at two widths."""
+    """A page that records console errors, Content-Security-Policy violations and 5xx answers,
+    and screenshots at two widths."""
 
     def __init__(self, browser, base_url: str, name: str, **context_options):
         # context_options: Playwright's, e.g. timezone_id for a browser in another zone.
         self.context = browser.new_context(viewport=VIEWPORTS["desktop"], **context_options)
+        self.csp_violations: list[str] = []
+        self.context.expose_binding("__cspViolation", lambda _source, text: self.csp_violations.append(text))
+        self.context.add_init_script(CSP_LISTENER)
         self.page = self.context.new_page()
         self.base_url, self.name = base_url, name
         self.console_errors: list[str] = []
@@ -82,6 +107,7 @@ class Watched:
 
     def check(self) -> None:
         assert not self.server_errors, self.server_errors
+        assert not self.csp_violations, self.csp_violations
         assert not self.console_errors, (self.console_errors, self.missing)
         self.context.close()
 

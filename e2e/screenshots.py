@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
+from e2e.conftest import poll
 from goods.management.commands.seed_demo import product_image
 from goods.models import Goods, StockAudit, StockChange
 from goods.tests.factories import make_sale
@@ -81,7 +82,7 @@ def test_contact_sheet(browser, live_server, celery_worker):
 
     def captcha_open(page):
         page.click("#buy")
-        page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0")
+        poll(page, "document.getElementById('captcha-img').naturalWidth > 0")
 
     scenes = [
         ("Sale list", "/goods/goodsList", None, None),

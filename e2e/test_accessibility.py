@@ -7,6 +7,7 @@ every second, and the language menu does nothing until its button is pressed."""
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
+from e2e.conftest import poll
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy, pay
 from seckill.tests.shoppers import reserve_directly
@@ -29,7 +30,7 @@ def test_every_shopper_page_meets_wcag_aa_contrast_included(watched):
 
     def open_captcha(page):
         page.click("#buy")
-        page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0")
+        poll(page, "document.getElementById('captcha-img').naturalWidth > 0")
 
     pages = [
         (None, "/goods/goodsList", None),

@@ -16,7 +16,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from e2e.conftest import SHOTS
+from e2e.conftest import SHOTS, poll
 from goods.models import SeckillGoods
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
@@ -155,7 +155,7 @@ def test_each_sale_shows_its_revenue_from_paid_orders(watched):
     assert "revenue" in headers, headers
     assert tab.page.inner_text("#result_list tr:has-text('Tea') td.field-revenue_display") == "¥19.80"
     tab.go(f"/admin/orders/order/sale/{sale.pk}/live/")
-    tab.page.wait_for_function("document.getElementById('revenue').textContent.includes('19.80')")
+    poll(tab.page, "document.getElementById('revenue').textContent.includes('19.80')")
     shoot(tab, "live")
 
 

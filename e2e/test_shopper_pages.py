@@ -16,6 +16,7 @@ import requests
 from django.utils import timezone
 
 from conftest import ROOT, _test_database_url, free_port
+from e2e.conftest import poll
 from goods.models import StockAudit, StockChange
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
@@ -37,13 +38,13 @@ def captcha_answer(sale, user) -> str:
 
 def answered(page) -> str:
     """What #result says once the answer was checked (a failure names itself here)."""
-    page.wait_for_function("!['', 'Checking…'].includes(document.getElementById('result').textContent)", timeout=60_000)
+    poll(page, "!['', 'Checking…'].includes(document.getElementById('result').textContent)", seconds=60)
     return page.inner_text("#result")
 
 
 def solve_and_buy(page, sale, user) -> None:
     page.click("#buy")
-    page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0")
+    poll(page, "document.getElementById('captcha-img').naturalWidth > 0")
     page.fill("#captcha-answer", captcha_answer(sale, user))
     page.click("#captcha-form button[type=submit]")
 
@@ -59,7 +60,7 @@ def test_issue1_many_new_captchas_for_one_sale_lock_out_only_that_sale_and_say_h
     page = tab.go(f"/goods/detail/{first.pk}")
     page.click("#buy")
     for _ in range(19):  # the buy drew the 1st; 19 more reach the limit of 20
-        page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0")
+        poll(page, "document.getElementById('captcha-img').naturalWidth > 0")
         page.click("#captcha-refresh")
     page.wait_for_timeout(300)
     page.click("#captcha-refresh")  # the 21st
@@ -71,7 +72,7 @@ def test_issue1_many_new_captchas_for_one_sale_lock_out_only_that_sale_and_say_h
 
     page = tab.go(f"/goods/detail/{second.pk}")
     page.click("#buy")
-    page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0", timeout=5_000)
+    poll(page, "document.getElementById('captcha-img').naturalWidth > 0", seconds=5)
     page.fill("#captcha-answer", captcha_answer(second, shopper))
     page.click("#captcha-form button[type=submit]")
     assert "queue" in answered(page)  # the answer is accepted: no lock-out
@@ -85,7 +86,7 @@ def test_issue2_the_captcha_is_sharp_says_what_to_do_and_can_be_heard(watched):
     logged_in(tab, shopper)
     page = tab.go(f"/goods/detail/{sale.pk}")
     page.click("#buy")
-    page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0")
+    poll(page, "document.getElementById('captcha-img').naturalWidth > 0")
     natural, shown = page.evaluate(
         "(() => { const i = document.getElementById('captcha-img'); return [i.naturalWidth, i.clientWidth]; })()"
     )
@@ -94,7 +95,7 @@ def test_issue2_the_captcha_is_sharp_says_what_to_do_and_can_be_heard(watched):
     tab.shoot("captcha")
     page.click("#captcha-audio")
     page.wait_for_selector("#captcha-player:not([hidden])")
-    page.wait_for_function("document.getElementById('captcha-player').duration > 3")
+    poll(page, "document.getElementById('captcha-player').duration > 3")
     digits = captcha_answer(sale, shopper)
     assert re.fullmatch(r"[1-9][0-9]{3}", digits)  # the spoken challenge replaced the picture's answer
     page.fill("#captcha-answer", digits)
@@ -141,7 +142,7 @@ def test_issue4_the_item_page_remembers_the_order_across_refreshes_and_reloads(w
     tab.shoot("ordered-after-reload")
 
     stale_page.click("#buy")  # buying again from the tab that does not know yet
-    stale_page.wait_for_function("document.getElementById('captcha-img').naturalWidth > 0")
+    poll(stale_page, "document.getElementById('captcha-img').naturalWidth > 0")
     stale_page.unroute("**/seckill/state*")
     stale_page.fill("#captcha-answer", captcha_answer(sale, shopper))
     stale_page.click("#captcha-form button[type=submit]")

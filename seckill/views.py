@@ -19,9 +19,11 @@ from seckill.observe import attempt_answered
 from seckill.services import gate, paths
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, parse_int, positive_int
+from seckill_site.ratelimit import rate_period
 
 # Seed 000 @AccessLimit(seconds = 5, maxAccessCount = 5): per user, per endpoint.
 SECKILL_RATE = "5/5s"
+CAPTCHA_RATE = "20/m"
 
 
 def session_user_id(request: HttpRequest) -> int | None:
@@ -40,6 +42,14 @@ def _rate_key(group: str, request: HttpRequest) -> str:
 
 def _limited(request: HttpRequest, group: str) -> bool:
     return is_ratelimited(request, group=group, key=_rate_key, rate=SECKILL_RATE, increment=True)
+
+
+def _too_many(rate: str) -> HttpResponse:
+    """429 with Retry-After, like every other limit: the rate's whole period, which the fixed
+    window a refusal counted in never outlasts (the API's throttles answer the same)."""
+    response = fail(Code.TOO_MANY_REQUESTS)
+    response["Retry-After"] = str(rate_period(rate))
+    return response
 
 
 def sale_limit_message(error: paths.SaleLimitReached) -> str:
@@ -107,7 +117,7 @@ def seckill_path(request: HttpRequest) -> HttpResponse:
     if user_id is None:
         return fail(Code.NOT_LOGGED_IN)
     if _limited(request, "seckill.path"):
-        return fail(Code.TOO_MANY_REQUESTS)
+        return _too_many(SECKILL_RATE)
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))

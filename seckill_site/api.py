@@ -35,7 +35,8 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 
 from seckill_site.codes import Code
-from seckill_site.http import ID_MAX, client_ip, positive_int
+from seckill_site.http import ID_MAX, client_bucket, positive_int
+from seckill_site.ratelimit import rate_period
 from seckill_site.redis import client, keys
 
 # --- JSON bodies ---------------------------------------------------------------------------------
@@ -430,8 +431,7 @@ class RatelimitThrottle(BaseThrottle):
         )
 
     def wait(self) -> float | None:
-        count, period = self.rate.split("/")
-        return float(int(period[:-1] or 1) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[period[-1]])
+        return float(rate_period(self.rate))
 
 
 class PerUserThrottle(RatelimitThrottle):
@@ -442,7 +442,7 @@ class PerUserThrottle(RatelimitThrottle):
 
 class PerIpThrottle(RatelimitThrottle):
     def key_of(self, request: Request) -> str | None:
-        return client_ip(request._request)
+        return client_bucket(request._request)
 
 
 class PerMobileThrottle(RatelimitThrottle):

@@ -2,7 +2,7 @@
 drf-spectacular-sidecar's static files: no CDN)."""
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from goods import apis as goods
 from orders import apis as orders
@@ -45,5 +45,4 @@ urlpatterns = [
     path("v1/", include(v1)),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema", authentication_classes=[]), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema", authentication_classes=[]), name="redoc"),
 ]

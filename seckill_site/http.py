@@ -2,11 +2,13 @@
 
 import ipaddress
 import re
+import unicodedata
 from functools import wraps
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponseRedirect, JsonResponse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from seckill_site.codes import Code
@@ -107,6 +109,53 @@ def client_ip(request: HttpRequest) -> str:
         return chain[0] if _address(chain[0]) else remote
     candidate = _address(chain[-(count + 1)])
     return str(candidate) if candidate is not None else remote
+
+
+def next_path(raw: Any, fallback: str) -> str:
+    """`raw` when it is a path on this site ("/orders/7?x=1"), else `fallback`: the one check
+    of every `next` a client sends. Only a path: no scheme, no host, nothing a browser could
+    read as one ("//evil", "/\\evil", "\\\\evil", "javascript:..."); no control, format or
+    space characters (URL parsers drop tabs and newlines, so "/\\t/evil" is "//evil" to
+    them); no bare word ("id", "admin:index"), which relative resolution or a URL-name lookup
+    would turn into somewhere else."""
+    if not isinstance(raw, str):
+        return fallback
+    target = raw.strip()
+    if not target.startswith("/") or target.startswith(("//", "/\\")):
+        return fallback
+    if any(unicodedata.category(character)[0] in ("C", "Z") for character in target):
+        return fallback
+    # No host may be named at all: an empty allow-list passes only scheme-less, host-less URLs.
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts=set()):
+        return fallback
+    return target
+
+
+def redirect_target(raw: Any, fallback: str) -> HttpResponseRedirect:
+    """A redirect to `raw` when it is a path on this site, else to `fallback` (next_path).
+    An HttpResponseRedirect of the path itself, never django.shortcuts.redirect, which would
+    treat a word as a URL name to reverse (a NoReverseMatch, i.e. a 500, for "id")."""
+    return HttpResponseRedirect(next_path(raw, fallback))
+
+
+def ip_bucket(address: str) -> str:
+    """What a per-IP limit counts on for a client address: an IPv4 address itself, an IPv6
+    address's /RATELIMIT_IPV6_PREFIX network (64: one subscriber's allocation, whose 2**64
+    addresses are all theirs to send from; counting each would give them 2**64 budgets). An
+    IPv4-mapped IPv6 address is its IPv4 address."""
+    parsed = _address(address)
+    if parsed is None:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{parsed}/{settings.RATELIMIT_IPV6_PREFIX}", strict=False))
+    return str(parsed)
+
+
+def client_bucket(request: HttpRequest) -> str:
+    """The client's per-IP limit bucket (ip_bucket of client_ip): every per-IP limit keys on it."""
+    return ip_bucket(client_ip(request))
 
 
 def allow(*methods: str):

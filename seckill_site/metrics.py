@@ -121,17 +121,22 @@ def exposition() -> bytes:
 
 
 def metrics_allowed(request: HttpRequest) -> bool:
-    """From a configured network (loopback by default: REMOTE_ADDR, never a forwarded header,
-    which any client can write), or with `Authorization: Bearer <METRICS_TOKEN>`."""
+    """Only what the operator named: `Authorization: Bearer <METRICS_TOKEN>`, or a peer
+    (REMOTE_ADDR, never a forwarded header, which any client can write) inside
+    METRICS_ALLOWED_NETWORKS. Neither is set by default, loopback included: a reverse proxy
+    on the same host (nginx before granian, HAProxy) makes every request a loopback one.
+    Also who sees /readyz's details (seckill_site.views.readyz)."""
     token = settings.METRICS_TOKEN
     header = request.headers.get("Authorization", "")
     if token and header.startswith("Bearer ") and secrets.compare_digest(header[7:].strip(), token):
         return True
+    if not settings.METRICS_ALLOWED_NETWORKS:
+        return False
     try:
         address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
     except ValueError:
         return False
-    return any(address in ipaddress.ip_network(network) for network in settings.METRICS_ALLOWED_NETWORKS)
+    return any(address in ipaddress.ip_network(network, strict=False) for network in settings.METRICS_ALLOWED_NETWORKS)
 
 
 def metrics_response() -> HttpResponse:

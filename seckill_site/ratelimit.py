@@ -16,6 +16,15 @@ import django_ratelimit.core
 
 from seckill_site.redis import now
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def rate_period(rate: str) -> int:
+    """Seconds of a django-ratelimit rate's window ("20/m" -> 60, "5/5s" -> 5): the longest a
+    refusal can last, so what a 429's Retry-After says."""
+    _count, period = rate.split("/")
+    return int(period[:-1] or 1) * _UNITS[period[-1]]
+
 
 class ShopClock:
     """Stands in for the `time` module inside django_ratelimit.core, which only calls time()."""

@@ -1,11 +1,9 @@
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import check_for_language
 
 from seckill_site import health
-from seckill_site.http import allow
+from seckill_site.http import allow, redirect_target
 from seckill_site.metrics import metrics_allowed, metrics_response
 
 
@@ -13,13 +11,21 @@ from seckill_site.metrics import metrics_allowed, metrics_response
 def switch_language(request: HttpRequest) -> HttpResponse:
     """The language switch. A GET (unlike Django's set_language) so it works from the cached
     list page, which carries no CSRF token; a language preference is nothing to forge."""
-    target = request.GET.get("next", "/")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        target = "/"
-    response = redirect(target)
+    response = redirect_target(request.GET.get("next"), "/")
     language = request.GET.get("language", "")
     if language in dict(settings.LANGUAGES) and check_for_language(language):
-        response.set_cookie(settings.LANGUAGE_COOKIE_NAME, language, max_age=365 * 24 * 3600, samesite="Lax")
+        # With the flags the settings give the language cookie (Django's own set_language
+        # does the same): production marks it Secure.
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            language,
+            max_age=settings.LANGUAGE_COOKIE_AGE,
+            path=settings.LANGUAGE_COOKIE_PATH,
+            domain=settings.LANGUAGE_COOKIE_DOMAIN,
+            secure=settings.LANGUAGE_COOKIE_SECURE,
+            httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+            samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+        )
     return response
 
 
@@ -42,19 +48,19 @@ def healthz(request: HttpRequest) -> HttpResponse:
 @allow("GET", "HEAD")
 def readyz(request: HttpRequest) -> HttpResponse:
     """Readiness for the load balancer: 200 when PostgreSQL, Redis, the Lua scripts and the
-    broker all answered within READINESS_TIMEOUT, else 503 naming the ones that did not."""
+    broker all answered within READINESS_TIMEOUT, else 503 naming the ones that did not.
+    Timings and error texts (hosts, ports, driver messages) only for whom /metrics answers:
+    everyone else, the balancer included, gets the status and the failing checks' names."""
     results = health.readiness()
     failed = [result.name for result in results if not result.ok]
-    body = {
-        "status": "fail" if failed else "ok",
-        "failed": failed,
-        "checks": {
+    body = {"status": "fail" if failed else "ok", "failed": failed}
+    if metrics_allowed(request):
+        body["checks"] = {
             result.name: {
                 "ok": result.ok,
                 "ms": round(result.milliseconds, 1),
                 **({"error": result.error} if result.error else {}),
             }
             for result in results
-        },
-    }
+        }
     return JsonResponse(body, status=503 if failed else 200, headers={"Cache-Control": "no-store"})

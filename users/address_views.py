@@ -3,12 +3,12 @@ like the other shop pages; the API (users.apis) offers the same through users.se
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from seckill_site.http import next_path, redirect_target
 from users import selectors, services
 from users.forms import AddressForm
 from users.models import ADDRESSES_PER_USER
@@ -17,16 +17,13 @@ ADDRESSES_URL = "/user/addresses"
 
 
 def _next(request: HttpRequest) -> str:
-    """Where to go after a change: back to the order being paid when it sent the shopper here.
-    A path of this site only: "0" or "orders" would be taken by redirect() for a view name."""
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return target
-    return ""
+    """Where to go after a change: back to the order being paid when it sent the shopper here
+    (a path of this site only, seckill_site.http.next_path), else ""."""
+    return next_path(request.POST.get("next") or request.GET.get("next"), "")
 
 
 def _back(request: HttpRequest) -> HttpResponse:
-    return HttpResponseRedirect(_next(request) or ADDRESSES_URL)
+    return redirect_target(request.POST.get("next") or request.GET.get("next"), ADDRESSES_URL)
 
 
 def _own_address(request: HttpRequest, address_id: str):

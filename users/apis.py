@@ -3,7 +3,9 @@
 Validation is the pages' forms and the writes are users.services, as on /user/login.
 """
 
+from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -28,7 +30,7 @@ from seckill_site.api import (
     throttle,
 )
 from seckill_site.codes import Code
-from seckill_site.http import client_ip
+from seckill_site.http import client_bucket
 from users import selectors, services
 from users.forms import AddressForm, LoginForm, RegisterForm
 from users.selectors import address_public_data, user_public_data
@@ -43,7 +45,7 @@ from users.serializers import (
 )
 from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
 from users.verification import registration_record
-from users.views import REGISTER_RATE_PER_IP, register_form_save
+from users.views import REGISTER_RATE_PER_IP, SECRET_FIELDS, register_form_save
 
 
 def _form_errors(form) -> Response:
@@ -57,6 +59,7 @@ def _form_data(request: Request) -> dict:
     return {key: data.get(key) for key in fields} if hasattr(data, "get") else {}
 
 
+@method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
 class LoginApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -81,6 +84,7 @@ class LoginApi(APIView):
         },
         auth=[],
     )
+    @method_decorator(sensitive_variables())
     def post(self, request: Request) -> Response:
         form = LoginForm(_form_data(request))
         if not form.is_valid():
@@ -91,6 +95,7 @@ class LoginApi(APIView):
         return api_ok({"token": result.token, "user": user_public_data(result.user)})
 
 
+@method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
 class RegisterApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -106,6 +111,7 @@ class RegisterApi(APIView):
         responses={201: envelope("RegisterEnvelope", SessionSerializer()), **errors(400, 429)},
         auth=[],
     )
+    @method_decorator(sensitive_variables())
     def post(self, request: Request) -> Response:
         data = _form_data(request)
         # The page asks twice for the password; an API client sends it once.
@@ -113,7 +119,7 @@ class RegisterApi(APIView):
         user = register_form_save(form)
         if user is None:
             return _form_errors(form)
-        registration_record(ip=client_ip(request._request))
+        registration_record(ip=client_bucket(request._request))
         token = api_token_issue(user_id=user.pk)
         return api_ok({"token": token, "user": user_public_data(user)}, status_code=201)
 

@@ -18,13 +18,19 @@ class RegisterForm(SmsCodeForm):  # needs the code texted to the mobile number
     password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
     password_again = forms.CharField(label=_("Password (again)"), max_length=128, widget=forms.PasswordInput)
 
-    def clean_mobile(self) -> str:
-        mobile = self.cleaned_data["mobile"]
-        if User.objects.filter(mobile=mobile).exists():
+    def _post_clean(self) -> None:
+        super()._post_clean()  # the texted code, checked once everything else is valid
+        if not self.errors:
+            self.mobile_free_check()
+
+    def mobile_free_check(self) -> None:
+        """Answers "already registered" only to whoever holds a valid register code for the number,
+        i.e. its owner: before the code it would tell anyone which numbers have accounts.
+        (A registered number gets no register code: users.verification.sms_code_send.)"""
+        if User.objects.filter(mobile=self.cleaned_data["mobile"]).exists():
             from users.services import MOBILE_TAKEN_MESSAGE
 
-            raise forms.ValidationError(MOBILE_TAKEN_MESSAGE)
-        return mobile
+            self.add_error("mobile", MOBILE_TAKEN_MESSAGE)
 
     def clean(self):
         cleaned = super().clean()

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy
 from django_ratelimit.core import is_ratelimited
 
 from seckill_site.api import api_token_cache_drop, api_token_issue, api_token_keys, api_token_revoke, api_tokens_revoke
-from seckill_site.http import client_ip
+from seckill_site.http import client_bucket
 from seckill_site.redis import client, keys
 from users.models import ADDRESSES_PER_USER, Address, User, mobile_normalize
 from users.sessions import auth_epoch
@@ -39,7 +39,7 @@ def login_attempt_limited(*, request: HttpRequest, mobile: Any) -> bool:
     either is over its limit. The account is the mobile number as the login form would read
     it, so " 13700000001", "13700000001\\t", "１３７…" and the JSON number 13700000001 share one
     bucket. (The API counts the same buckets through seckill_site.api's throttles.)"""
-    ip, account = client_ip(request), mobile_normalize(mobile)
+    ip, account = client_bucket(request), mobile_normalize(mobile)
     by_ip = is_ratelimited(
         request, group=LOGIN_GROUP_IP, key=lambda _group, _request: ip, rate=LOGIN_RATE_PER_IP, increment=True
     )

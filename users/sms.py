@@ -20,9 +20,15 @@ import time
 
 from django.conf import settings
 from django.utils.module_loading import import_string
+from prometheus_client import Counter
 
 # LocmemSmsBackend's messages: {"mobile", "text"} dicts, oldest first.
 outbox: list[dict[str, str]] = []
+
+# Every message asked for: "sent", or the limit that refused it (users.verification):
+# resend_wait, requester_day, number_day, requester_hour, shop_hour. deploy/alerts.yml pages
+# when the shop's hourly cap refuses any (SMS pumping, or a cap set too low).
+SMS_MESSAGES = Counter("seckill_sms_messages_total", "Text messages asked for, by result", ["result"])
 
 
 class SmsError(Exception):

@@ -2,10 +2,22 @@
 logging in by code.
 
 A code lives in Redis for 5 minutes, is used once, and allows 5 checks before it is
-dropped, so guessing one of a million codes is hopeless. Sending is limited per number (one
-message a minute, 5 a day) and per client IP (SMS_SENDS_PER_IP_PER_HOUR): a text message
-costs the shop money and a stranger's phone some peace. Registrations are counted per
-client IP and hour for the admin (users.admin), where a farm of new accounts shows.
+dropped, so guessing one of a million codes is hopeless. A text message costs the shop money
+and a stranger's phone some peace, so sending is limited, and so that no stranger can spend a
+number's budget and lock its owner out, every per-number limit is per requester (the client
+IP, an IPv6 /64: seckill_site.http.client_bucket):
+
+- a number and one requester: one message a minute, 5 a day (sms_send.lua);
+- a number, all requesters: SMS_SENDS_PER_NUMBER_PER_DAY, far above a person's needs; a
+  requester that once entered a code sent to the number is exempt (it receives its messages);
+- one requester, all numbers: SMS_SENDS_PER_IP_PER_HOUR;
+- the whole shop: SMS_SENDS_PER_HOUR (SMS pumping: a flood of paid messages to numbers an
+  attacker earns from), counted in `seckill_sms_messages_total{result}` with an alert.
+
+A send answers the same whether or not the number has an account, and the message says what
+happened: a code, or "no account here: register" / "you have an account: log in". Nobody
+learns from the answer who is registered. Registrations are counted per client IP and hour
+for the admin (users.admin), where a farm of new accounts shows.
 """
 
 import secrets
@@ -21,12 +33,13 @@ from django.db.models import F
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.debug import sensitive_variables
 
-from seckill_site.redis import client, keys, script
+from seckill_site.redis import client, keys, now, script
 from users.fields import MobileField
 from users.models import User
 from users.services import LoginResult
-from users.sms import sms_backend
+from users.sms import SMS_MESSAGES, sms_backend
 
 PURPOSES = ("register", "login")
 
@@ -38,48 +51,94 @@ class SmsSendResult:
     error: str | None = None
 
 
-def sms_code_send(*, mobile: str, purpose: str, ip: str) -> SmsSendResult:
-    """Send a new code to `mobile` for `purpose` ("register" or "login"); it replaces any
-    earlier one. The caller validated the number's format."""
+def _sms_refused(result: str, wait: int, error: str) -> SmsSendResult:
+    SMS_MESSAGES.labels(result).inc()
+    return SmsSendResult(False, max(1, wait), error)
+
+
+@sensitive_variables("code", "text")
+def sms_code_send(*, mobile: str, purpose: str, requester: str) -> SmsSendResult:
+    """Text `mobile` for `purpose` ("register" or "login"), asked for by `requester` (the
+    client's limit bucket). The answer is the same whether or not the number has an account;
+    the message differs: a new code (replacing any earlier one) when the purpose can go on,
+    else what to do instead. The caller validated the number's format."""
     if purpose not in PURPOSES:
         raise ValueError(f"unknown purpose {purpose!r}")
     redis = client()
-    by_ip = redis.incr(keys.sms_ip(ip))
-    if by_ip == 1:
-        redis.expire(keys.sms_ip(ip), keys.SMS_IP_WINDOW)
-    if by_ip > settings.SMS_SENDS_PER_IP_PER_HOUR:
-        wait = max(1, redis.ttl(keys.sms_ip(ip)))
-        return SmsSendResult(False, wait, _("Too many text messages from your network, try again later."))
-    registered = User.objects.filter(mobile=mobile).exists()
-    if purpose == "register" and registered:
-        return SmsSendResult(False, 0, _("This mobile number is already registered."))
+    by_requester = redis.incr(keys.sms_ip(requester))
+    if by_requester == 1:
+        redis.expire(keys.sms_ip(requester), keys.SMS_IP_WINDOW)
+    if by_requester > settings.SMS_SENDS_PER_IP_PER_HOUR:
+        error = _("Too many text messages from your network, try again later.")
+        return _sms_refused("requester_hour", redis.ttl(keys.sms_ip(requester)), error)
     refusal, wait = script("sms_send")(
-        keys=[keys.sms_resend(mobile), keys.sms_day(mobile)],
-        args=[keys.SMS_RESEND_SECONDS, keys.SMS_DAY_SECONDS, keys.SMS_SENDS_PER_DAY],
+        keys=[
+            keys.sms_resend(mobile, requester),
+            keys.sms_day(mobile, requester),
+            keys.sms_number_day(mobile),
+            keys.sms_known(mobile),
+        ],
+        args=[
+            keys.SMS_RESEND_SECONDS,
+            keys.SMS_DAY_SECONDS,
+            keys.SMS_SENDS_PER_DAY,
+            settings.SMS_SENDS_PER_NUMBER_PER_DAY,
+            requester,
+        ],
     )
     if refusal == 1:
-        return SmsSendResult(False, max(1, wait), _("A code was sent a moment ago: wait before asking again."))
-    if refusal == 2:
-        return SmsSendResult(False, max(1, wait), _("Too many codes for this number today, try again tomorrow."))
-    if purpose == "login" and not registered:
-        # Answer as if sent: whether a number has an account is nobody's business here.
-        return SmsSendResult(True, wait)
+        return _sms_refused("resend_wait", wait, _("A code was sent a moment ago: wait before asking again."))
+    if refusal in (2, 3):
+        result = "requester_day" if refusal == 2 else "number_day"
+        return _sms_refused(result, wait, _("Too many codes for this number today, try again tomorrow."))
+    hour = int(now() // 3600)
+    with redis.pipeline(transaction=False) as pipe:
+        pipe.incr(keys.sms_shop_hour(hour))
+        pipe.expire(keys.sms_shop_hour(hour), keys.SMS_SHOP_HOUR_TTL)
+        shop_count, _expiry = pipe.execute()
+    if shop_count > settings.SMS_SENDS_PER_HOUR:
+        error = _("The shop cannot send more text messages this hour, try again later.")
+        return _sms_refused("shop_hour", int((hour + 1) * 3600 - now()), error)
+    registered = User.objects.filter(mobile=mobile).exists()
     code = f"{secrets.randbelow(10**6):06d}"
+    goes_on = registered if purpose == "login" else not registered
+    # One pipeline either way (no code: any earlier one is dropped), so the time a send takes
+    # does not tell either.
     with redis.pipeline(transaction=False) as pipe:
         pipe.delete(keys.sms_code(mobile, purpose))
-        pipe.hset(keys.sms_code(mobile, purpose), mapping={"code": code, "checks": 0})
-        pipe.expire(keys.sms_code(mobile, purpose), keys.SMS_CODE_TTL)
+        if goes_on:
+            pipe.hset(keys.sms_code(mobile, purpose), mapping={"code": code, "checks": 0, "requester": requester})
+            pipe.expire(keys.sms_code(mobile, purpose), keys.SMS_CODE_TTL)
         pipe.execute()
-    text = _("Your Seckill code is %(code)s. It is valid for 5 minutes; never share it.") % {"code": code}
+    if goes_on:
+        text = _("Your Seckill code is %(code)s. It is valid for 5 minutes; never share it.") % {"code": code}
+    elif purpose == "login":
+        text = _("Someone asked to log in to Seckill with this number, which has no account. To make one, register.")
+    else:
+        text = _(
+            "Someone asked to register this number at Seckill, which already has an account: "
+            "log in with your password or a code instead."
+        )
     sms_backend().send(mobile=mobile, text=text)
+    SMS_MESSAGES.labels("sent").inc()
     return SmsSendResult(True, wait)
 
 
+@sensitive_variables("code")
 def sms_code_check(*, mobile: str, purpose: str, code: str) -> bool:
     """Is `code` the one sent to `mobile` for `purpose`? A right code is used up; so is a
-    code after SMS_CODE_MAX_CHECKS wrong tries."""
+    code after SMS_CODE_MAX_CHECKS wrong tries. The requester who asked for a right code
+    receives the number's messages: it becomes known to the number (sms_send.lua)."""
     answer = script("sms_check")(keys=[keys.sms_code(mobile, purpose)], args=[code, keys.SMS_CODE_MAX_CHECKS])
-    return answer == 1
+    if answer[0] != 1:
+        return False
+    requester = answer[1].decode() if isinstance(answer[1], bytes) else str(answer[1])
+    if requester:
+        with client().pipeline(transaction=False) as pipe:
+            pipe.sadd(keys.sms_known(mobile), requester)
+            pipe.expire(keys.sms_known(mobile), keys.SMS_KNOWN_TTL)
+            pipe.execute()
+    return True
 
 
 def user_login_by_code(*, request: HttpRequest, mobile: str) -> LoginResult:

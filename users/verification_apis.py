@@ -1,6 +1,8 @@
 """Text-message codes in the API: send one, log in with one (registration takes one in
 users/register). Same services and limits as the pages (users.verification_views)."""
 
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -19,13 +21,14 @@ from seckill_site.api import (
     throttle,
 )
 from seckill_site.codes import Code
-from seckill_site.http import client_ip
+from seckill_site.http import client_bucket
 from users import verification
 from users.apis import _form_errors
 from users.selectors import user_public_data
 from users.serializers import CodeLoginInputSerializer, SessionSerializer, SmsSendInputSerializer, SmsSentSerializer
 from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
 from users.verification_views import sms_send_answer
+from users.views import SECRET_FIELDS
 
 
 def _fields(request: Request, *names: str) -> dict:
@@ -41,9 +44,11 @@ class SmsSendApi(APIView):
     @extend_schema(
         tags=["users"],
         summary="Text a 6-digit code to a mobile number, for registering or logging in",
-        description="The code lives 5 minutes, is used once and allows 5 checks. One message per number per "
-        "minute and 5 a day, and SMS_SENDS_PER_IP_PER_HOUR (default 20) per client IP: over a limit, 429 "
-        "with `data.resendIn` (seconds). For `login`, an unregistered number is answered as if texted.",
+        description="The code lives 5 minutes, is used once and allows 5 checks. Per number and client (IP, "
+        "IPv6 /64) one message a minute and 5 a day; per number SMS_SENDS_PER_NUMBER_PER_DAY from clients that "
+        "never entered one of its codes; per client SMS_SENDS_PER_IP_PER_HOUR; for the whole shop "
+        "SMS_SENDS_PER_HOUR. Over a limit, 429 with `data.resendIn` (seconds) and Retry-After. The answer is "
+        "the same whether or not the number has an account: the message says (a code, or what to do instead).",
         request=SmsSendInputSerializer,
         responses={200: envelope("SmsSentEnvelope", SmsSentSerializer()), **errors(400, 429)},
         auth=[],
@@ -52,10 +57,11 @@ class SmsSendApi(APIView):
         form = verification.SmsSendForm(_fields(request, "mobile", "purpose"))
         if not form.is_valid():
             return _form_errors(form)
-        result = verification.sms_code_send(**form.cleaned_data, ip=client_ip(request._request))
+        result = verification.sms_code_send(**form.cleaned_data, requester=client_bucket(request._request))
         return sms_send_answer(result, as_api=True)
 
 
+@method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
 class CodeLoginApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -73,6 +79,7 @@ class CodeLoginApi(APIView):
         responses={200: envelope("CodeLoginEnvelope", SessionSerializer()), **errors(400, 429)},
         auth=[],
     )
+    @method_decorator(sensitive_variables())
     def post(self, request: Request) -> Response:
         form = verification.CodeLoginForm(_fields(request, "mobile", "code"))
         if not form.is_valid():

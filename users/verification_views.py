@@ -2,16 +2,17 @@
 users.verification."""
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST
 
 from seckill_site.codes import Code
-from seckill_site.http import client_ip, fail, ok, wants_json
+from seckill_site.http import client_bucket, fail, ok, wants_json
 from users import verification
 from users.forms import form_errors_message
 from users.selectors import user_public_data
-from users.views import _login_limited, _safe_next
+from users.views import SECRET_FIELDS, _login_limited, _redirect_next, _safe_next
 
 
 def sms_send_answer(result: verification.SmsSendResult, *, as_api: bool = False):
@@ -32,10 +33,12 @@ def sms_send(request: HttpRequest) -> HttpResponse:
     form = verification.SmsSendForm(request.POST)
     if not form.is_valid():
         return fail(Code.BAD_REQUEST, form_errors_message(form))
-    result = verification.sms_code_send(**form.cleaned_data, ip=client_ip(request))
+    result = verification.sms_code_send(**form.cleaned_data, requester=client_bucket(request))
     return sms_send_answer(result)
 
 
+@sensitive_variables()
+@sensitive_post_parameters(*SECRET_FIELDS)
 @require_http_methods(["GET", "POST"])
 def login_by_code(request: HttpRequest) -> HttpResponse:
     template = "users/login_code.html"
@@ -60,4 +63,4 @@ def login_by_code(request: HttpRequest) -> HttpResponse:
         return render(request, template, {"form": form, "error": result.error, "next": _safe_next(request)}, 400)
     if as_json:
         return ok(user_public_data(result.user))
-    return redirect(_safe_next(request))
+    return _redirect_next(request)

@@ -1,26 +1,39 @@
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.middleware.csrf import get_token
+from django.shortcuts import render
 from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_ratelimit.core import is_ratelimited
 
 from seckill_site.codes import Code
-from seckill_site.http import client_ip, fail, ok, wants_json
+from seckill_site.http import client_bucket, fail, next_path, ok, redirect_target, wants_json
 from users import services
 from users.forms import LoginForm, RegisterForm, form_errors_message
 from users.selectors import user_public_data
 from users.verification import registration_record
 
 REGISTER_RATE_PER_IP = "10/m"
+AFTER_LOGIN = "/goods/goodsList"
+AFTER_LOGOUT = "/user/index"
+# What the pages and the API that take a password or a texted code hide from error reports
+# (Django's DEBUG page, the 500 mail to ADMINS): the POST fields, and every local variable of
+# the view (a form's data, a JSON body) via sensitive_variables().
+SECRET_FIELDS = ("password", "password_again", "code")
 
 
-def _safe_next(request: HttpRequest) -> str:
-    target = request.POST.get("next") or request.GET.get("next") or "/goods/goodsList"
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return target
-    return "/goods/goodsList"
+def _next_raw(request: HttpRequest) -> str | None:
+    return request.POST.get("next") or request.GET.get("next")
+
+
+def _safe_next(request: HttpRequest, fallback: str = AFTER_LOGIN) -> str:
+    """The `next` the client sent when it is a path on this site (seckill_site.http.next_path)."""
+    return next_path(_next_raw(request), fallback)
+
+
+def _redirect_next(request: HttpRequest, fallback: str = AFTER_LOGIN) -> HttpResponse:
+    return redirect_target(_next_raw(request), fallback)
 
 
 @require_GET
@@ -32,6 +45,8 @@ def _login_limited(request: HttpRequest) -> bool:
     return services.login_attempt_limited(request=request, mobile=request.POST.get("mobile"))
 
 
+@sensitive_variables()
+@sensitive_post_parameters(*SECRET_FIELDS)
 @require_POST
 def login_submit(request: HttpRequest) -> HttpResponse:
     as_json = wants_json(request)
@@ -56,7 +71,7 @@ def login_submit(request: HttpRequest) -> HttpResponse:
         return render(request, "users/login.html", context, status=400)
     if as_json:
         return ok(user_public_data(result.user))
-    return redirect(_safe_next(request))
+    return _redirect_next(request)
 
 
 @require_POST
@@ -64,7 +79,7 @@ def logout_view(request: HttpRequest) -> HttpResponse:
     services.user_logout(request=request)
     if wants_json(request):
         return ok()
-    return redirect("/user/index")
+    return _redirect_next(request, AFTER_LOGOUT)
 
 
 def register_form_save(form: RegisterForm):
@@ -78,11 +93,13 @@ def register_form_save(form: RegisterForm):
         return None
 
 
+@sensitive_variables()
+@sensitive_post_parameters(*SECRET_FIELDS)
 @require_http_methods(["GET", "POST"])
 def register(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "users/register.html", {"form": RegisterForm(), "next": _safe_next(request)})
-    ip = client_ip(request)
+    ip = client_bucket(request)
     if is_ratelimited(
         request, group="user.register", key=lambda _group, _request: ip, rate=REGISTER_RATE_PER_IP, increment=True
     ):
@@ -102,12 +119,12 @@ def register(request: HttpRequest) -> HttpResponse:
         if wants_json(request):
             return fail(Code.BAD_REQUEST, form_errors_message(form))
         return render(request, "users/register.html", {"form": form, "next": _safe_next(request)}, status=400)
-    registration_record(ip=client_ip(request))
+    registration_record(ip=ip)
     services.user_login(request=request, mobile=user.mobile, password=form.cleaned_data["password"])
     if wants_json(request):
         return ok(user_public_data(user))
     messages.success(request, _("Welcome, %(name)s! Your account is ready.") % {"name": user.nickname or user.mobile})
-    return redirect(_safe_next(request))  # back to the sale that sent them here, if one did
+    return _redirect_next(request)  # back to the sale that sent them here, if one did
 
 
 @require_GET
@@ -120,7 +137,13 @@ def me(request: HttpRequest) -> HttpResponse:
     notes = _pending_messages(request)
     if not request.user.is_authenticated:
         return ok(None) if not notes else ok({"nickname": None, "isStaff": False, "messages": notes})
-    data = {"nickname": request.user.nickname or request.user.mobile, "isStaff": request.user.is_staff}
+    # The CSRF token for the log-out form static/js/nav.js draws: in production the CSRF
+    # cookie is HttpOnly, so no script reads it (another origin cannot read this answer).
+    data = {
+        "nickname": request.user.nickname or request.user.mobile,
+        "isStaff": request.user.is_staff,
+        "csrfToken": get_token(request),
+    }
     if notes:
         data["messages"] = notes
     return ok(data)

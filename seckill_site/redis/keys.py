@@ -21,15 +21,21 @@ def jittered(seconds: float) -> int:
     return int(seconds + random.uniform(0, seconds / 5))
 
 
-# Text-message codes (users.verification): a code lives 5 minutes and allows 5 checks; one
-# message per number per minute, 5 per number per day, and SMS_SENDS_PER_IP_PER_HOUR per
-# client IP. Keys of one number share its hash tag, so the Lua script stays in one slot.
+# Text-message codes (users.verification): a code lives 5 minutes and allows 5 checks. Per
+# number and requester (client IP, IPv6 /64): one message a minute, 5 a day; per number, all
+# requesters together, SMS_SENDS_PER_NUMBER_PER_DAY (requesters it knows exempt); per
+# requester, SMS_SENDS_PER_IP_PER_HOUR; the whole shop, SMS_SENDS_PER_HOUR. Keys of one number
+# share its hash tag, so the Lua scripts stay in one slot.
 SMS_CODE_TTL = 5 * 60
 SMS_CODE_MAX_CHECKS = 5
 SMS_RESEND_SECONDS = 60
 SMS_DAY_SECONDS = 24 * 60 * 60
 SMS_SENDS_PER_DAY = 5
 SMS_IP_WINDOW = 60 * 60
+# A requester that entered a code sent to a number is known to it for 30 days after the last time.
+SMS_KNOWN_TTL = 30 * 24 * 60 * 60
+# The shop's hourly count lives two hours, so the hour just ended can still be read.
+SMS_SHOP_HOUR_TTL = 2 * 60 * 60
 # Accounts registered per client IP per hour, for the admin; kept a week.
 REGISTRATIONS_TTL = 7 * 24 * 60 * 60
 # Cached item data for the detail JSON and the gate's sale window: fresh for ~30 s (jittered),
@@ -56,19 +62,34 @@ def sms_code(mobile: str, purpose: str) -> str:
     return f"{PREFIX}sms:{{{mobile}}}:code:{purpose}"
 
 
-def sms_resend(mobile: str) -> str:
-    """Present while `mobile` may not get another message (SMS_RESEND_SECONDS)."""
-    return f"{PREFIX}sms:{{{mobile}}}:resend"
+def sms_resend(mobile: str, requester: str) -> str:
+    """Present while `requester` may not have another message sent to `mobile` (SMS_RESEND_SECONDS)."""
+    return f"{PREFIX}sms:{{{mobile}}}:resend:{requester}"
 
 
-def sms_day(mobile: str) -> str:
-    """Messages sent to `mobile` in the day since the first (SMS_DAY_SECONDS)."""
+def sms_day(mobile: str, requester: str) -> str:
+    """Messages `requester` had sent to `mobile` in the day since the first (SMS_DAY_SECONDS)."""
+    return f"{PREFIX}sms:{{{mobile}}}:day:{requester}"
+
+
+def sms_number_day(mobile: str) -> str:
+    """Messages sent to `mobile` by anyone in the day since the first (SMS_DAY_SECONDS)."""
     return f"{PREFIX}sms:{{{mobile}}}:day"
 
 
-def sms_ip(ip: str) -> str:
-    """Messages requested from one client IP this hour (SMS_IP_WINDOW)."""
-    return f"{PREFIX}sms:ip:{ip}"
+def sms_known(mobile: str) -> str:
+    """Set of the requesters that entered a code sent to `mobile` (SMS_KNOWN_TTL)."""
+    return f"{PREFIX}sms:{{{mobile}}}:known"
+
+
+def sms_ip(requester: str) -> str:
+    """Messages asked for by one requester (client IP, IPv6 /64) this hour (SMS_IP_WINDOW)."""
+    return f"{PREFIX}sms:ip:{requester}"
+
+
+def sms_shop_hour(hour: int) -> str:
+    """Messages the whole shop sent in one epoch hour (SMS_SHOP_HOUR_TTL)."""
+    return f"{PREFIX}sms:shop:{hour}"
 
 
 def registrations(hour: int) -> str:

@@ -4,6 +4,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import environ
+from csp.constants import NONCE, NONE, SELF
 
 from seckill_site.broker import is_amqp, task_queues
 
@@ -24,6 +25,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -46,6 +48,8 @@ MIDDLEWARE = [
     "seckill.middleware.SoldOutMiddleware",
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     # Static files from the web process itself (compressed, cached forever when hashed):
     # `make run` and a node behind a balancer need no separate file server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -58,6 +62,28 @@ MIDDLEWARE = [
     "seckill_site.messages.LazyMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# The pages load scripts and styles from the shop's own origin only; the few inline bits
+# left (the API docs' start-up script) carry the request's nonce (`request.csp_nonce`). No
+# 'unsafe-inline', no inline event handlers (static/js/nav.js submits the language form). The
+# browser tests (e2e/) fail on any violation a page reports.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        # blob: the captcha's picture and sound, fetched by static/js/seckill.js (so a refusal
+        # shows its message instead of a broken image) and shown from memory.
+        "img-src": [SELF, "data:", "blob:"],
+        "media-src": [SELF, "blob:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
 
 ROOT_URLCONF = "seckill_site.urls"
 WSGI_APPLICATION = "seckill_site.wsgi.application"
@@ -170,6 +196,10 @@ RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "seckill_site.errors.ratelimited"
 # key="ip" in any django-ratelimit call means the same address as every other limit.
 RATELIMIT_IP_META_KEY = "seckill_site.http.client_ip"
+# Per-IP limits count an IPv6 client by its /64 (seckill_site.http.ip_bucket): anyone holds a
+# whole /64 and can send from any of its addresses. django-ratelimit's own key="ip" alike.
+RATELIMIT_IPV6_PREFIX = env.int("RATELIMIT_IPV6_PREFIX", default=64)
+RATELIMIT_IPV6_MASK = RATELIMIT_IPV6_PREFIX
 
 # The REST API (/api/v1/, seckill_site/api.py): tokens cached in Redis or the browser's
 # session, the pages' envelope and error codes, no DB read to authenticate the gate.
@@ -293,7 +323,12 @@ SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
 # Text messages (users.sms): the backend class, and the file FileSmsBackend appends to.
 SMS_BACKEND = env("SMS_BACKEND", default="users.sms.ConsoleSmsBackend")
 SMS_FILE_PATH = env("SMS_FILE_PATH", default=str(BASE_DIR / ".run" / "sms.log"))
+# Limits (users.verification): per requester (client IP, IPv6 /64) and hour; per number and
+# day, all requesters together (those that once entered a code sent to it exempt); and the
+# whole shop's messages per hour, a bound on what SMS pumping can cost (alert in deploy/).
 SMS_SENDS_PER_IP_PER_HOUR = env.int("SMS_SENDS_PER_IP_PER_HOUR", default=20)
+SMS_SENDS_PER_NUMBER_PER_DAY = env.int("SMS_SENDS_PER_NUMBER_PER_DAY", default=20)
+SMS_SENDS_PER_HOUR = env.int("SMS_SENDS_PER_HOUR", default=1000)
 SECKILL_CAPTCHAS_PER_MINUTE = env.int("SECKILL_CAPTCHAS_PER_MINUTE", default=20)
 SECKILL_PATHS_PER_MINUTE = env.int("SECKILL_PATHS_PER_MINUTE", default=10)
 GOODS_LIST_CACHE_SECONDS = env.int("GOODS_LIST_CACHE_SECONDS", default=60)
@@ -307,12 +342,16 @@ LOGGING = {
     "loggers": {"django.server": {"level": "WARNING"}, "seckill.request": {"level": "WARNING"}},
 }
 CSRF_FAILURE_VIEW = "seckill_site.errors.csrf_failure"
+# Passwords and texted codes (the views marked sensitive) stay hidden on the DEBUG page too.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "seckill_site.errors.SensitiveDataFilter"
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
 PAYMENT_PROVIDER = env("PAYMENT_PROVIDER", default="orders.payments.SimulatedProvider")
 
 # --- Operations -------------------------------------------------------------------------
 # /readyz: every dependency must answer within this many seconds (seckill_site/health.py).
 READINESS_TIMEOUT = env.float("READINESS_TIMEOUT", default=2.0)
-# /metrics answers these networks (REMOTE_ADDR), or anyone with `Authorization: Bearer <METRICS_TOKEN>`.
-METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.0.0/8", "::1/128"])
+# /metrics, and /readyz's details, answer only these networks (REMOTE_ADDR) or
+# `Authorization: Bearer <METRICS_TOKEN>`. Neither by default, loopback included: a reverse
+# proxy on the same host would make every request a loopback one.
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=[])
 METRICS_TOKEN = env("METRICS_TOKEN", default="")

@@ -13,11 +13,26 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+# Every cookie the shop sets: https only, and out of reach of scripts (the pages take the
+# CSRF token from their forms, static/js/nav.js from /user/me, Swagger UI from its template).
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 30)
+CSRF_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SECURE = env.bool("LANGUAGE_COOKIE_SECURE", default=True)
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+# HSTS as the preload list requires it (hstspreload.org): a year at least, subdomains
+# included. Preload is a promise that every subdomain speaks https for good; an operator who
+# cannot make it sets SECURE_HSTS_PRELOAD=false (and may then shorten the max-age).
+HSTS_PRELOAD_MIN_SECONDS = 365 * 24 * 60 * 60
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=HSTS_PRELOAD_MIN_SECONDS)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-SECURE_HSTS_PRELOAD = True
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+if SECURE_HSTS_PRELOAD and SECURE_HSTS_SECONDS < HSTS_PRELOAD_MIN_SECONDS:
+    raise ImproperlyConfigured(
+        f"SECURE_HSTS_PRELOAD needs SECURE_HSTS_SECONDS >= {HSTS_PRELOAD_MIN_SECONDS} (a year); "
+        "set SECURE_HSTS_PRELOAD=false for a shorter max-age."
+    )
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
 # The balancer probes and Prometheus scrape each node over plain HTTP inside the network:

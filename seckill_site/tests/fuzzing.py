@@ -22,6 +22,32 @@ BOUNDARY_INTEGERS = [0, -1, 1, 2**15, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 
 ODD_NUMBER_TEXT = ["--5", "+5", "5-", "1e9", "1e400", "NaN", "Infinity", "-0", "0x1F", "1_000", " 7 ", "7\t", "٫5"]
 
 
+# Redirect targets (`next`): bare words and URL names (which django.shortcuts.redirect would
+# reverse), schemes, protocol-relative and backslash forms, encoded and Unicode look-alikes,
+# control characters. None may answer 5xx or send a browser to another host.
+REDIRECT_TARGETS = [
+    "id", "login", "index", "logout", "admin", "admin:index", "users:index", "users:login", "healthz", "metrics",
+    "javascript:alert(1)", "JaVaScRiPt:alert(1)", " javascript:alert(1)", "data:text/html,<script>alert(1)</script>",
+    "vbscript:msgbox", "//evil.example", "///evil.example", "////evil.example", "https://evil.example/",
+    "http:evil.example", "https:/\\evil.example", "/\\evil.example", "\\\\evil.example", "\\/evil.example",
+    "/%2F%2Fevil.example", "%2F%2Fevil.example", "/%5Cevil.example", "/\t/evil.example", "/\n/evil.example",
+    "/\r\nSet-Cookie: x=1", "/goods\nLocation: https://evil.example", "\x00/goods", "/goods\x00",
+    "\u202e//evil.example", "\u3000//evil.example", "／／evil.example", "ｊavascript:alert(1)", "/\u2028evil",
+    "http://testserver@evil.example/", "https://evil.example\\@testserver/", "/" + "a" * 5000, "", " ", "?x=1",
+    "#frag", "../../etc/passwd", "/goods/goodsList", "/orders/?page=2",
+]  # fmt: skip
+_URL_CHARACTERS = st.characters(categories=["L", "N", "P", "S", "Cc", "Cf", "Zs"])
+hostile_next = st.one_of(
+    st.sampled_from(REDIRECT_TARGETS),
+    st.text(max_size=40),
+    st.text(max_size=30).map(lambda text: "/" + text),
+    st.text(max_size=30).map(lambda text: "//" + text),
+    st.sampled_from(["/", "\\", "//", "/\\", "http://", "javascript:"]).flatmap(
+        lambda head: st.text(alphabet=_URL_CHARACTERS, max_size=20).map(lambda tail: head + tail)
+    ),
+)
+
+
 def deep_json(depth: int) -> str:
     return "[" * depth + "]" * depth
 

@@ -4,7 +4,7 @@ only through them; every per-IP limit counts on it."""
 import pytest
 from django.test import Client, RequestFactory
 
-from seckill_site.http import client_ip
+from seckill_site.http import client_bucket, client_ip, ip_bucket
 
 
 def _ip(settings, *, remote: str, forwarded: str | None = None, networks=(), count: int = 0) -> str:
@@ -66,3 +66,34 @@ def test_shoppers_behind_the_load_balancer_have_buckets_of_their_own(settings, r
     assert login("198.51.100.2", "13799999999") == 400
     # A forged header from the limited shopper does not buy a fresh bucket.
     assert login("1.2.3.4, 198.51.100.1", "13799999998") == 429
+
+
+def test_ipv6_clients_share_a_bucket_per_64_and_ipv4_addresses_stay_themselves(settings):
+
+    assert ip_bucket("2001:db8:1:2::1") == ip_bucket("2001:db8:1:2:ffff:ffff:ffff:fffe") == "2001:db8:1:2::/64"
+    assert ip_bucket("2001:db8:1:3::1") != ip_bucket("2001:db8:1:2::1")
+    assert ip_bucket("192.0.2.7") == "192.0.2.7" and ip_bucket("192.0.2.8") == "192.0.2.8"
+    assert ip_bucket("::ffff:192.0.2.7") == "192.0.2.7"  # an IPv4 client on a dual-stack socket
+    assert ip_bucket("not-an-address") == "not-an-address"
+    settings.RATELIMIT_IPV6_PREFIX = 56
+    assert ip_bucket("2001:db8:1:2ff::1") == "2001:db8:1:200::/56"
+    request = RequestFactory().get("/", REMOTE_ADDR="2001:db8:1:2aa::9")
+    assert client_bucket(request) == "2001:db8:1:200::/56"
+
+
+@pytest.mark.django_db
+def test_the_api_login_throttle_counts_one_64_as_one_client(ratelimit_clock):
+    from seckill_site.tests.clients import api
+
+    statuses = [
+        api()
+        .post(
+            "/api/v1/users/login",
+            {"mobile": f"139{n:08d}", "password": "wrong-guess"},
+            format="json",
+            REMOTE_ADDR=f"2001:db8:7:7::{n:x}",
+        )
+        .status_code
+        for n in range(1, 33)
+    ]
+    assert statuses[:30] == [400] * 30 and statuses[30:] == [429, 429]

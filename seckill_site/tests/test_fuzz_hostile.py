@@ -1,14 +1,18 @@
 """Every API operation in the OpenAPI schema and every HTML form the pages serve, fed the
 inputs that used to reach a 500: stale and deactivated sessions, revoked and expired tokens,
 deep and huge JSON bodies, Unicode digits, integers at and past every column's bounds, and
-images that are bombs, too big, garbage or polyglots. Never a 5xx. The per-endpoint tally is
+images that are bombs, too big, garbage or polyglots; and every endpoint that takes `next`,
+fed redirect targets (bare words, URL names, schemes, backslashes, encodings, Unicode). Never
+a 5xx, and no redirect off the host. The per-endpoint tally is
 printed at the end of the run (seckill_site.tests.fuzzing)."""
 
+import html
 import itertools
 import json
+import re
 from datetime import timedelta
 from html.parser import HTMLParser
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -25,9 +29,11 @@ from seckill_site.api import JSON_MAX_BYTES, TOKEN_LIFETIME, api_token_issue
 from seckill_site.tests.fuzzing import (
     BOUNDARY_INTEGERS,
     ODD_NUMBER_TEXT,
+    REDIRECT_TARGETS,
     UNICODE_DIGITS,
     UPLOADS,
     deep_json,
+    hostile_next,
     hostile_scalar,
     hostile_value,
     record,
@@ -273,3 +279,71 @@ def test_every_form_survives_hostile_input(world, who, page):
                 response = _logged_in(world, who).post(form["action"] or url, values, REMOTE_ADDR="10.250.2.1")
                 record(f"form {page}", response.status_code)
                 assert response.status_code < 500, (url, name, hostile, response.content[:300])
+
+
+# --- redirect targets ---------------------------------------------------------------------------
+
+
+def _stays_on_this_host(location: str) -> bool:
+    """A Location a browser resolves on this host: no scheme or host of its own (backslashes
+    read as slashes, as Chrome does), nothing unprintable, or an absolute URL of this host."""
+    parts = urlsplit(location.replace("\\", "/"))
+    if parts.scheme or parts.netloc:
+        return parts.scheme in ("http", "https") and parts.netloc == "testserver"
+    return location.isprintable() and not location.startswith("//")
+
+
+def _next_requests(world, target: str) -> list[tuple[str, Client, str, dict]]:
+    """Every endpoint that takes `next`, asked with `target`: (name, client, method, kwargs)."""
+    shopper, superuser = world["shopper"], world["superuser"]
+    logged_in, admin = _logged_in(world, "shopper"), _logged_in(world, "superuser")
+    anonymous = Client(raise_request_exception=False)
+    ip = {"REMOTE_ADDR": f"10.{next(_addresses) % 250}.3.1"}
+    return [
+        ("GET /language", anonymous, "get", {"path": "/language", "data": {"language": "zh-hans", "next": target}}),
+        ("GET /user/index", anonymous, "get", {"path": "/user/index", "data": {"next": target}}),
+        ("GET /user/register", anonymous, "get", {"path": "/user/register", "data": {"next": target}}),
+        ("GET /user/login/code", anonymous, "get", {"path": "/user/login/code", "data": {"next": target}}),
+        ("POST /user/login", Client(raise_request_exception=False), "post", {"path": "/user/login", "data": {
+            "mobile": shopper.mobile, "password": PASSWORD, "next": target}, **ip}),
+        ("POST /user/login wrong", anonymous, "post", {"path": "/user/login", "data": {
+            "mobile": shopper.mobile, "password": "wrong-one", "next": target}, **ip}),
+        ("POST /user/login/code", anonymous, "post", {"path": "/user/login/code", "data": {
+            "mobile": shopper.mobile, "code": "000000", "next": target}, **ip}),
+        ("POST /user/register", anonymous, "post", {"path": "/user/register", "data": {
+            "mobile": "1370000", "password": "x", "next": target}, **ip}),
+        ("POST /user/logout", logged_in, "post", {"path": "/user/logout", "data": {"next": target}}),
+        ("GET /admin/login/", anonymous, "get", {"path": "/admin/login/", "data": {"next": target}}),
+        ("POST /admin/login/", Client(raise_request_exception=False), "post", {"path": "/admin/login/", "data": {
+            "username": superuser.mobile, "password": PASSWORD, "next": target}, **ip}),
+        ("POST /admin/logout/", admin, "post", {"path": "/admin/logout/", "data": {"next": target}}),
+        ("GET /orders/ anonymous", anonymous, "get", {"path": "/orders/", "data": {"next": target}}),
+    ]  # fmt: skip
+
+
+def _check_next(name: str, target: str, response) -> None:
+    record(f"next {name}", response.status_code)
+    assert response.status_code < 500, (name, target, response.content[:300])
+    location = response.get("Location")
+    if location is not None:
+        assert _stays_on_this_host(location), (name, target, location)
+    # Pages carry only a checked `next` on to their form.
+    if response.get("Content-Type", "").startswith("text/html"):
+        for kept in re.findall(r'name="next" value="([^"]*)"', response.content.decode()):
+            assert _stays_on_this_host(html.unescape(kept)), (name, target, kept)
+
+
+@pytest.mark.parametrize("target", REDIRECT_TARGETS, ids=[repr(t)[:40] for t in REDIRECT_TARGETS])
+def test_every_next_takes_every_hostile_redirect_target(world, target):
+    for name, browser, method, kwargs in _next_requests(world, target):
+        _check_next(name, target, getattr(browser, method)(**kwargs))
+
+
+def test_every_next_survives_random_redirect_targets(world):
+    @FUZZ
+    @given(target=hostile_next)
+    def run(target):
+        for name, browser, method, kwargs in _next_requests(world, target):
+            _check_next(name, target, getattr(browser, method)(**kwargs))
+
+    run()

@@ -26,8 +26,18 @@ def scrape(text: str) -> dict[tuple[str, tuple], float]:
     }
 
 
+# The scraper's token: no peer, loopback included, is trusted by default.
+TOKEN = "test-scrape-token"
+SCRAPER = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture(autouse=True)
+def _scrape_token(settings):
+    settings.METRICS_TOKEN = TOKEN
+
+
 def read(client) -> dict[tuple[str, tuple], float]:
-    response = client.get("/metrics")
+    response = client.get("/metrics", headers=SCRAPER)
     assert response.status_code == 200, response.content
     return scrape(response.content.decode())
 
@@ -109,6 +119,7 @@ def test_every_web_worker_counts(django_db_setup, tmp_path, server):
         PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
         WEB_CONCURRENCY="2",
         WEB_THREADS="2",
+        METRICS_TOKEN=TOKEN,
     )
     commands = {
         "granian": [sys.executable, "-m", "seckill_site.serve", "--bind", f"127.0.0.1:{port}"],
@@ -132,7 +143,7 @@ def test_every_web_worker_counts(django_db_setup, tmp_path, server):
                 time.sleep(0.2)
         for _ in range(40):  # a new connection each: both workers get some
             assert requests.get(f"{url}/healthz", timeout=5, headers={"Connection": "close"}).status_code == 200
-        samples = scrape(requests.get(f"{url}/metrics", timeout=10).text)
+        samples = scrape(requests.get(f"{url}/metrics", timeout=10, headers=SCRAPER).text)
         key = ("seckill_http_requests_total", (("method", "GET"), ("status", "200"), ("view", "healthz")))
         assert samples[key] == 40
         pids = {path.stem.rpartition("_")[2] for path in tmp_path.glob("counter_*.db")}

@@ -46,13 +46,13 @@ def session_for(user: User) -> str:
     return session.session_key
 
 
-def texted_code(mobile: str, purpose: str = "register", ip: str = "127.0.0.1") -> str:
+def texted_code(mobile: str, purpose: str = "register", requester: str = "127.0.0.1") -> str:
     """Have a code texted to `mobile` and read it as its owner would (from the test
     settings' in-memory SMS backend)."""
     from users import sms
     from users.verification import sms_code_send
 
-    assert sms_code_send(mobile=mobile, purpose=purpose, ip=ip).sent
+    assert sms_code_send(mobile=mobile, purpose=purpose, requester=requester).sent
     message = [m for m in sms.outbox if m["mobile"] == mobile][-1]["text"]
     return re.search(r"\b(\d{6})\b", message)[1]
 

@@ -56,14 +56,13 @@ def test_the_loser_of_a_registration_race_hears_already_registered(monkeypatch, 
     # Hold every request after its "already registered?" check until all have made it, so
     # the race happens on every run: all see the number free, all try to insert it.
     barrier = threading.Barrier(len(doors), timeout=20)
-    checked = RegisterForm.clean_mobile
+    checked = RegisterForm.mobile_free_check
 
-    def clean_mobile_then_wait(form):
-        mobile = checked(form)
+    def check_then_wait(form):
+        checked(form)
         barrier.wait()
-        return mobile
 
-    monkeypatch.setattr(RegisterForm, "clean_mobile", clean_mobile_then_wait)
+    monkeypatch.setattr(RegisterForm, "mobile_free_check", check_then_wait)
     _codes_accepted(monkeypatch)
     answers = _race(doors, "13755550001")
     statuses = sorted(status for status, _body in answers)

@@ -1,5 +1,6 @@
 """Phone verification: codes texted through the configured backend, single use, few checks,
-limited per number and per client IP; registration needs one, login by code takes one."""
+limited per number and requester, per requester and for the whole shop; registration needs
+one, login by code takes one; nobody learns from a send whether a number has an account."""
 
 import json
 
@@ -7,7 +8,7 @@ import pytest
 from django.contrib.auth import SESSION_KEY
 
 from seckill_site.redis import client as redis
-from seckill_site.redis import keys
+from seckill_site.redis import keys, now
 from users import sms
 from users.models import User
 from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile, texted_code
@@ -68,7 +69,7 @@ def test_a_typo_elsewhere_does_not_use_up_a_check(client):
     assert client.post("/user/register", register_data(mobile, code)).status_code == 302
 
 
-def test_one_message_a_minute_and_five_a_day_per_number(client):
+def test_one_message_a_minute_and_five_a_day_per_number_and_requester(client):
     mobile = next_mobile()
     first = client.post("/user/sms/send", {"mobile": mobile, "purpose": "register"}).json()
     assert first["code"] == 0 and first["data"]["resendIn"] == 60
@@ -76,29 +77,87 @@ def test_one_message_a_minute_and_five_a_day_per_number(client):
     assert again.status_code == 429 and 0 < again.json()["data"]["resendIn"] <= 60
     assert again["Retry-After"] == str(again.json()["data"]["resendIn"])
     for _ in range(keys.SMS_SENDS_PER_DAY - 1):
-        redis().delete(keys.sms_resend(mobile))  # a minute passes
-        assert sms_code_send(mobile=mobile, purpose="register", ip="10.0.0.2").sent
-    redis().delete(keys.sms_resend(mobile))
-    refused = sms_code_send(mobile=mobile, purpose="register", ip="10.0.0.3")
+        redis().delete(keys.sms_resend(mobile, "127.0.0.1"))  # a minute passes
+        assert sms_code_send(mobile=mobile, purpose="register", requester="127.0.0.1").sent
+    redis().delete(keys.sms_resend(mobile, "127.0.0.1"))
+    refused = sms_code_send(mobile=mobile, purpose="register", requester="127.0.0.1")
     assert not refused.sent and "today" in refused.error and refused.wait > 60
-    assert len([m for m in sms.outbox if m["mobile"] == mobile]) >= keys.SMS_SENDS_PER_DAY
+    assert len([m for m in sms.outbox if m["mobile"] == mobile]) == keys.SMS_SENDS_PER_DAY
+    # Another requester has budgets of its own for the number: it was neither waiting nor spent.
+    assert sms_code_send(mobile=mobile, purpose="register", requester="10.0.0.3").sent
 
 
-def test_sending_is_limited_per_client_ip(settings):
+def test_a_stranger_cannot_spend_the_owners_budget(settings):
+    """Finding: five sends from another address used to exhaust the number's daily cap for
+    everyone. Now they exhaust only the stranger's own; the owner still gets a code."""
+    owner = make_user()
+    for _ in range(keys.SMS_SENDS_PER_DAY):
+        redis().delete(keys.sms_resend(owner.mobile, "198.51.100.7"))
+        assert sms_code_send(mobile=owner.mobile, purpose="login", requester="198.51.100.7").sent
+    redis().delete(keys.sms_resend(owner.mobile, "198.51.100.7"))
+    assert not sms_code_send(mobile=owner.mobile, purpose="login", requester="198.51.100.7").sent
+    code = texted_code(owner.mobile, purpose="login", requester="203.0.113.5")
+    assert sms_code_check(mobile=owner.mobile, purpose="login", code=code)
+
+
+def test_the_numbers_overall_cap_spares_requesters_it_knows(settings):
+    settings.SMS_SENDS_PER_NUMBER_PER_DAY = 3
+    owner = make_user()
+    # The owner once logged in by code from home: home is known to the number.
+    code = texted_code(owner.mobile, purpose="login", requester="203.0.113.5")
+    assert sms_code_check(mobile=owner.mobile, purpose="login", code=code)
+    for stranger in ("198.51.100.1", "198.51.100.2"):
+        assert sms_code_send(mobile=owner.mobile, purpose="login", requester=stranger).sent
+    capped = sms_code_send(mobile=owner.mobile, purpose="login", requester="198.51.100.3")
+    assert not capped.sent and "today" in capped.error  # three messages today: strangers stop here
+    redis().delete(keys.sms_resend(owner.mobile, "203.0.113.5"))
+    assert sms_code_send(mobile=owner.mobile, purpose="login", requester="203.0.113.5").sent
+
+
+def test_sending_is_limited_per_requester(settings):
     settings.SMS_SENDS_PER_IP_PER_HOUR = 3
-    answers = [sms_code_send(mobile=next_mobile(), purpose="register", ip="10.9.9.9") for _ in range(4)]
+    answers = [sms_code_send(mobile=next_mobile(), purpose="register", requester="10.9.9.9") for _ in range(4)]
     assert [a.sent for a in answers] == [True, True, True, False]
     assert "network" in answers[-1].error and 0 < answers[-1].wait <= 3600
-    assert sms_code_send(mobile=next_mobile(), purpose="register", ip="10.9.9.8").sent
+    assert sms_code_send(mobile=next_mobile(), purpose="register", requester="10.9.9.8").sent
 
 
-def test_no_code_for_a_registered_number_and_no_hint_for_an_unknown_one():
-    user = make_user()
-    taken = sms_code_send(mobile=user.mobile, purpose="register", ip="10.0.0.1")
-    assert not taken.sent and "already registered" in taken.error
-    before = len(sms.outbox)
-    unknown = sms_code_send(mobile=next_mobile(), purpose="login", ip="10.0.0.1")
-    assert unknown.sent and len(sms.outbox) == before  # answered alike, texted nothing
+def test_the_whole_shop_sends_at_most_its_hourly_cap_and_counts_the_refusals(settings):
+    from prometheus_client import REGISTRY
+
+    def counted(result: str) -> float:
+        return REGISTRY.get_sample_value("seckill_sms_messages_total", {"result": result}) or 0.0
+
+    sent_before, capped_before = counted("sent"), counted("shop_hour")
+    settings.SMS_SENDS_PER_HOUR = 2
+    for hour in range(int(now() // 3600) - 1, int(now() // 3600) + 2):
+        redis().delete(keys.sms_shop_hour(hour))
+    answers = [sms_code_send(mobile=next_mobile(), purpose="register", requester=f"10.8.0.{n}") for n in range(3)]
+    assert [a.sent for a in answers] == [True, True, False]
+    assert "this hour" in answers[-1].error and 0 < answers[-1].wait <= 3600
+    assert counted("sent") - sent_before == 2 and counted("shop_hour") - capped_before == 1
+
+
+def test_send_answers_alike_whether_or_not_the_number_has_an_account(client):
+    """Finding: "This mobile number is already registered" told anyone who has an account.
+    Every answer is now the same; the text message says what happened."""
+    user, stranger = make_user(), next_mobile()
+    answers = {}
+    for purpose in ("register", "login"):
+        for who, mobile in (("registered", user.mobile), ("unknown", stranger)):
+            remote = f"10.7.{len(answers)}.1"
+            response = client.post("/user/sms/send", {"mobile": mobile, "purpose": purpose}, REMOTE_ADDR=remote)
+            answers[purpose, who] = (response.status_code, response.json())
+    assert answers["register", "registered"] == answers["register", "unknown"]
+    assert answers["login", "registered"] == answers["login", "unknown"]
+    texts = {m["mobile"]: [] for m in sms.outbox}
+    for message in sms.outbox:
+        texts[message["mobile"]].append(message["text"])
+    assert "already has an account" in texts[user.mobile][0] and "code is" in texts[user.mobile][1]
+    assert "code is" in texts[stranger][0] and "no account" in texts[stranger][1]
+    # Registering a number that has an account is refused like a wrong code, before any hint.
+    refused = client.post("/user/register", register_data(user.mobile, "123456"), **JSON)
+    assert refused.status_code == 400 and "already registered" not in refused.json()["msg"]
 
 
 def test_bad_send_requests_are_a_clear_400(client):
@@ -118,7 +177,7 @@ def test_login_by_code(client):
 
 
 def texted_code_again(mobile: str) -> str:
-    redis().delete(keys.sms_resend(mobile))
+    redis().delete(keys.sms_resend(mobile, "127.0.0.1"))
     return texted_code(mobile, purpose="login")
 
 
@@ -126,7 +185,7 @@ def test_file_backend_writes_one_json_line_per_message(settings, tmp_path):
     settings.SMS_BACKEND = "users.sms.FileSmsBackend"
     settings.SMS_FILE_PATH = str(tmp_path / "sms.log")
     mobile = next_mobile()
-    assert sms_code_send(mobile=mobile, purpose="register", ip="10.0.0.1").sent
+    assert sms_code_send(mobile=mobile, purpose="register", requester="10.0.0.1").sent
     line = json.loads((tmp_path / "sms.log").read_text().splitlines()[-1])
     assert line["mobile"] == mobile and sms_code_check(
         mobile=mobile, purpose="register", code=line["text"].split("code is ")[1][:6]
@@ -136,7 +195,7 @@ def test_file_backend_writes_one_json_line_per_message(settings, tmp_path):
 def test_console_backend_prints_the_message(settings, capsys):
     settings.SMS_BACKEND = "users.sms.ConsoleSmsBackend"
     mobile = next_mobile()
-    sms_code_send(mobile=mobile, purpose="register", ip="10.0.0.1")
+    sms_code_send(mobile=mobile, purpose="register", requester="10.0.0.1")
     assert f"[sms to {mobile}]" in capsys.readouterr().out
 
 

@@ -2,6 +2,7 @@ import time
 
 import pytest
 from django.contrib.auth import SESSION_KEY
+from django.test import Client
 
 from seckill_site.codes import Code
 from users.middleware import REFRESHED_AT
@@ -79,7 +80,7 @@ def test_login_is_rate_limited_per_mobile(client):
     assert codes[:10] == [400] * 10 and codes[10:] == [429, 429]
 
 
-def test_login_is_rate_limited_per_ip(client):
+def test_login_is_rate_limited_per_ip(client, ratelimit_clock):
     codes = [
         client.post("/user/login", {"mobile": f"1300000{i:04d}", "password": "bad-guess"}, **JSON).status_code
         for i in range(32)
@@ -164,4 +165,9 @@ def test_session_is_not_rewritten_on_every_request(client):
 def test_me_fragment(client):
     assert client.get("/user/me").json()["data"] is None
     client.force_login(make_user(nickname="Ann"))
-    assert client.get("/user/me").json()["data"]["nickname"] == "Ann"
+    data = client.get("/user/me").json()["data"]
+    assert data["nickname"] == "Ann"
+    # The logout form's token (the CSRF cookie is HttpOnly in production): a valid one.
+    checked = Client(enforce_csrf_checks=True)
+    checked.cookies = client.cookies
+    assert checked.post("/user/logout", {"csrfmiddlewaretoken": data["csrfToken"]}).status_code == 302
