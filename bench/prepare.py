@@ -27,12 +27,12 @@ from goods.models import Goods, SeckillGoods
 from goods.services import goods_list_cache_drop, sale_cache_drop, sale_open
 from orders.models import Order, SeckillOrder
 from seckill.services import paths as seckill_paths
-from seckill_site.api import api_token_issue, api_token_revoke
 from seckill_site.redis import client
 from seckill_site.sale_state import keys
 from users.middleware import REFRESHED_AT
 from users.models import User
 from users.sessions import SessionStore
+from users.tokens import api_token_issue, api_token_revoke
 
 MOBILE_PREFIX = "16"  # bench shoppers: 16xxxxxxxxx
 MERCHANT_MOBILE = "16999999999"

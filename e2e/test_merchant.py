@@ -22,7 +22,7 @@ from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.tests.factories import buy
 from users.tests.factories import PASSWORD, make_merchant, make_user
-from users.verification import registration_record
+from users.verification.services import registration_record
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

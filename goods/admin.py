@@ -13,7 +13,7 @@ from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ValidationError
 from django.db.models import Count, DecimalField, ExpressionWrapper, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest, HttpResponseRedirect
+from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
@@ -24,78 +24,9 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from goods import services
 from goods.models import Goods, SaleStatus, SeckillGoods, StockAudit
-from goods.selectors import (
-    sale_delete_blockers,
-    sale_save_warnings,
-    stock_left,
-    visible_to_merchant,
-)
-from users.models import MERCHANTS_GROUP
-
-# Times in lists: the shop's zone, one compact form for every language (the admin's own
-# format, "Nov. 24, 2026, 6:16 p.m.", takes twice the width).
-LIST_TIME = "%Y-%m-%d %H:%M"
-
-
-def is_merchant(request: HttpRequest) -> bool:
-    """Staff in the Merchants group; memoised on the request (the admin asks many times per page)."""
-    if not hasattr(request, "_is_merchant"):
-        user = request.user
-        request._is_merchant = bool(
-            user.is_active and user.is_staff and user.groups.filter(name=MERCHANTS_GROUP).exists()
-        )
-    return request._is_merchant
-
-
-def list_time(value) -> str:
-    return timezone.localtime(value).strftime(LIST_TIME) if value else "-"
-
-
-def money(value) -> str:
-    return f"¥{value:,.2f}" if value is not None else "-"
-
-
-class MerchantScopedAdmin(admin.ModelAdmin):
-    """Superusers see everything; merchants only rows whose `owner_path` is themselves.
-
-    Permissions come from ownership rather than Django's per-model permission rows, so a new
-    merchant needs nothing but the group, and direct URLs to another merchant's objects 404.
-    """
-
-    owner_path = "owner"
-    merchant_can_add = True
-    merchant_can_delete = True
-
-    def get_queryset(self, request):
-        queryset = super().get_queryset(request)
-        if not (request.user.is_superuser or is_merchant(request)):
-            return queryset.none()
-        return visible_to_merchant(queryset, user=request.user, owner_path=self.owner_path)
-
-    def _owns(self, request, obj) -> bool:
-        if obj is None:
-            return True
-        owner_id = obj
-        for part in self.owner_path.split("__"):
-            owner_id = getattr(owner_id, part)
-        return owner_id == request.user
-
-    def has_module_permission(self, request):
-        return request.user.is_superuser or is_merchant(request)
-
-    def has_view_permission(self, request, obj=None):
-        return request.user.is_superuser or (is_merchant(request) and self._owns(request, obj))
-
-    def has_change_permission(self, request, obj=None):
-        return self.has_view_permission(request, obj)
-
-    def has_add_permission(self, request):
-        return request.user.is_superuser or (self.merchant_can_add and is_merchant(request))
-
-    def has_delete_permission(self, request, obj=None):
-        return request.user.is_superuser or (
-            self.merchant_can_delete and is_merchant(request) and self._owns(request, obj)
-        )
+from goods.selectors import sale_delete_blockers, sale_save_warnings, stock_left
+from seckill_site.admin import list_time, money
+from users.merchants import MerchantScopedAdmin, visible_to_merchant
 
 
 class SaleInline(admin.TabularInline):

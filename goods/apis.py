@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from goods import services
 from goods.models import Goods, SeckillGoods
-from goods.selectors import sale_detail, sales_for_list, stock_left, visible_to_merchant
+from goods.selectors import sale_detail, sales_for_list, stock_left
 from goods.serializers import (
     GoodsSerializer,
     MerchantSaleSerializer,
@@ -23,10 +23,12 @@ from goods.serializers import (
     SaleSerializer,
     SaleUpdateSerializer,
 )
-from seckill_site.api import EnvelopePagination, IsMerchant, api_fail, api_ok, envelope, errors, id_parameter
+from seckill_site.api import EnvelopePagination, api_fail, api_ok, envelope, errors, id_parameter
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
+from users.merchants import visible_to_merchant
 from users.models import User
+from users.permissions import IsMerchant
 
 SALE_ID = id_parameter("sale_id", "sale event id")
 GOODS_ID = id_parameter("goods_id", "goods id")

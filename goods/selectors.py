@@ -5,7 +5,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -214,13 +214,6 @@ def _discount(row: dict[str, Any]) -> int:
     if price <= 0:
         return 0
     return int((1 - Decimal(row["seckillPrice"]) / price) * 100)
-
-
-def visible_to_merchant(queryset: QuerySet, *, user, owner_path: str = "owner") -> QuerySet:
-    """The rows a merchant works with, in the admin and the API alike: every row for a
-    superuser, else the rows whose `owner_path` is the merchant. The caller has checked that
-    the user is a merchant or a superuser."""
-    return queryset if user.is_superuser else queryset.filter(**{owner_path: user})
 
 
 # --- the merchant's checks -----------------------------------------------------------------------

@@ -11,13 +11,12 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from goods.admin import MerchantScopedAdmin, is_merchant, list_time, money
 from goods.models import SaleStatus, SeckillGoods
-from goods.selectors import visible_to_merchant
 from orders.models import Order, OrderStatus
 from orders.selectors import order_address, orders_csv_rows, sale_figures
 from orders.services import REASON_MERCHANT, order_cancel
-from seckill_site.admin import shop_time_zone
+from seckill_site.admin import list_time, money, shop_time_zone
+from users.merchants import MerchantScopedAdmin, is_merchant, visible_to_merchant
 
 # Excel reads a CSV file as UTF-8 only when it starts with the byte order mark; without it,
 # Chinese names and addresses open as mojibake on a Chinese Windows.

@@ -12,9 +12,10 @@ from goods.apis import SALE_ID, sales_visible_to
 from orders import selectors, services
 from orders.selectors import sale_figures
 from orders.serializers import OrderPayInputSerializer, OrderSerializer, SaleFiguresSerializer
-from seckill_site.api import BoundedJSONParser, EnvelopePagination, IsMerchant, api_fail, api_ok, envelope, errors
+from seckill_site.api import BoundedJSONParser, EnvelopePagination, api_fail, api_ok, envelope, errors
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
+from users.permissions import IsMerchant
 
 ORDER_NO = OpenApiParameter(
     "order_no", {"type": "string", "pattern": "^[0-9]{1,32}$"}, OpenApiParameter.PATH, description="order number"

@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from orders.models import Order, OrderAddress
+from orders.selectors import order_address
 from seckill_site.http import ID_MAX
 
 
@@ -68,8 +69,6 @@ class OrderSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OrderAddressSerializer(allow_null=True))
     def get_address(self, order: Order) -> dict | None:
-        from orders.selectors import order_address
-
         address = order_address(order)
         return OrderAddressSerializer(address).data if address is not None else None
 

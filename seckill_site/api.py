@@ -1,32 +1,24 @@
-"""Shared pieces of the REST API (/api/v1/): the `{code, msg, data}` envelope, token
-authentication cached in Redis, throttles on the pages' rate-limit counters, pagination,
-permissions, and the schema helpers that document all of it.
+"""Shared pieces of the REST API (/api/v1/): bounded body parsers, the `{code, msg, data}`
+envelope and the one exception handler, pagination, the credentials authentication leaves on a
+request, throttles on the pages' rate-limit counters, and the schema helpers that document it.
 
-The seckill gate's endpoints must not query PostgreSQL (README, "How a purchase flows"), so
-authentication never loads the user row: it yields the user id (`request.auth.user_id`) and
-a lazy user that only endpoints needing the row ever evaluate.
+Who may call what is the users app's: token and session authentication (users/authentication.py)
+and the shopper and merchant permissions (users/permissions.py). The seckill gate's endpoints
+must not query PostgreSQL, so authentication never loads the user row: it yields the user id
+(`request.auth.user_id`) and a lazy user that only endpoints needing the row ever evaluate.
 """
 
-import hashlib
 import io
 import re
-import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
-from django.contrib.auth import SESSION_KEY
-from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
-from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import exceptions, serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.authtoken.models import Token
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.permissions import BasePermission
@@ -35,9 +27,8 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 
 from seckill_site.codes import Code
-from seckill_site.http import ID_MAX, client_bucket, positive_int
+from seckill_site.http import ID_MAX, Answer, client_bucket, form_errors_message, positive_int
 from seckill_site.ratelimit import rate_period
-from seckill_site.redis import client, keys
 
 # --- JSON bodies ---------------------------------------------------------------------------------
 
@@ -103,6 +94,27 @@ def api_fail(code: Code, msg: str | None = None, *, data: Any = None, status_cod
     return Response({"code": code.code, "msg": msg or code.msg, "data": data}, status=status_code or code.status)
 
 
+def api_answer(answer: Answer) -> Response:
+    """seckill_site.http.Answer in the API's envelope (the pages render it with page_answer)."""
+    response = (
+        api_ok(answer.data) if answer.code is Code.SUCCESS else api_fail(answer.code, answer.msg, data=answer.data)
+    )
+    for name, value in answer.headers.items():
+        response[name] = value
+    return response
+
+
+def api_form_errors(form) -> Response:
+    """A form that did not validate: 400 with the message people read and each field's errors."""
+    return api_fail(Code.BAD_REQUEST, form_errors_message(form), data=form.errors.get_json_data())
+
+
+def request_fields(request: Request, *names: str) -> dict:
+    """These fields of a JSON or form body, None where missing; {} for a body that is no object."""
+    data = request.data
+    return {name: data.get(name) for name in names} if hasattr(data, "get") else {}
+
+
 def _flatten(detail: Any, prefix: str = "") -> list[str]:
     """DRF's nested error detail as `field: message` lines, for a readable `msg`."""
     if isinstance(detail, dict):
@@ -126,7 +138,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         # Always 401 (DRF answers 403 when the first authenticator has no challenge).
         msg = str(exc.detail) if isinstance(exc, exceptions.AuthenticationFailed) else None
         response = api_fail(Code.NOT_LOGGED_IN, msg)
-        response["WWW-Authenticate"] = CachedTokenAuthentication.keyword
+        response["WWW-Authenticate"] = "Token"  # users.authentication.CachedTokenAuthentication.keyword
         return response
     if isinstance(exc, exceptions.PermissionDenied):
         custom = exc.detail != exceptions.PermissionDenied.default_detail
@@ -200,107 +212,10 @@ class EnvelopePagination(PageNumberPagination):
         return parameters
 
 
-# --- tokens ------------------------------------------------------------------------------------
-
-# token -> "user id:expiry", cached in Redis so the gate's endpoints never read the token
-# table. Revoking (logout, logout everywhere, password change, deactivation, an admin's edit:
-# users.services.user_auth_revoke) deletes the rows and their cache entries at once.
-TOKEN_CACHE_TTL = 30 * 60
-# A token expires a fixed time after it was issued, however much it is used: log in again
-# for a new one. A leaked token is worth at most this long.
-TOKEN_LIFETIME = 30 * 24 * 60 * 60
-# An unknown token is remembered briefly, so a client looping over made-up tokens costs
-# one Redis read each, not a PostgreSQL query.
-TOKEN_MISSING_TTL = 60
-_MISSING = b"0"
-
-
-def _token_cache_key(key: str) -> str:
-    # Hashed: a Redis dump or MONITOR never shows usable tokens.
-    return keys.api_token(hashlib.sha256(key.encode()).hexdigest())
-
-
-def _token_expires(token_created) -> int:
-    return int(token_created.timestamp()) + TOKEN_LIFETIME
-
-
-def _token_cache_set(key: str, user_id: int, expires: int) -> None:
-    ttl = min(TOKEN_CACHE_TTL, expires - int(time.time()))
-    if ttl > 0:
-        client().set(_token_cache_key(key), f"{user_id}:{expires}", ex=ttl)
-
-
-def api_token_issue(*, user_id: int) -> str:
-    """The user's API token (one per user, shared by their devices), created on first login
-    and again once it has expired."""
-    token = Token.objects.filter(user_id=user_id).first()
-    if token is not None and _token_expires(token.created) <= time.time():
-        api_token_revoke(key=token.key)
-        token = None
-    if token is None:
-        token, _created = Token.objects.get_or_create(user_id=user_id)
-    _token_cache_set(token.key, user_id, _token_expires(token.created))
-    return token.key
-
-
-def api_token_revoke(*, key: str) -> None:
-    """Log the token out everywhere: delete the row, then the cache entry (a request that
-    reads the cache between the two may still pass; none can after)."""
-    Token.objects.filter(key=key).delete()
-    client().delete(_token_cache_key(key))
-
-
-def api_token_keys(*, user_id: int) -> list[str]:
-    return list(Token.objects.filter(user_id=user_id).values_list("key", flat=True))
-
-
-def api_token_cache_drop(*, keys: list[str]) -> None:
-    """Forget these tokens' cache entries (their rows are gone already)."""
-    for key in keys:  # one key per call: each lives in its own slot of a cluster
-        client().delete(_token_cache_key(key))
-
-
-def api_tokens_revoke(*, user_id: int) -> None:
-    """Every token of the user, rows first, then their cache entries."""
-    revoked = api_token_keys(user_id=user_id)
-    Token.objects.filter(key__in=revoked).delete()
-    api_token_cache_drop(keys=revoked)
-
-
-def api_tokens_of(*, user_id: int) -> list[dict[str, Any]]:
-    """The user's live tokens as they may see them: never the key, only its first characters."""
-    tokens = Token.objects.filter(user_id=user_id).order_by("created")
-    return [
-        {
-            "prefix": token.key[:6],
-            "createdAt": token.created.isoformat(),
-            "expiresAt": datetime.fromtimestamp(_token_expires(token.created), tz=UTC).isoformat(),
-        }
-        for token in tokens
-        if _token_expires(token.created) > time.time()
-    ]
-
-
-def api_token_user_id(key: str) -> int | None:
-    """The user id a live token stands for: Redis first (one read, expiry included), the
-    token table on a miss."""
-    cache_key = _token_cache_key(key)
-    cached = client().get(cache_key)
-    if cached == _MISSING:
-        return None
-    if cached is not None:
-        user_id, _, expires = cached.partition(b":")
-        if expires:
-            return int(user_id) if int(expires) > time.time() else None
-    row = Token.objects.filter(key=key, user__is_active=True).values_list("user_id", "created").first()
-    if row is None or _token_expires(row[1]) <= time.time():
-        client().set(cache_key, _MISSING, ex=TOKEN_MISSING_TTL)
-        return None
-    _token_cache_set(key, row[0], _token_expires(row[1]))
-    return row[0]
-
-
-# --- authentication ------------------------------------------------------------------------------
+# --- who is asking ------------------------------------------------------------------------------
+# Authentication itself (tokens, sessions) is the users app's (users/authentication.py, named in
+# settings.REST_FRAMEWORK); what it leaves on the request is this, which the gate's endpoints
+# read without loading the user row.
 
 
 @dataclass(frozen=True)
@@ -309,61 +224,6 @@ class Credentials:
 
     user_id: int
     token: str | None = None  # None for a browser session
-
-
-def _active_user(user_id: int):
-    from users.models import User
-
-    return User.objects.filter(pk=user_id, is_active=True).first() or AnonymousUser()
-
-
-class CachedTokenAuthentication(TokenAuthentication):
-    """`Authorization: Token <key>`, resolved to a user id from Redis (see api_token_user_id)."""
-
-    def authenticate_credentials(self, key: str):
-        if len(key) > 64 or not key.isascii():
-            raise exceptions.AuthenticationFailed(_("invalid or revoked token"))
-        user_id = api_token_user_id(key)
-        if user_id is None:
-            raise exceptions.AuthenticationFailed(_("invalid or revoked token"))
-        return SimpleLazyObject(lambda: _active_user(user_id)), Credentials(user_id=user_id, token=key)
-
-
-class SessionIdAuthentication(SessionAuthentication):
-    """The browser's Redis session, read like the pages' gate does (seckill.views.session_user_id):
-    the user id from the session, the row only if an endpoint asks for `request.user`.
-    Unsafe methods need the CSRF token, as in DRF's SessionAuthentication."""
-
-    def authenticate(self, request: Request):
-        raw = request._request.session.get(SESSION_KEY)
-        user_id = positive_int(raw)
-        if user_id is None:
-            return None
-        self.enforce_csrf(request)
-        return request._request.user, Credentials(user_id=user_id)
-
-
-class CachedTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "seckill_site.api.CachedTokenAuthentication"
-    name = "tokenAuth"
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "apiKey",
-            "in": "header",
-            "name": "Authorization",
-            "description": "`Token <key>`, as returned by POST /api/v1/users/login",
-        }
-
-
-class SessionIdScheme(OpenApiAuthenticationExtension):
-    target_class = "seckill_site.api.SessionIdAuthentication"
-    name = "cookieAuth"
-
-    def get_security_definition(self, auto_schema):
-        from django.conf import settings
-
-        return {"type": "apiKey", "in": "cookie", "name": settings.SESSION_COOKIE_NAME}
 
 
 def user_id_of(request: Request) -> int:
@@ -380,31 +240,6 @@ class HasUserId(BasePermission):
 
     def has_permission(self, request: Request, view) -> bool:
         return isinstance(request.auth, Credentials)
-
-
-class IsShopper(BasePermission):
-    """Logged in as an active user (loads the row: for endpoints that read the database anyway).
-
-    Credentials whose user is gone or deactivated are not logged in: 401, never a 403 (and
-    never a view handed an anonymous user)."""
-
-    def has_permission(self, request: Request, view) -> bool:
-        if not (isinstance(request.auth, Credentials) and request.user.is_authenticated):
-            raise exceptions.NotAuthenticated()
-        return True
-
-
-class IsMerchant(BasePermission):
-    """Merchants (goods.admin.is_merchant: staff in the Merchants group) and superusers, as in the admin."""
-
-    message = _("merchants only")
-
-    def has_permission(self, request: Request, view) -> bool:
-        from goods.admin import is_merchant
-
-        if not (isinstance(request.auth, Credentials) and request.user.is_authenticated):
-            raise exceptions.NotAuthenticated()
-        return request.user.is_superuser or is_merchant(request)
 
 
 # --- throttles ---------------------------------------------------------------------------------
@@ -443,16 +278,6 @@ class PerUserThrottle(RatelimitThrottle):
 class PerIpThrottle(RatelimitThrottle):
     def key_of(self, request: Request) -> str | None:
         return client_bucket(request._request)
-
-
-class PerMobileThrottle(RatelimitThrottle):
-    def key_of(self, request: Request) -> str | None:
-        # The account as the login form reads it (users.services.login_attempt_limited): spaces,
-        # Unicode digits or a JSON number must not open a fresh bucket for the same account.
-        from users.models import mobile_normalize
-
-        data = request.data
-        return mobile_normalize(data.get("mobile") if hasattr(data, "get") else None)
 
 
 def throttle(base: type[RatelimitThrottle], group: str, rate: str) -> type[RatelimitThrottle]:

@@ -2,6 +2,6 @@ from django.contrib.admin.apps import AdminConfig
 
 
 class ShopAdminConfig(AdminConfig):
-    """django.contrib.admin with seckill_site.admin.ShopAdminSite as `admin.site`."""
+    """django.contrib.admin with users.admin_site.ShopAdminSite as `admin.site`."""
 
-    default_site = "seckill_site.admin.ShopAdminSite"
+    default_site = "users.admin_site.ShopAdminSite"

@@ -3,6 +3,8 @@
 import ipaddress
 import re
 import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import wraps
 from typing import Any
 
@@ -12,6 +14,36 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from seckill_site.codes import Code
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What an endpoint answers, before it is a response: the shop's code, a message for people
+    (the code's own when None), the data, and headers (Retry-After). Services and the steps
+    shared by a page and its API return one; `page_answer` renders it as the pages' JSON
+    envelope, seckill_site.api.api_answer as the API's: the same body either way."""
+
+    code: Code = Code.SUCCESS
+    data: Any = None
+    msg: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def page_answer(answer: Answer) -> JsonResponse:
+    response = ok(answer.data) if answer.code is Code.SUCCESS else fail(answer.code, answer.msg, data=answer.data)
+    for name, value in answer.headers.items():
+        response[name] = value
+    return response
+
+
+def form_errors_message(form) -> str:
+    """A form's errors as people read them: each field by its label ("Mobile number: This field
+    is required."), never its name in the code."""
+    parts = []
+    for name, errors in form.errors.items():
+        label = form.fields[name].label if name in form.fields else None
+        parts.append(f"{label}: {' '.join(errors)}" if label else " ".join(errors))
+    return " ".join(parts)
 
 
 def ok(data: Any = None) -> JsonResponse:

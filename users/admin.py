@@ -12,9 +12,9 @@ from django.utils.translation import gettext_lazy
 from seckill_site.admin import shop_time_zone, yes_no
 from users.fields import MobileField
 from users.models import User
+from users.revocation import user_auth_revoke
 from users.selectors import addresses_of_user
-from users.services import user_auth_revoke
-from users.verification import registrations_by_ip
+from users.verification.services import registrations_by_ip
 
 
 class UserCreationForm(BaseUserCreationForm):

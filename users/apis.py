@@ -13,26 +13,25 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from seckill_site.api import (
-    TOKEN_LIFETIME,
     BoundedJSONParser,
     Credentials,
-    IsShopper,
     PerIpThrottle,
-    PerMobileThrottle,
     api_fail,
+    api_form_errors,
     api_ok,
-    api_token_issue,
-    api_token_revoke,
-    api_tokens_of,
     envelope,
     errors,
     id_parameter,
+    request_fields,
     throttle,
 )
 from seckill_site.codes import Code
 from seckill_site.http import client_bucket
 from users import selectors, services
 from users.forms import AddressForm, LoginForm, RegisterForm
+from users.http import REGISTER_RATE_PER_IP, SECRET_FIELDS
+from users.permissions import IsShopper
+from users.revocation import user_auth_revoke
 from users.selectors import address_public_data, user_public_data
 from users.serializers import (
     AddressInputSerializer,
@@ -43,20 +42,14 @@ from users.serializers import (
     TokenSerializer,
     UserSerializer,
 )
-from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
-from users.verification import registration_record
-from users.views import REGISTER_RATE_PER_IP, SECRET_FIELDS, register_form_save
-
-
-def _form_errors(form) -> Response:
-    message = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in form.errors.items())
-    return api_fail(Code.BAD_REQUEST, message, data=form.errors.get_json_data())
+from users.throttles import LOGIN_THROTTLES
+from users.tokens import TOKEN_LIFETIME, api_token_issue, api_token_revoke, api_tokens_of
+from users.verification.services import registration_record
+from users.views import register_form_save
 
 
 def _form_data(request: Request) -> dict:
-    data = request.data
-    fields = ("mobile", "password", "nickname", "code")
-    return {key: data.get(key) for key in fields} if hasattr(data, "get") else {}
+    return request_fields(request, "mobile", "password", "nickname", "code")
 
 
 @method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
@@ -67,10 +60,7 @@ class LoginApi(APIView):
     # browser into their own account through this CSRF-exempt endpoint (login CSRF).
     parser_classes = [BoundedJSONParser]
     # Both counters of the login page: per IP and per mobile number.
-    throttle_classes = [
-        throttle(PerIpThrottle, LOGIN_GROUP_IP, LOGIN_RATE_PER_IP),
-        throttle(PerMobileThrottle, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_MOBILE),
-    ]
+    throttle_classes = LOGIN_THROTTLES
 
     @extend_schema(
         tags=["users"],
@@ -88,7 +78,7 @@ class LoginApi(APIView):
     def post(self, request: Request) -> Response:
         form = LoginForm(_form_data(request))
         if not form.is_valid():
-            return _form_errors(form)
+            return api_form_errors(form)
         result = services.user_login(request=request._request, issue_token=True, **form.cleaned_data)
         if result.user is None:
             return api_fail(Code.LOGIN_FAILED, result.error)
@@ -118,7 +108,7 @@ class RegisterApi(APIView):
         form = RegisterForm({**data, "password_again": data.get("password")})
         user = register_form_save(form)
         if user is None:
-            return _form_errors(form)
+            return api_form_errors(form)
         registration_record(ip=client_bucket(request._request))
         token = api_token_issue(user_id=user.pk)
         return api_ok({"token": token, "user": user_public_data(user)}, status_code=201)
@@ -147,7 +137,7 @@ class LogoutEverywhereApi(APIView):
         responses={200: envelope("LogoutEverywhereEnvelope"), **errors(401)},
     )
     def post(self, request: Request) -> Response:
-        services.user_auth_revoke(user_id=request.user.pk)
+        user_auth_revoke(user_id=request.user.pk)
         services.user_logout(request=request._request)
         return api_ok()
 
@@ -203,7 +193,7 @@ def _address_form(request: Request, *, current: dict | None = None) -> AddressFo
         data.pop("is_default", None)  # a checkbox: absent is unticked
     form = AddressForm(data)
     if not form.is_valid():
-        return _form_errors(form)
+        return api_form_errors(form)
     return form
 
 

@@ -3,8 +3,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
 
 from users.fields import MobileField
-from users.models import Address, User, mobile_normalize
-from users.verification import SmsCodeForm
+from users.models import MOBILE_TAKEN_MESSAGE, Address, User, mobile_normalize
+from users.verification.forms import SmsCodeForm
 
 
 class LoginForm(forms.Form):
@@ -28,8 +28,6 @@ class RegisterForm(SmsCodeForm):  # needs the code texted to the mobile number
         i.e. its owner: before the code it would tell anyone which numbers have accounts.
         (A registered number gets no register code: users.verification.sms_code_send.)"""
         if User.objects.filter(mobile=self.cleaned_data["mobile"]).exists():
-            from users.services import MOBILE_TAKEN_MESSAGE
-
             self.add_error("mobile", MOBILE_TAKEN_MESSAGE)
 
     def clean(self):
@@ -80,13 +78,3 @@ class AddressForm(forms.ModelForm):
 
     def cleaned_data_for_service(self) -> dict:
         return {name: self.cleaned_data[name] for name in (*self.Meta.fields, "is_default")}
-
-
-def form_errors_message(form) -> str:
-    """The errors as people read them: each field by its label ("Mobile number: This field is
-    required."), never its name in the code."""
-    parts = []
-    for field, errors in form.errors.items():
-        label = form.fields[field].label if field in form.fields else None
-        parts.append(f"{label}: {' '.join(errors)}" if label else " ".join(errors))
-    return " ".join(parts)

@@ -7,6 +7,8 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from users.revocation import user_auth_revoke
+
 # ASCII digits only: `\d` also matches Arabic-Indic, Devanagari, full-width... digits, which
 # would register look-alike accounts and miss the login and rate-limit keys of the real one.
 mobile_validator = RegexValidator(r"^1[0-9]{10}\Z", _("Enter an 11-digit mobile number starting with 1."))
@@ -27,6 +29,7 @@ def mobile_normalize(raw: Any) -> str:
                    for char in raw.strip())  # fmt: skip
 
 
+MOBILE_TAKEN_MESSAGE = _("This mobile number is already registered.")
 MERCHANTS_GROUP = "Merchants"
 
 
@@ -86,13 +89,11 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def save(self, *args, **kwargs) -> None:
         """A changed password or is_active ends every other session and token of the user once
-        committed (users.services.user_auth_revoke). Here rather than in the views that change
+        committed (users.revocation.user_auth_revoke). Here rather than in the views that change
         them, because those are many: the admin's forms, `changepassword`, a shell."""
         super().save(*args, **kwargs)
         loaded, now = getattr(self, "_credentials_loaded", None), self._credentials()
         if loaded is not None and None not in loaded and None not in now and loaded != now:
-            from users.services import user_auth_revoke
-
             user_id = self.pk
             transaction.on_commit(lambda: user_auth_revoke(user_id=user_id))
         self._credentials_loaded = now

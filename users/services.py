@@ -1,6 +1,5 @@
 """Writes on users: login, registration, the address book."""
 
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,14 +8,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django_ratelimit.core import is_ratelimited
 
-from seckill_site.api import api_token_cache_drop, api_token_issue, api_token_keys, api_token_revoke, api_tokens_revoke
 from seckill_site.http import client_bucket
-from seckill_site.redis import client, keys
-from users.models import ADDRESSES_PER_USER, Address, User, mobile_normalize
+from users.models import ADDRESSES_PER_USER, MOBILE_TAKEN_MESSAGE, Address, User, mobile_normalize
 from users.sessions import auth_epoch
+from users.tokens import api_token_issue, api_token_revoke
 
 # Login attempts, on the shop's login page, its API and the admin's login alike (one budget:
 # switching between them buys an attacker nothing).
@@ -24,7 +21,6 @@ LOGIN_RATE_PER_IP = "30/m"
 LOGIN_RATE_PER_MOBILE = "10/m"
 LOGIN_GROUP_IP = "user.login.ip"
 LOGIN_GROUP_MOBILE = "user.login.mobile"
-MOBILE_TAKEN_MESSAGE = gettext_lazy("This mobile number is already registered.")
 
 
 @dataclass(frozen=True)
@@ -85,32 +81,6 @@ def _auth_epoch_of(mobile: str) -> str | None:
 
 def user_logout(*, request: HttpRequest) -> None:
     logout(request)
-
-
-def user_auth_revoke(*, user_id: int) -> None:
-    """End every session and API token of the user at once, the seckill gate included:
-    on a password change or deactivation (User.save calls this once committed), an admin's
-    edit of the user, or "log out everywhere".
-
-    Sessions: a new random auth epoch in Redis; a session made under another one loads empty
-    (users.sessions). Random, not a counter: if Redis lost the key, no old value comes back.
-    Tokens: their rows and cache entries are deleted (seckill_site.api.api_tokens_revoke)."""
-    client().set(keys.auth_epoch(user_id), secrets.token_hex(8))
-    api_tokens_revoke(user_id=user_id)
-
-
-def user_deleted_revoke(*, user_id: int) -> None:
-    """A user row is about to be deleted: once that commits, end their sessions and tokens as
-    a revocation does. The gate never reads the user row, so without this a deleted account's
-    session or cached token would still buy. Called before the delete (users.apps connects it),
-    because the token rows go with the user."""
-    token_keys = api_token_keys(user_id=user_id)
-
-    def revoke() -> None:
-        client().set(keys.auth_epoch(user_id), secrets.token_hex(8))
-        api_token_cache_drop(keys=token_keys)
-
-    transaction.on_commit(revoke)
 
 
 class MobileTaken(Exception):

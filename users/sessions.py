@@ -6,7 +6,7 @@ logged-in shopper would be told to log in again. Here the error propagates and
 seckill_site.errors answers 503 "busy, retry"; the session is still there once Redis answers.
 
 A logged-in session ends the moment its user's credentials are revoked (password change,
-deactivation, logout everywhere, an admin's edit: users.services.user_auth_revoke), on every
+deactivation, logout everywhere, an admin's edit: users.revocation.user_auth_revoke), on every
 page and at the seckill gate, which never reads PostgreSQL. The session holds the user's auth
 epoch as it was at login (`_auth_epoch`); revoking writes a new random epoch to Redis. Its key
 carries the user's hash tag (`u42.<random>` is stored under `...{u42}...`, next to

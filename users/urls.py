@@ -1,6 +1,7 @@
 from django.urls import path
 
-from users import address_views, verification_views, views
+from users import address_views, views
+from users.verification import views as verification_views
 
 app_name = "users"
 urlpatterns = [

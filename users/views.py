@@ -8,41 +8,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_ratelimit.core import is_ratelimited
 
 from seckill_site.codes import Code
-from seckill_site.http import client_bucket, fail, next_path, ok, redirect_target, wants_json
+from seckill_site.http import client_bucket, fail, form_errors_message, ok, wants_json
 from users import services
-from users.forms import LoginForm, RegisterForm, form_errors_message
+from users.forms import LoginForm, RegisterForm
+from users.http import AFTER_LOGOUT, REGISTER_RATE_PER_IP, SECRET_FIELDS, login_limited, next_of, redirect_next
 from users.selectors import user_public_data
-from users.verification import registration_record
-
-REGISTER_RATE_PER_IP = "10/m"
-AFTER_LOGIN = "/goods/goodsList"
-AFTER_LOGOUT = "/user/index"
-# What the pages and the API that take a password or a texted code hide from error reports
-# (Django's DEBUG page, the 500 mail to ADMINS): the POST fields, and every local variable of
-# the view (a form's data, a JSON body) via sensitive_variables().
-SECRET_FIELDS = ("password", "password_again", "code")
-
-
-def _next_raw(request: HttpRequest) -> str | None:
-    return request.POST.get("next") or request.GET.get("next")
-
-
-def _safe_next(request: HttpRequest, fallback: str = AFTER_LOGIN) -> str:
-    """The `next` the client sent when it is a path on this site (seckill_site.http.next_path)."""
-    return next_path(_next_raw(request), fallback)
-
-
-def _redirect_next(request: HttpRequest, fallback: str = AFTER_LOGIN) -> HttpResponse:
-    return redirect_target(_next_raw(request), fallback)
+from users.verification.services import registration_record
 
 
 @require_GET
 def login_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "users/login.html", {"form": LoginForm(), "next": _safe_next(request)})
-
-
-def _login_limited(request: HttpRequest) -> bool:
-    return services.login_attempt_limited(request=request, mobile=request.POST.get("mobile"))
+    return render(request, "users/login.html", {"form": LoginForm(), "next": next_of(request)})
 
 
 @sensitive_variables()
@@ -50,28 +26,28 @@ def _login_limited(request: HttpRequest) -> bool:
 @require_POST
 def login_submit(request: HttpRequest) -> HttpResponse:
     as_json = wants_json(request)
-    if _login_limited(request):
+    if login_limited(request):
         if as_json:
             return fail(Code.TOO_MANY_REQUESTS, _("Too many login attempts, wait a minute."))
         form = LoginForm(request.POST)
         form.is_valid()
-        context = {"form": form, "error": _("Too many login attempts, wait a minute."), "next": _safe_next(request)}
+        context = {"form": form, "error": _("Too many login attempts, wait a minute."), "next": next_of(request)}
         return render(request, "users/login.html", context, status=429)
     form = LoginForm(request.POST)
     if not form.is_valid():
         message = form_errors_message(form)
         if as_json:
             return fail(Code.BAD_REQUEST, message)
-        return render(request, "users/login.html", {"form": form, "next": _safe_next(request)}, status=400)
+        return render(request, "users/login.html", {"form": form, "next": next_of(request)}, status=400)
     result = services.user_login(request=request, **form.cleaned_data)
     if result.user is None:
         if as_json:
             return fail(Code.LOGIN_FAILED, result.error)
-        context = {"form": form, "error": result.error, "next": _safe_next(request)}
+        context = {"form": form, "error": result.error, "next": next_of(request)}
         return render(request, "users/login.html", context, status=400)
     if as_json:
         return ok(user_public_data(result.user))
-    return _redirect_next(request)
+    return redirect_next(request)
 
 
 @require_POST
@@ -79,7 +55,7 @@ def logout_view(request: HttpRequest) -> HttpResponse:
     services.user_logout(request=request)
     if wants_json(request):
         return ok()
-    return _redirect_next(request, AFTER_LOGOUT)
+    return redirect_next(request, AFTER_LOGOUT)
 
 
 def register_form_save(form: RegisterForm):
@@ -98,7 +74,7 @@ def register_form_save(form: RegisterForm):
 @require_http_methods(["GET", "POST"])
 def register(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
-        return render(request, "users/register.html", {"form": RegisterForm(), "next": _safe_next(request)})
+        return render(request, "users/register.html", {"form": RegisterForm(), "next": next_of(request)})
     ip = client_bucket(request)
     if is_ratelimited(
         request, group="user.register", key=lambda _group, _request: ip, rate=REGISTER_RATE_PER_IP, increment=True
@@ -109,7 +85,7 @@ def register(request: HttpRequest) -> HttpResponse:
             else render(
                 request,
                 "users/register.html",
-                {"form": RegisterForm(request.POST), "error": Code.TOO_MANY_REQUESTS.msg, "next": _safe_next(request)},
+                {"form": RegisterForm(request.POST), "error": Code.TOO_MANY_REQUESTS.msg, "next": next_of(request)},
                 status=429,
             )
         )
@@ -118,13 +94,13 @@ def register(request: HttpRequest) -> HttpResponse:
     if user is None:
         if wants_json(request):
             return fail(Code.BAD_REQUEST, form_errors_message(form))
-        return render(request, "users/register.html", {"form": form, "next": _safe_next(request)}, status=400)
+        return render(request, "users/register.html", {"form": form, "next": next_of(request)}, status=400)
     registration_record(ip=ip)
     services.user_login(request=request, mobile=user.mobile, password=form.cleaned_data["password"])
     if wants_json(request):
         return ok(user_public_data(user))
     messages.success(request, _("Welcome, %(name)s! Your account is ready.") % {"name": user.nickname or user.mobile})
-    return _redirect_next(request)  # back to the sale that sent them here, if one did
+    return redirect_next(request)  # back to the sale that sent them here, if one did
 
 
 @require_GET

@@ -25,7 +25,7 @@ from orders.tests.factories import buy
 from users.models import MERCHANTS_GROUP, User
 from users.services import address_create
 from users.tests.factories import PASSWORD, make_user
-from users.verification import registration_record
+from users.verification.services import registration_record
 
 pytestmark = pytest.mark.django_db
 

@@ -10,11 +10,11 @@ from bench import prepare
 from goods.tests.factories import make_sale
 from orders.selectors import sale_figures
 from seckill.services import paths as services
-from seckill_site.api import api_token_issue
 from seckill_site.redis import client
 from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from users.tests.factories import make_user
+from users.tokens import api_token_issue
 
 pytestmark = pytest.mark.django_db
 

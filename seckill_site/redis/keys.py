@@ -124,7 +124,7 @@ def goods_list_lock(language: str) -> str:
 
 def auth_epoch(user_id: int) -> str:
     """The user's auth epoch (no TTL: one short string per user whose credentials were ever
-    revoked): a random value rewritten by users.services.user_auth_revoke. Sessions hold the
+    revoked): a random value rewritten by users.revocation.user_auth_revoke. Sessions hold the
     value they were made under; the user's hash tag is the one their session keys carry
     (users.sessions), so the session and the epoch are read in one round trip."""
     return f"{PREFIX}auth:{{u{user_id}}}:epoch"

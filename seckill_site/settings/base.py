@@ -99,7 +99,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
-                "users.verification.sms_demo_hint",
+                "users.verification.views.sms_demo_hint",
                 "seckill_site.context.time_zone",
             ],
         },
@@ -205,10 +205,10 @@ RATELIMIT_IPV6_MASK = RATELIMIT_IPV6_PREFIX
 # session, the pages' envelope and error codes, no DB read to authenticate the gate.
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "seckill_site.api.CachedTokenAuthentication",
-        "seckill_site.api.SessionIdAuthentication",
+        "users.authentication.CachedTokenAuthentication",
+        "users.authentication.SessionIdAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["seckill_site.api.IsShopper"],
+    "DEFAULT_PERMISSION_CLASSES": ["users.permissions.IsShopper"],
     # Bodies are capped in size (and JSON in depth) before they are parsed (seckill_site.api).
     # Multipart goes through Django's parser, which applies DATA_UPLOAD_MAX_MEMORY_SIZE itself.
     "DEFAULT_PARSER_CLASSES": [

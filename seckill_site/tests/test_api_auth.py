@@ -10,12 +10,12 @@ from rest_framework.test import APIClient
 
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
-from seckill_site.api import _token_cache_key, api_token_issue
 from seckill_site.redis import client as redis
 from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from users.models import User
 from users.tests.factories import PASSWORD, make_address, make_merchant, make_user, texted_code
+from users.tokens import _token_cache_key, api_token_issue
 
 pytestmark = pytest.mark.django_db
 

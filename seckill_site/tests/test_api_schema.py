@@ -20,12 +20,12 @@ from schemathesis.specs.openapi.checks import (
 
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
-from seckill_site.api import api_token_issue
 from seckill_site.tests.fuzzing import record
 from seckill_site.wsgi import application
 from users.models import User
-from users.services import user_auth_revoke
+from users.revocation import user_auth_revoke
 from users.tests.factories import PASSWORD, make_user, session_for
+from users.tokens import api_token_issue
 
 EXAMPLES_PER_OPERATION = 25
 CHECKS = [

@@ -47,7 +47,7 @@ def test_verify_code_that_is_not_a_number_is_400_on_the_page(shopper_and_sale, a
 
 @pytest.mark.parametrize("answer", [*NOT_NUMBERS, 10**7, -(10**6), 1.5, True, None, ["5"], {"a": 1}])
 def test_verify_code_that_is_not_a_number_is_400_in_the_api(shopper_and_sale, answer):
-    from seckill_site.api import api_token_issue
+    from users.tokens import api_token_issue
 
     shopper, sale = shopper_and_sale
     client = api(api_token_issue(user_id=shopper.pk))
@@ -76,7 +76,7 @@ def test_a_json_body_over_the_limit_is_413():
 
 @pytest.fixture
 def merchant_client():
-    from seckill_site.api import api_token_issue
+    from users.tokens import api_token_issue
 
     merchant = make_merchant()
     sale = make_sale(goods=make_goods(owner=merchant), stock=5)

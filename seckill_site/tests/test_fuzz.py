@@ -12,7 +12,7 @@ from goods.tests.factories import make_sale
 from orders.models import Order
 from orders.tests.factories import make_order
 from seckill_site.tests.fuzzing import BOUNDARY_INTEGERS, ODD_NUMBER_TEXT, UNICODE_DIGITS, record
-from users.services import user_auth_revoke
+from users.revocation import user_auth_revoke
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

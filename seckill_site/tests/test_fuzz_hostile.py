@@ -25,7 +25,7 @@ from rest_framework.authtoken.models import Token
 
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
-from seckill_site.api import JSON_MAX_BYTES, TOKEN_LIFETIME, api_token_issue
+from seckill_site.api import JSON_MAX_BYTES
 from seckill_site.tests.fuzzing import (
     BOUNDARY_INTEGERS,
     ODD_NUMBER_TEXT,
@@ -40,6 +40,7 @@ from seckill_site.tests.fuzzing import (
 )
 from users.models import User
 from users.tests.factories import PASSWORD, make_address, make_merchant, make_user
+from users.tokens import TOKEN_LIFETIME, api_token_issue
 
 pytestmark = pytest.mark.django_db
 EXAMPLES = 14
@@ -73,8 +74,8 @@ def world(django_capture_on_commit_callbacks):
     tokens = {"deactivated-token": api_token_issue(user_id=deactivated.pk), "expired-token": api_token_issue(
         user_id=expired.pk)}  # fmt: skip
     Token.objects.filter(user=expired).update(created=timezone.now() - timedelta(seconds=TOKEN_LIFETIME + 1))
-    from seckill_site.api import _token_cache_key
     from seckill_site.redis import client
+    from users.tokens import _token_cache_key
 
     client().delete(_token_cache_key(tokens["expired-token"]))
     with django_capture_on_commit_callbacks(execute=True):

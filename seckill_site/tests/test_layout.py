@@ -1,7 +1,9 @@
-"""Imports point down: orders builds on goods, so nothing in goods may import orders."""
+"""Imports point down (tools/layout.py names the layers), and a sale's Redis state has one owner."""
 
 import ast
 from pathlib import Path
+
+from tools import layout
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,3 +80,30 @@ def test_the_goods_pages_import_neither_orders_nor_seckill():
         for name in modules
     }
     assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def _in_shop(found: layout.Import) -> bool:
+    """The apps, the site and celery_app; the harness (tools, bench) is reported, not held."""
+    return layout.LAYERS[found.source.split(".")[0]] <= layout.LAYERS["seckill"]
+
+
+def _named(imports: list[layout.Import]) -> list[str]:
+    return [f"{i.source}:{i.line} -> {i.target}" for i in imports if _in_shop(i)]
+
+
+def test_the_shops_imports_point_down():
+    """seckill_site imports no app, and users < goods < orders < seckill (tools/layout.py)."""
+    assert _named(layout.read().upward()) == []
+
+
+def test_no_app_imports_a_siblings_admin_or_private_names():
+    assert _named(layout.read().private()) == []
+
+
+def test_no_import_circles():
+    assert layout.read().circles() == []
+
+
+def test_an_import_inside_a_function_says_why_on_its_line():
+    """An in-function import hides a dependency from the reader: each one carries its reason."""
+    assert _named([i for i in layout.read().in_function() if not i.reason]) == []

@@ -108,8 +108,8 @@ SECRET_ENDPOINTS = {
     "api login": ("/api/v1/users/login", True, "users.services.login", "login"),
     "page register": ("/user/register", False, "users.services.login", "register"),
     "api register": ("/api/v1/users/register", True, "users.apis.api_token_issue", "register"),
-    "page code login": ("/user/login/code", False, "users.verification.login", "code"),
-    "api code login": ("/api/v1/users/login/code", True, "users.verification.login", "code"),
+    "page code login": ("/user/login/code", False, "users.verification.services.login", "code"),
+    "api code login": ("/api/v1/users/login/code", True, "users.verification.services.login", "code"),
 }
 
 

@@ -50,7 +50,7 @@ def texted_code(mobile: str, purpose: str = "register", requester: str = "127.0.
     """Have a code texted to `mobile` and read it as its owner would (from the test
     settings' in-memory SMS backend)."""
     from users import sms
-    from users.verification import sms_code_send
+    from users.verification.services import sms_code_send
 
     assert sms_code_send(mobile=mobile, purpose=purpose, requester=requester).sent
     message = [m for m in sms.outbox if m["mobile"] == mobile][-1]["text"]

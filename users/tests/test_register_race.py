@@ -7,10 +7,10 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from users import verification
 from users.forms import RegisterForm
 from users.models import User
 from users.tests.factories import PASSWORD
+from users.verification import services as verification
 
 TAKEN = "This mobile number is already registered."
 

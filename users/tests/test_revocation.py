@@ -11,11 +11,11 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from goods.tests.factories import make_sale
-from seckill_site.api import TOKEN_LIFETIME, api_token_issue
 from seckill_site.tests.clients import api
 from users.models import User
 from users.sessions import SessionStore
 from users.tests.factories import PASSWORD, make_user
+from users.tokens import TOKEN_LIFETIME, api_token_issue
 
 pytestmark = pytest.mark.django_db
 
@@ -154,8 +154,8 @@ def test_a_session_from_before_keys_named_their_user_is_checked_too(django_captu
 
 def test_tokens_expire(shopper):
     Token.objects.filter(key=shopper["token"]).update(created=timezone.now() - timedelta(seconds=TOKEN_LIFETIME + 1))
-    from seckill_site.api import _token_cache_key
     from seckill_site.redis import client
+    from users.tokens import _token_cache_key
 
     client().delete(_token_cache_key(shopper["token"]))
     assert api(shopper["token"]).get("/api/v1/users/me").status_code == 401
@@ -165,8 +165,8 @@ def test_tokens_expire(shopper):
 
 
 def test_a_cached_token_expires_with_its_lifetime(shopper):
-    from seckill_site.api import _token_cache_key
     from seckill_site.redis import client
+    from users.tokens import _token_cache_key
 
     user_id = shopper["user"].pk
     client().set(_token_cache_key(shopper["token"]), f"{user_id}:{int(timezone.now().timestamp()) - 1}", ex=60)

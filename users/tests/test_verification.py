@@ -12,7 +12,7 @@ from seckill_site.redis import keys, now
 from users import sms
 from users.models import User
 from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile, texted_code
-from users.verification import registrations_by_ip, sms_code_check, sms_code_send
+from users.verification.services import registrations_by_ip, sms_code_check, sms_code_send
 
 pytestmark = pytest.mark.django_db
 

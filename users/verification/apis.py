@@ -1,5 +1,5 @@
 """Text-message codes in the API: send one, log in with one (registration takes one in
-users/register). Same services and limits as the pages (users.verification_views)."""
+users/register). Same services, answers and limits as the pages (users.verification.views)."""
 
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
@@ -11,29 +11,24 @@ from rest_framework.views import APIView
 
 from seckill_site.api import (
     BoundedJSONParser,
-    PerIpThrottle,
-    PerMobileThrottle,
+    api_answer,
     api_fail,
+    api_form_errors,
     api_ok,
-    api_token_issue,
     envelope,
     errors,
-    throttle,
+    request_fields,
 )
 from seckill_site.codes import Code
 from seckill_site.http import client_bucket
-from users import verification
-from users.apis import _form_errors
+from users.http import SECRET_FIELDS
 from users.selectors import user_public_data
 from users.serializers import CodeLoginInputSerializer, SessionSerializer, SmsSendInputSerializer, SmsSentSerializer
-from users.services import LOGIN_GROUP_IP, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_IP, LOGIN_RATE_PER_MOBILE
-from users.verification_views import sms_send_answer
-from users.views import SECRET_FIELDS
-
-
-def _fields(request: Request, *names: str) -> dict:
-    data = request.data
-    return {name: data.get(name) for name in names} if hasattr(data, "get") else {}
+from users.throttles import LOGIN_THROTTLES
+from users.tokens import api_token_issue
+from users.verification import services
+from users.verification.forms import CodeLoginForm, SmsSendForm
+from users.verification.views import sms_send_answer
 
 
 class SmsSendApi(APIView):
@@ -54,11 +49,11 @@ class SmsSendApi(APIView):
         auth=[],
     )
     def post(self, request: Request) -> Response:
-        form = verification.SmsSendForm(_fields(request, "mobile", "purpose"))
+        form = SmsSendForm(request_fields(request, "mobile", "purpose"))
         if not form.is_valid():
-            return _form_errors(form)
-        result = verification.sms_code_send(**form.cleaned_data, requester=client_bucket(request._request))
-        return sms_send_answer(result, as_api=True)
+            return api_form_errors(form)
+        result = services.sms_code_send(**form.cleaned_data, requester=client_bucket(request._request))
+        return api_answer(sms_send_answer(result))
 
 
 @method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
@@ -66,10 +61,7 @@ class CodeLoginApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     parser_classes = [BoundedJSONParser]  # JSON only, like users/login: no login CSRF from HTML forms
-    throttle_classes = [
-        throttle(PerIpThrottle, LOGIN_GROUP_IP, LOGIN_RATE_PER_IP),
-        throttle(PerMobileThrottle, LOGIN_GROUP_MOBILE, LOGIN_RATE_PER_MOBILE),
-    ]
+    throttle_classes = LOGIN_THROTTLES
 
     @extend_schema(
         tags=["users"],
@@ -81,10 +73,10 @@ class CodeLoginApi(APIView):
     )
     @method_decorator(sensitive_variables())
     def post(self, request: Request) -> Response:
-        form = verification.CodeLoginForm(_fields(request, "mobile", "code"))
+        form = CodeLoginForm(request_fields(request, "mobile", "code"))
         if not form.is_valid():
-            return _form_errors(form)
-        result = verification.user_login_by_code(request=request._request, mobile=form.cleaned_data["mobile"])
+            return api_form_errors(form)
+        result = services.user_login_by_code(request=request._request, mobile=form.cleaned_data["mobile"])
         if result.user is None:
             return api_fail(Code.LOGIN_FAILED, result.error)
         return api_ok({"token": api_token_issue(user_id=result.user.pk), "user": user_public_data(result.user)})

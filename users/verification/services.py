@@ -25,18 +25,14 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django import forms
 from django.conf import settings
 from django.contrib.auth import login
-from django.core.validators import RegexValidator
 from django.db.models import F
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
 from seckill_site.redis import client, keys, now, script
-from users.fields import MobileField
 from users.models import User
 from users.services import LoginResult
 from users.sms import SMS_MESSAGES, sms_backend
@@ -173,51 +169,3 @@ def registrations_by_ip(*, hours: int = 24, top: int = 20) -> list[dict]:
 
 
 # --- forms -------------------------------------------------------------------------------------
-
-
-class SmsCodeForm(forms.Form):
-    """A form with a `mobile` field and the code texted to it for `sms_purpose`. The code is
-    checked last, only once everything else is valid, so a typo elsewhere does not use up
-    one of the code's few checks."""
-
-    sms_purpose = "register"
-    code = forms.CharField(
-        label=gettext_lazy("Code from the text message"),
-        min_length=6,
-        max_length=6,
-        validators=[RegexValidator(r"^[0-9]{6}$", gettext_lazy("Enter the 6 digits of the code."))],
-        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "one-time-code"}),
-    )
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["code"] = self.fields.pop("code")  # after the form's own fields
-
-    def _post_clean(self) -> None:
-        super()._post_clean()
-        if self.errors:
-            return
-        if not sms_code_check(
-            mobile=self.cleaned_data["mobile"], purpose=self.sms_purpose, code=self.cleaned_data["code"]
-        ):
-            self.add_error("code", _("Wrong or expired code: ask for a new one."))
-
-
-class CodeLoginForm(SmsCodeForm):
-    sms_purpose = "login"
-    mobile = MobileField()
-
-
-class SmsSendForm(forms.Form):
-    mobile = MobileField()
-    purpose = forms.ChoiceField(choices=[(purpose, purpose) for purpose in PURPOSES])
-
-
-def sms_demo_hint(request: HttpRequest) -> dict:
-    """Context processor: where a developer finds the codes, for the pages that ask for one."""
-    backend = settings.SMS_BACKEND.rsplit(".", 1)[-1]
-    if backend == "ConsoleSmsBackend":
-        return {"sms_hint": _("Demo: the code is printed in the server's log.")}
-    if backend == "FileSmsBackend":
-        return {"sms_hint": _("Demo: the code is written to %(path)s.") % {"path": settings.SMS_FILE_PATH}}
-    return {}

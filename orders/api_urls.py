@@ -1,0 +1,13 @@
+"""This app's endpoints of the REST API, under /api/v1/ (seckill_site/api_urls.py includes them)."""
+
+from django.urls import path
+
+from orders import apis as orders
+
+urlpatterns = [
+    path("orders", orders.OrderListApi.as_view(), name="orders"),
+    path("orders/<str:order_no>", orders.OrderDetailApi.as_view(), name="order"),
+    path("orders/<str:order_no>/pay", orders.OrderPayApi.as_view(), name="order-pay"),
+    path("orders/<str:order_no>/cancel", orders.OrderCancelApi.as_view(), name="order-cancel"),
+    path("merchant/sales/<str:sale_id>/figures", orders.MerchantSaleFiguresApi.as_view(), name="merchant-sale-figures"),
+]

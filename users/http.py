@@ -1,0 +1,33 @@
+"""What the users app's pages and API read from a request the same way, whichever endpoint
+(password login, login by code, registration) takes it."""
+
+from django.http import HttpRequest, HttpResponse
+
+from seckill_site.http import next_path, redirect_target
+from users import services
+
+AFTER_LOGIN = "/goods/goodsList"
+AFTER_LOGOUT = "/user/index"
+REGISTER_RATE_PER_IP = "10/m"
+# What the pages and the API that take a password or a texted code hide from error reports
+# (Django's DEBUG page, the 500 mail to ADMINS): the POST fields, and every local variable of
+# the view (a form's data, a JSON body) via sensitive_variables().
+SECRET_FIELDS = ("password", "password_again", "code")
+
+
+def _next_raw(request: HttpRequest) -> str | None:
+    return request.POST.get("next") or request.GET.get("next")
+
+
+def next_of(request: HttpRequest, fallback: str = AFTER_LOGIN) -> str:
+    """The `next` the client sent when it is a path on this site (seckill_site.http.next_path)."""
+    return next_path(_next_raw(request), fallback)
+
+
+def redirect_next(request: HttpRequest, fallback: str = AFTER_LOGIN) -> HttpResponse:
+    return redirect_target(_next_raw(request), fallback)
+
+
+def login_limited(request: HttpRequest) -> bool:
+    """Count a login attempt of a page's form (password or code: one budget per IP and number)."""
+    return services.login_attempt_limited(request=request, mobile=request.POST.get("mobile"))
