@@ -14,6 +14,8 @@ for an operator to read, instead of being dropped.
 
 from __future__ import annotations
 
+from celery.signals import worker_ready
+from django.conf import settings
 from kombu import Connection, Exchange, Queue
 
 DEAD_LETTER_EXCHANGE = "seckill.dead-letter"
@@ -63,3 +65,11 @@ def task_queue_empty(connection: Connection, queue: Queue) -> None:
     bound = queue(connection.default_channel)
     bound.delete()
     bound.declare()
+
+
+@worker_ready.connect(dispatch_uid="seckill.broker.dead_letter")
+def dead_letter_queue_ready(sender, **_signal) -> None:
+    """RabbitMQ: make sure a worker's failed messages have somewhere to go before it takes any."""
+    if is_amqp(settings.CELERY_BROKER_URL):
+        with sender.app.connection_for_write() as connection:
+            dead_letter_queue_declare(connection, settings.CELERY_TASK_DEFAULT_QUEUE)

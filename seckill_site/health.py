@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connections
 
+from celery_app import app
 from seckill_site.redis import client, script, script_names, scripts_load
 
 
@@ -59,8 +60,6 @@ def check_lua_scripts() -> None:
 
 def check_broker() -> None:
     """A connection to the broker (Redis or RabbitMQ) within the broker's connect timeout."""
-    from celery_app import app
-
     with app.connection_for_write() as connection:
         # One attempt: the probe is repeated by the balancer, a retry here only hides the outage.
         connection.ensure_connection(max_retries=0, timeout=settings.READINESS_TIMEOUT)

@@ -11,12 +11,15 @@ by `task_prerun`. `RequestContextFilter` copies it, and whatever the views added
 from __future__ import annotations
 
 import logging
+import logging.config
 import os
 import re
 import time
 from contextvars import ContextVar
 from typing import Any
 
+from celery.signals import after_setup_logger, before_task_publish, task_postrun, task_prerun
+from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse
 
@@ -128,6 +131,7 @@ class RequestLogMiddleware:
 # --- Celery: the id rides along with the messages ---------------------------------------------
 
 
+@before_task_publish.connect(dispatch_uid="seckill.logs.publish")
 def task_publish_add_request_id(headers: dict | None = None, **_signal) -> None:
     """`before_task_publish`: a message published during a request carries its id."""
     request_id = request_id_var.get()
@@ -135,6 +139,7 @@ def task_publish_add_request_id(headers: dict | None = None, **_signal) -> None:
         headers.setdefault(TASK_HEADER, request_id)
 
 
+@task_prerun.connect(dispatch_uid="seckill.logs.prerun")
 def task_prerun_set_request_id(task=None, **_signal) -> None:
     """`task_prerun`: the task's log lines carry the id of the request that queued it."""
     request_id = getattr(task.request, TASK_HEADER, None) if task is not None else None
@@ -142,6 +147,15 @@ def task_prerun_set_request_id(task=None, **_signal) -> None:
     _context_var.set({"task": task.name} if task is not None else {})
 
 
+@task_postrun.connect(dispatch_uid="seckill.logs.postrun")
 def task_postrun_clear_request_id(**_signal) -> None:
     request_id_var.set(None)
     _context_var.set(None)
+
+
+@after_setup_logger.connect(dispatch_uid="seckill.logs.worker")
+def worker_logs_like_django(**_signal) -> None:
+    """Production (LOG_JSON): once Celery has set up its logging, apply Django's LOGGING, so a
+    worker writes the same one-JSON-object-per-line records as the web processes."""
+    if getattr(settings, "LOG_JSON", False):
+        logging.config.dictConfig(settings.LOGGING)

@@ -21,6 +21,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 
+from celery.signals import worker_init
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from prometheus_client import (
@@ -34,6 +35,8 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+
+from celery_app import app
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +95,6 @@ class ShopCollector(Collector):
 
 def _queue_depth() -> tuple[str, int]:
     """The default queue's ready messages: a passive declare answers on Redis and RabbitMQ alike."""
-    from celery_app import app
-
     queue = app.conf.task_default_queue
     with app.connection_for_read() as connection:
         connection.ensure_connection(max_retries=0, timeout=settings.READINESS_TIMEOUT)
@@ -168,6 +169,7 @@ class RequestMetricsMiddleware:
         return response
 
 
+@worker_init.connect(dispatch_uid="seckill.metrics.worker_exporter")
 def worker_exporter_start(**_signal) -> None:
     """Celery `worker_init`: serve the worker's metrics on CELERY_METRICS_PORT when set (the
     prefork children write to PROMETHEUS_MULTIPROC_DIR, the main process serves the sum)."""

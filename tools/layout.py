@@ -115,7 +115,7 @@ def _module_name(path: Path, root: Path) -> str:
 
 
 def _counted(path: Path, root: Path) -> bool:
-    parts = path.relative_to(root).parts
+    parts = path.relative_to(root).with_suffix("").parts
     return parts[0] in LAYERS and "tests" not in parts and "migrations" not in parts
 
 

@@ -19,6 +19,7 @@ DEBUG = False  # local.py reads DEBUG from the environment; production never doe
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
+    "seckill_site.apps.SiteConfig",  # connects the Celery worker's signal handlers
     "seckill_site.apps.ShopAdminConfig",  # django.contrib.admin, with login limits
     "django.contrib.auth",
     "django.contrib.contenttypes",
