@@ -17,7 +17,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
 	@echo "make dev            the same with Django's runserver and its autoreloader"
-	@echo "make test           ruff, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
+	@echo "make test           ruff (lint and format), mypy, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
 	@echo "make lint           ruff check + ruff format --check"
 	@echo "make stateful       the sale's state machine with many examples (STATEFUL_EXAMPLES=1000, STATEFUL_STEPS=50)"
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
@@ -53,6 +53,8 @@ test: venv
 	$(PY) -m tools.with_services -- sh -c '\
 	  set -e; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	  ruff check .; \
+	  ruff format --check .; \
+	  mypy; \
 	  DJANGO_SETTINGS_MODULE=seckill_site.settings.test python manage.py makemigrations --check --dry-run; \
 	  if command -v promtool >/dev/null; then \
 	    promtool check config --syntax-only deploy/prometheus.yml; \

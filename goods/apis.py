@@ -4,6 +4,8 @@ Reads are goods.selectors, writes goods.services, as in the pages and the admin.
 sees only their own goods and sales; someone else's answer 404, as in the admin.
 """
 
+from typing import Any
+
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
@@ -26,6 +28,7 @@ from goods.serializers import (
 from seckill_site.api import EnvelopePagination, api_fail, api_ok, envelope, errors, id_parameter
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
+from users.http import signed_in
 from users.merchants import visible_to_merchant
 from users.models import User
 from users.permissions import IsMerchant
@@ -87,7 +90,7 @@ def _object_or_none(queryset: QuerySet, raw_id: str):
     return queryset.filter(pk=parsed).first() if parsed is not None else None
 
 
-def _sales_data(sales: list[SeckillGoods]) -> list[dict]:
+def _sales_data(sales: list[SeckillGoods]) -> Any:
     context = {"stock_redis": stock_left([sale.pk for sale in sales])}
     return MerchantSaleSerializer(sales, many=True, context=context).data
 
@@ -103,7 +106,7 @@ class MerchantGoodsListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(goods_visible_to(request.user), request, view=self)
+        page = paginator.paginate_queryset(goods_visible_to(signed_in(request)), request, view=self)
         return paginator.get_paginated_response(GoodsSerializer(page, many=True).data)
 
     @extend_schema(
@@ -115,7 +118,7 @@ class MerchantGoodsListApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = GoodsSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        goods = services.goods_save(goods=Goods(owner=request.user, **serializer.validated_data))
+        goods = services.goods_save(goods=Goods(owner=signed_in(request), **serializer.validated_data))
         return api_ok(GoodsSerializer(goods).data, status_code=201)
 
 
@@ -129,7 +132,7 @@ class MerchantGoodsDetailApi(APIView):
         responses={200: envelope("GoodsDetailEnvelope", GoodsSerializer()), **errors(401, 403, 404)},
     )
     def get(self, request: Request, goods_id: str) -> Response:
-        goods = _object_or_none(goods_visible_to(request.user), goods_id)
+        goods = _object_or_none(goods_visible_to(signed_in(request)), goods_id)
         if goods is None:
             return api_fail(Code.NOT_FOUND, _("no such goods"))
         return api_ok(GoodsSerializer(goods).data)
@@ -142,7 +145,7 @@ class MerchantGoodsDetailApi(APIView):
         responses={200: envelope("GoodsUpdateEnvelope", GoodsSerializer()), **errors(400, 401, 403, 404)},
     )
     def patch(self, request: Request, goods_id: str) -> Response:
-        goods = _object_or_none(goods_visible_to(request.user), goods_id)
+        goods = _object_or_none(goods_visible_to(signed_in(request)), goods_id)
         if goods is None:
             return api_fail(Code.NOT_FOUND, _("no such goods"))
         serializer = GoodsSerializer(goods, data=request.data, partial=True)
@@ -163,8 +166,8 @@ class MerchantSaleListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(sales_visible_to(request.user), request, view=self)
-        return paginator.get_paginated_response(_sales_data(page))
+        page = paginator.paginate_queryset(sales_visible_to(signed_in(request)), request, view=self)
+        return paginator.get_paginated_response(_sales_data(page or []))
 
     @extend_schema(
         tags=["merchant"],
@@ -176,7 +179,7 @@ class MerchantSaleListApi(APIView):
         serializer = SaleCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        goods = goods_visible_to(request.user).filter(pk=data["goodsId"]).first()
+        goods = goods_visible_to(signed_in(request)).filter(pk=data["goodsId"]).first()
         if goods is None:
             return api_fail(Code.BAD_REQUEST, _("goodsId: no such goods of yours"), data={"goodsId": ["not found"]})
         sale = SeckillGoods(
@@ -186,7 +189,7 @@ class MerchantSaleListApi(APIView):
             start_at=data["startAt"],
             end_at=data["endAt"],
         )
-        services.sale_create(sale=sale, actor=request.user)  # validated, and pre-heated into Redis once committed
+        services.sale_create(sale=sale, actor=signed_in(request))  # validated, and pre-heated into Redis once committed
         return api_ok(_sales_data([sale])[0], status_code=201)
 
 
@@ -204,7 +207,7 @@ class MerchantSaleDetailApi(APIView):
         responses={200: envelope("MerchantSaleEnvelope", MerchantSaleSerializer()), **errors(401, 403, 404)},
     )
     def get(self, request: Request, sale_id: str) -> Response:
-        sale = _object_or_none(sales_visible_to(request.user), sale_id)
+        sale = _object_or_none(sales_visible_to(signed_in(request)), sale_id)
         if sale is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         return api_ok(_sales_data([sale])[0])
@@ -220,7 +223,7 @@ class MerchantSaleDetailApi(APIView):
         },
     )
     def patch(self, request: Request, sale_id: str) -> Response:
-        sale = _object_or_none(sales_visible_to(request.user), sale_id)
+        sale = _object_or_none(sales_visible_to(signed_in(request)), sale_id)
         if sale is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         serializer = SaleUpdateSerializer(data=request.data)
@@ -229,7 +232,7 @@ class MerchantSaleDetailApi(APIView):
         changes = {attribute: data[field] for field, attribute in SALE_EDITABLE.items() if field in data}
         try:
             sale = services.sale_update(
-                sale=sale, changes=changes, stock_delta=data.get("stockDelta", 0), actor=request.user
+                sale=sale, changes=changes, stock_delta=data.get("stockDelta", 0), actor=signed_in(request)
             )
         except services.StockShortage as shortage:
             return api_fail(Code.BAD_REQUEST, str(shortage), data={"stockDelta": [str(shortage)]})

@@ -1,6 +1,7 @@
 """Reads on goods and sale events, cached in Redis so hot pages rarely reach PostgreSQL."""
 
 import time
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -182,7 +183,7 @@ def sale_writes_in_flight(*, sale_id: int) -> bool:
 
 def sales_for_list() -> list[dict[str, Any]]:
     """Sales for the public list: running and upcoming first, then recently ended."""
-    recent = timezone.now() - timezone.timedelta(days=7)
+    recent = timezone.now() - timedelta(days=7)
     sales = SeckillGoods.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
     rows = [_sale_row(sale) for sale in sales]
     live = stock_left([row["id"] for row in rows])

@@ -126,7 +126,7 @@ def goods_save(*, goods: Goods) -> Goods:
     sale cache, so every sale of these goods is dropped from it once committed."""
     with transaction.atomic():
         goods.full_clean()
-        if goods.image and not goods.image._committed:
+        if goods.image and not goods.image._committed:  # type: ignore[attr-defined]  # a new upload, not yet stored
             goods.image = _image_reencoded(goods.image.file)
         goods.save()
         sale_ids = list(goods.sales.values_list("pk", flat=True))

@@ -120,7 +120,7 @@ class OrderAdmin(MerchantScopedAdmin):
         ),
         (gettext_lazy("Ship to"), {"fields": ("ship_to_full",)}),
     )
-    readonly_fields = [name for fieldset in fieldsets for name in fieldset[1]["fields"]]
+    readonly_fields = [name for fieldset in fieldsets for name in fieldset[1]["fields"] if isinstance(name, str)]
     actions = ["cancel_unpaid", "export_csv"]
     change_list_template = "admin/orders/order/change_list.html"
 

@@ -15,6 +15,7 @@ from orders.serializers import OrderPayInputSerializer, OrderSerializer, SaleFig
 from seckill_site.api import BoundedJSONParser, EnvelopePagination, api_fail, api_ok, envelope, errors
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
+from users.http import signed_in
 from users.permissions import IsMerchant
 
 ORDER_NO = OpenApiParameter(
@@ -32,7 +33,7 @@ class OrderListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(selectors.orders_of_user(user=request.user), request, view=self)
+        page = paginator.paginate_queryset(selectors.orders_of_user(user=signed_in(request)), request, view=self)
         return paginator.get_paginated_response(OrderSerializer(page, many=True).data)
 
 
@@ -44,7 +45,7 @@ class OrderDetailApi(APIView):
         responses={200: envelope("OrderEnvelope", OrderSerializer()), **errors(401, 404)},
     )
     def get(self, request: Request, order_no: str) -> Response:
-        order = selectors.order_of_user(user=request.user, order_no=order_no)
+        order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
         if order is None:
             return api_fail(Code.ORDER_NOT_FOUND)
         return api_ok(OrderSerializer(order).data)
@@ -56,7 +57,7 @@ class _OrderActionApi(APIView):
     order_action: staticmethod
 
     def post(self, request: Request, order_no: str) -> Response:
-        order = selectors.order_of_user(user=request.user, order_no=order_no)
+        order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
         if order is None:
             return api_fail(Code.ORDER_NOT_FOUND)
         try:
@@ -83,13 +84,13 @@ class OrderPayApi(APIView):
         responses={200: envelope("OrderPayEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
     )
     def post(self, request: Request, order_no: str) -> Response:
-        order = selectors.order_of_user(user=request.user, order_no=order_no)
+        order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
         if order is None:
             return api_fail(Code.ORDER_NOT_FOUND)
         body = OrderPayInputSerializer(data=request.data if request.data else {})
         body.is_valid(raise_exception=True)
         chosen = body.validated_data.get("addressId")
-        address = selectors.shipping_address_for(user=request.user, address_id=chosen)
+        address = selectors.shipping_address_for(user=signed_in(request), address_id=chosen)
         if address is None:
             return api_fail(Code.ADDRESS_NEEDED, selectors.shipping_address_problem(address_id=chosen))
         try:
@@ -124,7 +125,7 @@ class MerchantSaleFiguresApi(APIView):
     )
     def get(self, request: Request, sale_id: str) -> Response:
         parsed = positive_int(sale_id)
-        sale = sales_visible_to(request.user).filter(pk=parsed).first() if parsed is not None else None
+        sale = sales_visible_to(signed_in(request)).filter(pk=parsed).first() if parsed is not None else None
         if sale is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         return api_ok(SaleFiguresSerializer(sale_figures(sale=sale)).data)

@@ -298,15 +298,14 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
             # Redis within a minute and loads the sale again.
             logger.warning("cancelled order %s without returning its unit to Redis", order_id, exc_info=True)
             return True
-        returned = {
-            "sale_id": seckill_order.sale_id,
-            "user_id": seckill_order.user_id,
-            "order_id": order_id,
-            "request_id": seckill_order.request_id,
-            "ticket": ticket,
-        }
+        sale_id, user_id, request_id = seckill_order.sale_id, seckill_order.user_id, seckill_order.request_id
         # robust: likewise if Redis fails after the commit.
-        transaction.on_commit(lambda: sale_state.unit_return(**returned), robust=True)
+        transaction.on_commit(
+            lambda: sale_state.unit_return(
+                sale_id=sale_id, user_id=user_id, order_id=order_id, request_id=request_id, ticket=ticket
+            ),
+            robust=True,
+        )
     return True
 
 

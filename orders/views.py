@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from orders import selectors, services
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int, wants_json
+from users.http import signed_in
 from users.selectors import addresses_of_user
 
 
@@ -34,24 +35,24 @@ def my_orders(request: HttpRequest) -> HttpResponse:
     # The item page links here with the order id /seckill/result gave it.
     order_id = positive_int(request.GET.get("order"))
     if order_id is not None:
-        order = selectors.orders_of_user(user=request.user).filter(pk=order_id).first()
+        order = selectors.orders_of_user(user=signed_in(request)).filter(pk=order_id).first()
         if order is not None:
             return redirect(f"/orders/{order.order_no}")
-    orders = selectors.orders_of_user(user=request.user)[:100]
+    orders = selectors.orders_of_user(user=signed_in(request))[:100]
     return render(request, "orders/list.html", {"orders": orders, "now": timezone.now()})
 
 
 @allow("GET")
 @login_required
 def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
-    order = selectors.order_of_user(user=request.user, order_no=order_no)
+    order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
     if order is None:
         raise Http404(_("No such order."))
     if wants_json(request):
         return ok(_order_data(order))
     context = {"order": order, "now": timezone.now()}
     if order.status == "unpaid":
-        context["addresses"] = list(addresses_of_user(user=request.user))
+        context["addresses"] = list(addresses_of_user(user=signed_in(request)))
     return render(request, "orders/detail.html", context)
 
 

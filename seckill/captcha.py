@@ -156,7 +156,7 @@ def _warp_mesh(rng: random.Random) -> list[tuple[tuple[int, int, int, int], tupl
             dx = 0.0 if edge_x else rng.uniform(-amplitude, amplitude)
             dy = 0.0 if edge_y else rng.uniform(-amplitude, amplitude)
             moved[i, j] = (x + dx, y + dy)
-    mesh = []
+    mesh: list[tuple[tuple[int, int, int, int], tuple[float, ...]]] = []
     for i in range(columns):
         for j in range(rows):
             box = (xs[i], ys[j], xs[i + 1], ys[j + 1])

@@ -31,7 +31,7 @@ class SoldOutMiddleware:
             sale_id = self._sale_id(request)
             if sale_id is not None and sale_state.sold_out_known(sale_id):
                 attempt_answered(sale_id=sale_id, code=Code.SOLD_OUT)  # a counter and log fields
-                request.metrics_view = "<sold out before routing>"
+                request.metrics_view = "<sold out before routing>"  # type: ignore[attr-defined]  # read by the metrics
                 return self._sold_out(request)
         return self.get_response(request)
 

@@ -26,7 +26,7 @@ class BuyEnvelopeSerializer(serializers.Serializer):
         help_text="0 queued; 500500 sold out, 500501 already bought, 500502 not started, 500503 ended"
     )
     msg = serializers.CharField()
-    data = QueuedSerializer(allow_null=True, help_text="null unless queued")
+    data = QueuedSerializer(allow_null=True, help_text="null unless queued")  # type: ignore[assignment]  # the envelope's field, documented only
 
 
 class ResultSerializer(serializers.Serializer):

@@ -183,7 +183,7 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
     comes from orders and seckill (imports point down: goods < orders < seckill)."""
     parsed = positive_int(sale_id)
     data = sale_page(sale_id=parsed) if parsed is not None else None
-    if data is None:
+    if parsed is None or data is None:
         raise Http404(_("No such sale."))
     context = {
         "sale": data["goods"],

@@ -149,8 +149,9 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return api_fail(Code.METHOD_NOT_ALLOWED, str(exc.detail))
     if isinstance(exc, exceptions.Throttled):
         response = api_fail(Code.TOO_MANY_REQUESTS)
-        if exc.wait is not None:
-            response["Retry-After"] = str(int(exc.wait))
+        wait = getattr(exc, "wait", None)  # set by Throttled.__init__; the stubs miss it
+        if wait is not None:
+            response["Retry-After"] = str(int(wait))
         return response
     if isinstance(exc, exceptions.ValidationError):
         return api_fail(Code.BAD_REQUEST, "; ".join(_flatten(exc.detail)), data=exc.detail)
@@ -185,7 +186,8 @@ class EnvelopePagination(PageNumberPagination):
             raise exceptions.NotFound(_("Invalid page."))
         return raw
 
-    def get_paginated_response(self, data: list) -> Response:
+    def get_paginated_response(self, data: Any) -> Response:
+        assert self.page is not None  # paginate_queryset() ran first
         return api_ok(
             {
                 "count": self.page.paginator.count,
@@ -290,7 +292,7 @@ def throttle(base: type[RatelimitThrottle], group: str, rate: str) -> type[Ratel
 class ErrorEnvelopeSerializer(serializers.Serializer):
     code = serializers.IntegerField(help_text="non-zero error code (seckill_site.codes)")
     msg = serializers.CharField(help_text="a message for people")
-    data = serializers.JSONField(allow_null=True, help_text="field errors on a 400, else null")
+    data = serializers.JSONField(allow_null=True, help_text="field errors on a 400, else null")  # type: ignore[assignment]  # the envelope's field, documented only
 
 
 def envelope(name: str, data: serializers.Field | serializers.Serializer | None = None) -> serializers.Serializer:

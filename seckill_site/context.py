@@ -14,7 +14,7 @@ def time_zone_label(now=None) -> str:
     return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def time_zone(request: HttpRequest) -> dict:
+def time_zone(request: HttpRequest | None) -> dict:
     """One time zone for the whole shop: every time is shown in settings.TIME_ZONE (never the
     browser's), named where it matters with `tz_label` and `tz_name`."""
     return {"tz_label": time_zone_label(), "tz_name": settings.TIME_ZONE}

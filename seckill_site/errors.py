@@ -113,6 +113,7 @@ class ServiceUnavailableMiddleware:
 
 def unavailable_response(request: HttpRequest) -> HttpResponse:
     code = Code.SERVER_BUSY
+    response: HttpResponse
     if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
         response = fail(code)
     else:

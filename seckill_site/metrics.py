@@ -20,6 +20,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from celery.signals import worker_init
 from django.conf import settings
@@ -99,7 +100,8 @@ def _queue_depth() -> tuple[str, int]:
     with app.connection_for_read() as connection:
         connection.ensure_connection(max_retries=0, timeout=settings.READINESS_TIMEOUT)
         try:
-            _name, messages, _consumers = connection.default_channel.queue_declare(queue=queue, passive=True)
+            channel: Any = connection.default_channel  # kombu's virtual and amqp channels both declare
+            _name, messages, _consumers = channel.queue_declare(queue=queue, passive=True)
         except connection.channel_errors:  # not declared yet (no worker ever started): nothing waits
             messages = 0
     return queue, messages

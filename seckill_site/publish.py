@@ -16,8 +16,10 @@ FAST_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2
 def task_publish(name: str, *, kwargs: dict, fast: bool = False) -> None:
     """Send the task `name` now; raises the broker's error (kombu's OperationalError, OSError)
     once the retries are spent. `fast`: the short retry policy of a publish someone waits for."""
-    options = {"retry": True, "retry_policy": FAST_RETRY_POLICY} if fast else {}
-    app.send_task(name, kwargs=kwargs, **options)
+    if fast:
+        app.send_task(name, kwargs=kwargs, retry=True, retry_policy=FAST_RETRY_POLICY)
+    else:
+        app.send_task(name, kwargs=kwargs)
 
 
 def task_publish_on_commit(name: str, *, kwargs: dict) -> None:

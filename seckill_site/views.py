@@ -53,7 +53,7 @@ def readyz(request: HttpRequest) -> HttpResponse:
     everyone else, the balancer included, gets the status and the failing checks' names."""
     results = health.readiness()
     failed = [result.name for result in results if not result.ok]
-    body = {"status": "fail" if failed else "ok", "failed": failed}
+    body: dict[str, object] = {"status": "fail" if failed else "ok", "failed": failed}
     if metrics_allowed(request):
         body["checks"] = {
             result.name: {

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from seckill_site.http import next_path, redirect_target
 from users import selectors, services
 from users.forms import AddressForm
+from users.http import signed_in
 from users.models import ADDRESSES_PER_USER
 
 ADDRESSES_URL = "/user/addresses"
@@ -27,7 +28,7 @@ def _back(request: HttpRequest) -> HttpResponse:
 
 
 def _own_address(request: HttpRequest, address_id: str):
-    address = selectors.address_of_user(user=request.user, address_id=address_id)
+    address = selectors.address_of_user(user=signed_in(request), address_id=address_id)
     if address is None:
         raise Http404("no such address")
     return address
@@ -37,13 +38,13 @@ def _own_address(request: HttpRequest, address_id: str):
 @login_required
 def address_book(request: HttpRequest) -> HttpResponse:
     """The addresses, and the form that adds one (posted here)."""
-    addresses = list(selectors.addresses_of_user(user=request.user))
+    addresses = list(selectors.addresses_of_user(user=signed_in(request)))
     form, status = AddressForm(), 200
     if request.method == "POST":
         form = AddressForm(request.POST)
         if form.is_valid():
             try:
-                services.address_create(user=request.user, **form.cleaned_data_for_service())
+                services.address_create(user=signed_in(request), **form.cleaned_data_for_service())
             except services.AddressBookFull as full:
                 form.add_error(None, str(full))
             else:

@@ -8,6 +8,7 @@ seckill_site.apps.ShopAdminConfig names it as django.contrib.admin's site."""
 
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -46,6 +47,6 @@ class ShopAdminSite(admin.AdminSite):
         _unsafe_next_dropped(request)
         return super().login(request, extra_context)
 
-    def logout(self, request: HttpRequest, extra_context=None) -> HttpResponse:
+    def logout(self, request: HttpRequest, extra_context=None) -> TemplateResponse:
         _unsafe_next_dropped(request)
         return super().logout(request, extra_context)

@@ -3,6 +3,8 @@
 Validation is the pages' forms and the writes are users.services, as on /user/login.
 """
 
+from typing import cast
+
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
@@ -29,7 +31,7 @@ from seckill_site.codes import Code
 from seckill_site.http import client_bucket
 from users import selectors, services
 from users.forms import AddressForm, LoginForm, RegisterForm
-from users.http import REGISTER_RATE_PER_IP, SECRET_FIELDS
+from users.http import REGISTER_RATE_PER_IP, SECRET_FIELDS, signed_in
 from users.permissions import IsShopper
 from users.revocation import user_auth_revoke
 from users.selectors import address_public_data, user_public_data
@@ -122,7 +124,7 @@ class LogoutApi(APIView):
         responses={200: envelope("LogoutEnvelope"), **errors(401)},
     )
     def post(self, request: Request) -> Response:
-        credentials: Credentials = request.auth
+        credentials = cast(Credentials, request.auth)  # IsAuthenticated: the authentication's credentials
         if credentials.token is not None:
             api_token_revoke(key=credentials.token)
         services.user_logout(request=request._request)
@@ -137,7 +139,7 @@ class LogoutEverywhereApi(APIView):
         responses={200: envelope("LogoutEverywhereEnvelope"), **errors(401)},
     )
     def post(self, request: Request) -> Response:
-        user_auth_revoke(user_id=request.user.pk)
+        user_auth_revoke(user_id=signed_in(request).pk)
         services.user_logout(request=request._request)
         return api_ok()
 
@@ -152,7 +154,7 @@ class TokenListApi(APIView):
         responses={200: envelope("TokenListEnvelope", TokenSerializer(many=True)), **errors(401)},
     )
     def get(self, request: Request) -> Response:
-        return api_ok(api_tokens_of(user_id=request.user.pk))
+        return api_ok(api_tokens_of(user_id=signed_in(request).pk))
 
 
 class MeApi(APIView):
@@ -164,7 +166,7 @@ class MeApi(APIView):
         responses={200: envelope("MeEnvelope", UserSerializer()), **errors(401)},
     )
     def get(self, request: Request) -> Response:
-        return api_ok(user_public_data(request.user))
+        return api_ok(user_public_data(signed_in(request)))
 
 
 # --- the address book ----------------------------------------------------------------------------
@@ -198,7 +200,7 @@ def _address_form(request: Request, *, current: dict | None = None) -> AddressFo
 
 
 def _address_or_404(request: Request, address_id: str):
-    return selectors.address_of_user(user=request.user, address_id=address_id)
+    return selectors.address_of_user(user=signed_in(request), address_id=address_id)
 
 
 class AddressListApi(APIView):
@@ -212,7 +214,7 @@ class AddressListApi(APIView):
         responses={200: envelope("AddressListEnvelope", AddressSerializer(many=True)), **errors(401)},
     )
     def get(self, request: Request) -> Response:
-        return api_ok([address_public_data(a) for a in selectors.addresses_of_user(user=request.user)])
+        return api_ok([address_public_data(a) for a in selectors.addresses_of_user(user=signed_in(request))])
 
     @extend_schema(
         tags=["users"],
@@ -225,7 +227,7 @@ class AddressListApi(APIView):
         if isinstance(form, Response):
             return form
         try:
-            address = services.address_create(user=request.user, **form.cleaned_data_for_service())
+            address = services.address_create(user=signed_in(request), **form.cleaned_data_for_service())
         except services.AddressBookFull as full:
             return api_fail(Code.ADDRESS_BOOK_FULL, str(full))
         return api_ok(address_public_data(address), status_code=201)

@@ -70,7 +70,9 @@ class AddressForm(forms.ModelForm):
         self.fields["phone"].widget.input_type = "tel"
         self.fields["phone"].widget.attrs.update({"autocomplete": "shipping tel"})
         for name in ("recipient", "region", "city", "street"):
-            self.fields[name].strip = True
+            field = self.fields[name]
+            if isinstance(field, forms.CharField):
+                field.strip = True
 
     def clean_postcode(self) -> str:
         # Full-width digits from a phone's IME are digits, as in a mobile number.

@@ -1,10 +1,12 @@
 """What the users app's pages and API read from a request the same way, whichever endpoint
 (password login, login by code, registration) takes it."""
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
 from seckill_site.http import next_path, redirect_target
 from users import services
+from users.models import User
 
 AFTER_LOGIN = "/goods/goodsList"
 AFTER_LOGOUT = "/user/index"
@@ -31,3 +33,12 @@ def redirect_next(request: HttpRequest, fallback: str = AFTER_LOGIN) -> HttpResp
 def login_limited(request: HttpRequest) -> bool:
     """Count a login attempt of a page's form (password or code: one budget per IP and number)."""
     return services.login_attempt_limited(request=request, mobile=request.POST.get("mobile"))
+
+
+def signed_in(request: HttpRequest) -> User:
+    """The request's user, for a view that only a signed-in user reaches (login_required, or an
+    API permission that requires a shopper or a merchant). Anyone else is refused, never served."""
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise PermissionDenied
+    return user

@@ -12,10 +12,10 @@ def is_merchant(request: HttpRequest) -> bool:
     """Staff in the Merchants group; memoised on the request (the admin asks many times per page)."""
     if not hasattr(request, "_is_merchant"):
         user = request.user
-        request._is_merchant = bool(
+        request._is_merchant = bool(  # type: ignore[attr-defined]  # memo for this request
             user.is_active and user.is_staff and user.groups.filter(name=MERCHANTS_GROUP).exists()
         )
-    return request._is_merchant
+    return request._is_merchant  # type: ignore[attr-defined]
 
 
 def visible_to_merchant(queryset: QuerySet, *, user, owner_path: str = "owner") -> QuerySet:

@@ -118,7 +118,10 @@ def _address_book_lock(*, user_id: int) -> None:
 
 
 def _defaults_clear(*, user_id: int, keep: int | None = None) -> None:
-    Address.objects.filter(user_id=user_id, is_default=True).exclude(pk=keep).update(is_default=False)
+    others = Address.objects.filter(user_id=user_id, is_default=True)
+    if keep is not None:
+        others = others.exclude(pk=keep)
+    others.update(is_default=False)
 
 
 def address_create(

@@ -22,7 +22,7 @@ from django.contrib.sessions.backends.cache import SessionStore as CacheSessionS
 from django.utils.crypto import get_random_string
 
 from seckill_site.http import positive_int
-from seckill_site.redis import client, keys
+from seckill_site.redis import client, keys, text
 
 AUTH_EPOCH = "_auth_epoch"
 _USER_KEY = re.compile(r"u([0-9]{1,18})\.[a-z0-9]{32}")
@@ -31,7 +31,7 @@ _USER_KEY = re.compile(r"u([0-9]{1,18})\.[a-z0-9]{32}")
 def auth_epoch(user_id: int) -> str | None:
     """The user's current auth epoch; None until their credentials are first revoked."""
     epoch = client().get(keys.auth_epoch(user_id))
-    return epoch.decode() if epoch is not None else None
+    return text(epoch) if epoch is not None else None
 
 
 def _user_of_key(session_key: str | None) -> int | None:
@@ -48,15 +48,15 @@ class SessionStore(CacheSessionStore):
 
     @property
     def cache_key(self) -> str:
-        return self._cache_key_of(self._get_or_create_session_key())
+        return self._cache_key_of(self._get_or_create_session_key())  # type: ignore[attr-defined]  # SessionBase's
 
     def exists(self, session_key: str) -> bool:
-        return bool(session_key) and self._cache_key_of(session_key) in self._cache
+        return bool(session_key) and self._cache_key_of(session_key) in self._cache  # type: ignore[attr-defined]  # the cache backend's store
 
     def delete(self, session_key: str | None = None) -> None:
         session_key = session_key or self.session_key
         if session_key is not None:
-            self._cache.delete(self._cache_key_of(session_key))
+            self._cache.delete(self._cache_key_of(session_key))  # type: ignore[attr-defined]
 
     def _get_new_session_key(self) -> str:
         # A logged-in session's key names its user (see the module's docstring). Not a secret:

@@ -8,7 +8,7 @@ from typing import Any
 
 from rest_framework.authtoken.models import Token
 
-from seckill_site.redis import client, keys
+from seckill_site.redis import client, keys, text
 
 # token -> "user id:expiry", cached in Redis so the gate's endpoints never read the token
 # table. Revoking (logout, logout everywhere, password change, deactivation, an admin's edit:
@@ -97,7 +97,7 @@ def api_token_user_id(key: str) -> int | None:
     if cached == _MISSING:
         return None
     if cached is not None:
-        user_id, _, expires = cached.partition(b":")
+        user_id, _, expires = text(cached).partition(":")
         if expires:
             return int(user_id) if int(expires) > time.time() else None
     row = Token.objects.filter(key=key, user__is_active=True).values_list("user_id", "created").first()

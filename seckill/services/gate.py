@@ -99,6 +99,7 @@ def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
         sale_state.sold_out_mark(sale_id)
     elif reserved.refusal is sale_state.Refusal.NOT_LOADED:
         sale_rebuild_request(sale_id=sale_id)
+    assert reserved.refusal is not None  # reserve() names its refusal whenever it took no unit
     return Attempt(_REFUSALS[reserved.refusal], retry_after=reserved.retry_after)
 
 

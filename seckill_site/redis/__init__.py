@@ -49,6 +49,11 @@ def client() -> Redis | RedisCluster:
     return get_redis_connection("default")
 
 
+def text(value: bytes | str) -> str:
+    """A reply as text: the client answers bytes (decode_responses is off, for the binary values)."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def is_cluster() -> bool:
     return isinstance(client(), RedisCluster)
 

@@ -83,7 +83,7 @@ class ClusterAwareConnectionFactory(ConnectionFactory):
 class ClusterAwareClient(DefaultClient):
     """django-redis's default client whose `get_many` works across hash slots."""
 
-    def get_many(self, keys, version=None, client=None):  # type: ignore[no-untyped-def]
+    def get_many(self, keys, version=None, client=None):
         if client is None:
             client = self.get_client(write=False)
         if not isinstance(client, RedisCluster):

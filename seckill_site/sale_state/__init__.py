@@ -67,7 +67,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from seckill_site.redis import client, lock, script
+from seckill_site.redis import client, lock, script, text
 from seckill_site.sale_state import keys
 
 RESULT_QUEUED = 0
@@ -239,7 +239,7 @@ def path_set(*, sale_id: int, user_id: int, path: str) -> None:
 
 def refusals(sale_id: int) -> dict[str, int]:
     """Requests the per-sale limits refused, by action."""
-    return {field.decode(): int(count) for field, count in client().hgetall(keys.refused(sale_id)).items()}
+    return {text(field): int(count) for field, count in client().hgetall(keys.refused(sale_id)).items()}
 
 
 # --- the order writer ----------------------------------------------------------------------------
@@ -253,10 +253,9 @@ class Reservation:
     trace: str  # the id of the HTTP request that bought the unit ("" if unknown)
 
 
-def _reservation(request_id: bytes | str, value: bytes) -> Reservation:
-    user_id, reserved_at, *trace = value.decode().split(":", 2)  # the trace may hold ":" itself
-    rid = request_id.decode() if isinstance(request_id, bytes) else request_id
-    return Reservation(rid, int(user_id), float(reserved_at), trace[0] if trace else "")
+def _reservation(request_id: bytes | str, value: bytes | str) -> Reservation:
+    user_id, reserved_at, *trace = text(value).split(":", 2)  # the trace may hold ":" itself
+    return Reservation(text(request_id), int(user_id), float(reserved_at), trace[0] if trace else "")
 
 
 @dataclass(frozen=True)
@@ -335,7 +334,7 @@ def ticket(sale_id: int) -> str:
     """The sale's generation, for a change that reaches Redis after its commit. Read it inside
     the transaction that holds the sale's stock lock."""
     generation = client().get(keys.generation(sale_id))
-    return generation.decode() if generation is not None else ""
+    return text(generation) if generation is not None else ""
 
 
 class UnitReturn(enum.Enum):
@@ -445,7 +444,7 @@ class LoadReport:
 
 
 def reservation_ids(sale_id: int) -> list[str]:
-    return [request_id.decode() for request_id in client().hkeys(keys.reservations(sale_id))]
+    return [text(request_id) for request_id in client().hkeys(keys.reservations(sale_id))]
 
 
 def load(*, sale_id: int, snapshot: Snapshot, apply: bool) -> LoadReport:

@@ -176,6 +176,18 @@ def test_login_by_code(client):
     assert response.status_code == 302 and client.session[SESSION_KEY] == str(user.pk)
 
 
+def test_a_deactivated_account_with_a_right_code_gets_the_page_again_as_a_400(client):
+    """The refusal after a valid code is the login page with its message, a 400 in HTML: it was
+    answered 200 with the header `Content-Type: 400` (the status passed as render's content type)."""
+    user = make_user()
+    code = texted_code(user.mobile, purpose="login")
+    User.objects.filter(pk=user.pk).update(is_active=False)
+    response = client.post("/user/login/code", {"mobile": user.mobile, "code": code})
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+    assert SESSION_KEY not in client.session
+
+
 def texted_code_again(mobile: str) -> str:
     redis().delete(keys.sms_resend(mobile, "127.0.0.1"))
     return texted_code(mobile, purpose="login")

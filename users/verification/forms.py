@@ -29,7 +29,7 @@ class SmsCodeForm(forms.Form):
         self.fields["code"] = self.fields.pop("code")  # after the form's own fields
 
     def _post_clean(self) -> None:
-        super()._post_clean()
+        super()._post_clean()  # type: ignore[misc]  # BaseForm's hook after clean(); the stubs omit it
         if self.errors:
             return
         if not services.sms_code_check(

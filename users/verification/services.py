@@ -24,6 +24,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import cast
 
 from django.conf import settings
 from django.contrib.auth import login
@@ -32,7 +33,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
-from seckill_site.redis import client, keys, now, script
+from seckill_site.redis import client, keys, now, script, text
 from users.models import User
 from users.services import LoginResult
 from users.sms import SMS_MESSAGES, sms_backend
@@ -162,9 +163,12 @@ def registrations_by_ip(*, hours: int = 24, top: int = 20) -> list[dict]:
     now = int(time.time() // 3600)
     rows = []
     for hour in range(now, now - hours, -1):
-        for ip, count in client().zrevrange(keys.registrations(hour), 0, top - 1, withscores=True):
+        ranked = cast(
+            list[tuple[bytes, float]], client().zrevrange(keys.registrations(hour), 0, top - 1, withscores=True)
+        )
+        for ip, count in ranked:
             start = datetime.fromtimestamp(hour * 3600, tz=UTC)
-            rows.append({"hour_start": start, "ip": ip.decode(), "accounts": int(count)})
+            rows.append({"hour_start": start, "ip": text(ip), "accounts": int(count)})
     return rows
 
 

@@ -58,7 +58,7 @@ def login_by_code(request: HttpRequest) -> HttpResponse:
     if result.user is None:
         if as_json:
             return fail(Code.LOGIN_FAILED, result.error)
-        return render(request, template, {"form": form, "error": result.error, "next": next_of(request)}, 400)
+        return render(request, template, {"form": form, "error": result.error, "next": next_of(request)}, status=400)
     if as_json:
         return ok(user_public_data(result.user))
     return redirect_next(request)

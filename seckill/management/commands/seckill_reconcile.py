@@ -34,6 +34,7 @@ class Command(BaseCommand):
             if repair:
                 reconcile_repair_record(report=report)
             before = report.before
+            assert before is not None  # a sale not skipped was read before any repair
             line = (
                 f"sale {sale_id}: redis stock {before.previous_stock}, expected {before.stock}; "
                 f"buyers {before.previous_buyers}, expected {before.buyers}"
