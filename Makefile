@@ -95,11 +95,7 @@ $(ATTACK_STAMP): requirements-attack.txt
 	@touch $@
 
 captcha-attack: $(ATTACK_STAMP)
-	@if ! command -v tesseract >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q tesseract-ocr >/dev/null; \
-	  else echo "error: install Tesseract (Debian package 'tesseract-ocr') to run the attack" >&2; exit 1; fi; \
-	fi
+	@tools/need.sh "make captcha-attack" tesseract:tesseract-ocr
 	OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(ATTACK_VENV)/bin/python -m tools.captcha_attack $(ARGS)
 
 # wapiti3 against the production settings on loopback (tools/scan.py), anonymous and logged in,
@@ -123,6 +119,10 @@ scan: venv $(SCAN_STAMP)
 clean: services-down
 	rm -rf .run $(VENV)
 
+# What the multi-node topology runs on (tools/cluster/): command or path : Debian package.
+CLUSTER_PACKAGES := haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client \
+	/usr/lib/rabbitmq/bin/rabbitmq-server:rabbitmq-server
+
 # Fault injection against a private production-like deployment (see tools/faults.py).
 faults: venv
 	$(PY) -m tools.faults
@@ -131,27 +131,15 @@ faults: venv
 # HAProxy (tools/cluster/, docs/deploy.md). Takes minutes, so it stays out of `make test`.
 # As root, installs the Debian packages it needs when they are missing.
 cluster-test: venv
-	@missing=""; \
-	for pair in haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client cc:gcc; do \
-	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; \
-	done; \
-	[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || missing="$$missing rabbitmq-server"; \
-	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || missing="$$missing libfaketime"; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
-	  else echo "error: install the Debian packages:$$missing" >&2; exit 1; fi; \
-	fi
+	@tools/need.sh "make cluster-test" $(CLUSTER_PACKAGES) cc:gcc \
+	  /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:libfaketime
 	$(PY) -m tools.cluster $(ARGS)
 
 # Browser tests in the system's Chromium (Playwright cannot download its own here).
 # As root, installs Debian's chromium when it is missing; `make test` runs them when present.
 e2e: venv
-	@if ! command -v chromium >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver fonts-noto-cjk; \
-	  else echo "error: install Chromium (Debian package 'chromium') to run the browser tests" >&2; exit 1; fi; \
-	fi
+	@tools/need.sh "make e2e" chromium:chromium chromedriver:chromium-driver \
+	  /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc:fonts-noto-cjk
 	$(PY) -m tools.with_services -- $(PY) -m pytest e2e -v
 
 # The contact sheet of every shopper page and the merchant's main admin screens (e2e/screenshots.py).
@@ -165,22 +153,9 @@ screenshots: venv
 # ARGS=--cluster runs it through the cluster-test topology instead (bench/cluster.py), which
 # brings its own Redis and database: no embedded services; as root, installs its packages.
 bench: venv
-	@if ! command -v wrk >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null || echo "warning: could not install wrk" >&2; \
-	  else echo "note: wrk not found (Debian package 'wrk'); using the Python asyncio generator" >&2; fi; \
-	fi
+	@tools/need.sh --optional "make bench (else the Python asyncio generator)" wrk:wrk
 	@case " $(ARGS) " in *" --cluster "*) \
-	  missing=""; \
-	  for pair in haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client; do \
-	    command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; \
-	  done; \
-	  [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || missing="$$missing rabbitmq-server"; \
-	  if [ -n "$$missing" ]; then \
-	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	      DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
-	    else echo "error: --cluster needs the Debian packages:$$missing" >&2; exit 1; fi; \
-	  fi; \
+	  tools/need.sh "make bench ARGS=--cluster" $(CLUSTER_PACKAGES); \
 	  echo "$(PY) -m bench $(ARGS)"; $(PY) -m bench $(ARGS);; \
 	*) echo "$(PY) -m tools.with_services -- $(PY) -m bench $(ARGS)"; \
 	  $(PY) -m tools.with_services -- $(PY) -m bench $(ARGS);; \

@@ -15,6 +15,7 @@ from django.conf import settings
 from seckill_site import sale_state
 from seckill_site.broker import task_queue_empty
 from seckill_site.redis import client
+from tools.net import free_port
 
 ROOT = Path(__file__).resolve().parent
 # How long a test server or worker may take to start on a loaded machine before the test fails.
@@ -162,14 +163,6 @@ def celery_worker(django_db_setup, django_db_blocker):
         process.wait(timeout=15)
     except subprocess.TimeoutExpired:
         process.kill()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager

