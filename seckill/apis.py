@@ -5,6 +5,8 @@ endpoints reads PostgreSQL on its way: the user id comes from the token's Redis 
 session (seckill_site.api), there is no serializer, and the buy endpoint parses no body.
 """
 
+from dataclasses import replace
+
 from django.http import HttpResponse
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
@@ -13,15 +15,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from goods.selectors import sale_get
-from seckill import selectors
+from seckill import selectors, steps
 from seckill.observe import attempt_answered
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
-from seckill.services import gate, paths
-from seckill.views import SECKILL_RATE, captcha_answer, sale_limit_message
+from seckill.services import gate
+from seckill.views import SECKILL_RATE
 from seckill_site.api import (
     HasUserId,
     PerUserThrottle,
+    api_answer,
     api_fail,
     api_ok,
     envelope,
@@ -34,12 +36,6 @@ from seckill_site.codes import Code
 from seckill_site.http import positive_int
 
 SALE_ID = id_parameter("sale_id", "sale event id")
-
-
-def _sale_limited(error: paths.SaleLimitReached) -> Response:
-    response = api_fail(Code.SALE_LIMIT, sale_limit_message(error), data={"retryAfter": error.retry_after})
-    response["Retry-After"] = str(error.retry_after)
-    return response
 
 
 class _GateApi(APIView):
@@ -67,15 +63,9 @@ class CaptchaApi(_GateApi):
     )
     def get(self, request: Request, sale_id: str) -> Response | HttpResponse:
         parsed = positive_int(sale_id)
-        if parsed is None or sale_get(sale_id=parsed) is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
-        try:
-            image = paths.captcha_create(user_id=user_id_of(request), sale_id=parsed)
-        except paths.SaleLimitReached as error:
-            return _sale_limited(error)
-        response = HttpResponse(image, content_type="image/png")
-        response["Cache-Control"] = "no-store"
-        return response
+        if parsed is None:
+            return api_answer(steps.NO_SUCH_SALE)
+        return api_answer(steps.captcha(user_id=user_id_of(request), sale_id=parsed))
 
 
 class CaptchaAudioApi(_GateApi):
@@ -97,15 +87,9 @@ class CaptchaAudioApi(_GateApi):
     )
     def get(self, request: Request, sale_id: str) -> Response | HttpResponse:
         parsed = positive_int(sale_id)
-        if parsed is None or sale_get(sale_id=parsed) is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
-        try:
-            audio = paths.captcha_audio_create(user_id=user_id_of(request), sale_id=parsed)
-        except paths.SaleLimitReached as error:
-            return _sale_limited(error)
-        response = HttpResponse(audio, content_type="audio/wav")
-        response["Cache-Control"] = "no-store"
-        return response
+        if parsed is None:
+            return api_answer(steps.NO_SUCH_SALE)
+        return api_answer(steps.captcha(user_id=user_id_of(request), sale_id=parsed, spoken=True))
 
 
 class PathApi(_GateApi):
@@ -123,23 +107,16 @@ class PathApi(_GateApi):
         request=PathInputSerializer,
         responses={200: envelope("PathEnvelope", PathSerializer()), **errors(400, 401, 404, 429)},
     )
-    def post(self, request: Request, sale_id: str) -> Response:
+    def post(self, request: Request, sale_id: str) -> Response | HttpResponse:
         parsed = positive_int(sale_id)
         if parsed is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
+            return api_answer(steps.NO_SUCH_SALE)
         data = request.data
-        answer = captcha_answer(data.get("verifyCode") if hasattr(data, "get") else None)
-        if answer is None:
-            return api_fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
-        if sale_get(sale_id=parsed) is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
-        try:
-            path = paths.path_create(user_id=user_id_of(request), sale_id=parsed, answer=answer)
-        except paths.SaleLimitReached as error:
-            return _sale_limited(error)
-        if path is None:
-            return api_fail(Code.CAPTCHA_WRONG)
-        return api_ok({"path": path})
+        raw_answer = data.get("verifyCode") if hasattr(data, "get") else None
+        answer = steps.path(user_id=user_id_of(request), sale_id=parsed, raw_answer=raw_answer)
+        if answer.code is Code.SUCCESS:
+            answer = replace(answer, data={"path": answer.data})  # the API names it; the page's is bare
+        return api_answer(answer)
 
 
 class BuyApi(_GateApi):

@@ -13,12 +13,12 @@ from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from goods.models import SaleStatus
-from goods.selectors import sale_get, sale_page
-from seckill import captcha, selectors
+from goods.selectors import sale_page
+from seckill import selectors, steps
 from seckill.observe import attempt_answered
-from seckill.services import gate, paths
+from seckill.services import gate
 from seckill_site.codes import Code
-from seckill_site.http import allow, fail, ok, parse_int, positive_int
+from seckill_site.http import allow, fail, ok, page_answer, positive_int
 from seckill_site.ratelimit import rate_period
 
 # Seed 000 @AccessLimit(seconds = 5, maxAccessCount = 5): per user, per endpoint.
@@ -29,11 +29,6 @@ CAPTCHA_RATE = "20/m"
 def session_user_id(request: HttpRequest) -> int | None:
     raw = request.session.get(SESSION_KEY)
     return int(raw) if raw is not None else None
-
-
-def captcha_answer(raw) -> int | None:
-    """The captcha answer from a query string or a JSON body, or None when it is not one."""
-    return parse_int(raw, minimum=captcha.ANSWER_MIN, maximum=captcha.ANSWER_MAX)
 
 
 def _rate_key(group: str, request: HttpRequest) -> str:
@@ -52,87 +47,49 @@ def _too_many(rate: str) -> HttpResponse:
     return response
 
 
-def sale_limit_message(error: paths.SaleLimitReached) -> str:
-    if error.action == "captcha":
-        message = _("At most %(limit)s new captchas a minute for this sale: try again in %(seconds)s s.")
-    else:
-        message = _("At most %(limit)s answers a minute for this sale: try again in %(seconds)s s.")
-    return message % {"limit": error.limit, "seconds": error.retry_after}
-
-
-def _sale_limited(error: paths.SaleLimitReached) -> HttpResponse:
-    response = fail(Code.SALE_LIMIT, sale_limit_message(error), data={"retryAfter": error.retry_after})
-    response["Retry-After"] = str(error.retry_after)
-    return response
-
-
 def _sale_id(request: HttpRequest) -> int | None:
     return positive_int(request.GET.get("goodsId") if request.method == "GET" else request.POST.get("goodsId"))
 
 
-@allow("GET")
-def verify_code(request: HttpRequest) -> HttpResponse:
+def _shopper_and_sale(request: HttpRequest) -> tuple[int, int] | HttpResponse:
+    """(user id, sale id) of a logged-in shopper's request, or the answer that refuses it."""
     user_id = session_user_id(request)
     if user_id is None:
         return fail(Code.NOT_LOGGED_IN)
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    if sale_get(sale_id=sale_id) is None:
-        return fail(Code.NOT_FOUND, _("no such sale"))
-    # Only the per-sale limit: a per-user limit across all sales locked a shopper out of
-    # every sale after 20 captchas for one, with a broken image and no word why (issue 24).
-    try:
-        image = paths.captcha_create(user_id=user_id, sale_id=sale_id)
-    except paths.SaleLimitReached as error:
-        return _sale_limited(error)
-    response = HttpResponse(image, content_type="image/png")
-    response["Cache-Control"] = "no-store"
-    return response
+    return user_id, sale_id
+
+
+@allow("GET")
+def verify_code(request: HttpRequest) -> HttpResponse:
+    asked = _shopper_and_sale(request)
+    if isinstance(asked, HttpResponse):
+        return asked
+    user_id, sale_id = asked
+    return page_answer(steps.captcha(user_id=user_id, sale_id=sale_id))
 
 
 @allow("GET")
 def verify_audio(request: HttpRequest) -> HttpResponse:
     """The captcha spoken (WAV), for shoppers who cannot see the picture; same limit."""
-    user_id = session_user_id(request)
-    if user_id is None:
-        return fail(Code.NOT_LOGGED_IN)
-    sale_id = _sale_id(request)
-    if sale_id is None:
-        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    if sale_get(sale_id=sale_id) is None:
-        return fail(Code.NOT_FOUND, _("no such sale"))
-    try:
-        audio = paths.captcha_audio_create(user_id=user_id, sale_id=sale_id)
-    except paths.SaleLimitReached as error:
-        return _sale_limited(error)
-    response = HttpResponse(audio, content_type="audio/wav")
-    response["Cache-Control"] = "no-store"
-    return response
+    asked = _shopper_and_sale(request)
+    if isinstance(asked, HttpResponse):
+        return asked
+    user_id, sale_id = asked
+    return page_answer(steps.captcha(user_id=user_id, sale_id=sale_id, spoken=True))
 
 
 @allow("GET")
 def seckill_path(request: HttpRequest) -> HttpResponse:
-    user_id = session_user_id(request)
-    if user_id is None:
-        return fail(Code.NOT_LOGGED_IN)
-    if _limited(request, "seckill.path"):
+    if session_user_id(request) is not None and _limited(request, "seckill.path"):
         return _too_many(SECKILL_RATE)
-    sale_id = _sale_id(request)
-    if sale_id is None:
-        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    answer = captcha_answer(request.GET.get("verifyCode"))
-    if answer is None:
-        return fail(Code.BAD_REQUEST, _("verifyCode must be a whole number"))
-    if sale_get(sale_id=sale_id) is None:
-        return fail(Code.NOT_FOUND, _("no such sale"))
-    try:
-        path = paths.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
-    except paths.SaleLimitReached as error:
-        return _sale_limited(error)
-    if path is None:
-        return fail(Code.CAPTCHA_WRONG)
-    return ok(path)
+    asked = _shopper_and_sale(request)
+    if isinstance(asked, HttpResponse):
+        return asked
+    user_id, sale_id = asked
+    return page_answer(steps.path(user_id=user_id, sale_id=sale_id, raw_answer=request.GET.get("verifyCode")))
 
 
 @allow("POST")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
@@ -27,7 +27,15 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 
 from seckill_site.codes import Code
-from seckill_site.http import ID_MAX, Answer, client_bucket, form_errors_message, positive_int
+from seckill_site.http import (
+    ID_MAX,
+    Answer,
+    answer_headers_set,
+    client_bucket,
+    form_errors_message,
+    media_response,
+    positive_int,
+)
 from seckill_site.ratelimit import rate_period
 
 # --- JSON bodies ---------------------------------------------------------------------------------
@@ -94,14 +102,15 @@ def api_fail(code: Code, msg: str | None = None, *, data: Any = None, status_cod
     return Response({"code": code.code, "msg": msg or code.msg, "data": data}, status=status_code or code.status)
 
 
-def api_answer(answer: Answer) -> Response:
+def api_answer(answer: Answer) -> Response | HttpResponse:
     """seckill_site.http.Answer in the API's envelope (the pages render it with page_answer)."""
+    media = media_response(answer)
+    if media is not None:
+        return media
     response = (
         api_ok(answer.data) if answer.code is Code.SUCCESS else api_fail(answer.code, answer.msg, data=answer.data)
     )
-    for name, value in answer.headers.items():
-        response[name] = value
-    return response
+    return answer_headers_set(answer, response)
 
 
 def api_form_errors(form) -> Response:

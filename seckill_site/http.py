@@ -9,7 +9,7 @@ from functools import wraps
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponseRedirect, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
@@ -27,13 +27,30 @@ class Answer:
     data: Any = None
     msg: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    # A successful answer that is not JSON (a captcha's picture or sound): its bytes and type.
+    body: bytes | None = None
+    content_type: str | None = None
 
 
-def page_answer(answer: Answer) -> JsonResponse:
-    response = ok(answer.data) if answer.code is Code.SUCCESS else fail(answer.code, answer.msg, data=answer.data)
+def answer_headers_set(answer: Answer, response: HttpResponse) -> HttpResponse:
     for name, value in answer.headers.items():
         response[name] = value
     return response
+
+
+def media_response(answer: Answer) -> HttpResponse | None:
+    """The answer's bytes as they are (the same for the pages and the API), or None for JSON."""
+    if answer.body is None:
+        return None
+    return answer_headers_set(answer, HttpResponse(answer.body, content_type=answer.content_type))
+
+
+def page_answer(answer: Answer) -> HttpResponse:
+    media = media_response(answer)
+    if media is not None:
+        return media
+    response = ok(answer.data) if answer.code is Code.SUCCESS else fail(answer.code, answer.msg, data=answer.data)
+    return answer_headers_set(answer, response)
 
 
 def form_errors_message(form) -> str:

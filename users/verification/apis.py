@@ -1,6 +1,7 @@
 """Text-message codes in the API: send one, log in with one (registration takes one in
 users/register). Same services, answers and limits as the pages (users.verification.views)."""
 
+from django.http import HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from drf_spectacular.utils import extend_schema
@@ -48,7 +49,7 @@ class SmsSendApi(APIView):
         responses={200: envelope("SmsSentEnvelope", SmsSentSerializer()), **errors(400, 429)},
         auth=[],
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> Response | HttpResponse:
         form = SmsSendForm(request_fields(request, "mobile", "purpose"))
         if not form.is_valid():
             return api_form_errors(form)

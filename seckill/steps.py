@@ -1,0 +1,68 @@
+"""The steps a seckill page and its API share, after each has parsed its request its own way
+(the pages read `goodsId` from the query or form, the API the URL) and checked who asks (the
+session, or the API's authentication). Each returns a seckill_site.http.Answer, which the page
+renders with page_answer and the API with api_answer: the same codes, messages and headers.
+"""
+
+from django.utils.translation import gettext as _
+
+from goods.selectors import sale_get
+from seckill import captcha as captcha_module
+from seckill.services import paths
+from seckill_site.codes import Code
+from seckill_site.http import Answer, parse_int
+
+NO_SUCH_SALE = Answer(Code.NOT_FOUND, msg=_("no such sale"))
+
+
+def captcha_answer(raw) -> int | None:
+    """The captcha answer from a query string or a JSON body, or None when it is not one."""
+    return parse_int(raw, minimum=captcha_module.ANSWER_MIN, maximum=captcha_module.ANSWER_MAX)
+
+
+def sale_limit_message(error: paths.SaleLimitReached) -> str:
+    if error.action == "captcha":
+        message = _("At most %(limit)s new captchas a minute for this sale: try again in %(seconds)s s.")
+    else:
+        message = _("At most %(limit)s answers a minute for this sale: try again in %(seconds)s s.")
+    return message % {"limit": error.limit, "seconds": error.retry_after}
+
+
+def sale_limited(error: paths.SaleLimitReached) -> Answer:
+    return Answer(
+        Code.SALE_LIMIT,
+        msg=sale_limit_message(error),
+        data={"retryAfter": error.retry_after},
+        headers={"Retry-After": str(error.retry_after)},
+    )
+
+
+def captcha(*, user_id: int, sale_id: int, spoken: bool = False) -> Answer:
+    """A new captcha for the sale, drawn (PNG) or spoken (WAV). Only the per-sale limit counts: a
+    per-user limit across all sales locked a shopper out of every sale after 20 captchas for one."""
+    if sale_get(sale_id=sale_id) is None:
+        return NO_SUCH_SALE
+    create = paths.captcha_audio_create if spoken else paths.captcha_create
+    try:
+        media = create(user_id=user_id, sale_id=sale_id)
+    except paths.SaleLimitReached as error:
+        return sale_limited(error)
+    return Answer(
+        body=media, content_type="audio/wav" if spoken else "image/png", headers={"Cache-Control": "no-store"}
+    )
+
+
+def path(*, user_id: int, sale_id: int, raw_answer) -> Answer:
+    """The captcha's answer exchanged for a one-time buy path (the data: the path itself)."""
+    answer = captcha_answer(raw_answer)
+    if answer is None:
+        return Answer(Code.BAD_REQUEST, msg=_("verifyCode must be a whole number"))
+    if sale_get(sale_id=sale_id) is None:
+        return NO_SUCH_SALE
+    try:
+        created = paths.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
+    except paths.SaleLimitReached as error:
+        return sale_limited(error)
+    if created is None:
+        return Answer(Code.CAPTCHA_WRONG)
+    return Answer(data=created)
