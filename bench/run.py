@@ -604,7 +604,7 @@ class Bench:
         return facts
 
     def check(self) -> None:
-        """The invariants (README, "Invariants"), per sale, once the queue has drained."""
+        """The invariants (docs/architecture.md, "Invariants"), per sale, once the queue has drained."""
         redis = client()
         naive_result = next((r for r in self.results if r.scenario == "naive"), None)
         bursts = [

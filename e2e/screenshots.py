@@ -1,6 +1,6 @@
 """`make screenshots`: every shopper page and the merchant's main admin screens, at desktop
 (1280) and phone (390 x 844) width, in English and Chinese, into one contact sheet,
-docs/screenshots.png (the README links it).
+docs/screenshots.png (the README and docs/shop.md link it).
 
 A pytest module run on its own (`pytest e2e/screenshots.py`; its name keeps it out of the
 normal suite): it needs what the browser tests need, a live server on real PostgreSQL and

@@ -10,8 +10,8 @@ chosen on its own:
   its own font, size, rotation and advance, so there is no fixed grid and glyphs overlap; the
   clutter is drawn in the text's own colour and stroke width, so no colour or thickness filter
   separates it; and the whole ink layer goes through a smooth random warp. `make
-  captcha-attack` measures the result (see the README): off-the-shelf OCR reads none, but
-  an attacker who cuts the two rows apart and reads each with ddddocr solves about half.
+  captcha-attack` measures the result (docs/bots.md): off-the-shelf OCR reads none, but
+  an attacker who cuts the two rows apart and reads each with ddddocr solves about two in three.
 
 The answer is computed from the parsed expression, never `eval`.
 """

@@ -133,7 +133,8 @@ class RequestBodyLimitMiddleware:
     """Refuse a request whose declared body is larger than settings.SECKILL_MAX_REQUEST_BYTES
     (413) before anything reads it. Django's DATA_UPLOAD_MAX_MEMORY_SIZE leaves out uploaded
     files, whose limit (goods.models.MAX_IMAGE_BYTES) is only checked once the whole body has
-    been read and spooled to disk. The proxy in front should cap bodies too (README)."""
+    been read and spooled to disk. The proxy in front should cap bodies too (docs/deploy.md,
+    "Behind a load balancer")."""
 
     def __init__(self, get_response):
         from django.conf import settings

@@ -126,7 +126,7 @@ def _trusted_networks() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, 
 def client_ip(request: HttpRequest) -> str:
     """The client's IP address: what every per-IP limit counts on (login, registration, and
     anything else keyed on the caller's address). Only the proxies the settings trust may
-    name it (README, "Behind a load balancer"):
+    name it (docs/deploy.md, "Behind a load balancer"):
 
     - SECKILL_TRUSTED_PROXIES (networks): walking X-Forwarded-For from the right, starting at
       REMOTE_ADDR, every address inside them is a proxy of ours; the first one outside is the

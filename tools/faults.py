@@ -9,7 +9,7 @@ DATABASE_URL / REDIS_URL. On top: gunicorn (3 workers), two Celery workers and b
 production settings. Shoppers are real HTTP clients; a shopper told "try again" or "busy"
 retries with a fresh path, as the item page does.
 
-After each scenario the queue drains, the reconciler runs, and the invariants (README,
+After each scenario the queue drains, the reconciler runs, and the invariants (docs/architecture.md,
 "Invariants") are checked: never oversold, one live order per user and sale, nothing
 stranded (Redis stock == database stock, no reservation left, every queued shopper has an
 order or a clear -1), no 5xx outside the fault window. Any violation makes the exit status non-zero.

@@ -66,7 +66,7 @@ def test_no_two_renders_alike():
 
 def test_cheap_to_render():
     """CPU time, not wall time: on a shared machine at load 13 the wall-clock median of the
-    2x drawing passed 30 ms while its CPU median stayed near 10 ms (README: 9.8 ms)."""
+    2x drawing passed 30 ms while its CPU median stayed near 10 ms (docs/bots.md: 9.8 ms)."""
     timings = []
     for _ in range(100):
         started = time.process_time()

@@ -178,7 +178,7 @@ MEDIA_URL = "/media/"
 MEDIA_ROOT = env("MEDIA_ROOT", default=str(BASE_DIR / "media"))
 
 # Who may tell the app the client's address (seckill_site.http.client_ip, behind every per-IP
-# limit; README "Behind a load balancer"). Networks of the proxies in front of the app
+# limit; docs/deploy.md, "Behind a load balancer"). Networks of the proxies in front of the app
 # (e.g. "10.0.0.0/8,fd00::/8"), or their number when their addresses are not known in advance.
 # Neither set: REMOTE_ADDR only, X-Forwarded-For ignored.
 SECKILL_TRUSTED_PROXIES = env.list("SECKILL_TRUSTED_PROXIES", default=[])
