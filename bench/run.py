@@ -322,12 +322,12 @@ class Bench:
             self.calibration.append({"workers": workers, "threads": self.options.threads, "rps": round(result.rps, 1),
                                      "p50_ms": latency["p50"], "p99_ms": latency["p99"]})  # fmt: skip
         # The most requests per second among the counts that keep the tail within the target
-        # (p99 <= 5 x p50): more processes than cores buy a few per cent of throughput on the
+        # (p99 <= report.TAIL_TARGET x p50): more processes than cores buy a few per cent of throughput on the
         # floor and pay for it in queueing behind one another when the order writer needs a core.
         steady = [c for c in self.calibration if c["p99_ms"] <= report.TAIL_TARGET * c["p50_ms"]]
         best = max(steady or self.calibration, key=lambda c: c["rps"])["workers"]
         log(f"chosen: {best} workers x {self.options.threads} threads"
-            + ("" if steady else " (none kept p99 within 5 x p50: the fastest)"))  # fmt: skip
+            + ("" if steady else f" (none kept p99 within {report.TAIL_TARGET:g} x p50: the fastest)"))  # fmt: skip
         self.deployment.start_web(workers=best, threads=self.options.threads, server=self.options.server)
 
     def warm_up(self) -> None:
