@@ -6,7 +6,6 @@ sees only their own goods and sales; someone else's answer 404, as in the admin.
 
 from typing import Any
 
-from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
@@ -16,7 +15,7 @@ from rest_framework.views import APIView
 
 from goods import services
 from goods.models import Goods, SeckillGoods
-from goods.selectors import sale_detail, sales_for_list, stock_left
+from goods.selectors import goods_visible_to, sale_detail, sales_for_list, sales_visible_to, stock_left
 from goods.serializers import (
     GoodsSerializer,
     MerchantSaleSerializer,
@@ -25,12 +24,10 @@ from goods.serializers import (
     SaleSerializer,
     SaleUpdateSerializer,
 )
-from seckill_site.api import EnvelopePagination, api_fail, api_ok, envelope, errors, id_parameter
+from seckill_site.api import EnvelopePagination, api_fail, api_ok, envelope, errors, id_parameter, one_or_404
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
 from users.http import signed_in
-from users.merchants import visible_to_merchant
-from users.models import User
 from users.permissions import IsMerchant
 
 SALE_ID = id_parameter("sale_id", "sale event id")
@@ -76,20 +73,6 @@ class SaleDetailApi(APIView):
 # --- merchants -------------------------------------------------------------------------------------
 
 
-def goods_visible_to(user: User) -> QuerySet[Goods]:
-    return visible_to_merchant(Goods.objects.order_by("-created_at", "-pk"), user=user)
-
-
-def sales_visible_to(user: User) -> QuerySet[SeckillGoods]:
-    sales = SeckillGoods.objects.select_related("goods").order_by("-start_at", "-pk")
-    return visible_to_merchant(sales, user=user, owner_path="goods__owner")
-
-
-def _object_or_none(queryset: QuerySet, raw_id: str):
-    parsed = positive_int(raw_id)
-    return queryset.filter(pk=parsed).first() if parsed is not None else None
-
-
 def _sales_data(sales: list[SeckillGoods]) -> Any:
     context = {"stock_redis": stock_left([sale.pk for sale in sales])}
     return MerchantSaleSerializer(sales, many=True, context=context).data
@@ -132,9 +115,7 @@ class MerchantGoodsDetailApi(APIView):
         responses={200: envelope("GoodsDetailEnvelope", GoodsSerializer()), **errors(401, 403, 404)},
     )
     def get(self, request: Request, goods_id: str) -> Response:
-        goods = _object_or_none(goods_visible_to(signed_in(request)), goods_id)
-        if goods is None:
-            return api_fail(Code.NOT_FOUND, _("no such goods"))
+        goods = one_or_404(goods_visible_to(signed_in(request)), goods_id, _("no such goods"))
         return api_ok(GoodsSerializer(goods).data)
 
     @extend_schema(
@@ -145,9 +126,7 @@ class MerchantGoodsDetailApi(APIView):
         responses={200: envelope("GoodsUpdateEnvelope", GoodsSerializer()), **errors(400, 401, 403, 404)},
     )
     def patch(self, request: Request, goods_id: str) -> Response:
-        goods = _object_or_none(goods_visible_to(signed_in(request)), goods_id)
-        if goods is None:
-            return api_fail(Code.NOT_FOUND, _("no such goods"))
+        goods = one_or_404(goods_visible_to(signed_in(request)), goods_id, _("no such goods"))
         serializer = GoodsSerializer(goods, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         for field, value in serializer.validated_data.items():
@@ -207,9 +186,7 @@ class MerchantSaleDetailApi(APIView):
         responses={200: envelope("MerchantSaleEnvelope", MerchantSaleSerializer()), **errors(401, 403, 404)},
     )
     def get(self, request: Request, sale_id: str) -> Response:
-        sale = _object_or_none(sales_visible_to(signed_in(request)), sale_id)
-        if sale is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        sale = one_or_404(sales_visible_to(signed_in(request)), sale_id, _("no such sale"))
         return api_ok(_sales_data([sale])[0])
 
     @extend_schema(
@@ -223,9 +200,7 @@ class MerchantSaleDetailApi(APIView):
         },
     )
     def patch(self, request: Request, sale_id: str) -> Response:
-        sale = _object_or_none(sales_visible_to(signed_in(request)), sale_id)
-        if sale is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        sale = one_or_404(sales_visible_to(signed_in(request)), sale_id, _("no such sale"))
         serializer = SaleUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

@@ -6,15 +6,17 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from goods.models import SaleStatus, SeckillGoods, StockAudit, StockChange
+from goods.models import Goods, SaleStatus, SeckillGoods, StockAudit, StockChange
 from seckill_site import sale_state
 from seckill_site.redis import keys, lock_try
 from seckill_site.redis import now as redis_now
+from users.merchants import visible_to_merchant
+from users.models import User
 
 
 def _sale_row(sale: SeckillGoods) -> dict[str, Any]:
@@ -291,3 +293,14 @@ def sale_delete_blockers(*, sale: SeckillGoods) -> list[str]:
     if sale_writes_in_flight(sale_id=sale.pk):
         blockers.append(_("Shoppers are buying it right now: some of their orders are still being placed."))
     return blockers
+
+
+def goods_visible_to(user: User) -> QuerySet[Goods]:
+    """A merchant's own goods, newest first (a superuser's: everyone's)."""
+    return visible_to_merchant(Goods.objects.order_by("-created_at", "-pk"), user=user)
+
+
+def sales_visible_to(user: User) -> QuerySet[SeckillGoods]:
+    """A merchant's own sale events, latest start first (a superuser's: everyone's)."""
+    sales = SeckillGoods.objects.select_related("goods").order_by("-start_at", "-pk")
+    return visible_to_merchant(sales, user=user, owner_path="goods__owner")

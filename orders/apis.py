@@ -8,13 +8,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from goods.apis import SALE_ID, sales_visible_to
+from goods.apis import SALE_ID
+from goods.selectors import sales_visible_to
 from orders import selectors, services
 from orders.selectors import sale_figures
 from orders.serializers import OrderPayInputSerializer, OrderSerializer, SaleFiguresSerializer
-from seckill_site.api import BoundedJSONParser, EnvelopePagination, api_fail, api_ok, envelope, errors
+from seckill_site.api import BoundedJSONParser, EnvelopePagination, api_fail, api_ok, envelope, errors, one_or_404
 from seckill_site.codes import Code
-from seckill_site.http import positive_int
 from users.http import signed_in
 from users.permissions import IsMerchant
 
@@ -124,8 +124,5 @@ class MerchantSaleFiguresApi(APIView):
         responses={200: envelope("SaleFiguresEnvelope", SaleFiguresSerializer()), **errors(401, 403, 404)},
     )
     def get(self, request: Request, sale_id: str) -> Response:
-        parsed = positive_int(sale_id)
-        sale = sales_visible_to(signed_in(request)).filter(pk=parsed).first() if parsed is not None else None
-        if sale is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
+        sale = one_or_404(sales_visible_to(signed_in(request)), sale_id, _("no such sale"))
         return api_ok(SaleFiguresSerializer(sale_figures(sale=sale)).data)

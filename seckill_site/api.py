@@ -11,9 +11,10 @@ must not query PostgreSQL, so authentication never loads the user row: it yields
 import io
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Model, QuerySet
 from django.http import Http404, HttpResponse
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
@@ -47,6 +48,8 @@ JSON_MAX_BYTES = 256 * 1024
 JSON_MAX_DEPTH = 32
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+_Row = TypeVar("_Row", bound=Model)
 
 
 class BodyTooLarge(exceptions.APIException):
@@ -168,6 +171,16 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         # Parse errors, unsupported media types, not acceptable: the client's fault, its status.
         return api_fail(Code.BAD_REQUEST, str(exc.detail), status_code=exc.status_code)
     return None
+
+
+def one_or_404(queryset: QuerySet[_Row], raw_id: str, message: str) -> _Row:
+    """The row of `queryset` with this id (from the URL), or a 404 with `message`: an id that is
+    no number, someone else's row and no row at all answer alike."""
+    parsed = positive_int(raw_id)
+    row = queryset.filter(pk=parsed).first() if parsed is not None else None
+    if row is None:
+        raise exceptions.NotFound(message)
+    return row
 
 
 class EnvelopePagination(PageNumberPagination):
