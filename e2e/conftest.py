@@ -94,6 +94,14 @@ class Watched:
         self.page.goto(self.base_url + path)
         return self.page
 
+    def forget_visitor(self) -> None:
+        """Leave the page, then forget the cookies: as a new visitor. Leaving first matters: a
+        request the old page still had in flight (nav.js asks /user/me, which issues a CSRF
+        cookie to a visitor without one) could otherwise set a second CSRF cookie after the next
+        page's, and that page's form would then fail the CSRF check (a 403 seen under load)."""
+        self.page.goto("about:blank")
+        self.context.clear_cookies()
+
     def shoot(self, label: str) -> None:
         SHOTS.mkdir(exist_ok=True)
         for width_name, viewport in VIEWPORTS.items():

@@ -59,7 +59,7 @@ def test_every_shopper_page_meets_wcag_aa_contrast_included(watched):
             cookies = [{"name": "django_language", "value": language, "url": tab.base_url}]
             if user is not None:
                 cookies.append({"name": "sessionid", "value": session_for(user), "url": tab.base_url})
-            tab.context.clear_cookies()
+            tab.forget_visitor()
             tab.context.add_cookies(cookies)
             page = tab.go(path)
             page.wait_for_load_state("networkidle")

@@ -205,7 +205,7 @@ def test_issue6_countdowns_and_the_text_message_flow_are_chinese(watched, settin
     assert "剩余支付时间" in pay_left and not LATIN.search(pay_left), pay_left
     tab.shoot("order")
 
-    tab.context.clear_cookies()
+    tab.forget_visitor()
     tab.context.add_cookies([{"name": "django_language", "value": "zh-hans", "url": tab.base_url}])
     page = tab.go("/user/register")
     page.fill("input[name=mobile]", "13712340000")
@@ -313,7 +313,7 @@ def test_issue12_list_order_stock_bars_countdowns_spinner_and_registration(watch
     page = tab.go(f"/goods/detail/{on_sale.pk}")
     assert page.locator(".spinner").count() == 1 and "within a few seconds" in page.inner_text("#panel")
 
-    tab.context.clear_cookies()
+    tab.forget_visitor()
     page = tab.go("/user/register")
     assert page.get_attribute("input[name=mobile]", "type") == "tel"
     page.click("#sms-send")  # no number typed yet
