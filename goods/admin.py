@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from goods import services
-from goods.models import Goods, SaleStatus, SeckillGoods, StockAudit
+from goods.models import DRAW_WINDOW_DEFAULT, Admission, Goods, SaleStatus, SeckillGoods, StockAudit
 from goods.selectors import sale_delete_blockers, sale_save_warnings, stock_left
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, visible_to_merchant
@@ -166,7 +166,7 @@ class SaleForm(forms.ModelForm):
 
     class Meta:
         model = SeckillGoods
-        fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at")
+        fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -205,7 +205,7 @@ class SaleForm(forms.ModelForm):
             return set(self.fields) - {"confirm"}
         changed = {
             name
-            for name in ("goods", "seckill_price", "start_at", "end_at")
+            for name in ("goods", "seckill_price", "start_at", "end_at", "admission", "draw_window_s")
             if name in cleaned and cleaned[name] != getattr(self.was, name)
         }
         return changed | ({"stock_count"} & set(self.changed_data))
@@ -222,8 +222,12 @@ class SaleForm(forms.ModelForm):
             stock_count=cleaned.get("stock_count"),
             start_at=cleaned.get("start_at"),
             end_at=cleaned.get("end_at"),
+            admission=cleaned.get("admission") or Admission.FCFS,
+            draw_window_s=cleaned.get("draw_window_s") or DRAW_WINDOW_DEFAULT,
         )
         changed = self.changed_values(cleaned)
+        if self.was is not None and {"admission", "draw_window_s"} & changed and self.was.start_at <= timezone.now():
+            raise ValidationError({"admission": _("A sale's admission cannot change once it has started.")})
         if self.was is not None and self.stock_seen is not None and "stock_count" in changed:
             # The stock is applied as a difference from what the form showed (see save_model);
             # what the sale will have left is its stock now plus that difference.
@@ -254,7 +258,7 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         "links",
     )
     list_filter = (SaleStatusFilter, ("goods", admin.RelatedOnlyFieldListFilter))
-    fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "confirm")
+    fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s", "confirm")
     delete_confirmation_template = "admin/goods/delete_confirmation.html"
     delete_selected_confirmation_template = "admin/goods/delete_selected_confirmation.html"
     # Stock is edited as "units left to sell": lowering it below what Redis handed out makes

@@ -209,7 +209,9 @@ def sale_update(
     """
     if "stock_count" in changes:
         raise ValueError("stock changes are differences: pass stock_delta")
-    admission_changed = bool({"admission", "draw_window_s"} & set(changes))
+    admission_changed = any(
+        field in changes and changes[field] != getattr(sale, field) for field in ("admission", "draw_window_s")
+    )
     if admission_changed and sale.start_at <= timezone.now():
         raise ValidationError({"admission": _("A sale's admission cannot change once it has started.")})
     taken = None
