@@ -18,7 +18,7 @@ from seckill import selectors
 from seckill.observe import attempt_answered
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
 from seckill.services import gate, paths
-from seckill.views import SECKILL_RATE, captcha_answer, sale_limit_message
+from seckill.views import SECKILL_RATE, captcha_answer, entered_message, sale_limit_message
 from seckill_site.api import (
     HasUserId,
     PerUserThrottle,
@@ -173,15 +173,25 @@ class BuyApi(_GateApi):
             self.throttled(request, attempt.retry_after)
         if attempt.code is Code.SUCCESS:
             return api_ok({"status": "queued", "requestId": attempt.request_id})
+        if attempt.code is Code.ENTERED:
+            return api_fail(
+                Code.ENTERED, entered_message(attempt.draw_at), data={"status": "entered", "drawAt": attempt.draw_at}
+            )
         return api_fail(attempt.code)
 
 
 class ResultApi(_GateApi):
-    STATES = {selectors.QUEUED: "queued", selectors.FAILED: "failed"}
+    STATES = {
+        selectors.QUEUED: "queued",
+        selectors.FAILED: "failed",
+        selectors.ENTERED: "entered",
+        selectors.NOT_DRAWN: "not drawn",
+    }
 
     @extend_schema(
         tags=["seckill"],
-        summary="The result of my purchase: the order id once written, 0 while queued, -1 failed",
+        summary="The result of my purchase: the order id once written, 0 while queued, -1 failed, "
+        "-2 entered in the sale's draw, -3 not drawn",
         parameters=[SALE_ID],
         responses={200: envelope("ResultEnvelope", ResultSerializer()), **errors(401, 404)},
     )

@@ -3,12 +3,14 @@
 None of these load the user from PostgreSQL: the user id comes from the Redis session.
 """
 
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 from django.contrib.auth import SESSION_KEY
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
@@ -64,6 +66,12 @@ def _sale_limited(error: paths.SaleLimitReached) -> HttpResponse:
     response = fail(Code.SALE_LIMIT, sale_limit_message(error), data={"retryAfter": error.retry_after})
     response["Retry-After"] = str(error.retry_after)
     return response
+
+
+def entered_message(draw_at: float) -> str:
+    """ "You are in the draw; results at HH:MM:SS", in the shop's time zone."""
+    when = timezone.localtime(datetime.fromtimestamp(draw_at, tz=UTC))
+    return _("You are in the draw; results at %(time)s.") % {"time": f"{when:%H:%M:%S}"}
 
 
 def _sale_id(request: HttpRequest) -> int | None:
@@ -147,6 +155,10 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     attempt_answered(sale_id=sale_id, code=attempt.code, reservation=attempt.request_id)
     if attempt.code is Code.SUCCESS:
         return ok({"status": "queued", "requestId": attempt.request_id})
+    if attempt.code is Code.ENTERED:
+        return fail(
+            Code.ENTERED, entered_message(attempt.draw_at), data={"status": "entered", "drawAt": attempt.draw_at}
+        )
     response = fail(attempt.code)
     if attempt.retry_after:
         response["Retry-After"] = str(attempt.retry_after)
@@ -190,6 +202,7 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
         "page": data["page"],
         "status": data["seckillStatus"],
         "remain": data["remainSeconds"],
+        "draw": selectors.sale_draw_public(sale_id=parsed),
         "shopper": _shopper_state(request, parsed, data["seckillStatus"]),
         "login_url": f"/user/index?next={quote(request.path)}",
         "register_url": f"/user/register?next={quote(request.path)}",
@@ -233,3 +246,16 @@ def item_state(request: HttpRequest) -> HttpResponse:
             "stockBox": render_to_string("seckill/stock.html", context, request=request),
         }
     )
+
+
+@allow("GET")
+def sale_draw(request: HttpRequest) -> HttpResponse:
+    """A draw sale's public draw (docs/draw.md): the seed's SHA-256 before, and after the draw
+    the seed, the sorted entrant ids and the winners, for anyone to recompute."""
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+    public = selectors.sale_draw_public(sale_id=sale_id)
+    if public is None:
+        return fail(Code.NOT_FOUND, _("this sale has no draw"))
+    return ok(public)
