@@ -211,7 +211,7 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
 
 
 def _state_json(state: dict | None) -> dict | None:
-    return None if state is None else {k: v for k, v in state.items() if k != "payDeadlineAt"}
+    return None if state is None else {k: v for k, v in state.items() if k not in ("payDeadlineAt", "drawAtTime")}
 
 
 @allow("GET")
