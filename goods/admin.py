@@ -173,6 +173,9 @@ class SaleForm(forms.ModelForm):
         # The stock field is edited as a number and applied as a difference from the value
         # shown, which the form posts back (a hidden initial value): see save_model.
         self.fields["stock_count"].show_hidden_initial = True
+        for name in ("admission", "draw_window_s"):
+            if name in self.fields:
+                self.fields[name].required = False
         pk = self.instance.pk
         self.was = SeckillGoods.objects.select_related("goods").get(pk=pk) if pk is not None else None
         self.stock_seen = SeckillGoodsAdmin._stock_seen(self) if self.is_bound and self.was is not None else None
@@ -191,6 +194,14 @@ class SaleForm(forms.ModelForm):
             if value in (was.replace(microsecond=0), was.replace(second=0, microsecond=0)):
                 return was
         return value
+
+    def clean_admission(self):
+        """Optional in a post (a client of the form before draw sales): as it was, or the default."""
+        return self.cleaned_data.get("admission") or getattr(self.was, "admission", Admission.FCFS)
+
+    def clean_draw_window_s(self):
+        value = self.cleaned_data.get("draw_window_s")
+        return value if value is not None else getattr(self.was, "draw_window_s", DRAW_WINDOW_DEFAULT)
 
     def clean_start_at(self):
         return self._keep_seconds("start_at")
