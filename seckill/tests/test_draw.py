@@ -256,3 +256,93 @@ def test_every_entrant_is_equally_likely_to_win():
     chi_square = sum((count - expected) ** 2 / expected for count in wins.values())
     print(f"\nchi-square {chi_square:.1f} (19 df), wins from {min(wins.values())} to {max(wins.values())}")
     assert chi_square < 43.8
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("window", [4, 121, -1, "ten"])
+def test_the_merchant_api_refuses_a_draw_window_out_of_bounds(window, published):
+    from goods.tests.factories import make_goods
+    from seckill_site.tests.clients import api
+    from users.tests.factories import make_merchant
+    from users.tokens import api_token_issue
+
+    merchant = make_merchant()
+    goods = make_goods(owner=merchant)
+    client = api(api_token_issue(user_id=merchant.pk))
+    now = timezone.now()
+    sale = {
+        "goodsId": goods.pk,
+        "seckillPrice": "1.00",
+        "stockCount": 3,
+        "startAt": (now + timedelta(hours=1)).isoformat(),
+        "endAt": (now + timedelta(hours=2)).isoformat(),
+        "admission": "draw",
+        "drawWindowS": window,
+    }
+    assert client.post("/api/v1/merchant/sales", sale, format="json").status_code == 400
+    assert (
+        client.post(
+            "/api/v1/merchant/sales", {**sale, "admission": "lottery", "drawWindowS": 10}, format="json"
+        ).status_code
+        == 400
+    )
+    created = client.post("/api/v1/merchant/sales", {**sale, "drawWindowS": 10}, format="json")
+    assert created.status_code == 201, created.content
+    data = created.json()["data"]
+    assert (data["admission"], data["drawWindowS"]) == ("draw", 10)
+    assert SaleDraw.objects.get(sale_id=data["id"]).drawn_at is None
+    assert (
+        client.patch(f"/api/v1/merchant/sales/{data['id']}", {"drawWindowS": window}, format="json").status_code == 400
+    )
+    # A window as long as the sale itself is refused by the model's rule.
+    short = {**sale, "drawWindowS": 60, "endAt": (now + timedelta(hours=1, seconds=30)).isoformat()}
+    assert client.post("/api/v1/merchant/sales", short, format="json").status_code == 400
+
+
+@pytest.mark.django_db
+def test_the_admin_form_refuses_a_draw_window_out_of_bounds_and_a_change_after_the_start(client, published):
+    from goods.tests.factories import make_goods
+    from users.tests.factories import make_merchant
+
+    merchant = make_merchant()
+    client.force_login(merchant)
+    goods = make_goods(owner=merchant)
+    form = {
+        "goods": goods.pk,
+        "seckill_price": "9.9",
+        "stock_count": 6,
+        "start_at_0": "2098-01-01",
+        "start_at_1": "10:00:00",
+        "end_at_0": "2099-01-01",
+        "end_at_1": "11:00:00",
+        "admission": "draw",
+    }
+    for window in (3, 500):
+        response = client.post("/admin/goods/seckillgoods/add/", {**form, "draw_window_s": window})
+        assert response.status_code == 200 and not SeckillGoods.objects.filter(goods=goods).exists()
+    response = client.post("/admin/goods/seckillgoods/add/", {**form, "draw_window_s": 30})
+    assert response.status_code == 302
+    sale = SeckillGoods.objects.get(goods=goods)
+    assert (sale.admission, sale.draw_window_s) == ("draw", 30) and SaleDraw.objects.filter(sale=sale).exists()
+
+    started = make_draw_sale(stock=2)
+    started.goods.owner = merchant
+    started.goods.save()
+    local = timezone.localtime(started.start_at)
+    response = client.post(
+        f"/admin/goods/seckillgoods/{started.pk}/change/",
+        {
+            **form,
+            "goods": started.goods.pk,
+            "stock_count": 2,
+            "initial-stock_count": 2,
+            "start_at_0": f"{local:%Y-%m-%d}",
+            "start_at_1": f"{local:%H:%M:%S}",
+            "end_at_0": f"{timezone.localtime(started.end_at):%Y-%m-%d}",
+            "end_at_1": f"{timezone.localtime(started.end_at):%H:%M:%S}",
+            "admission": "fcfs",
+        },
+    )
+    assert response.status_code == 200 and b"cannot change once it has started" in response.content
+    started.refresh_from_db()
+    assert started.admission == Admission.DRAW
