@@ -45,6 +45,10 @@ A unit sold leaves with its order and may come back once:
       ticket                                         it)
     ========================  =====================  ========================  ==============
 
+A draw sale (docs/draw.md) adds: `enter` ((none) -> entered, the gate in the entry window, no
+unit taken, one entry per shopper) and `draw_apply` (entered -> reserved for the stored winners,
+idempotent, the last call sets the drawn mark; reserve answers DRAW_PENDING until it stands).
+
 And the sale as a whole: `load` (the reconciler and `seckill_warm`, under the sale's stock lock
 in PostgreSQL) rewrites its stock, buyers and window from the database and starts a new
 generation; `sale_open` loads a new sale; `stock_take` / `stock_add` carry a merchant's stock
