@@ -58,6 +58,7 @@ def main() -> None:
                         keys.result(sale_id, user_id),
                         keys.path(sale_id, user_id),
                         keys.gate_rate(sale_id, user_id),
+                        keys.entries(sale_id),
                     ],
                     args=[user_id, keys.RESULT_TTL, "p", keys.GATE_RATE_COUNT, keys.GATE_RATE_SECONDS],
                     client=pipe,

@@ -346,3 +346,18 @@ def test_the_admin_form_refuses_a_draw_window_out_of_bounds_and_a_change_after_t
     assert response.status_code == 200 and b"cannot change once it has started" in response.content
     started.refresh_from_db()
     assert started.admission == Admission.DRAW
+
+
+@pytest.mark.django_db
+def test_the_live_view_counts_entrants_and_shows_the_outcome(flushes):
+    from orders.selectors import sale_figures
+
+    sale = make_draw_sale(stock=1)
+    enter_all(make_users(3), sale)
+    figures = sale_figures(sale=sale)["draw"]
+    assert figures["entrants"] == 3 and sum(p["entries"] for p in figures["entriesPerSecond"]) == 3
+    assert not figures["drawn"] and "not drawn yet" in figures["outcome"]
+    assert sale_figures(sale=sale)["inFlight"] == 0  # entrants are not reservations
+    window_over(sale)
+    draw_service.sale_draw(sale_id=sale.pk)
+    assert sale_figures(sale=sale)["draw"]["outcome"] == "1 winners of 3 entrants"

@@ -230,6 +230,7 @@ def enter(*, sale_id: int, user_id: int, path: str) -> Entered:
             keys.result(sale_id, user_id),
             keys.path(sale_id, user_id),
             keys.gate_rate(sale_id, user_id),
+            keys.entries(sale_id),
         ],
         args=[user_id, keys.RESULT_TTL, path, keys.GATE_RATE_COUNT, keys.GATE_RATE_SECONDS],
     )
@@ -248,6 +249,11 @@ def entrants(sale_id: int) -> list[int]:
 
 def entrants_count(sale_id: int) -> int:
     return int(client().scard(keys.entrants(sale_id)))
+
+
+def entries_per_second(sale_id: int) -> dict[int, int]:
+    """Entries taken in each epoch second of the sale's entry window (a few dozen fields)."""
+    return {int(second): int(n) for second, n in client().hgetall(keys.entries(sale_id)).items()}
 
 
 def drawn(sale_id: int) -> bool:

@@ -118,6 +118,11 @@ def entrants(sale_id: int) -> str:
     return f"{_sale(sale_id)}:entrants"
 
 
+def entries(sale_id: int) -> str:
+    """Hash epoch second -> entries taken in it (enter.lua): the live view's entrants a second."""
+    return f"{_sale(sale_id)}:entries"
+
+
 def drawn(sale_id: int) -> str:
     """Present once the sale's draw is applied in full: buys (reserve.lua) wait for it, and an
     entrant's "entered" answer then reads "not drawn"."""

@@ -1,7 +1,8 @@
 -- Transition: (none) -> entered. The gate's one Redis call in a draw sale's entry window
 -- (docs/draw.md): one entry per shopper per sale, no stock taken.
 -- KEYS[1] stock, KEYS[2] window, KEYS[3] entrants, KEYS[4] buyers, KEYS[5] result (this user),
--- KEYS[6] one-time path (this user), KEYS[7] this user's buy counter for the rate limit
+-- KEYS[6] one-time path (this user), KEYS[7] this user's buy counter for the rate limit,
+-- KEYS[8] entries per second (hash: epoch second -> entries), for the merchant's live view
 -- ARGV[1] user id, ARGV[2] result ttl, ARGV[3] the path the client sent, ARGV[4] the rate
 -- limit's count and ARGV[5] its window in seconds (shared with reserve.lua)
 -- Returns {answer, extra}: 1 entered now, 0 entered before (both: extra = the draw's epoch
@@ -53,5 +54,6 @@ if redis.call('SISMEMBER', KEYS[4], ARGV[1]) == 1 then
   return {-1, 0}
 end
 redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('HINCRBY', KEYS[8], math.floor(now), 1)
 redis.call('SET', KEYS[5], '-2', 'EX', ARGV[2])
 return {1, draw}
