@@ -53,7 +53,9 @@ redis.call('DEL', KEYS[6])
 if redis.call('SISMEMBER', KEYS[4], ARGV[1]) == 1 then
   return {-1, 0}
 end
+-- The entry and its answer first, the live view's count last: a script that fails midway (Redis
+-- does not roll back) never leaves an entrant without their answer.
+redis.call('SET', KEYS[5], '-2', 'EX', ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('HINCRBY', KEYS[8], math.floor(now), 1)
-redis.call('SET', KEYS[5], '-2', 'EX', ARGV[2])
 return {1, draw}
