@@ -4,8 +4,9 @@ Anyone may call `sale_draw` at any time, as often as they like, from any process
 published when the sale was set to draw, beat's sweep, and the first buy after the window
 (the gate). Exactly one draw is stored and applied:
 
-1. Nothing happens before Redis's clock reaches the draw's second: from then on enter.lua takes
-   no entry, so the entrants read now are all of them.
+1. Nothing happens before the clock of the Redis node holding the sale reaches the draw's
+   second (sale_state.draw_due): from then on enter.lua, on that node, takes no entry, so the
+   entrants read now are all of them.
 2. The draw is claimed in PostgreSQL: one UPDATE sets `drawn_at` on the sale's SaleDraw row
    where it is still empty, with the entrants and the winners. One caller's UPDATE changes the
    row; every other caller reads what it stored. A Redis lock only spares the others the work.
@@ -68,7 +69,7 @@ def sale_draw(*, sale_id: int) -> DrawReport:
     draw = SaleDraw.objects.filter(sale_id=sale_id).select_related("sale").first()
     if draw is None or draw.sale.draw_at is None:
         return DrawReport("not_due")
-    if server_time() < draw.sale.draw_at.timestamp():
+    if server_time() < draw.sale.draw_at.timestamp() or not sale_state.draw_due(sale_id):
         return DrawReport("not_due")
     with sale_state.draw_lock(sale_id) as token:
         if token is None:

@@ -256,6 +256,12 @@ def entries_per_second(sale_id: int) -> dict[int, int]:
     return {int(second): int(n) for second, n in client().hgetall(keys.entries(sale_id)).items()}
 
 
+def draw_due(sale_id: int) -> bool:
+    """Has the sale's entry window closed, by the clock of the node that holds the sale (the one
+    enter.lua reads)? From then on its entrants no longer change."""
+    return script("draw_due")(keys=[keys.window(sale_id)]) == 1
+
+
 def drawn(sale_id: int) -> bool:
     """Is the sale's draw applied in full?"""
     return bool(client().exists(keys.drawn(sale_id)))
