@@ -200,6 +200,7 @@ def test_exactly_one_draw_under_concurrent_drawers_threads_and_processes(flushes
     with ThreadPoolExecutor(16) as pool:
         stored = list(pool.map(store, range(16)))
     assert stored.count(True) == 1, stored
+    print(f"\nclaims stored: {stored.count(True)} of {len(stored)}")
 
     # Then the whole draw: two processes and eight threads at once.
     env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
@@ -224,6 +225,7 @@ def test_exactly_one_draw_under_concurrent_drawers_threads_and_processes(flushes
     with ThreadPoolExecutor(8) as pool:
         states = list(pool.map(draw_once, range(8)))
     states += [process.communicate(timeout=60)[0].strip().splitlines()[-1] for process in processes]
+    print(f"drawers: {sorted(states)}")
     # The claim was stored above; exactly one caller applies it, the others find it busy or done.
     assert states.count("applied") == 1 and set(states) <= {"applied", "busy", "done"}, states
     assert draw_service.sale_draw(sale_id=sale.pk).state == "done"
