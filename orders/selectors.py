@@ -199,7 +199,7 @@ def _draw_figures(sale: SeckillGoods) -> dict[str, Any] | None:
     if draw.drawn_at is None:
         outcome = _("not drawn yet: at %(time)s") % {"time": f"{timezone.localtime(sale.draw_at):%H:%M:%S}"}
     else:
-        outcome = _("%(winners)s winners of %(entrants)s entrants") % {
+        outcome = _("winners: %(winners)s; entrants: %(entrants)s") % {
             "winners": len(draw.winner_ids),
             "entrants": len(draw.entrant_ids),
         }

@@ -362,4 +362,4 @@ def test_the_live_view_counts_entrants_and_shows_the_outcome(flushes):
     assert sale_figures(sale=sale)["inFlight"] == 0  # entrants are not reservations
     window_over(sale)
     draw_service.sale_draw(sale_id=sale.pk)
-    assert sale_figures(sale=sale)["draw"]["outcome"] == "1 winners of 3 entrants"
+    assert sale_figures(sale=sale)["draw"]["outcome"] == "winners: 1; entrants: 3"
