@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from goods import services
-from goods.models import DRAW_WINDOW_DEFAULT, Admission, Goods, SaleStatus, SeckillGoods, StockAudit
+from goods.models import DRAW_WINDOW_DEFAULT, Admission, Goods, SaleDraw, SaleStatus, SeckillGoods, StockAudit
 from goods.selectors import sale_delete_blockers, sale_save_warnings, stock_left
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, visible_to_merchant
@@ -438,6 +438,44 @@ def stock_note_display(note: str) -> str:
             "b2": match[4],
         }
     return note
+
+
+@admin.register(SaleDraw)
+class SaleDrawAdmin(MerchantScopedAdmin):
+    """A draw sale's draw, read-only, for the merchant's audit (docs/draw.md): the seed and its
+    hash, the sorted entrant ids, the units drawn and the winners. Written by the draw alone."""
+
+    owner_path = "sale__goods__owner"
+    list_display = ("sale", "seed_sha256", "drawn_display", "units", "entrants_display", "winners_display")
+    list_select_related = ("sale__goods",)
+    fields = ("sale", "seed_sha256", "seed_display", "drawn_display", "units", "entrants_display", "winner_ids")
+    readonly_fields = fields
+
+    @admin.display(description=gettext_lazy("drawn"), ordering="drawn_at")
+    def drawn_display(self, obj):
+        return timezone.localtime(obj.drawn_at).strftime("%Y-%m-%d %H:%M:%S") if obj.drawn_at else "–"
+
+    @admin.display(description=gettext_lazy("seed"))
+    def seed_display(self, obj):
+        # Secret until the draw, from the merchant's screen too: nobody can compute the draw ahead.
+        return obj.seed if obj.drawn_at else "–"
+
+    @admin.display(description=gettext_lazy("entrants"))
+    def entrants_display(self, obj):
+        return len(obj.entrant_ids)
+
+    @admin.display(description=gettext_lazy("winners"))
+    def winners_display(self, obj):
+        return len(obj.winner_ids)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(StockAudit)

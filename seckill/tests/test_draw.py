@@ -363,3 +363,19 @@ def test_the_live_view_counts_entrants_and_shows_the_outcome(flushes):
     window_over(sale)
     draw_service.sale_draw(sale_id=sale.pk)
     assert sale_figures(sale=sale)["draw"]["outcome"] == "winners: 1; entrants: 3"
+
+
+@pytest.mark.django_db
+def test_the_merchant_audits_the_draw_in_the_admin_and_the_seed_stays_secret_until_drawn(client, flushes):
+    sale = make_draw_sale(stock=1)
+    client.force_login(sale.goods.owner)
+    draw = SaleDraw.objects.get(sale=sale)
+    page = client.get(f"/admin/goods/saledraw/{draw.pk}/change/")
+    assert page.status_code == 200 and draw.seed_sha256 in page.content.decode()
+    assert draw.seed not in page.content.decode()
+    enter_all(make_users(2), sale)
+    window_over(sale)
+    draw_service.sale_draw(sale_id=sale.pk)
+    assert draw.seed in client.get(f"/admin/goods/saledraw/{draw.pk}/change/").content.decode()
+    other = make_draw_sale(stock=1)  # another merchant's draw is a 404
+    assert client.get(f"/admin/goods/saledraw/{SaleDraw.objects.get(sale=other).pk}/change/").status_code in (302, 404)
