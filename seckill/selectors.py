@@ -4,11 +4,14 @@ looks at."""
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.core.cache import cache
+from django.db.models import Func, IntegerField
 from django.utils import timezone
 
 from goods.models import SaleDraw, SeckillGoods
 from orders.models import Order, OrderStatus, SeckillOrder
 from seckill_site import sale_state
+from seckill_site.redis import keys
 
 QUEUED = sale_state.RESULT_QUEUED
 FAILED = sale_state.RESULT_FAILED
@@ -95,11 +98,22 @@ def sales_to_reconcile() -> list[int]:
     return sorted(sales)
 
 
-def sale_draw_public(*, sale_id: int) -> dict[str, Any] | None:
+def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | None:
     """What anyone may know of a draw sale's draw (docs/draw.md): the seed's SHA-256 from the
-    start; once drawn, the seed, the units drawn, the sorted entrant ids and the winners. None
-    for a first come, first served sale."""
-    draw = SaleDraw.objects.filter(sale_id=sale_id).select_related("sale").first()
+    start; once drawn, the seed, the units drawn and the counts, and with `lists` the sorted
+    entrant ids and the winners. None for a first come, first served sale. The lists (a million
+    entrants are megabytes) are read only with `lists`, then kept in the cache: they never change."""
+    if lists:
+        cached = cache.get(keys.draw_public(sale_id))
+        if cached is not None:
+            return cached
+    draw = (
+        SaleDraw.objects.filter(sale_id=sale_id)
+        .select_related("sale")
+        .defer("entrant_ids", "winner_ids")
+        .annotate(entrants=Func("entrant_ids", function="jsonb_array_length", output_field=IntegerField()))
+        .first()
+    )
     if draw is None:
         return None
     public: dict[str, Any] = {
@@ -109,13 +123,11 @@ def sale_draw_public(*, sale_id: int) -> dict[str, Any] | None:
         "drawWindowS": draw.sale.draw_window_s,
         "drawn": draw.drawn_at is not None,
     }
-    if draw.drawn_at is not None:
-        public.update(
-            seed=draw.seed,
-            units=draw.units,
-            drawnAt=draw.drawn_at,
-            entrants=len(draw.entrant_ids),
-            entrantIds=draw.entrant_ids,
-            winnerIds=draw.winner_ids,
-        )
+    if draw.drawn_at is None:
+        return public
+    public.update(seed=draw.seed, units=draw.units, drawnAt=draw.drawn_at, entrants=draw.entrants)
+    if lists:
+        entrant_ids, winner_ids = SaleDraw.objects.filter(pk=draw.pk).values_list("entrant_ids", "winner_ids").get()
+        public.update(entrantIds=entrant_ids, winnerIds=winner_ids)
+        cache.set(keys.draw_public(sale_id), public, timeout=24 * 60 * 60)
     return public

@@ -255,7 +255,7 @@ def sale_draw(request: HttpRequest) -> HttpResponse:
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    public = selectors.sale_draw_public(sale_id=sale_id)
+    public = selectors.sale_draw_public(sale_id=sale_id, lists=True)
     if public is None:
         return fail(Code.NOT_FOUND, _("this sale has no draw"))
     return ok(public)

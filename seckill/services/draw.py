@@ -122,9 +122,14 @@ def draws_due() -> list[int]:
     """Beat's sweep: draw every sale whose entry window is over and whose draw is not made; the
     sale ids drawn or finished here."""
     done = []
-    for draw in SaleDraw.objects.select_related("sale").filter(sale__end_at__gte=timezone.now()):
+    due = (
+        SaleDraw.objects.filter(sale__end_at__gte=timezone.now())
+        .select_related("sale")
+        .defer("entrant_ids", "winner_ids")
+    )
+    for draw in due:
         draw_at = draw.sale.draw_at
-        if draw_at is None or draw_at > timezone.now():
+        if draw_at is None or draw_at > timezone.now() or sale_state.drawn(draw.sale_id):
             continue
         report = sale_draw(sale_id=draw.sale_id)
         if report.state in ("drawn", "applied"):

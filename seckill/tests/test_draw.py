@@ -379,3 +379,22 @@ def test_the_merchant_audits_the_draw_in_the_admin_and_the_seed_stays_secret_unt
     assert draw.seed in client.get(f"/admin/goods/saledraw/{draw.pk}/change/").content.decode()
     other = make_draw_sale(stock=1)  # another merchant's draw is a 404
     assert client.get(f"/admin/goods/saledraw/{SaleDraw.objects.get(sale=other).pk}/change/").status_code in (302, 404)
+
+
+@pytest.mark.django_db
+def test_the_published_draw_reproduces_the_winners_and_is_kept_in_the_cache(client, flushes):
+    sale = make_draw_sale(stock=2)
+    before = client.get("/seckill/draw", {"goodsId": sale.pk}).json()["data"]
+    assert set(before) == {"saleId", "seedSha256", "drawAt", "drawWindowS", "drawn"}  # no seed, no lists yet
+    enter_all(make_users(5), sale)
+    window_over(sale)
+    draw_service.sale_draw(sale_id=sale.pk)
+    published = client.get("/seckill/draw", {"goodsId": sale.pk}).json()["data"]
+    seed = published["seed"]
+    assert hashlib.sha256(seed.encode()).hexdigest() == before["seedSha256"]
+    rank = lambda i: (hashlib.sha256(f"{seed}:{i}".encode()).hexdigest(), i)  # noqa: E731 (docs/draw.md's lines)
+    assert sorted(published["entrantIds"], key=rank)[: published["units"]] == published["winnerIds"]
+    assert (published["entrants"], published["units"]) == (5, 2)
+    SaleDraw.objects.filter(sale=sale).update(winner_ids=[])  # a later change of the row is not served:
+    assert client.get("/seckill/draw", {"goodsId": sale.pk}).json()["data"]["winnerIds"] == published["winnerIds"]
+    assert client.get("/seckill/draw", {"goodsId": make_sale().pk}).status_code == 404
