@@ -88,6 +88,15 @@ def main() -> None:
         started = time.perf_counter()
         entrants = sale_state.entrants(sale_id)
         reading = time.perf_counter() - started
+        # The longest single call of that read (one SSCAN page, as sale_state.entrants asks for):
+        # how long the draw holds the shard at a time, round trip included.
+        cursor, longest = 0, 0.0
+        while True:
+            page_started = time.perf_counter()
+            cursor, _page = redis.sscan(keys.entrants(sale_id), cursor, count=5000)
+            longest = max(longest, time.perf_counter() - page_started)
+            if cursor == 0:
+                break
         started = time.perf_counter()
         winners = winners_of("bench-seed", entrants, min(options.units, len(entrants)))
         ranking = time.perf_counter() - started
