@@ -223,6 +223,7 @@ def run(*, mode: str, actors: list[Actor], units: int, window: int, timeout: flo
         "duplicates": len(winners) - len(set(winners)),
         "stock_left": sale.stock_count,
         "entrants": len(drawn),
+        "script_entrants": sum(1 for u in drawn if u in scripts),
         "late": sum(1 for a in actors if not a.outcome),
     }
 
@@ -284,7 +285,12 @@ def main() -> None:
             print(
                 f"  {mode:4} seed {seed}: scripts {result['scripts']:3}, people {result['people']:3}, "
                 f"ratio {ratio:.2f}, a person's chance {chance:.3f}"
-                + (f", entrants {result['entrants']}" if mode == "draw" else "")
+                + (
+                    f", entrants {result['entrants']} (scripts {result['script_entrants']}: a fair draw's ratio "
+                    f"{result['script_entrants'] / max(1, result['entrants']) / share:.2f})"
+                    if mode == "draw"
+                    else ""
+                )
                 + f"; orders {result['orders']}, duplicates {result['duplicates']}, "
                 f"stock left {result['stock_left']}, unfinished {result['late']}: {'ok' if ok else 'VIOLATED'}"
             )
