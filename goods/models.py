@@ -105,11 +105,13 @@ class SeckillGoods(models.Model):
         max_length=8,
         choices=Admission.choices,
         default=Admission.FCFS,
+        db_default=Admission.FCFS,  # rows inserted by a release before this column are first come, first served
         help_text=_("With a draw, shoppers who enter in the opening window are drawn at random."),
     )
     draw_window_s = models.PositiveSmallIntegerField(
         _("draw window (seconds)"),
         default=DRAW_WINDOW_DEFAULT,
+        db_default=DRAW_WINDOW_DEFAULT,
         validators=[MinValueValidator(DRAW_WINDOW_MIN), MaxValueValidator(DRAW_WINDOW_MAX)],
         help_text=_("How long entries are taken before the draw (5 to 120 seconds)."),
     )
