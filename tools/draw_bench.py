@@ -91,12 +91,15 @@ def main() -> None:
         # The longest single call of that read (one SSCAN page, as sale_state.entrants asks for):
         # how long the draw holds the shard at a time, round trip included.
         cursor, longest = 0, 0.0
+        scans_before = _command(redis, "sscan")
         while True:
             page_started = time.perf_counter()
-            cursor, _page = redis.sscan(keys.entrants(sale_id), cursor, count=5000)
+            cursor, _page = redis.sscan(keys.entrants(sale_id), cursor, count=sale_state.ENTRANTS_PAGE)
             longest = max(longest, time.perf_counter() - page_started)
             if cursor == 0:
                 break
+        scans_after = _command(redis, "sscan")
+        page_us = (scans_after[1] - scans_before[1]) / max(1, scans_after[0] - scans_before[0])
         started = time.perf_counter()
         winners = winners_of("bench-seed", entrants, min(options.units, len(entrants)))
         ranking = time.perf_counter() - started
@@ -111,7 +114,8 @@ def main() -> None:
             + (f"{options.threads} threads; " if is_cluster() else f"pipeline {options.pipeline}; ")
             + (f"Redis {server_us:.1f} us a call = {1e6 / server_us:,.0f}/s a core); " if server_us else "); ")
             + f"entrant set {memory / 2**20:.1f} MiB + answers ~{answers / 2**20:.0f} MiB; "
-            f"draw: read {reading * 1000:.0f} ms, "
+            f"draw: read {reading * 1000:.0f} ms (a page: Redis {page_us:.0f} us on average, "
+            f"longest round trip {longest * 1000:.1f} ms), "
             f"rank {ranking * 1000:.0f} ms, apply {applying * 1000:.1f} ms ({applied.applied} winners)"
         )
         for key in redis.scan_iter(match=keys.pattern(sale_id), count=1000):
@@ -119,15 +123,19 @@ def main() -> None:
 
 
 def _evalsha(redis) -> tuple[int, int]:
-    """(calls, microseconds) of EVALSHA so far, summed over the primaries of a cluster."""
+    return _command(redis, "evalsha")
+
+
+def _command(redis, name: str) -> tuple[int, int]:
+    """(calls, microseconds) of one command so far, summed over the primaries of a cluster."""
     stats = redis.info("commandstats")
     nodes = (
         stats.values()
         if stats and all(isinstance(v, dict) and "cmdstat_ping" in v for v in stats.values())
         else [stats]
     )
-    calls = sum(int(node.get("cmdstat_evalsha", {}).get("calls", 0)) for node in nodes)
-    usec = sum(int(node.get("cmdstat_evalsha", {}).get("usec", 0)) for node in nodes)
+    calls = sum(int(node.get(f"cmdstat_{name}", {}).get("calls", 0)) for node in nodes)
+    usec = sum(int(node.get(f"cmdstat_{name}", {}).get("usec", 0)) for node in nodes)
     return calls, usec
 
 

@@ -240,10 +240,14 @@ def enter(*, sale_id: int, user_id: int, path: str) -> Entered:
     return Entered(None, draw_at=float(extra), first=answer == 1)
 
 
+# Entrants per SSCAN page: about a millisecond of the shard's time each (tools/draw_bench).
+ENTRANTS_PAGE = 1000
+
+
 def entrants(sale_id: int) -> list[int]:
     """The sale's entrants, sorted, read a page at a time (SSCAN): no one call holds the shard
     for long however many there are. Complete once Redis's clock passed the draw's second."""
-    found = {int(member) for member in client().sscan_iter(keys.entrants(sale_id), count=5000)}
+    found = {int(member) for member in client().sscan_iter(keys.entrants(sale_id), count=ENTRANTS_PAGE)}
     return sorted(found)
 
 
