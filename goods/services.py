@@ -4,6 +4,7 @@ import hashlib
 import io
 import logging
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -122,9 +123,17 @@ def draw_seed_ensure(*, sale: SeckillGoods) -> None:
         SaleDraw.objects.filter(sale=sale, drawn_at__isnull=True).delete()
 
 
+# A draw further ahead than this gets no ETA message: a worker holds an ETA message in memory
+# until it is due, and a Redis broker redelivers one unacknowledged for longer than its
+# visibility timeout (an hour by default). Beat's sweep (every few seconds) draws those.
+DRAW_ETA_AHEAD = timedelta(hours=1)
+
+
 def draw_schedule(*, sale: SeckillGoods) -> None:
     """Have a worker make the sale's draw when its entry window ends (seckill.sale_draw). Beat's
     sweep and the first buy after the window draw it too when this message is lost or late."""
+    if sale.draw_at is None or sale.draw_at - timezone.now() > DRAW_ETA_AHEAD:
+        return
     try:
         task_publish("seckill.sale_draw", kwargs={"sale_id": sale.pk}, eta=sale.draw_at)
     except Exception:  # the sweep draws it  # noqa: BLE001
