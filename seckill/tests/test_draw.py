@@ -398,3 +398,19 @@ def test_the_published_draw_reproduces_the_winners_and_is_kept_in_the_cache(clie
     SaleDraw.objects.filter(sale=sale).update(winner_ids=[])  # a later change of the row is not served:
     assert client.get("/seckill/draw", {"goodsId": sale.pk}).json()["data"]["winnerIds"] == published["winnerIds"]
     assert client.get("/seckill/draw", {"goodsId": make_sale().pk}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_draw_due_within_the_hour_gets_its_eta_task_and_the_sweep_draws_any(published):
+    near = make_sale(stock=1, starts_in=60, warm=False, admission=Admission.DRAW)
+    far = make_sale(stock=1, starts_in=2 * 3600, warm=False, admission=Admission.DRAW)
+    for sale in (near, far):
+        draw_seed_ensure(sale=sale)
+        sale_open(sale_id=sale.pk)
+    assert ("seckill.sale_draw", {"sale_id": near.pk}) in published
+    assert ("seckill.sale_draw", {"sale_id": far.pk}) not in published
+    due = make_draw_sale(stock=1)
+    enter_all(make_users(2), due)
+    window_over(due)
+    assert draw_service.draws_due() == [due.pk]  # beat's sweep, with no ETA task
+    assert draw_service.draws_due() == []
