@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test e2e bench captcha-attack screenshots scan
+.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test e2e bench captcha-attack screenshots scan fairness
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
@@ -26,6 +26,7 @@ help:
 	@echo "make screenshots    every shopper page and the main admin screens, desktop and phone, English and Chinese: docs/screenshots.png"
 	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\"; ARGS=--cluster: through the cluster-test topology)"
 	@echo "make captcha-attack OCR engines and a trained model against the old and new captcha"
+	@echo "make fairness       people vs a scalper's scripts at a sale's opening: first come, first served vs a draw (ARGS=\"--seeds 5 ...\")"
 	@echo "make scan           wapiti3 against a production-like deployment, anonymous and logged in (a few minutes)"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
 	@echo "make services-down  stop them (data stays in .run/)"
@@ -74,6 +75,11 @@ STATEFUL_STEPS ?= 50
 stateful: venv
 	STATEFUL_EXAMPLES=$(STATEFUL_EXAMPLES) STATEFUL_STEPS=$(STATEFUL_STEPS) \
 	  $(PY) -m tools.with_services -- $(PY) -m pytest seckill/tests/test_stateful.py -p no:cacheprovider -q
+
+# An opening replayed in real time through the shop's services on real PostgreSQL and Redis,
+# once first come, first served and once with a draw (tools/fairness.py, docs/draw.md).
+fairness: venv
+	$(PY) -m tools.with_services -- $(PY) -m tools.fairness $(ARGS)
 
 services-up: venv
 	$(PY) -m tools.services up

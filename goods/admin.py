@@ -11,7 +11,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ValidationError
-from django.db.models import Count, DecimalField, ExpressionWrapper, F, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, DecimalField, ExpressionWrapper, F, Func, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.http import HttpResponseRedirect
 from django.urls import reverse
@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from goods import services
-from goods.models import Goods, SaleStatus, SeckillGoods, StockAudit
+from goods.models import DRAW_WINDOW_DEFAULT, Admission, Goods, SaleDraw, SaleStatus, SeckillGoods, StockAudit
 from goods.selectors import sale_delete_blockers, sale_save_warnings, stock_left
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, visible_to_merchant
@@ -166,13 +166,16 @@ class SaleForm(forms.ModelForm):
 
     class Meta:
         model = SeckillGoods
-        fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at")
+        fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # The stock field is edited as a number and applied as a difference from the value
         # shown, which the form posts back (a hidden initial value): see save_model.
         self.fields["stock_count"].show_hidden_initial = True
+        for name in ("admission", "draw_window_s"):
+            if name in self.fields:
+                self.fields[name].required = False
         pk = self.instance.pk
         self.was = SeckillGoods.objects.select_related("goods").get(pk=pk) if pk is not None else None
         self.stock_seen = SeckillGoodsAdmin._stock_seen(self) if self.is_bound and self.was is not None else None
@@ -192,6 +195,14 @@ class SaleForm(forms.ModelForm):
                 return was
         return value
 
+    def clean_admission(self):
+        """Optional in a post (a client of the form before draw sales): as it was, or the default."""
+        return self.cleaned_data.get("admission") or getattr(self.was, "admission", Admission.FCFS)
+
+    def clean_draw_window_s(self):
+        value = self.cleaned_data.get("draw_window_s")
+        return value if value is not None else getattr(self.was, "draw_window_s", DRAW_WINDOW_DEFAULT)
+
     def clean_start_at(self):
         return self._keep_seconds("start_at")
 
@@ -205,7 +216,7 @@ class SaleForm(forms.ModelForm):
             return set(self.fields) - {"confirm"}
         changed = {
             name
-            for name in ("goods", "seckill_price", "start_at", "end_at")
+            for name in ("goods", "seckill_price", "start_at", "end_at", "admission", "draw_window_s")
             if name in cleaned and cleaned[name] != getattr(self.was, name)
         }
         return changed | ({"stock_count"} & set(self.changed_data))
@@ -222,8 +233,12 @@ class SaleForm(forms.ModelForm):
             stock_count=cleaned.get("stock_count"),
             start_at=cleaned.get("start_at"),
             end_at=cleaned.get("end_at"),
+            admission=cleaned.get("admission") or Admission.FCFS,
+            draw_window_s=cleaned.get("draw_window_s") or DRAW_WINDOW_DEFAULT,
         )
         changed = self.changed_values(cleaned)
+        if self.was is not None and {"admission", "draw_window_s"} & changed and self.was.start_at <= timezone.now():
+            raise ValidationError({"admission": _("A sale's admission cannot change once it has started.")})
         if self.was is not None and self.stock_seen is not None and "stock_count" in changed:
             # The stock is applied as a difference from what the form showed (see save_model);
             # what the sale will have left is its stock now plus that difference.
@@ -254,7 +269,7 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         "links",
     )
     list_filter = (SaleStatusFilter, ("goods", admin.RelatedOnlyFieldListFilter))
-    fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "confirm")
+    fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s", "confirm")
     delete_confirmation_template = "admin/goods/delete_confirmation.html"
     delete_selected_confirmation_template = "admin/goods/delete_selected_confirmation.html"
     # Stock is edited as "units left to sell": lowering it below what Redis handed out makes
@@ -423,6 +438,56 @@ def stock_note_display(note: str) -> str:
             "b2": match[4],
         }
     return note
+
+
+@admin.register(SaleDraw)
+class SaleDrawAdmin(MerchantScopedAdmin):
+    """A draw sale's draw, read-only, for the merchant's audit (docs/draw.md): the seed and its
+    hash, the sorted entrant ids, the units drawn and the winners. Written by the draw alone."""
+
+    owner_path = "sale__goods__owner"
+    list_display = ("sale", "seed_sha256", "drawn_display", "units", "entrants_display", "winners_display")
+    list_select_related = ("sale__goods",)
+    fields = ("sale", "seed_sha256", "seed_display", "drawn_display", "units", "entrants_display", "winner_ids")
+    readonly_fields = fields
+
+    @admin.display(description=gettext_lazy("drawn"), ordering="drawn_at")
+    def drawn_display(self, obj):
+        return timezone.localtime(obj.drawn_at).strftime("%Y-%m-%d %H:%M:%S") if obj.drawn_at else "–"
+
+    @admin.display(description=gettext_lazy("seed"))
+    def seed_display(self, obj):
+        # Secret until the draw, from the merchant's screen too: nobody can compute the draw ahead.
+        return obj.seed if obj.drawn_at else "–"
+
+    @admin.display(description=gettext_lazy("entrants"))
+    def entrants_display(self, obj):
+        return obj.entrants
+
+    @admin.display(description=gettext_lazy("winners"))
+    def winners_display(self, obj):
+        return obj.winners
+
+    def get_queryset(self, request):
+        # Counted in PostgreSQL: a big draw's entrant list is megabytes, never loaded here.
+        return (
+            super()
+            .get_queryset(request)
+            .defer("entrant_ids")
+            .annotate(
+                entrants=Func("entrant_ids", function="jsonb_array_length", output_field=IntegerField()),
+                winners=Func("winner_ids", function="jsonb_array_length", output_field=IntegerField()),
+            )
+        )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(StockAudit)

@@ -167,13 +167,21 @@ class MerchantSaleListApi(APIView):
             stock_count=data["stockCount"],
             start_at=data["startAt"],
             end_at=data["endAt"],
+            admission=data["admission"],
+            draw_window_s=data["drawWindowS"],
         )
         services.sale_create(sale=sale, actor=signed_in(request))  # validated, and pre-heated into Redis once committed
         return api_ok(_sales_data([sale])[0], status_code=201)
 
 
 # API field -> model attribute. Stock changes go through stockDelta; the goods never change.
-SALE_EDITABLE = {"seckillPrice": "seckill_price", "startAt": "start_at", "endAt": "end_at"}
+SALE_EDITABLE = {
+    "seckillPrice": "seckill_price",
+    "startAt": "start_at",
+    "endAt": "end_at",
+    "admission": "admission",
+    "drawWindowS": "draw_window_s",
+}
 
 
 class MerchantSaleDetailApi(APIView):

@@ -1,6 +1,8 @@
+from datetime import timedelta
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -73,6 +75,19 @@ class SaleStatus(models.IntegerChoices):
     ENDED = 2, _("ended")
 
 
+class Admission(models.TextChoices):
+    """How a sale hands out its units when it opens."""
+
+    FCFS = "fcfs", _("first come, first served")
+    # Entries in the first `draw_window_s` seconds are drawn at random (docs/draw.md).
+    DRAW = "draw", _("draw at opening")
+
+
+DRAW_WINDOW_MIN = 5
+DRAW_WINDOW_MAX = 120
+DRAW_WINDOW_DEFAULT = 10
+
+
 class SeckillGoods(models.Model):
     """A sale event: its own table so the hot `stock_count` update never locks the catalogue row."""
 
@@ -85,6 +100,21 @@ class SeckillGoods(models.Model):
     )
     start_at = models.DateTimeField(_("start"))
     end_at = models.DateTimeField(_("end"))
+    admission = models.CharField(
+        _("admission"),
+        max_length=8,
+        choices=Admission.choices,
+        default=Admission.FCFS,
+        db_default=Admission.FCFS,  # rows inserted by a release before this column are first come, first served
+        help_text=_("With a draw, shoppers who enter in the opening window are drawn at random."),
+    )
+    draw_window_s = models.PositiveSmallIntegerField(
+        _("draw window (seconds)"),
+        default=DRAW_WINDOW_DEFAULT,
+        db_default=DRAW_WINDOW_DEFAULT,
+        validators=[MinValueValidator(DRAW_WINDOW_MIN), MaxValueValidator(DRAW_WINDOW_MAX)],
+        help_text=_("How long entries are taken before the draw (5 to 120 seconds)."),
+    )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
@@ -96,6 +126,10 @@ class SeckillGoods(models.Model):
             models.CheckConstraint(
                 condition=models.Q(end_at__gt=models.F("start_at")), name="seckill_ends_after_start"
             ),
+            models.CheckConstraint(
+                condition=models.Q(draw_window_s__gte=DRAW_WINDOW_MIN, draw_window_s__lte=DRAW_WINDOW_MAX),
+                name="seckill_draw_window_bounds",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -106,6 +140,21 @@ class SeckillGoods(models.Model):
     def clean(self) -> None:
         if self.start_at and self.end_at and self.end_at <= self.start_at:
             raise ValidationError({"end_at": _("The sale must end after it starts.")})
+        if (
+            self.admission == Admission.DRAW
+            and self.start_at
+            and self.end_at
+            and self.draw_window_s
+            and (self.end_at - self.start_at).total_seconds() <= self.draw_window_s
+        ):
+            raise ValidationError({"draw_window_s": _("The draw window must end before the sale does.")})
+
+    @property
+    def draw_at(self):
+        """When the draw happens (the end of the entry window); None for first come, first served."""
+        if self.admission != Admission.DRAW or self.start_at is None:
+            return None
+        return self.start_at + timedelta(seconds=self.draw_window_s)
 
     def status_at(self, now=None) -> SaleStatus:
         now = now or timezone.now()
@@ -160,3 +209,31 @@ class StockAudit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.delta:+d} ({self.get_reason_display()})"
+
+
+class SaleDraw(models.Model):
+    """A sale's draw, for anyone to check and the merchant to audit (docs/draw.md).
+
+    Created with its secret seed when the sale is set to draw; the seed's SHA-256 is public
+    from then on, the seed itself once drawn. Drawing fills in the sorted entrant ids, the
+    units drawn and the winners: winners are the `units` entrants whose
+    sha256(f"{seed}:{id}") hex digests are smallest (ties by id). One row per sale, and the
+    draw is claimed by the UPDATE that sets `drawn_at` where it is still empty: two drawers
+    cannot both store a draw.
+    """
+
+    sale = models.OneToOneField(SeckillGoods, on_delete=models.CASCADE, related_name="draw", verbose_name=_("sale"))
+    seed = models.CharField(_("seed"), max_length=64)
+    seed_sha256 = models.CharField(_("seed SHA-256"), max_length=64)
+    entrant_ids = models.JSONField(_("entrants"), default=list, blank=True)
+    winner_ids = models.JSONField(_("winners"), default=list, blank=True)
+    units = models.PositiveIntegerField(_("units drawn"), default=0)
+    drawn_at = models.DateTimeField(_("drawn"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("draw")
+        verbose_name_plural = _("draws")
+
+    def __str__(self) -> str:
+        return f"draw of sale {self.sale_id}"

@@ -4,7 +4,7 @@ merchant's own goods and sales. Field names are camelCase, as in seed 000's JSON
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from goods.models import Goods, SeckillGoods
+from goods.models import DRAW_WINDOW_DEFAULT, DRAW_WINDOW_MAX, DRAW_WINDOW_MIN, Admission, Goods, SeckillGoods
 
 
 class MoneyField(serializers.DecimalField):
@@ -94,6 +94,8 @@ class MerchantSaleSerializer(serializers.ModelSerializer):
     startAt = serializers.DateTimeField(source="start_at")
     endAt = serializers.DateTimeField(source="end_at")
     status = serializers.SerializerMethodField(help_text="0 not started, 1 on sale, 2 ended")
+    admission = serializers.CharField(read_only=True, help_text="fcfs (first come, first served) or draw")
+    drawWindowS = serializers.IntegerField(source="draw_window_s", read_only=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
 
     class Meta:
@@ -108,6 +110,8 @@ class MerchantSaleSerializer(serializers.ModelSerializer):
             "startAt",
             "endAt",
             "status",
+            "admission",
+            "drawWindowS",
             "createdAt",
         )
 
@@ -116,6 +120,13 @@ class MerchantSaleSerializer(serializers.ModelSerializer):
 
     def get_status(self, sale: SeckillGoods) -> int:
         return int(sale.status_at())
+
+
+ADMISSION_HELP = (
+    "fcfs: first come, first served; draw: shoppers who enter in the opening window are drawn at random "
+    "(changes refused once the sale has started)"
+)
+WINDOW_HELP = f"seconds of the draw's opening window, {DRAW_WINDOW_MIN} to {DRAW_WINDOW_MAX}"
 
 
 class SaleCreateSerializer(serializers.Serializer):
@@ -127,12 +138,20 @@ class SaleCreateSerializer(serializers.Serializer):
     stockCount = serializers.IntegerField(min_value=0, max_value=2**31 - 1)
     startAt = serializers.DateTimeField()
     endAt = serializers.DateTimeField()
+    admission = serializers.ChoiceField(choices=Admission.values, default=Admission.FCFS, help_text=ADMISSION_HELP)
+    drawWindowS = serializers.IntegerField(
+        min_value=DRAW_WINDOW_MIN, max_value=DRAW_WINDOW_MAX, default=DRAW_WINDOW_DEFAULT, help_text=WINDOW_HELP
+    )
 
 
 class SaleUpdateSerializer(serializers.Serializer):
     seckillPrice = MoneyField(required=False)
     startAt = serializers.DateTimeField(required=False)
     endAt = serializers.DateTimeField(required=False)
+    admission = serializers.ChoiceField(choices=Admission.values, required=False, help_text=ADMISSION_HELP)
+    drawWindowS = serializers.IntegerField(
+        min_value=DRAW_WINDOW_MIN, max_value=DRAW_WINDOW_MAX, required=False, help_text=WINDOW_HELP
+    )
     stockDelta = serializers.IntegerField(
         required=False,
         min_value=-(2**31 - 1),

@@ -1,23 +1,32 @@
 """Writes on goods and sale events: the one place the admin and the API both go through."""
 
+import hashlib
 import io
+import logging
+import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.db import connection, transaction
 from django.db.models import F
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from PIL import Image, ImageOps
 
-from goods.models import Goods, SeckillGoods, StockAudit, StockChange
+from goods.models import Admission, Goods, SaleDraw, SeckillGoods, StockAudit, StockChange
 from goods.selectors import sale_writes_in_flight
 from seckill_site import sale_state
 from seckill_site.http import INT32_MAX
+from seckill_site.publish import task_publish
 from seckill_site.redis import keys
 from users.models import User
+
+logger = logging.getLogger(__name__)
 
 
 class StockShortage(Exception):
@@ -83,15 +92,52 @@ def sale_open(*, sale_id: int) -> None:
     before this load is in it, and one committed after finds the sale loaded."""
     with transaction.atomic():
         sale_stock_lock(sale_id=sale_id)
-        sale = SeckillGoods.objects.filter(pk=sale_id).values("stock_count", "start_at", "end_at").first()
+        sale = SeckillGoods.objects.filter(pk=sale_id).first()
         if sale is not None:
             sale_state.sale_open(
                 sale_id=sale_id,
-                stock=sale["stock_count"],
-                start=sale["start_at"].timestamp(),
-                end=sale["end_at"].timestamp(),
+                stock=sale.stock_count,
+                start=sale.start_at.timestamp(),
+                end=sale.end_at.timestamp(),
+                draw=_draw_second(sale),
             )
+    if sale is not None and sale.draw_at is not None:
+        draw_schedule(sale=sale)
     sale_pages_drop(sale_id=sale_id)
+
+
+def _draw_second(sale: SeckillGoods) -> float:
+    """The epoch second of the sale's draw as Redis holds it: 0 for first come, first served."""
+    return sale.draw_at.timestamp() if sale.draw_at is not None else 0
+
+
+def draw_seed_ensure(*, sale: SeckillGoods) -> None:
+    """A draw sale's secret seed, made once when the sale is set to draw (its SHA-256 is public
+    from now on); an undrawn seed of a sale set back to first come, first served goes."""
+    if sale.admission == Admission.DRAW:
+        seed = secrets.token_hex(32)
+        SaleDraw.objects.get_or_create(
+            sale=sale, defaults={"seed": seed, "seed_sha256": hashlib.sha256(seed.encode()).hexdigest()}
+        )
+    else:
+        SaleDraw.objects.filter(sale=sale, drawn_at__isnull=True).delete()
+
+
+# A draw further ahead than this gets no ETA message: a worker holds an ETA message in memory
+# until it is due, and a Redis broker redelivers one unacknowledged for longer than its
+# visibility timeout (an hour by default). Beat's sweep (every few seconds) draws those.
+DRAW_ETA_AHEAD = timedelta(hours=1)
+
+
+def draw_schedule(*, sale: SeckillGoods) -> None:
+    """Have a worker make the sale's draw when its entry window ends (seckill.sale_draw). Beat's
+    sweep and the first buy after the window draw it too when this message is lost or late."""
+    if sale.draw_at is None or sale.draw_at - timezone.now() > DRAW_ETA_AHEAD:
+        return
+    try:
+        task_publish("seckill.sale_draw", kwargs={"sale_id": sale.pk}, eta=sale.draw_at)
+    except Exception:  # the sweep draws it  # noqa: BLE001
+        logger.exception("scheduling the draw of sale %s failed", sale.pk)
 
 
 # What an uploaded image is stored as: its own format when it is one of these, else PNG.
@@ -145,6 +191,7 @@ def sale_create(*, sale: SeckillGoods, actor: User | None = None) -> SeckillGood
     with transaction.atomic():
         sale.full_clean()
         sale.save()
+        draw_seed_ensure(sale=sale)
         stock_audit_record(
             sale_id=sale.pk,
             delta=sale.stock_count,
@@ -171,6 +218,11 @@ def sale_update(
     """
     if "stock_count" in changes:
         raise ValueError("stock changes are differences: pass stock_delta")
+    admission_changed = any(
+        field in changes and changes[field] != getattr(sale, field) for field in ("admission", "draw_window_s")
+    )
+    if admission_changed and sale.start_at <= timezone.now():
+        raise ValidationError({"admission": _("A sale's admission cannot change once it has started.")})
     taken = None
     try:
         with transaction.atomic():
@@ -184,7 +236,10 @@ def sale_update(
                 taken = _stock_take(sale=sale, count=-stock_delta)
             if stock_delta:
                 _stock_change(sale=sale, delta=stock_delta, actor=actor)
-            sale_id, window_changed = sale.pk, bool({"start_at", "end_at"} & set(changes))
+            if admission_changed:
+                draw_seed_ensure(sale=sale)
+            sale_id = sale.pk
+            window_changed = admission_changed or bool({"start_at", "end_at"} & set(changes))
             transaction.on_commit(lambda: _sale_edited(sale_id=sale_id, window_changed=window_changed))
     except BaseException:
         if taken is not None and taken.taken:
@@ -228,9 +283,13 @@ def _sale_edited(*, sale_id: int, window_changed: bool) -> None:
     """After an edit's commit: a new window to Redis (from the row as committed now, so edits
     whose commits run out of order still end on the last one), and the pages dropped."""
     if window_changed:
-        row = SeckillGoods.objects.filter(pk=sale_id).values("start_at", "end_at").first()
+        row = SeckillGoods.objects.filter(pk=sale_id).first()
         if row is not None:
-            sale_state.window_set(sale_id=sale_id, start=row["start_at"].timestamp(), end=row["end_at"].timestamp())
+            sale_state.window_set(
+                sale_id=sale_id, start=row.start_at.timestamp(), end=row.end_at.timestamp(), draw=_draw_second(row)
+            )
+            if row.draw_at is not None:
+                draw_schedule(sale=row)
     sale_pages_drop(sale_id=sale_id)
 
 

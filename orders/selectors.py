@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
 
-from goods.models import SeckillGoods
+from goods.models import SaleDraw, SeckillGoods
 from goods.selectors import sale_status, stock_left
 from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus
 from seckill_site import sale_state
@@ -165,7 +165,7 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
         series.append({"t": point["second"].timestamp(), "orders": point["n"], "cumulative": cumulative})
     status, remain = sale_status({"startEpoch": sale.start_at.timestamp(), "endEpoch": sale.end_at.timestamp()})
     refused = sale_state.refusals(sale.pk)
-    return {
+    figures = {
         "saleId": sale.pk,
         "status": int(status),
         "remainSeconds": remain,
@@ -184,4 +184,28 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
         "start": sale.start_at.timestamp(),
         "end": sale.end_at.timestamp(),
         "series": series,
+        "draw": _draw_figures(sale),
+    }
+    return figures
+
+
+def _draw_figures(sale: SeckillGoods) -> dict[str, Any] | None:
+    """A draw sale's entrants (in all, and a second at a time) and its outcome; None for first
+    come, first served. Entrants hold no unit: they are not reservations nor orders."""
+    draw = SaleDraw.objects.filter(sale=sale).first()
+    if draw is None:
+        return None
+    entries = sale_state.entries_per_second(sale.pk)
+    if draw.drawn_at is None:
+        outcome = _("not drawn yet: at %(time)s") % {"time": f"{timezone.localtime(sale.draw_at):%H:%M:%S}"}
+    else:
+        outcome = _("winners: %(winners)s; entrants: %(entrants)s") % {
+            "winners": len(draw.winner_ids),
+            "entrants": len(draw.entrant_ids),
+        }
+    return {
+        "entrants": sale_state.entrants_count(sale.pk),
+        "entriesPerSecond": [{"t": second, "entries": n} for second, n in sorted(entries.items())],
+        "drawn": draw.drawn_at is not None,
+        "outcome": outcome,
     }

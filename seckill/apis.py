@@ -16,9 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from seckill import selectors, steps
-from seckill.observe import attempt_answered
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
-from seckill.services import gate
 from seckill.views import SECKILL_RATE
 from seckill_site.api import (
     HasUserId,
@@ -140,25 +138,25 @@ class BuyApi(_GateApi):
         request=None,
         responses={200: BuyEnvelopeSerializer, **errors(401, 403, 404, 429)},
     )
-    def post(self, request: Request, sale_id: str, path: str) -> Response:
+    def post(self, request: Request, sale_id: str, path: str) -> Response | HttpResponse:
         parsed = positive_int(sale_id)
         if parsed is None:
-            return api_fail(Code.NOT_FOUND, _("no such sale"))
-        attempt = gate.seckill_attempt(user_id=user_id_of(request), sale_id=parsed, path=path)
-        attempt_answered(sale_id=parsed, code=attempt.code, reservation=attempt.request_id)
-        if attempt.code is Code.TOO_MANY_REQUESTS:
-            self.throttled(request, attempt.retry_after)
-        if attempt.code is Code.SUCCESS:
-            return api_ok({"status": "queued", "requestId": attempt.request_id})
-        return api_fail(attempt.code)
+            return api_answer(steps.NO_SUCH_SALE)
+        return api_answer(steps.buy(user_id=user_id_of(request), sale_id=parsed, path=path))
 
 
 class ResultApi(_GateApi):
-    STATES = {selectors.QUEUED: "queued", selectors.FAILED: "failed"}
+    STATES = {
+        selectors.QUEUED: "queued",
+        selectors.FAILED: "failed",
+        selectors.ENTERED: "entered",
+        selectors.NOT_DRAWN: "not drawn",
+    }
 
     @extend_schema(
         tags=["seckill"],
-        summary="The result of my purchase: the order id once written, 0 while queued, -1 failed",
+        summary="The result of my purchase: the order id once written, 0 while queued, -1 failed, "
+        "-2 entered in the sale's draw, -3 not drawn",
         parameters=[SALE_ID],
         responses={200: envelope("ResultEnvelope", ResultSerializer()), **errors(401, 404)},
     )

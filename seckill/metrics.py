@@ -27,6 +27,8 @@ ATTEMPT_OUTCOMES = {
     Code.TRY_AGAIN: "busy",  # the broker refused the flush; the unit went back
     Code.NOT_STARTED: "not_started",
     Code.ENDED: "ended",
+    Code.ENTERED: "entered",  # in a draw sale's opening window
+    Code.DRAW_PENDING: "draw_pending",
 }
 # Children made once, so counting an answer is a dict lookup and an add.
 _attempt_counters = {code: SECKILL_ATTEMPTS.labels(outcome) for code, outcome in ATTEMPT_OUTCOMES.items()}
@@ -43,6 +45,12 @@ def attempt_counted(code: Code) -> None:
 
 
 # --- the order writer and the reconciler (Celery workers) --------------------------------------
+
+DRAWS = Counter(
+    "seckill_draws_total",
+    "Draws of draw sales, by who made them (drawn: stored and applied; applied: finished one stored before; sweep)",
+    ["outcome"],
+)
 
 ORDERS_WRITTEN = Counter(
     "seckill_order_writes_total",

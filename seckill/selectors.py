@@ -1,17 +1,22 @@
 """Reads of the seckill app: a shopper's result and standing, and the sales the background work
 looks at."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.core.cache import cache
+from django.db.models import Func, IntegerField
 from django.utils import timezone
 
-from goods.models import SeckillGoods
+from goods.models import SaleDraw, SeckillGoods
 from orders.models import Order, OrderStatus, SeckillOrder
 from seckill_site import sale_state
+from seckill_site.redis import keys
 
 QUEUED = sale_state.RESULT_QUEUED
 FAILED = sale_state.RESULT_FAILED
+ENTERED = sale_state.RESULT_ENTERED
+NOT_DRAWN = sale_state.RESULT_NOT_DRAWN
 
 # What the item page shows a logged-in shopper about one sale (shopper_sale_state).
 STATE_NONE = "none"  # never bought, or their order was cancelled: may buy
@@ -19,8 +24,8 @@ STATE_QUEUED = "queued"  # the gate took the buy; the order is not written yet
 STATE_ORDERED = "ordered"  # an unpaid order: "Pay now" before the deadline
 STATE_PAID = "paid"
 STATE_FAILED = "failed"  # queued, then the database had no unit left
-# A draw (a later feature) adds "entered" (in the draw) and "not_drawn"; the page and
-# static/js/seckill.js render any state they are given a message for.
+STATE_ENTERED = "entered"  # in a draw sale's draw, not made yet (docs/draw.md)
+STATE_NOT_DRAWN = "not_drawn"  # in a draw that is made, not among its winners: may buy what comes back
 
 
 def _result(*, user_id: int, sale_id: int) -> tuple[int, bool]:
@@ -38,7 +43,8 @@ def _result(*, user_id: int, sale_id: int) -> tuple[int, bool]:
 
 
 def seckill_result(*, user_id: int, sale_id: int) -> int:
-    """The order id once written, 0 while queued, -1 failed or never bought.
+    """The order id once written, 0 while queued, -1 failed or never bought, -2 entered in the
+    sale's draw (not made yet), -3 not drawn.
 
     Redis holds the answer for a day; after that the database does.
     """
@@ -52,6 +58,11 @@ def shopper_sale_state(*, user_id: int, sale_id: int) -> dict[str, Any]:
     value, from_redis = _result(user_id=user_id, sale_id=sale_id)
     if value == QUEUED:
         return {"state": STATE_QUEUED}
+    if value == ENTERED:
+        draw_at = sale_state.draw_at(sale_id)
+        return {"state": STATE_ENTERED, "drawAt": draw_at, "drawAtTime": datetime.fromtimestamp(draw_at, tz=UTC)}
+    if value == NOT_DRAWN:
+        return {"state": STATE_NOT_DRAWN}
     if value < 0:
         return {"state": STATE_FAILED if from_redis else STATE_NONE}
     order = Order.objects.filter(pk=value, user_id=user_id).only("order_no", "status", "pay_deadline", "price").first()
@@ -85,3 +96,38 @@ def sales_to_reconcile() -> list[int]:
         sales += [sale_id for sale_id, waiting in sale_state.reservations_count(page).items() if waiting]
         last = page[-1]
     return sorted(sales)
+
+
+def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | None:
+    """What anyone may know of a draw sale's draw (docs/draw.md): the seed's SHA-256 from the
+    start; once drawn, the seed, the units drawn and the counts, and with `lists` the sorted
+    entrant ids and the winners. None for a first come, first served sale. The lists (a million
+    entrants are megabytes) are read only with `lists`, then kept in the cache: they never change."""
+    if lists:
+        cached = cache.get(keys.draw_public(sale_id))
+        if cached is not None:
+            return cached
+    draw = (
+        SaleDraw.objects.filter(sale_id=sale_id)
+        .select_related("sale")
+        .defer("entrant_ids", "winner_ids")
+        .annotate(entrants=Func("entrant_ids", function="jsonb_array_length", output_field=IntegerField()))
+        .first()
+    )
+    if draw is None:
+        return None
+    public: dict[str, Any] = {
+        "saleId": sale_id,
+        "seedSha256": draw.seed_sha256,
+        "drawAt": draw.sale.draw_at,
+        "drawWindowS": draw.sale.draw_window_s,
+        "drawn": draw.drawn_at is not None,
+    }
+    if draw.drawn_at is None:
+        return public
+    public.update(seed=draw.seed, units=draw.units, drawnAt=draw.drawn_at, entrants=draw.entrants)
+    if lists:
+        entrant_ids, winner_ids = SaleDraw.objects.filter(pk=draw.pk).values_list("entrant_ids", "winner_ids").get()
+        public.update(entrantIds=entrant_ids, winnerIds=winner_ids)
+        cache.set(keys.draw_public(sale_id), public, timeout=24 * 60 * 60)
+    return public

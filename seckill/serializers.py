@@ -23,12 +23,17 @@ class QueuedSerializer(serializers.Serializer):
 
 class BuyEnvelopeSerializer(serializers.Serializer):
     code = serializers.IntegerField(
-        help_text="0 queued; 500500 sold out, 500501 already bought, 500502 not started, 500503 ended"
+        help_text="0 queued; 500500 sold out, 500501 already bought, 500502 not started, 500503 ended, "
+        "500507 entered in the sale's draw (data.drawAt: epoch seconds of the draw), 500508 the draw is being made"
     )
     msg = serializers.CharField()
-    data = QueuedSerializer(allow_null=True, help_text="null unless queued")  # type: ignore[assignment]  # the envelope's field, documented only
+    data = QueuedSerializer(  # type: ignore[assignment]  # the envelope's field, documented only
+        allow_null=True, help_text="null unless queued (or entered: status, drawAt)"
+    )
 
 
 class ResultSerializer(serializers.Serializer):
-    orderId = serializers.IntegerField(help_text="the order id once written; 0 while queued; -1 failed")
-    state = serializers.ChoiceField(choices=["ordered", "queued", "failed"])
+    orderId = serializers.IntegerField(
+        help_text="the order id once written; 0 while queued; -1 failed; -2 entered in the draw; -3 not drawn"
+    )
+    state = serializers.ChoiceField(choices=["ordered", "queued", "failed", "entered", "not drawn"])

@@ -4,11 +4,15 @@ session, or the API's authentication). Each returns a seckill_site.http.Answer, 
 renders with page_answer and the API with api_answer: the same codes, messages and headers.
 """
 
+from datetime import UTC, datetime
+
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from goods.selectors import sale_get
 from seckill import captcha as captcha_module
-from seckill.services import paths
+from seckill.observe import attempt_answered
+from seckill.services import gate, paths
 from seckill_site.codes import Code
 from seckill_site.http import Answer, parse_int
 
@@ -66,3 +70,24 @@ def path(*, user_id: int, sale_id: int, raw_answer) -> Answer:
     if created is None:
         return Answer(Code.CAPTCHA_WRONG)
     return Answer(data=created)
+
+
+def entered_message(draw_at: float) -> str:
+    """ "You are in the draw; results at HH:MM:SS", in the shop's time zone."""
+    when = timezone.localtime(datetime.fromtimestamp(draw_at, tz=UTC))
+    return _("You are in the draw; results at %(time)s.") % {"time": f"{when:%H:%M:%S}"}
+
+
+def buy(*, user_id: int, sale_id: int, path: str) -> Answer:
+    """One buy through the gate, counted and logged (seckill.observe): queued, entered in the
+    sale's draw, or the gate's refusal with its Retry-After."""
+    attempt = gate.seckill_attempt(user_id=user_id, sale_id=sale_id, path=path)
+    attempt_answered(sale_id=sale_id, code=attempt.code, reservation=attempt.request_id)
+    if attempt.code is Code.SUCCESS:
+        return Answer(data={"status": "queued", "requestId": attempt.request_id})
+    if attempt.code is Code.ENTERED:
+        return Answer(
+            Code.ENTERED, msg=entered_message(attempt.draw_at), data={"status": "entered", "drawAt": attempt.draw_at}
+        )
+    headers = {"Retry-After": str(attempt.retry_after)} if attempt.retry_after else {}
+    return Answer(attempt.code, headers=headers)

@@ -9,13 +9,14 @@ import time
 from celery import shared_task
 
 from seckill.metrics import (
+    DRAWS,
     ORDERS_WRITTEN,
     RECONCILE_FAILURES,
     WRITER_BATCH_SECONDS,
     WRITER_BATCH_SIZE,
 )
 from seckill.repairs import reconcile_repair_record
-from seckill.services import reconcile, writer
+from seckill.services import draw, reconcile, writer
 from seckill_site.errors import OUTAGES
 from seckill_site.sale_state import Settlement
 
@@ -124,3 +125,24 @@ def reconcile_sales() -> int:
         else:
             repaired += reconcile_repair_record(report=report)
     return repaired
+
+
+@shared_task(name="seckill.sale_draw", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)
+def sale_draw(*, sale_id: int) -> str:
+    """A draw sale's draw, published with an ETA at the end of its entry window (goods.services).
+    Exactly one caller draws, whoever comes first (seckill.services.draw)."""
+    report = draw.sale_draw(sale_id=sale_id)
+    if report.state in ("drawn", "applied"):
+        DRAWS.labels(report.state).inc()
+    return report.state
+
+
+@shared_task(name="seckill.draw_sweep", acks_late=True)
+def draw_sweep() -> list[int]:
+    """Celery beat: the draw of any sale whose entry window is over and whose draw is not made
+    (its ETA message lost or late)."""
+    drawn = draw.draws_due()
+    if drawn:
+        DRAWS.labels("sweep").inc(len(drawn))
+        logger.warning("draw sweep: drew sales %s", drawn)
+    return drawn

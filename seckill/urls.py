@@ -9,5 +9,6 @@ urlpatterns = [
     path("path", views.seckill_path, name="path"),
     path("result", views.seckill_result, name="result"),
     path("state", views.item_state, name="state"),
+    path("draw", views.sale_draw, name="draw"),
     path("<str:path>/doSeckill", views.do_seckill, name="do"),
 ]

@@ -15,8 +15,6 @@ from django_ratelimit.core import is_ratelimited
 from goods.models import SaleStatus
 from goods.selectors import sale_page
 from seckill import selectors, steps
-from seckill.observe import attempt_answered
-from seckill.services import gate
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, page_answer, positive_int
 from seckill_site.ratelimit import rate_period
@@ -100,14 +98,7 @@ def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    attempt = gate.seckill_attempt(user_id=user_id, sale_id=sale_id, path=path)
-    attempt_answered(sale_id=sale_id, code=attempt.code, reservation=attempt.request_id)
-    if attempt.code is Code.SUCCESS:
-        return ok({"status": "queued", "requestId": attempt.request_id})
-    response = fail(attempt.code)
-    if attempt.retry_after:
-        response["Retry-After"] = str(attempt.retry_after)
-    return response
+    return page_answer(steps.buy(user_id=user_id, sale_id=sale_id, path=path))
 
 
 @allow("GET")
@@ -147,6 +138,7 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
         "page": data["page"],
         "status": data["seckillStatus"],
         "remain": data["remainSeconds"],
+        "draw": selectors.sale_draw_public(sale_id=parsed),
         "shopper": _shopper_state(request, parsed, data["seckillStatus"]),
         "login_url": f"/user/index?next={quote(request.path)}",
         "register_url": f"/user/register?next={quote(request.path)}",
@@ -155,7 +147,7 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
 
 
 def _state_json(state: dict | None) -> dict | None:
-    return None if state is None else {k: v for k, v in state.items() if k != "payDeadlineAt"}
+    return None if state is None else {k: v for k, v in state.items() if k not in ("payDeadlineAt", "drawAtTime")}
 
 
 @allow("GET")
@@ -190,3 +182,16 @@ def item_state(request: HttpRequest) -> HttpResponse:
             "stockBox": render_to_string("seckill/stock.html", context, request=request),
         }
     )
+
+
+@allow("GET")
+def sale_draw(request: HttpRequest) -> HttpResponse:
+    """A draw sale's public draw (docs/draw.md): the seed's SHA-256 before, and after the draw
+    the seed, the sorted entrant ids and the winners, for anyone to recompute."""
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+    public = selectors.sale_draw_public(sale_id=sale_id, lists=True)
+    if public is None:
+        return fail(Code.NOT_FOUND, _("this sale has no draw"))
+    return ok(public)

@@ -30,6 +30,9 @@ class Code(Enum):
     PATH_INVALID = (500504, _("invalid or expired request, solve the captcha again"), 403)
     CAPTCHA_WRONG = (500505, _("wrong or expired captcha answer"), 400)
     TRY_AGAIN = (500506, _("could not queue your request, please try again"), 503)
+    # A draw sale (docs/draw.md): entered in its opening window, then drawn.
+    ENTERED = (500507, _("you are in the draw"), 200)
+    DRAW_PENDING = (500508, _("the draw is being made, try again in a moment"), 200)
 
     ORDER_NOT_FOUND = (500600, _("order not found"), 404)
     ORDER_STATE = (500601, _("the order cannot do that in its current state"), 409)

@@ -4,6 +4,8 @@ services they run, so services importing tasks would close an import circle.
 The tasks are defined with these names in each app's tasks.py (`@shared_task(name=...)`).
 """
 
+from datetime import datetime
+
 from django.db import transaction
 
 from celery_app import app
@@ -13,13 +15,14 @@ from celery_app import app
 FAST_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 
-def task_publish(name: str, *, kwargs: dict, fast: bool = False) -> None:
-    """Send the task `name` now; raises the broker's error (kombu's OperationalError, OSError)
-    once the retries are spent. `fast`: the short retry policy of a publish someone waits for."""
+def task_publish(name: str, *, kwargs: dict, fast: bool = False, eta: datetime | None = None) -> None:
+    """Send the task `name` now (to run at `eta` when given); raises the broker's error
+    (kombu's OperationalError, OSError) once the retries are spent. `fast`: the short retry
+    policy of a publish someone waits for."""
     if fast:
-        app.send_task(name, kwargs=kwargs, retry=True, retry_policy=FAST_RETRY_POLICY)
+        app.send_task(name, kwargs=kwargs, eta=eta, retry=True, retry_policy=FAST_RETRY_POLICY)
     else:
-        app.send_task(name, kwargs=kwargs)
+        app.send_task(name, kwargs=kwargs, eta=eta)
 
 
 def task_publish_on_commit(name: str, *, kwargs: dict) -> None:

@@ -12,6 +12,7 @@ from django.conf import settings
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
+from seckill.services.draw import sale_draw
 from seckill.services.reconcile import sale_rebuild_request
 from seckill_site import sale_state
 from seckill_site.codes import Code
@@ -27,6 +28,7 @@ class Attempt:
     code: Code
     request_id: str | None = None  # the reservation's id, when queued
     retry_after: int = 0  # seconds, with TOO_MANY_REQUESTS
+    draw_at: float = 0  # epoch seconds of the draw, with ENTERED and DRAW_PENDING
 
 
 def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
@@ -47,17 +49,25 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
     closed = _window_closed(sale_id)
     if closed is not None:
         return Attempt(closed)
+    # A draw sale's opening window: the shopper enters the draw (enter.lua), no unit taken.
+    draw_at = sale_state.draw_at(sale_id)
+    if draw_at and redis_now() < draw_at:
+        attempt = _enter(sale_id=sale_id, user_id=user_id, path=path)
+        if attempt is not None:
+            return attempt
 
     # Layers 3 and 4: reserve.lua has the last word on the window and the stock.
     request_id = uuid.uuid4().hex
-    reserved = sale_state.reserve(
-        sale_id=sale_id,
-        user_id=user_id,
-        path=path,
-        request_id=request_id,
-        trace=request_id_var.get() or "",  # the HTTP request's id, for the writer's log line
-        flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS,
-    )
+    reserved = _reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id)
+    if reserved.refusal is sale_state.Refusal.IN_DRAW:  # this process's copy of the window was old
+        attempt = _enter(sale_id=sale_id, user_id=user_id, path=path)
+        if attempt is not None:
+            return attempt
+    if reserved.refusal is sale_state.Refusal.DRAW_PENDING:
+        # The first buy after the window makes the draw if nobody has (the ETA task, the sweep),
+        # then buys what the draw left, first come, first served.
+        _draw(sale_id)
+        reserved = _reserve(sale_id=sale_id, user_id=user_id, path=path, request_id=request_id)
     if reserved.refusal is not None:
         return _refused(sale_id, reserved)
     if reserved.left == 0:
@@ -67,6 +77,38 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
     if not reserved.flush_due or _flush_publish(sale_id):
         return Attempt(Code.SUCCESS, request_id)
     return _publish_failed(sale_id=sale_id, user_id=user_id, request_id=request_id)
+
+
+def _reserve(*, sale_id: int, user_id: int, path: str, request_id: str) -> sale_state.Reserved:
+    return sale_state.reserve(
+        sale_id=sale_id,
+        user_id=user_id,
+        path=path,
+        request_id=request_id,
+        trace=request_id_var.get() or "",  # the HTTP request's id, for the writer's log line
+        flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS,
+    )
+
+
+def _enter(*, sale_id: int, user_id: int, path: str) -> Attempt | None:
+    """Enter the shopper in the sale's draw; None when no entry window is open after all (the
+    caller reserves: reserve.lua then answers by Redis's clock)."""
+    entered = sale_state.enter(sale_id=sale_id, user_id=user_id, path=path)
+    if entered.refusal is None:
+        return Attempt(Code.ENTERED, draw_at=entered.draw_at)
+    if entered.refusal is sale_state.Refusal.IN_DRAW:
+        return None
+    return _refused(sale_id, sale_state.Reserved(entered.refusal, retry_after=entered.retry_after))
+
+
+def _draw(sale_id: int) -> None:
+    """Make the sale's draw now if it is due (one PostgreSQL claim: only the buys in the
+    moments after a draw sale's window pay for it). Another drawer at it, or a failure, leaves
+    the buy to answer DRAW_PENDING: the shopper tries again in a moment."""
+    try:
+        sale_draw(sale_id=sale_id)
+    except Exception:  # the ETA task and beat's sweep draw it  # noqa: BLE001
+        logger.exception("the draw of sale %s failed in the gate", sale_id)
 
 
 def _window_closed(sale_id: int) -> Code | None:
@@ -91,6 +133,8 @@ _REFUSALS = {
     sale_state.Refusal.NOT_STARTED: Code.NOT_STARTED,
     sale_state.Refusal.ENDED: Code.ENDED,
     sale_state.Refusal.RATE_LIMITED: Code.TOO_MANY_REQUESTS,
+    sale_state.Refusal.IN_DRAW: Code.DRAW_PENDING,  # enter.lua and reserve.lua disagreed by a clock tick
+    sale_state.Refusal.DRAW_PENDING: Code.DRAW_PENDING,
 }
 
 
@@ -100,7 +144,7 @@ def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
     elif reserved.refusal is sale_state.Refusal.NOT_LOADED:
         sale_rebuild_request(sale_id=sale_id)
     assert reserved.refusal is not None  # reserve() names its refusal whenever it took no unit
-    return Attempt(_REFUSALS[reserved.refusal], retry_after=reserved.retry_after)
+    return Attempt(_REFUSALS[reserved.refusal], retry_after=reserved.retry_after, draw_at=reserved.draw_at)
 
 
 def _flush_publish(sale_id: int) -> bool:

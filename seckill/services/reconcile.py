@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
-from goods.models import SeckillGoods
+from goods.models import Admission, SeckillGoods
 from goods.services import sale_stock_lock
 from orders.models import SeckillOrder
 from seckill.selectors import sales_to_reconcile
@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 # The database's side of a sale in one statement, so that one snapshot serves the stock, the
 # written orders and the live buyers even under READ COMMITTED.
 _SNAPSHOT = """
-SELECT sale.stock_count, sale.start_at, sale.end_at,
+SELECT sale.stock_count, sale.start_at, sale.end_at, sale.admission, sale.draw_window_s,
        ARRAY(SELECT request_id FROM {seckill_order} WHERE sale_id = sale.id AND request_id = ANY(%(request_ids)s)),
        ARRAY(SELECT user_id FROM {seckill_order} WHERE sale_id = sale.id AND live)
 FROM {sale} AS sale WHERE sale.id = %(sale_id)s
@@ -50,8 +50,9 @@ def _sale_snapshot(sale_id: int) -> sale_state.Snapshot | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    stock, start, end, written, buyers = row
-    return sale_state.Snapshot(stock, start.timestamp(), end.timestamp(), list(written), list(buyers))
+    stock, start, end, admission, draw_window_s, written, buyers = row
+    draw = start.timestamp() + draw_window_s if admission == Admission.DRAW else 0
+    return sale_state.Snapshot(stock, start.timestamp(), end.timestamp(), list(written), list(buyers), draw)
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,12 @@ def sale_cache(sale_id: int) -> str:
     return f"goods:sale:v2:{sale_id}"
 
 
+def draw_public(sale_id: int) -> str:
+    """A made draw's published lists (seed, entrant and winner ids): they never change, and
+    may be megabytes, so PostgreSQL serves them once (cache key, not a raw Redis key)."""
+    return f"seckill:draw-public:v1:{sale_id}"
+
+
 def sale_missing(sale_id: int) -> str:
     return f"goods:sale-missing:{sale_id}"
 

@@ -45,6 +45,10 @@ A unit sold leaves with its order and may come back once:
       ticket                                         it)
     ========================  =====================  ========================  ==============
 
+A draw sale (docs/draw.md) adds: `enter` ((none) -> entered, the gate in the entry window, no
+unit taken, one entry per shopper) and `draw_apply` (entered -> reserved for the stored winners,
+idempotent, the last call sets the drawn mark; reserve answers DRAW_PENDING until it stands).
+
 And the sale as a whole: `load` (the reconciler and `seckill_warm`, under the sale's stock lock
 in PostgreSQL) rewrites its stock, buyers and window from the database and starts a new
 generation; `sale_open` loads a new sale; `stock_take` / `stock_add` carry a merchant's stock
@@ -67,11 +71,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from seckill_site.redis import client, lock, script, text
+from seckill_site.redis import client, lock, lock_try, script, text
 from seckill_site.sale_state import keys
 
 RESULT_QUEUED = 0
 RESULT_FAILED = -1
+RESULT_ENTERED = -2  # in a draw, not drawn yet (enter.lua)
+RESULT_NOT_DRAWN = -3  # in a draw that is made, and not among its winners (never stored: read)
 
 
 # --- what this process knows without asking --------------------------------------------------
@@ -83,9 +89,10 @@ RESULT_FAILED = -1
 SOLD_OUT_MARK_SECONDS = 1.0
 _sold_out_until: dict[int, float] = {}
 
-# Sale id -> (start, end, fetched at): the sale window as Redis holds it, re-read every few seconds.
+# Sale id -> (start, end, fetched at, draw): the sale window as Redis holds it, re-read every
+# few seconds; draw is the epoch second of a draw sale's draw, 0 for first come, first served.
 WINDOW_CACHE_SECONDS = 5.0
-_windows: dict[int, tuple[float, float, float]] = {}
+_windows: dict[int, tuple[float, float, float, float]] = {}
 
 
 def sold_out_known(sale_id: int) -> bool:
@@ -107,16 +114,28 @@ def sold_out_clear(sale_id: int | None = None) -> None:
 def window(sale_id: int) -> tuple[float, float] | None:
     """The sale window (epoch seconds) from this process's copy, refreshed from Redis every
     WINDOW_CACHE_SECONDS; None when Redis does not hold it (an unknown sale, or a lost one)."""
+    cached = _window_cached(sale_id)
+    return None if cached is None else (cached[0], cached[1])
+
+
+def draw_at(sale_id: int) -> float:
+    """The epoch second of the sale's draw (the end of its entry window), 0 for first come,
+    first served or when Redis does not hold the sale; from the same copy as window()."""
+    cached = _window_cached(sale_id)
+    return 0.0 if cached is None else cached[3]
+
+
+def _window_cached(sale_id: int) -> tuple[float, float, float, float] | None:
     cached = _windows.get(sale_id)
     now = time.monotonic()
     if cached is not None and now - cached[2] < WINDOW_CACHE_SECONDS:
-        return cached[0], cached[1]
-    start, end = client().hmget(keys.window(sale_id), ["start", "end"])
+        return cached
+    start, end, draw = client().hmget(keys.window(sale_id), ["start", "end", "draw"])
     if start is None or end is None:
         _windows.pop(sale_id, None)
         return None
-    _windows[sale_id] = (float(start), float(end), now)
-    return float(start), float(end)
+    _windows[sale_id] = (float(start), float(end), now, float(draw or 0))
+    return _windows[sale_id]
 
 
 def process_marks_clear(sale_id: int | None = None) -> None:
@@ -141,6 +160,8 @@ class Refusal(enum.IntEnum):
     NOT_STARTED = -5
     ENDED = -6
     RATE_LIMITED = -7
+    IN_DRAW = -8  # a draw sale's entry window: the shopper enters instead (enter)
+    DRAW_PENDING = -9  # the entry window is over and the draw is not made yet
 
 
 @dataclass(frozen=True)
@@ -149,6 +170,7 @@ class Reserved:
     left: int = 0  # units left after this one
     flush_due: bool = False  # no flush is queued or running: the caller publishes one
     retry_after: int = 0  # seconds, with RATE_LIMITED
+    draw_at: float = 0  # epoch seconds, with IN_DRAW and DRAW_PENDING
 
 
 def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, trace: str, flush_mark_ms: int) -> Reserved:
@@ -164,6 +186,7 @@ def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, trace: st
             keys.window(sale_id),
             keys.flush(sale_id),
             keys.gate_rate(sale_id, user_id),
+            keys.drawn(sale_id),
         ],
         args=[
             user_id,
@@ -178,8 +201,120 @@ def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, trace: st
     )
     if left < 0:
         refusal = Refusal(left)
+        if refusal in (Refusal.IN_DRAW, Refusal.DRAW_PENDING):
+            return Reserved(refusal, draw_at=float(extra))
         return Reserved(refusal, retry_after=max(1, int(extra)) if refusal is Refusal.RATE_LIMITED else 0)
     return Reserved(None, left=left, flush_due=bool(extra))
+
+
+# --- a draw sale (docs/draw.md) --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entered:
+    refusal: Refusal | None  # IN_DRAW here means "no entry window now": the caller reserves
+    draw_at: float = 0  # epoch seconds of the draw, when entered
+    first: bool = False  # entered by this call (not before)
+    retry_after: int = 0
+
+
+def enter(*, sale_id: int, user_id: int, path: str) -> Entered:
+    """(none) -> entered: one entry per shopper in a draw sale's entry window, no stock taken;
+    the same rate limit, one-time path and "already bought" as reserve. One round trip."""
+    answer, extra = script("enter")(
+        keys=[
+            keys.stock(sale_id),
+            keys.window(sale_id),
+            keys.entrants(sale_id),
+            keys.buyers(sale_id),
+            keys.result(sale_id, user_id),
+            keys.path(sale_id, user_id),
+            keys.gate_rate(sale_id, user_id),
+            keys.entries(sale_id),
+        ],
+        args=[user_id, keys.RESULT_TTL, path, keys.GATE_RATE_COUNT, keys.GATE_RATE_SECONDS],
+    )
+    if answer < 0:
+        refusal = Refusal(answer)
+        return Entered(refusal, retry_after=max(1, int(extra)) if refusal is Refusal.RATE_LIMITED else 0)
+    return Entered(None, draw_at=float(extra), first=answer == 1)
+
+
+# Entrants per SSCAN page: about a millisecond of the shard's time each (tools/draw_bench).
+ENTRANTS_PAGE = 1000
+
+
+def entrants(sale_id: int) -> list[int]:
+    """The sale's entrants, sorted, read a page at a time (SSCAN): no one call holds the shard
+    for long however many there are. Complete once Redis's clock passed the draw's second."""
+    found = {int(member) for member in client().sscan_iter(keys.entrants(sale_id), count=ENTRANTS_PAGE)}
+    return sorted(found)
+
+
+def entrants_count(sale_id: int) -> int:
+    return int(client().scard(keys.entrants(sale_id)))
+
+
+def entries_per_second(sale_id: int) -> dict[int, int]:
+    """Entries taken in each epoch second of the sale's entry window (a few dozen fields)."""
+    return {int(second): int(n) for second, n in client().hgetall(keys.entries(sale_id)).items()}
+
+
+def draw_due(sale_id: int) -> bool:
+    """Has the sale's entry window closed, by the clock of the node that holds the sale (the one
+    enter.lua reads)? From then on its entrants no longer change."""
+    return script("draw_due")(keys=[keys.window(sale_id)]) == 1
+
+
+def drawn(sale_id: int) -> bool:
+    """Is the sale's draw applied in full?"""
+    return bool(client().exists(keys.drawn(sale_id)))
+
+
+@contextmanager
+def draw_lock(sale_id: int) -> Iterator[str | None]:
+    """The sale's draw lock if free (yields its token), else None."""
+    with lock_try(keys.draw_lock(sale_id), ttl=keys.DRAW_LOCK_TTL) as token:
+        yield token
+
+
+@dataclass(frozen=True)
+class DrawApplied:
+    applied: int  # winners turned into reservations now
+    flush_due: bool  # the caller publishes the sale's flush
+    drawn_before: bool  # the drawn mark stood already: nothing was done
+
+
+def draw_apply(*, sale_id: int, winners: list[tuple[int, str]], flush_mark_ms: int) -> DrawApplied:
+    """entered -> reserved for `winners` ((user id, request id), in the draw's order), a chunk
+    per call (DRAW_CHUNK), then the drawn mark. Safe to repeat: an entrant already turned, or
+    a sale already marked drawn, is left alone."""
+    chunks = [winners[at : at + keys.DRAW_CHUNK] for at in range(0, len(winners), keys.DRAW_CHUNK)] or [[]]
+    applied, flush_due = 0, False
+    for number, chunk in enumerate(chunks):
+        done, flush, before = script("draw_apply")(
+            keys=[
+                keys.stock(sale_id),
+                keys.buyers(sale_id),
+                keys.reservations(sale_id),
+                keys.flush(sale_id),
+                keys.drawn(sale_id),
+                *(keys.result(sale_id, user_id) for user_id, _ in chunk),
+            ],
+            args=[
+                keys.RESULT_TTL,
+                flush_mark_ms,
+                "1" if number == len(chunks) - 1 else "0",
+                f"draw-{secrets.token_hex(8)}",
+                *(value for user_id, request_id in chunk for value in (user_id, request_id)),
+            ],
+        )
+        if before:
+            return DrawApplied(applied, flush_due, drawn_before=True)
+        applied += done
+        flush_due = flush_due or bool(flush)
+    sold_out_clear(sale_id)
+    return DrawApplied(applied, flush_due, drawn_before=False)
 
 
 class GiveBack(enum.Enum):
@@ -367,13 +502,14 @@ def unit_return(*, sale_id: int, user_id: int, order_id: int, request_id: str, t
 # --- a merchant's edits ----------------------------------------------------------------------------
 
 
-def sale_open(*, sale_id: int, stock: int, start: float, end: float) -> bool:
-    """Load a new sale (stock and window) unless a load got there first; True when loaded.
-    The caller holds the sale's stock lock and read `stock` under it."""
+def sale_open(*, sale_id: int, stock: int, start: float, end: float, draw: float = 0) -> bool:
+    """Load a new sale (stock and window, and the second of its draw, 0 for none) unless a load
+    got there first; True when loaded. The caller holds the sale's stock lock and read `stock`
+    under it."""
     return bool(
         script("sale_open")(
             keys=[keys.stock(sale_id), keys.window(sale_id), keys.generation(sale_id)],
-            args=[stock, start, end, secrets.token_hex(8)],
+            args=[stock, start, end, secrets.token_hex(8), draw],
         )
     )
 
@@ -401,9 +537,10 @@ def stock_add(*, sale_id: int, count: int, ticket: str) -> bool:
     return added == 1
 
 
-def window_set(*, sale_id: int, start: float, end: float) -> None:
-    """A new start or end (from the committed row). Processes re-read it within WINDOW_CACHE_SECONDS."""
-    client().hset(keys.window(sale_id), mapping={"start": start, "end": end})
+def window_set(*, sale_id: int, start: float, end: float, draw: float = 0) -> None:
+    """A new start or end, or admission (from the committed row): `draw` is the epoch second of
+    the draw, 0 for first come, first served. Processes re-read it within WINDOW_CACHE_SECONDS."""
+    client().hset(keys.window(sale_id), mapping={"start": start, "end": end, "draw": draw})
     _windows.pop(sale_id, None)
 
 
@@ -428,6 +565,7 @@ class Snapshot:
     end: float
     written_request_ids: list[str]  # of reservation_ids(), those whose order is in the database
     live_buyer_ids: list[int]
+    draw: float = 0  # the epoch second of the sale's draw, 0 for first come, first served
 
 
 @dataclass(frozen=True)
@@ -470,6 +608,7 @@ def load(*, sale_id: int, snapshot: Snapshot, apply: bool) -> LoadReport:
         ],
     )
     if apply:
+        client().hset(keys.window(sale_id), "draw", snapshot.draw)  # entrants are no buyers: left alone
         process_marks_clear(sale_id)
     return LoadReport(None if previous == -1 else previous, stock, buyers_before, buyers, bool(differ))
 
@@ -502,9 +641,14 @@ def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
 
 
 def result(*, sale_id: int, user_id: int) -> int | None:
-    """The shopper's answer: RESULT_QUEUED, an order id or RESULT_FAILED; None when Redis holds none."""
-    value = client().get(keys.result(sale_id, user_id))
-    return int(value) if value is not None else None
+    """The shopper's answer: RESULT_QUEUED, an order id, RESULT_FAILED, RESULT_ENTERED, or
+    RESULT_NOT_DRAWN (entered in a draw that is made without them); None when Redis holds none.
+    One MGET: both keys carry the sale's hash tag."""
+    value, drawn_mark = client().mget([keys.result(sale_id, user_id), keys.drawn(sale_id)])
+    if value is None:
+        return None
+    answer = int(value)
+    return RESULT_NOT_DRAWN if answer == RESULT_ENTERED and drawn_mark is not None else answer
 
 
 def reservations(sale_id: int) -> list[Reservation]:

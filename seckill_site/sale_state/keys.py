@@ -112,6 +112,36 @@ def refused(sale_id: int) -> str:
     return f"{_sale(sale_id)}:refused"
 
 
+def entrants(sale_id: int) -> str:
+    """Set of user ids entered in a draw sale's entry window (enter.lua); no stock is theirs
+    until the draw (draw_apply.lua). No TTL: the draw's audit copy is in PostgreSQL."""
+    return f"{_sale(sale_id)}:entrants"
+
+
+def entries(sale_id: int) -> str:
+    """Hash epoch second -> entries taken in it (enter.lua): the live view's entrants a second."""
+    return f"{_sale(sale_id)}:entries"
+
+
+def drawn(sale_id: int) -> str:
+    """Present once the sale's draw is applied in full: buys (reserve.lua) wait for it, and an
+    entrant's "entered" answer then reads "not drawn"."""
+    return f"{_sale(sale_id)}:drawn"
+
+
+def draw_lock(sale_id: int) -> str:
+    """One drawer at a time per sale (the database's claim on the draw decides; this spares
+    the others the work)."""
+    return f"{_sale(sale_id)}:draw-lock"
+
+
+# A drawer holds the sale's draw lock at most this long (the draw of 10^6 entrants reads them
+# in pages and writes winners in chunks: seconds, not minutes).
+DRAW_LOCK_TTL = 60
+# Winners turned into reservations per draw_apply.lua call: a short hold of the shard each.
+DRAW_CHUNK = 500
+
+
 def rebuild_lock(sale_id: int) -> str:
     return f"{_sale(sale_id)}:rebuild-lock"
 

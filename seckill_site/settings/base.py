@@ -298,6 +298,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "seckill.flush_sweep",
         "schedule": env.float("SECKILL_WRITER_SWEEP_SECONDS", default=5.0),
     },
+    # A draw sale's draw, for one whose ETA task was lost (seckill.services.draw.draws_due).
+    "seckill-draw-sweep": {
+        "task": "seckill.draw_sweep",
+        "schedule": env.float("SECKILL_DRAW_SWEEP_SECONDS", default=5.0),
+    },
     "orders-expire-unpaid": {
         "task": "orders.expire_unpaid",
         "schedule": env.int("SECKILL_EXPIRE_SWEEP_SECONDS", default=30),

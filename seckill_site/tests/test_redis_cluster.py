@@ -35,6 +35,7 @@ CLUSTER_SUITE = [
     "seckill/tests/test_views.py",
     "seckill/tests/test_reconcile.py",
     "seckill/tests/test_writer_batch.py",  # claims and settlements on the sale's slot
+    "seckill/tests/test_draw.py",  # entries, the draw and its winners on the sale's slot
     "seckill/tests/test_stateful.py",  # the sale's life, a bounded number of examples
     "seckill/tests/test_burst.py",
     "goods/tests",  # the list, detail, admin and its live sale view

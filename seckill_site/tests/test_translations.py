@@ -11,15 +11,21 @@
 import re
 import shutil
 import subprocess
+from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
+from goods.models import SaleDraw, SeckillGoods
+from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy, pay
+from seckill.services.draw import sale_draw
 from seckill.tests.shoppers import reserve_directly
+from seckill_site import sale_state
 from seckill_site.redis import client as redis
 from seckill_site.sale_state import keys
 from users import sms
@@ -29,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
 # Words that are right in Chinese too: the zone's name and offset, the other language's own
 # name in the language menu, and the test data's Latin-free names.
-ALLOWED = {"UTC", "Asia", "Shanghai", "English"}
+ALLOWED = {"UTC", "Asia", "Shanghai", "English", "SHA"}
 READ_ATTRIBUTES = {"alt", "title", "aria-label", "placeholder", "data-resend", "data-sent"}
 
 
@@ -43,7 +49,8 @@ class _Text(HTMLParser):
         self._skip = 0
 
     def handle_starttag(self, tag, attrs):
-        if tag in ("script", "style"):
+        # <code translate="no">: a value, not words (a draw's seed and its hash, a file name).
+        if tag in ("script", "style") or (tag == "code" and ("translate", "no") in attrs):
             self._skip += 1
         for name, value in attrs:
             if value and (
@@ -52,7 +59,7 @@ class _Text(HTMLParser):
                 self.parts.append(value)
 
     def handle_endtag(self, tag):
-        if tag in ("script", "style") and self._skip:
+        if tag in ("script", "style", "code") and self._skip:
             self._skip -= 1
 
     def handle_data(self, data):
@@ -80,6 +87,28 @@ def test_every_shopper_page_is_chinese_in_zh_hans(client, settings):
     paid = pay(buy(sale=on_sale, user=payer))
     reserve_directly(waiter.pk, on_sale.pk)
     redis().set(keys.result(on_sale.pk, loser.pk), -1)
+    # A draw sale (docs/draw.md): before it opens, one entrant in its window, one not drawn.
+    draw_upcoming = make_sale(goods=goods, starts_in=3 * 86400, admission="draw", warm=False)
+    draw_open = make_sale(goods=goods, starts_in=-1, admission="draw", draw_window_s=120, warm=False)
+    draw_made = make_sale(goods=goods, stock=1, starts_in=-1, admission="draw", draw_window_s=120, warm=False)
+    for sale in (draw_upcoming, draw_open, draw_made):
+        draw_seed_ensure(sale=sale)
+        sale_open(sale_id=sale.pk)
+    entrant, unlucky, lucky = (make_user(nickname="小李") for _ in range(3))
+    for user, sale in ((entrant, draw_open), (unlucky, draw_made), (lucky, draw_made)):
+        sale_state.path_set(sale_id=sale.pk, user_id=user.pk, path="p")
+        assert sale_state.enter(sale_id=sale.pk, user_id=user.pk, path="p").refusal is None
+    start = timezone.now() - timedelta(seconds=130)
+    SeckillGoods.objects.filter(pk=draw_made.pk).update(start_at=start)
+    draw_made.refresh_from_db()
+    sale_state.window_set(
+        sale_id=draw_made.pk,
+        start=start.timestamp(),
+        end=draw_made.end_at.timestamp(),
+        draw=draw_made.draw_at.timestamp(),
+    )
+    assert sale_draw(sale_id=draw_made.pk).state == "drawn"
+    unlucky = unlucky if lucky.pk in SaleDraw.objects.get(sale=draw_made).winner_ids else lucky
 
     pages = {
         "list": (None, "get", "/goods/goodsList", {}),
@@ -100,6 +129,9 @@ def test_every_shopper_page_is_chinese_in_zh_hans(client, settings):
         "item, ordered": (buyer, "get", f"/goods/detail/{on_sale.pk}", {}),
         "item, paid": (payer, "get", f"/goods/detail/{on_sale.pk}", {}),
         "item, failed": (loser, "get", f"/goods/detail/{on_sale.pk}", {}),
+        "item, draw not started": (newcomer, "get", f"/goods/detail/{draw_upcoming.pk}", {}),
+        "item, entered in the draw": (entrant, "get", f"/goods/detail/{draw_open.pk}", {}),
+        "item, not drawn": (unlucky, "get", f"/goods/detail/{draw_made.pk}", {}),
         "my orders": (buyer, "get", "/orders/", {}),
         "order, unpaid": (buyer, "get", f"/orders/{unpaid.order_no}", {}),
         "cancel, asks first": (buyer, "get", f"/orders/{unpaid.order_no}/cancel", {}),

@@ -118,6 +118,12 @@
         set("unpaid", data.unpaid); set("paid", data.paid); set("cancelled", data.cancelled);
         set("revenue", "¥" + amount.format(Number(data.revenue)));
         set("refused-captcha", data.refusedCaptcha); set("refused-path", data.refusedPath);
+        if (data.draw && document.getElementById("entrants")) {
+          // A draw sale (docs/draw.md): entrants, the last full second's entries, the outcome.
+          var now = Math.floor(data.serverTime) - 1, rate = 0;
+          data.draw.entriesPerSecond.forEach(function (p) { if (p.t === now) rate = p.entries; });
+          set("entrants", data.draw.entrants); set("entry-rate", rate); set("draw-outcome", data.draw.outcome);
+        }
         set("sale-status", words.status[data.status]);
         set("server-clock", clock.format(new Date(data.serverTime * 1000)));
         draw(data);

@@ -20,7 +20,8 @@
   // "ordered" | "failed" | "waiting" | "processing" (keep polling) | "stopped" (stop polling).
   plan.state = function (data, attempt) {
     if (data !== null && data > 0) return "ordered";
-    if (data !== null && data < 0) return "failed";
+    // -2: entered in a draw not made yet (docs/draw.md), so keep asking; -3 not drawn: over.
+    if (data !== null && data < 0 && data !== -2) return "failed";
     if (attempt + 1 >= plan.MAX_POLLS) return "stopped";
     return attempt + 1 >= plan.SLOW_AFTER ? "processing" : "waiting";
   };

@@ -23,7 +23,7 @@
   var wait = document.getElementById("captcha-wait");
   var result = document.getElementById("result");
   var csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
-  var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501;
+  var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501, ENTERED = 500507;
 
   var status = Number(root.dataset.status);
   var stock = Number(root.dataset.stock);
@@ -45,7 +45,8 @@
     });
   }
   function buyButton() { return document.getElementById("buy"); }
-  function canBuy() { return status === 1 && stock > 0 && (state === "none" || state === "failed"); }
+  function mayBuy() { return state === "none" || state === "failed" || state === "not_drawn"; }
+  function canBuy() { return status === 1 && stock > 0 && mayBuy(); }
 
   // The countdown counts against the server's remaining seconds, not the browser's clock.
   var saidMinute = false;
@@ -70,6 +71,18 @@
     if (status === 2) countdown.textContent = gettext("This sale has ended.");
     var button = buyButton();
     if (button && form.hidden) button.disabled = !canBuy();
+    drawTick();
+  }
+  // A draw sale's entrant (docs/draw.md): a countdown to the draw by the server's clock, then
+  // one refresh a second until the panel shows the outcome (queued, or not drawn).
+  var drawOffset = null;
+  function drawTick() {
+    var el = panel.querySelector("[data-draw-at]");
+    if (!el) return;
+    if (drawOffset === null) drawOffset = Number(el.dataset.now) - Date.now() / 1000;
+    var left = Math.max(0, Math.round(Number(el.dataset.drawAt) - Date.now() / 1000 - drawOffset));
+    el.textContent = left > 0 ? interpolate(gettext("Draw in %s"), [duration(left)]) : gettext("Drawing…");
+    if (left === 0) refresh();
   }
   tick();
   setInterval(tick, 1000);
@@ -93,7 +106,7 @@
       if (data.stockBox !== lastStock) { stockBox.outerHTML = data.stockBox; stockBox = document.getElementById("stock-box"); lastStock = data.stockBox; }
       if (status === 1 && wasInStock && stock <= 0) announce(gettext("Sold out"));
       if (state !== before) stateChanged(before, data.shopper);
-      if (state !== "none" && state !== "failed") form.hidden = true;
+      if (!mayBuy()) form.hidden = true;
       tick();
     }).catch(function () {});
   }
@@ -104,6 +117,8 @@
     if (state === "ordered" && before === "queued") say(gettext("Got it! Your order is placed: pay below before the time runs out."), "ok");
     if (state === "paid") say("");
     if (state === "failed" && before === "queued") { say(gettext("Sorry, it sold out before your order was written."), "err"); }
+    if (state === "queued" && before === "entered") say(gettext("You were drawn! Your order is being written…"), "ok");
+    if (state === "not_drawn") say(gettext("You were not drawn this time."), "err");
   }
 
   // --- the captcha -----------------------------------------------------------------------
@@ -189,6 +204,7 @@
             say(gettext("You already have an order for this item: see it below."), "err");
             return refresh();
           }
+          if (res.code === ENTERED) { say(res.msg, "wait"); state = "entered"; return refresh(); }
           if (res.code !== 0) { say(res.msg, "err"); return refresh(); }
           say(gettext("You are in the queue…"), "wait");
           state = "queued";

@@ -4,7 +4,8 @@
 -- ARGV[1] database stock, ARGV[2] start epoch, ARGV[3] end epoch, ARGV[4] 'apply' or 'check',
 -- ARGV[5] the new generation (apply), ARGV[6] n = how many request ids follow that already
 -- have their order in the database, ARGV[7 .. 6+n] those request ids, ARGV[7+n ..] user ids
--- holding a live order.
+-- holding a live order. The draw's epoch second (0: none) is the window's 'draw' field, set by
+-- the caller with window_set after the load (sale_state.load).
 -- A load writes a new generation: a ticket read before it (unit_return.lua, stock_add.lua)
 -- no longer applies, because this load already counted what that ticket would add.
 --

@@ -2,14 +2,16 @@
 -- sale to one user, atomically (seckill_site/sale_state/__init__.py has the whole table).
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user),
 -- KEYS[5] one-time path (this user), KEYS[6] window, KEYS[7] flush mark (batch writer),
--- KEYS[8] this user's buy counter for the rate limit
+-- KEYS[8] this user's buy counter for the rate limit, KEYS[9] the drawn mark (draw_apply.lua)
 -- ARGV[1] user id, ARGV[2] request id, ARGV[3] result ttl, ARGV[4] the path the client sent,
 -- ARGV[5] flush mark lifetime in ms, ARGV[6] the
 -- buying HTTP request's id ('' when none), kept with the reservation for the writer's log line,
 -- ARGV[7] the rate limit's count and ARGV[8] its window in seconds (a fixed window from the first buy)
 -- Returns {left, flush}: left >= 0 units left after this one, or a refusal (sale_state.Refusal):
 -- -1 already bought; -2 sold out; -3 sale not loaded; -4 path invalid (reused, expired or
--- guessed); -5 not started; -6 ended; {-7, seconds}: over the rate limit, retry after that long.
+-- guessed); -5 not started; -6 ended; {-7, seconds}: over the rate limit, retry after that long;
+-- for a draw sale (the window's 'draw' field, docs/draw.md): {-8, draw} in its entry window (the
+-- caller enters the shopper instead, enter.lua), {-9, draw} after it until the draw is made.
 -- flush is 1 when the caller must publish the sale's flush message: the writer's mark was not
 -- set, so no flush is queued or running to pick this reservation up. The mark's value is this
 -- request's id, so that a give-back (give_back.lua) deletes only a mark this request set.
@@ -19,7 +21,7 @@
 -- The window is judged by this shard's clock (TIME), never by the calling web node's: a node
 -- whose clock runs ahead cannot open a sale early.
 local stock = redis.call('GET', KEYS[1])
-local window = redis.call('HMGET', KEYS[6], 'start', 'end')
+local window = redis.call('HMGET', KEYS[6], 'start', 'end', 'draw')
 if not stock or not window[1] or not window[2] then
   -- Paths are only issued for sales that exist: with a valid one, Redis lost the sale (the
   -- caller has it rebuilt); without, the sale id is made up.
@@ -35,6 +37,15 @@ if now < tonumber(window[1]) then
 end
 if now >= tonumber(window[2]) then
   return {-6, 0}
+end
+local draw = tonumber(window[3] or '0') or 0
+if draw > 0 then
+  if now < draw then
+    return {-8, draw}
+  end
+  if redis.call('EXISTS', KEYS[9]) == 0 then
+    return {-9, draw}
+  end
 end
 stock = tonumber(stock)
 if stock <= 0 then

@@ -1,0 +1,57 @@
+"""A draw sale in Chromium (docs/draw.md): the shopper reads the draw's explanation and the
+seed's hash, enters in the opening window, sees the countdown to the draw, then wins (the only
+entrant) and finds the order. Live server, real PostgreSQL, Redis and Celery worker (the draw
+is the ETA task's)."""
+
+import hashlib
+
+import pytest
+
+from e2e.conftest import poll
+from e2e.test_flows import log_in
+from goods.models import SaleDraw
+from goods.services import draw_seed_ensure, sale_open
+from goods.tests.factories import make_goods, make_sale
+from orders.models import Order
+from seckill_site.redis import client
+from seckill_site.sale_state import keys
+from users.tests.factories import make_address, make_user
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def test_a_shopper_enters_the_draw_and_sees_the_result(watched, celery_worker):
+    sale = make_sale(
+        goods=make_goods(name="Draw Phone"), stock=1, starts_in=4, warm=False, admission="draw", draw_window_s=5
+    )
+    draw_seed_ensure(sale=sale)
+    sale_open(sale_id=sale.pk)  # publishes the draw's ETA task
+    shopper = make_user(nickname="Dora")
+    make_address(shopper)
+    tab = watched("draw")
+    page = tab.page
+    log_in(page, tab.base_url, shopper.mobile)
+
+    tab.go(f"/goods/detail/{sale.pk}")
+    seed_hash = page.inner_text("#seed-hash")
+    assert seed_hash == SaleDraw.objects.get(sale=sale).seed_sha256
+    assert "Fair opening" in page.inner_text("#draw-info")
+    tab.shoot("draw-before")
+    page.wait_for_selector("#buy:not([disabled])", timeout=10_000)
+
+    page.click("#buy")
+    poll(page, "document.getElementById('captcha-img').naturalWidth > 0")
+    page.fill("#captcha-answer", client().get(keys.captcha(sale.pk, shopper.pk)).decode())
+    page.click("#captcha-form button[type=submit]")
+    page.wait_for_selector("#draw-entered", timeout=10_000)
+    assert "You are in the draw; results at" in page.inner_text("#result")
+    poll(page, "/Draw in|Drawing/.test(document.querySelector('[data-draw-at]').textContent)")
+    tab.shoot("draw-entered")
+
+    page.wait_for_selector("#pay-now", timeout=30_000)  # drawn, queued, then the order
+    tab.shoot("draw-won")
+    assert Order.objects.filter(user=shopper, seckill__sale=sale).count() == 1
+    tab.go(f"/goods/detail/{sale.pk}")
+    seed = page.inner_text("#seed")
+    assert hashlib.sha256(seed.encode()).hexdigest() == seed_hash  # the seed published matches the hash shown before
+    tab.shoot("draw-published")

@@ -1,0 +1,137 @@
+"""A draw sale's draw (docs/draw.md): the entrants of its opening window, drawn once.
+
+Anyone may call `sale_draw` at any time, as often as they like, from any process: the ETA task
+published when the sale was set to draw, beat's sweep, and the first buy after the window
+(the gate). Exactly one draw is stored and applied:
+
+1. Nothing happens before the clock of the Redis node holding the sale reaches the draw's
+   second (sale_state.draw_due): from then on enter.lua, on that node, takes no entry, so the
+   entrants read now are all of them.
+2. The draw is claimed in PostgreSQL: one UPDATE sets `drawn_at` on the sale's SaleDraw row
+   where it is still empty, with the entrants and the winners. One caller's UPDATE changes the
+   row; every other caller reads what it stored. A Redis lock only spares the others the work.
+3. The stored winners become reservations (sale_state.draw_apply, a chunk per call), then the
+   drawn mark is set and buys resume, first come, first served, with what is left. Applying
+   is idempotent, so a drawer that died between 2 and 3, or midway through 3, is finished by
+   the next caller with the same winners: nobody wins twice, and no winner is lost.
+
+The winners are a function of the seed and the sorted entrant ids alone (`winners_of`).
+"""
+
+import hashlib
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
+from redis.exceptions import RedisError
+
+from goods.models import SaleDraw
+from seckill_site import sale_state
+from seckill_site.publish import task_publish
+from seckill_site.redis import server_time
+
+logger = logging.getLogger(__name__)
+
+
+def rank_of(seed: str, user_id: int) -> str:
+    """An entrant's place in the draw: the hex SHA-256 of "<seed>:<user id>" (smallest first)."""
+    return hashlib.sha256(f"{seed}:{user_id}".encode()).hexdigest()
+
+
+def winners_of(seed: str, entrant_ids: list[int], units: int) -> list[int]:
+    """The draw, as docs/draw.md publishes it: the `units` entrants of smallest rank (ties,
+    which SHA-256 makes impossible in practice, by id). Every entrant is equally likely to win."""
+    return sorted(entrant_ids, key=lambda user_id: (rank_of(seed, user_id), user_id))[:units]
+
+
+def reservation_id(sale_id: int, user_id: int) -> str:
+    """A winner's reservation id: the same for every drawer, so the database writes its order once."""
+    return f"draw-{sale_id}-{user_id}"
+
+
+@dataclass(frozen=True)
+class DrawReport:
+    # "not_due", "busy" (another drawer is at it), "drawn" (by this call), "applied" (finished
+    # a draw stored before), "done" (made before)
+    state: str
+    entrants: int = 0
+    winners: int = 0
+    applied: int = 0
+
+
+def sale_draw(*, sale_id: int) -> DrawReport:
+    """Make the sale's draw if it is due and not made; safe to call anywhere, any number of times."""
+    if sale_state.drawn(sale_id):
+        return DrawReport("done")
+    draw = SaleDraw.objects.filter(sale_id=sale_id).select_related("sale").first()
+    if draw is None or draw.sale.draw_at is None:
+        return DrawReport("not_due")
+    if server_time() < draw.sale.draw_at.timestamp() or not sale_state.draw_due(sale_id):
+        return DrawReport("not_due")
+    with sale_state.draw_lock(sale_id) as token:
+        if token is None:
+            return DrawReport("busy")
+        state = "applied"
+        if draw.drawn_at is None:
+            state = "drawn" if _draw_store(draw) else "applied"
+            draw.refresh_from_db()
+        winners = [(user_id, reservation_id(sale_id, user_id)) for user_id in draw.winner_ids]
+        applied = sale_state.draw_apply(
+            sale_id=sale_id, winners=winners, flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS
+        )
+        if applied.drawn_before:
+            return DrawReport("done", len(draw.entrant_ids), len(draw.winner_ids), applied.applied)
+        if applied.flush_due:
+            _flush_publish(sale_id)
+    logger.info(
+        "draw of sale %s: %s winners of %s entrants",
+        sale_id,
+        len(draw.winner_ids),
+        len(draw.entrant_ids),
+        extra={"sale": sale_id, "outcome": state, "applied": applied.applied},
+    )
+    return DrawReport(state, len(draw.entrant_ids), len(draw.winner_ids), applied.applied)
+
+
+def _draw_store(draw: SaleDraw) -> bool:
+    """Draw and store it, unless another drawer stored one first; True when this call stored it."""
+    entrants = sale_state.entrants(draw.sale_id)
+    left = sale_state.stock_left([draw.sale_id])[draw.sale_id] or 0
+    units = min(max(left, 0), len(entrants))
+    winners = winners_of(draw.seed, entrants, units)
+    with transaction.atomic():
+        stored = SaleDraw.objects.filter(pk=draw.pk, drawn_at__isnull=True).update(
+            entrant_ids=entrants, winner_ids=winners, units=units, drawn_at=timezone.now()
+        )
+    return stored == 1
+
+
+def _flush_publish(sale_id: int) -> None:
+    """The winners' flush. When the broker refuses, the flush mark lapses and beat's flush sweep
+    publishes it (the reservations wait in the outbox meanwhile)."""
+    try:
+        task_publish("seckill.order_flush", kwargs={"sale_id": sale_id})
+    except (BrokerError, OSError, RedisError):
+        logger.exception("publishing the flush of sale %s after its draw failed", sale_id)
+
+
+def draws_due() -> list[int]:
+    """Beat's sweep: draw every sale whose entry window is over and whose draw is not made; the
+    sale ids drawn or finished here."""
+    done = []
+    due = (
+        SaleDraw.objects.filter(sale__end_at__gte=timezone.now())
+        .select_related("sale")
+        .defer("entrant_ids", "winner_ids")
+    )
+    for draw in due:
+        draw_at = draw.sale.draw_at
+        if draw_at is None or draw_at > timezone.now() or sale_state.drawn(draw.sale_id):
+            continue
+        report = sale_draw(sale_id=draw.sale_id)
+        if report.state in ("drawn", "applied"):
+            done.append(draw.sale_id)
+    return done
