@@ -49,6 +49,7 @@ class Node:
     host: str
     port: int
     directory: Path
+    netns: str = ""  # a network namespace to run it in (make partition-test), else this one
 
     @property
     def address(self) -> str:
@@ -84,16 +85,18 @@ def _free_port(host: str) -> int:
     raise ClusterError(f"no free port pair on {host}")
 
 
-def node_start(node: Node, server: str, *, node_timeout_ms: int = 2000) -> None:
+def node_start(node: Node, server: str, *, node_timeout_ms: int = 2000, extra: tuple[str, ...] = ()) -> None:
+    """Start one node; `extra` are more redis-server options ("--min-replicas-to-write", "1")."""
     node.directory.mkdir(parents=True, exist_ok=True)
-    cmd = [server, "--bind", node.host, "--port", str(node.port), "--dir", str(node.directory),
+    inside = ["ip", "netns", "exec", node.netns] if node.netns else []
+    cmd = [*inside, server, "--bind", node.host, "--port", str(node.port), "--dir", str(node.directory),
            "--daemonize", "yes", "--pidfile", str(node.pidfile), "--logfile", str(node.directory / "redis.log"),
            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
            "--cluster-node-timeout", str(node_timeout_ms),
            # A replica promotes itself however stale it is: in a test topology there is no
            # operator to decide, and the shop's reconciler squares what a failover lost.
            "--cluster-replica-validity-factor", "0",
-           "--save", "", "--appendonly", "no"]  # fmt: skip
+           "--save", "", "--appendonly", "no", *extra]  # fmt: skip
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0 or not _wait(lambda: _command(node.host, node.port, b"PING").startswith(b"+PONG"), 10):
         raise ClusterError(f"redis-server {node.address} did not start: {result.stderr.strip()}")

@@ -24,7 +24,7 @@ from datetime import timedelta
 import requests
 
 from tools import redis_cluster
-from tools.cluster.topology import LOGS, STATS_PORT, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
+from tools.cluster.topology import LOGS, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
 from tools.faults import RETRYABLE, Answer, Row, Run, new_path
 
 BUSY = 503  # the documented answer while a dependency fails over: "the shop is busy, retry"
@@ -58,7 +58,7 @@ class ClusterRun(Run):
 
     def node_requests(self) -> dict[str, int]:
         """web1 -> HTTP answers HAProxy has relayed from it so far."""
-        header, *lines = requests.get(f"http://127.0.0.1:{STATS_PORT}/;csv", timeout=2).text.splitlines()
+        header, *lines = requests.get(f"{self.topology.stats_url}/;csv", timeout=2).text.splitlines()
         columns = header.lstrip("# ").split(",")
         answers = [columns.index(f"hrsp_{kind}") for kind in ("1xx", "2xx", "3xx", "4xx", "5xx", "other")]
         counts = {}
@@ -81,7 +81,7 @@ class ClusterRun(Run):
         answers = self.burst(shoppers, sale.pk, during)
         burst_seconds = max(a.finished for a in answers) - min(a.started for a in answers)
         after = self.node_requests()
-        stats = requests.get(f"http://127.0.0.1:{STATS_PORT}/;csv", timeout=2).text
+        stats = requests.get(f"{self.topology.stats_url}/;csv", timeout=2).text
         (LOGS / f"haproxy-stats-{name.replace(' ', '_')}.csv").write_text(stats)
         spread = {node: after.get(node, 0) - before.get(node, 0) for node in after}
         errors = [a for a in answers if a.status >= 500 or a.status == 0]
