@@ -23,6 +23,14 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / ".run" / "redis-cluster"
 
 
+# The Redis side of "nothing acknowledged is lost" (the shop's side: REDIS_WAIT_REPLICAS in
+# deploy/cluster.env). A primary that has had no replica acknowledging its stream for 2 s
+# refuses writes (NOREPLICAS, answered 503): cut off on the minority side of a partition it stops
+# acknowledging what its promoted replica would not have, within 2 s plus one replica ack (1 s).
+# The price: a shard whose replica is gone takes no writes until one is back (docs/deploy.md).
+DURABLE_OPTIONS = ("--min-replicas-to-write", "1", "--min-replicas-max-lag", "2")
+
+
 class ClusterError(RuntimeError):
     pass
 
@@ -137,8 +145,10 @@ def _layout(directory: Path, hosts: list[str]) -> list[Node]:
     return nodes
 
 
-def cluster_up(directory: Path = DEFAULT_DIR, *, hosts: list[str] | None = None, replicas: int = 0) -> list[Node]:
-    """Start (or reuse) a cluster of len(hosts) nodes, `replicas` per primary."""
+def cluster_up(directory: Path = DEFAULT_DIR, *, hosts: list[str] | None = None, replicas: int = 0,
+               extra: tuple[str, ...] = ()) -> list[Node]:  # fmt: skip
+    """Start (or reuse) a cluster of len(hosts) nodes, `replicas` per primary; `extra`: more
+    redis-server options for every node."""
     hosts = hosts or ["127.0.0.1"] * 3
     server, cli = binaries()
     nodes = _layout(directory, hosts)
@@ -147,7 +157,7 @@ def cluster_up(directory: Path = DEFAULT_DIR, *, hosts: list[str] | None = None,
     cluster_down(directory)
     for node in nodes:
         shutil.rmtree(node.directory, ignore_errors=True)  # a fresh cluster: forget old node ids
-        node_start(node, server)
+        node_start(node, server, extra=extra)
     cluster_create(nodes, cli, replicas=replicas)
     return nodes
 

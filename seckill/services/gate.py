@@ -91,6 +91,7 @@ _REFUSALS = {
     sale_state.Refusal.NOT_STARTED: Code.NOT_STARTED,
     sale_state.Refusal.ENDED: Code.ENDED,
     sale_state.Refusal.RATE_LIMITED: Code.TOO_MANY_REQUESTS,
+    sale_state.Refusal.NOT_DURABLE: Code.TRY_AGAIN,  # no replica confirmed it: given back
 }
 
 

@@ -127,6 +127,13 @@ REDIS_URL = env("REDIS_URL")
 REDIS_IS_CLUSTER = REDIS_URL.startswith("redis+cluster://")
 # Before every key (seckill_site/redis/keys.py and the cache's KEY_PREFIX); tests set their own.
 REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
+# Writes whose acknowledgment promises durability (a reservation told "queued", a revocation)
+# wait for this many replicas to confirm them (Redis WAIT) and are undone or refused otherwise
+# (seckill_site.redis.script_durable / durable_set). 0, the default, for one Redis with no
+# replica; a Redis Cluster with replicas sets 1 (deploy/cluster.env): a primary cut off on the
+# minority side then cannot acknowledge what its promoted replica will not have.
+REDIS_WAIT_REPLICAS = env.int("REDIS_WAIT_REPLICAS", default=0)
+REDIS_WAIT_TIMEOUT_MS = env.int("REDIS_WAIT_TIMEOUT_MS", default=500)  # below SOCKET_TIMEOUT (2 s)
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",

@@ -61,14 +61,12 @@ HOSTS = {
     "haproxy": "10.231.0.50",
 }
 REDIS_HOSTS = tuple(f"r{i}" for i in range(1, 7))
-# What the shipped configuration adds to every Redis node (deploy/redis-cluster.conf says why).
-DURABLE_REDIS = ("--min-replicas-to-write", "1", "--min-replicas-max-lag", "2")
 
 
 class PartitionTopology(Topology):
     def __init__(self, *, durable: bool = True) -> None:
         super().__init__(redis_cluster_mode=True, clock_faults=False)
-        self.durable = durable
+        self.durable = durable  # False: today's configuration before this change, to measure it
         self.network = netns.Network(HOSTS, RECORD)
         self.web_hosts = tuple(HOSTS[f"web{i}"] for i in (1, 2, 3))
         self.balancer_url = f"http://{HOSTS['haproxy']}:{BALANCER_PORT}"
@@ -142,7 +140,7 @@ class PartitionTopology(Topology):
     def start_redis(self) -> None:
         server, cli = redis_cluster.binaries()
         directory = RUN / "redis"
-        extra = DURABLE_REDIS if self.durable else ()
+        extra = redis_cluster.DURABLE_OPTIONS if self.durable else ()
         log(f"Redis Cluster: 6 nodes in r1..r6 ({'shipped: ' + ' '.join(extra) if extra else 'no min-replicas'})")
         nodes = []
         for name in REDIS_HOSTS:

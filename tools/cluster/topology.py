@@ -205,6 +205,7 @@ class Topology:
         self.secret_key = "cluster-" + secrets.token_urlsafe(40)
         self.env: dict[str, str] = {}
         self.database = DATABASE
+        self.durable = True  # the shipped Redis durability (redis_cluster.DURABLE_OPTIONS, REDIS_WAIT_REPLICAS)
 
     # --- environment ---------------------------------------------------------------------
 
@@ -334,7 +335,8 @@ class Topology:
     def start_redis(self) -> None:
         if self.redis_cluster_mode:
             log(f"Redis Cluster: 6 nodes on {REDIS_HOSTS[0]}..{REDIS_HOSTS[-1]} (3 primaries + 3 replicas)")
-            self.redis_nodes = redis_cluster.cluster_up(RUN / "redis", hosts=list(REDIS_HOSTS), replicas=1)
+            self.redis_nodes = redis_cluster.cluster_up(RUN / "redis", hosts=list(REDIS_HOSTS), replicas=1,
+                                                        extra=redis_cluster.DURABLE_OPTIONS if self.durable else ())  # fmt: skip
             return
         server, _ = redis_cluster.binaries()
         self.single_redis_port = redis_cluster._free_port(REDIS_HOSTS[0])
