@@ -43,7 +43,6 @@ from tools.cluster.topology import (
     Topology,
     log,
     rabbit_env,
-    wait_until,
 )
 
 RECORD = ROOT / ".run" / "partition-netns"  # outside RUN, which a start wipes
@@ -118,7 +117,7 @@ class PartitionTopology(Topology):
         config = RUN / "pgbouncer.ini"
         text = (DEPLOY / "pgbouncer.ini").read_text()
         text = text.replace("host=127.0.0.1 port=5432", f"host={netns.GATEWAY} port=5432")
-        text = text.replace("seckill_cluster =", f"{self.database} =").replace("dbname=seckill_cluster", f"dbname={self.database}")
+        text = text.replace("seckill_cluster", self.database)
         text = text.replace("listen_addr = 127.0.0.1", f"listen_addr = {HOSTS['pgbouncer']}")
         text = text.replace("auth_file = userlist.txt", f"auth_file = {DEPLOY / 'userlist.txt'}")
         config.write_text(text)
@@ -181,11 +180,15 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", default="test", choices=("test", "up", "cleanup"))
-    parser.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS), help=f"comma list of {', '.join(SCENARIOS)}")
+    parser.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS), help=", ".join(SCENARIOS))
     parser.add_argument("--shoppers", type=int, default=1500)
     parser.add_argument("--stock", type=int, default=300)
-    parser.add_argument("--durable", action=argparse.BooleanOptionalAction, default=True,
-                        help="the shipped configuration (min-replicas-to-write, WAIT); --no-durable: before it")  # fmt: skip
+    parser.add_argument(
+        "--durable",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the shipped configuration (min-replicas-to-write, WAIT); --no-durable: before it",
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "cleanup":

@@ -39,11 +39,14 @@ class ClusterRow(Row):
     failover_seconds: float = 0.0  # from the fault until the system had healed (leader elected, node up ...)
     inconsistent: int = 0  # nodes that answered differently from the others
     failed_allowed: bool = False  # "queued" then -1 is a documented cost of this fault
+    revocations: int = 0  # revocations acknowledged during the fault (make partition-test)
+    revocations_undone: int = 0  # of those, undone after it (the old auth epoch back)
 
     @property
     def ok(self) -> bool:
         failed = self.told_failed and not self.failed_allowed
-        return super().ok and not (self.other_5xx or self.inconsistent or failed)
+        undone = self.revocations_undone and not self.failed_allowed
+        return super().ok and not (self.other_5xx or self.inconsistent or failed or undone)
 
 
 class ClusterRun(Run):
@@ -458,11 +461,14 @@ def node_buy(host: str, shopper, sale_id: int) -> int | None:
 
 def table(rows: list[ClusterRow]) -> str:
     head = ("scenario", "requests", "queued", "orders", "oversold", "dup", "stranded", "lost", "queued→-1",
-            "503", "other 5xx", "5xx*", "nodes differ", "failover s", "window s", "drain s", "ok")  # fmt: skip
+            "503", "other 5xx", "5xx*", "nodes differ", "revoked undone", "failover s", "window s", "drain s",
+            "ok")  # fmt: skip
     lines = [head] + [
         (r.scenario, r.requests, r.accepted, r.orders, r.oversold, r.duplicates, r.stranded, r.lost,
          f"{r.told_failed}{' (allowed)' if r.failed_allowed and r.told_failed else ''}", r.busy, r.other_5xx,
-         r.errors_outside_window, r.inconsistent, r.failover_seconds, r.window_seconds, r.recovery_seconds,
+         r.errors_outside_window, r.inconsistent,
+         f"{r.revocations_undone}/{r.revocations}" if r.revocations else "-", r.failover_seconds, r.window_seconds,
+         r.recovery_seconds,
          ("yes" if r.ok else "NO") if r.requests > 0 else "not run" if r.requests == 0 else "CRASHED")
         for r in rows
     ]  # fmt: skip
@@ -474,7 +480,7 @@ def table(rows: list[ClusterRow]) -> str:
         "then -1; 503: 'busy, retry' answers; other 5xx: any other 5xx or broken connection; 5xx*: 5xx or broken",
         "connections outside the fault window (+6 s); failover s: fault until healed (node down+up, leader elected,",
         "replica promoted); window s: fault until the last 5xx it caused; drain s: fault end until no reservation",
-        "left.",
+        "left; revoked undone: revocations acknowledged during the fault whose old auth epoch was back after it.",
     ]
     text += [f"  {r.scenario}: {r.notes}" for r in rows]
     return "\n".join(text)

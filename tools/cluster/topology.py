@@ -335,8 +335,8 @@ class Topology:
     def start_redis(self) -> None:
         if self.redis_cluster_mode:
             log(f"Redis Cluster: 6 nodes on {REDIS_HOSTS[0]}..{REDIS_HOSTS[-1]} (3 primaries + 3 replicas)")
-            self.redis_nodes = redis_cluster.cluster_up(RUN / "redis", hosts=list(REDIS_HOSTS), replicas=1,
-                                                        extra=redis_cluster.DURABLE_OPTIONS if self.durable else ())  # fmt: skip
+            extra = redis_cluster.DURABLE_OPTIONS if self.durable else ()
+            self.redis_nodes = redis_cluster.cluster_up(RUN / "redis", hosts=list(REDIS_HOSTS), replicas=1, extra=extra)
             return
         server, _ = redis_cluster.binaries()
         self.single_redis_port = redis_cluster._free_port(REDIS_HOSTS[0])
@@ -408,7 +408,8 @@ class Topology:
         import psycopg2
 
         def ready() -> bool:
-            psycopg2.connect(host=self.pgbouncer_host, port=PGBOUNCER_PORT, user="postgres", dbname=self.database).close()
+            address = {"host": self.pgbouncer_host, "port": PGBOUNCER_PORT}
+            psycopg2.connect(**address, user="postgres", dbname=self.database).close()
             return True
 
         if not wait_until(ready, 15):
