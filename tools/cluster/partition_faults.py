@@ -71,7 +71,10 @@ class PartitionRun(ClusterRun):
 
         topology, network = self.topology, self.topology.network
         durable = topology.durable
-        sale = self.sale(self.stock)
+        # Units left for most of the burst: the cut must land while shoppers are still being
+        # handed units (at 10 % of the burst), or there is nothing acknowledged to lose.
+        stock = max(self.stock, self.shopper_count * 4 // 5)
+        sale = self.sale(stock)
         slot, primary, primary_host = self.sale_primary(sale)
         others = [h for h in REDIS_HOSTS if h != primary_host]
         # Revocation victims: shoppers whose auth epoch lives on the sale's primary.
@@ -99,13 +102,13 @@ class PartitionRun(ClusterRun):
                 revoked.append(shopper.user_id)
 
         def during(progress):
-            self.at(progress, 0.25)
+            self.at(progress, 0.10)
             start = time.monotonic()
             log(f"cut {primary_host} (sale {sale.pk}'s primary) from all but web1; web1 from the other Redis nodes")
             network.isolate(primary_host, keep=["web1"])
             network.cut("web1", others)
-            with ThreadPoolExecutor(8) as revokers:
-                list(revokers.map(revoke, victims))
+            revokers = ThreadPoolExecutor(8)
+            revocations = [revokers.submit(revoke, victim) for victim in victims]
 
             def promoted():
                 owner = redis_primary_for([n for n in topology.redis_nodes if n != primary], slot)
@@ -117,6 +120,9 @@ class PartitionRun(ClusterRun):
             notes.append(f"replica {topology.redis_host(owner) if owner else '?'} promoted after {self.failover:.1f}s"
                          + ("" if elected else " (none within 40 s)"))  # fmt: skip
             time.sleep(3)  # the minority side keeps running a while after the majority moved on
+            for revocation in revocations:
+                revocation.result()
+            revokers.shutdown()
             network.heal(primary_host)
             network.heal("web1")
             healed = wait_until(lambda: redis_role(primary) == "slave" and redis_cluster.cluster_ok(primary), 40, 0.2)
@@ -125,7 +131,7 @@ class PartitionRun(ClusterRun):
             self.fault(start, time.monotonic())
 
         row = self.run_burst(f"1. sale's primary on minority side{'' if durable else ' (before)'}", during, sale=sale,
-                             failed_allowed=not durable)  # fmt: skip
+                             failed_allowed=not durable, stock=stock)  # fmt: skip
         epochs_after = {user_id: client().get(keys.auth_epoch(user_id)) for user_id in revoked}
         row.revocations = len(revoked)
         row.revocations_undone = sum(epochs_after[u] == epochs_before[u] for u in revoked)
