@@ -100,9 +100,22 @@ class Network:
 
     # --- cutting links --------------------------------------------------------------------
 
-    def _rule(self, host: str, *rule: str) -> None:
-        run(*self.hosts[host].prefix(), "iptables", "-w", "-A", *rule)
-        self.rules.setdefault(host, []).append(list(rule))
+    def _rule(self, host: str, *rule: str, table: str = "filter") -> None:
+        run(*self.hosts[host].prefix(), "iptables", "-w", "-t", table, "-A", *rule)
+        self.rules.setdefault(host, []).append([table, *rule])
+
+    def redirect(self, host: str, address: str, port: int, to: tuple[str, int], *, loss: float = 0.0) -> None:
+        """`host`'s connections to address:port go to `to` instead (a relay that adds latency),
+        with `loss` of their packets dropped either way; connections it had open are reset, so
+        its clients reconnect through the relay."""
+        self._rule(host, "OUTPUT", "-d", address, "-p", "tcp", "--dport", str(port), "-j", "DNAT",
+                   "--to-destination", f"{to[0]}:{to[1]}", table="nat")  # fmt: skip
+        self._rule(host, "OUTPUT", "-d", address, "-p", "tcp", "--dport", str(port), "-j", "REJECT",
+                   "--reject-with", "tcp-reset")  # fmt: skip
+        if loss:
+            chance = ["-m", "statistic", "--mode", "random", "--probability", str(loss), "-j", "DROP"]
+            self._rule(host, "OUTPUT", "-d", to[0], "-p", "tcp", "--dport", str(to[1]), *chance)
+            self._rule(host, "INPUT", "-s", to[0], "-p", "tcp", "--sport", str(to[1]), *chance)
 
     def cut(self, host: str, peers: list[str], *, probability: float | None = None) -> None:
         """Drop every packet between `host` and each of `peers` (host names, or addresses), in
@@ -127,8 +140,8 @@ class Network:
     def heal(self, host: str | None = None) -> None:
         """Remove the rules this run added (on `host`, or everywhere)."""
         for name in [host] if host else list(self.rules):
-            for rule in reversed(self.rules.pop(name, [])):
-                run(*self.hosts[name].prefix(), "iptables", "-w", "-D", *rule, check=False)
+            for table, *rule in reversed(self.rules.pop(name, [])):
+                run(*self.hosts[name].prefix(), "iptables", "-w", "-t", table, "-D", *rule, check=False)
 
 
 def leftovers_remove(record: Path) -> list[str]:

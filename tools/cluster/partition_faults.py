@@ -14,15 +14,20 @@ during a buying burst through HAProxy, each a row of the cluster test's table.
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
 from tools import redis_cluster
+from tools.cluster import netns
 from tools.cluster.partition import REDIS_HOSTS
 from tools.cluster.scenario import ClusterRow, ClusterRun, redis_primary_for
-from tools.cluster.topology import WEB_PORT, log, wait_until
+from tools.cluster.topology import PIDS, RUN, WEB_PORT, log, wait_until
 
 
 def slot_of(key: str) -> int:
@@ -140,9 +145,239 @@ class PartitionRun(ClusterRun):
         row.notes += "; " + "; ".join(notes)
         return row
 
+    # --- 2. a web node cut off from Redis, not from HAProxy ------------------------------------
+
+    def direct_buy(self, index: int, shopper, sale_id: int) -> int:
+        """One buy straight at web<index+1> (the path drawn by the test): its HTTP status."""
+        from tools.faults import new_path
+
+        path = new_path(shopper.user_id, sale_id) or "no-path"
+        try:
+            return requests.post(
+                f"http://{self.topology.web_hosts[index]}:{WEB_PORT}/seckill/{path}/doSeckill",
+                data={"goodsId": sale_id}, timeout=15,
+                headers={"X-CSRFToken": shopper.csrf, "Accept": "application/json",
+                         "Cookie": f"sessionid={shopper.session}; csrftoken={shopper.csrf}"},
+            ).status_code  # fmt: skip
+        except requests.RequestException:
+            return 0
+
+    def web_redis_cut(self) -> ClusterRow:
+        topology, network = self.topology, self.topology.network
+        sale = self.sale(self.stock)
+        probes = self.shoppers(6)
+        notes, direct = [], []
+
+        def readyz() -> int:
+            try:
+                return requests.get(f"http://{topology.web_hosts[0]}:{WEB_PORT}/readyz", timeout=5).status_code
+            except requests.RequestException:
+                return 0
+
+        def during(progress):
+            self.at(progress, 0.2)
+            start = time.monotonic()
+            log("cut web1 from every Redis node (HAProxy still reaches it)")
+            network.cut("web1", list(REDIS_HOSTS))
+            unready = wait_until(lambda: readyz() == 503, 30, 0.1)
+            unready_at = time.monotonic() - start
+            direct.extend(self.direct_buy(0, shopper, sale.pk) for shopper in probes)
+            out = wait_until(lambda: topology.balancer_states().get("web1", "").startswith("DOWN"), 60, 0.1)
+            out_at = time.monotonic() - start
+            network.heal("web1")
+            back = wait_until(lambda: topology.balancer_states().get("web1") == "UP", 60, 0.1)
+            self.failover = out_at
+            never = {True: "", False: " (never)"}
+            notes.append(f"web1 /readyz 503 after {unready_at:.1f}s{never[unready]}, out of HAProxy after "
+                         f"{out_at:.1f}s{never[out]}, back UP {time.monotonic() - start - out_at:.1f}s after "
+                         f"the heal{never[back]}; direct buys at web1 while cut: {direct}")  # fmt: skip
+            self.fault(start, time.monotonic())
+
+        row = self.run_burst("2. web1 cut from Redis", during, sale=sale)
+        row.inconsistent += sum(status != 503 for status in direct)  # must be 503: never 401, never 500
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    # --- 3. a worker cut off from PostgreSQL (PgBouncer) mid-batch, then from RabbitMQ ---------
+
+    def worker_cut(self) -> ClusterRow:
+        network, notes = self.topology.network, []
+
+        def during(progress):
+            self.at(progress, 0.3)
+            start = time.monotonic()
+            log("cut worker1 from PgBouncer for 8 s")
+            network.cut("worker1", ["pgbouncer"])
+            time.sleep(8)
+            network.heal("worker1")
+            log("cut worker1 from RabbitMQ for 8 s")
+            network.cut("worker1", ["rabbit"])
+            time.sleep(8)
+            network.heal("worker1")
+            self.failover = time.monotonic() - start
+            notes.append("worker1: 8 s without PgBouncer, then 8 s without RabbitMQ")
+            self.fault(start, time.monotonic())
+
+        row = self.run_burst("3. worker1 cut from DB, then broker", during)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    # --- 4. latency and loss on the link to the sale's primary ---------------------------------
+
+    def redis_slow(self, latency_ms: int = 200, loss: float = 0.05) -> ClusterRow:
+        topology, network = self.topology, self.topology.network
+        sale = self.sale(self.stock)
+        slot, primary, primary_host = self.sale_primary(sale)
+        relay_port, control = 17000, RUN / "redis-relay.delay"
+        control.write_text(str(latency_ms // 2))  # each way: the round trip gains latency_ms
+        topology.spawn("redis-relay", [sys.executable, "-m", "tools.cluster.relay", f"{netns.GATEWAY}:{relay_port}",
+                                       primary.address, "--control", str(control)])  # fmt: skip
+
+        def listening() -> bool:
+            socket.create_connection((netns.GATEWAY, relay_port), timeout=1).close()
+            return True
+
+        wait_until(listening, 10)
+        clients = ["web1", "web2", "web3", "worker1", "worker2", "beat"]
+        notes = [f"slot {slot} on {primary_host}: +{latency_ms} ms round trip (relay), {loss:.0%} loss each way"]
+
+        def during(progress):
+            self.at(progress, 0.1)
+            start = time.monotonic()
+            log(f"slow link to {primary_host}: +{latency_ms} ms, {loss:.0%} loss, from every web node and worker")
+            for host in clients:
+                network.redirect(host, primary.host, primary.port, (netns.GATEWAY, relay_port), loss=loss)
+            self.at(progress, 0.999)
+            for host in clients:
+                network.heal(host)
+            topology.halt("redis-relay")  # its connections reset: the clients reconnect directly
+            self.failover = time.monotonic() - start
+            self.fault(start, time.monotonic())
+
+        row = self.run_burst(f"4. +{latency_ms} ms, {loss:.0%} loss to primary", during, sale=sale)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    # --- 5. the sale's replica lost, then its primary ------------------------------------------
+
+    def replica_then_primary(self) -> ClusterRow:
+        topology = self.topology
+        sale = self.sale(self.stock)
+        slot, primary, primary_host = self.sale_primary(sale)
+        replica = self.replica_of(primary)
+        notes = [f"slot {slot}: primary {primary_host}, replica {topology.redis_host(replica) if replica else '?'}"]
+        server, _ = redis_cluster.binaries()
+        extra = redis_cluster.DURABLE_OPTIONS if topology.durable else ()
+
+        def during(progress):
+            self.at(progress, 0.2)
+            start = time.monotonic()
+            log(f"kill -9 the replica {topology.redis_host(replica)}; 3 s later the primary {primary_host}")
+            redis_cluster.node_stop(replica, kill=True)
+            time.sleep(3)
+            redis_cluster.node_stop(primary, kill=True)
+            time.sleep(3)
+            log("restart both (no persistence: they come back empty)")
+            redis_cluster.node_start(primary, server, extra=extra)
+            redis_cluster.node_start(replica, server, extra=extra)
+            healed = wait_until(lambda: all(redis_cluster.cluster_ok(n) for n in topology.redis_nodes), 60, 0.2)
+            self.failover = time.monotonic() - start
+            late = "" if healed else " (not within 60 s)"
+            notes.append(f"cluster ok again {self.failover:.1f}s after the first kill{late}")
+            self.fault(start, time.monotonic())
+
+        row = self.run_burst("5. replica lost, then primary", during, sale=sale)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    # --- 6. a web node SIGTERMed under load: drain ----------------------------------------------
+
+    def web_drain(self) -> ClusterRow:
+        topology, notes = self.topology, []
+        shoppers = self.shoppers(max(self.shopper_count, 3000))  # a burst longer than the drain
+
+        def readyz() -> int:
+            try:
+                return requests.get(f"http://{topology.web_hosts[1]}:{WEB_PORT}/readyz", timeout=5).status_code
+            except requests.RequestException:
+                return 0
+
+        def during(progress):
+            self.at(progress, 0.1)
+            start = time.monotonic()
+            launcher = topology.processes["web2"]
+            log("SIGTERM web2's launcher alone (as systemd's KillMode=mixed), no drain in HAProxy first")
+            os.kill(launcher.pid, signal.SIGTERM)
+            unready = wait_until(lambda: readyz() == 503, 10, 0.05)
+            unready_at = time.monotonic() - start
+            wait_until(lambda: topology.balancer_states().get("web2", "").startswith("DOWN"), 30, 0.1)
+            out_at = time.monotonic() - start
+            launcher.wait(timeout=60)
+            stopped_at = time.monotonic() - start
+            topology.processes.pop("web2")
+            (PIDS / "web2").unlink(missing_ok=True)
+            notes.append(f"web2 /readyz 503 after {unready_at:.2f}s{'' if unready else ' (never)'}, out of "
+                         f"HAProxy after {out_at:.1f}s, granian stopped after {stopped_at:.1f}s")  # fmt: skip
+            self.failover = stopped_at
+            self.fault(start, time.monotonic())
+            topology.web_start(1)
+
+        row = self.run_burst("6. web2 SIGTERM (drain)", during, shoppers=shoppers)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    # --- 7. HAProxy restarted ---------------------------------------------------------------------
+
+    def haproxy_restart(self) -> ClusterRow:
+        topology, notes = self.topology, []
+
+        def during(progress):
+            self.at(progress, 0.3)
+            start = time.monotonic()
+            log("restart HAProxy (SIGTERM, then start it again)")
+            topology.halt("haproxy")
+            topology.start_balancer()
+            up = wait_until(lambda: requests.get(f"{topology.url}/user/me", timeout=2).ok, 30, 0.05)
+            self.failover = time.monotonic() - start
+            notes.append(f"HAProxy answering again after {self.failover:.1f}s{'' if up else ' (not within 30 s)'}")
+            self.fault(start, time.monotonic())
+
+        row = self.run_burst("7. HAProxy restart", during)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    def haproxy_reload(self) -> ClusterRow:
+        """The same balancer replaced by a new process as a reload does (-sf: the old one stops
+        listening and finishes its connections): what a configuration change costs."""
+        topology, notes = self.topology, []
+
+        def during(progress):
+            self.at(progress, 0.3)
+            start = time.monotonic()
+            old = topology.processes.pop("haproxy")
+            log(f"reload HAProxy: a new process with -sf {old.pid}")
+            topology.spawn("haproxy", ["haproxy", "-db", "-f", str(topology.haproxy_config()), "-sf", str(old.pid)],
+                           host="haproxy")  # fmt: skip
+            old.wait(timeout=60)
+            self.failover = time.monotonic() - start
+            notes.append(f"old HAProxy finished its connections and left after {self.failover:.1f}s")
+            self.fault(start, time.monotonic())
+
+        row = self.run_burst("7b. HAProxy reload (-sf)", during)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
 
 SCENARIOS = {
     "baseline": PartitionRun.baseline,
     "redis-minority": PartitionRun.redis_minority,
+    "web-redis-cut": PartitionRun.web_redis_cut,
+    "worker-cut": PartitionRun.worker_cut,
+    "replica-primary": PartitionRun.replica_then_primary,
+    "web-drain": PartitionRun.web_drain,
+    "haproxy-restart": PartitionRun.haproxy_restart,
+    "haproxy-reload": PartitionRun.haproxy_reload,
+    "redis-slow": PartitionRun.redis_slow,
 }
-DEFAULT_SCENARIOS = ("redis-minority",)
+DEFAULT_SCENARIOS = ("redis-minority", "web-redis-cut", "worker-cut", "replica-primary", "web-drain",
+                     "haproxy-restart", "haproxy-reload", "redis-slow")  # fmt: skip
