@@ -28,7 +28,10 @@ DEFAULT_DIR = ROOT / ".run" / "redis-cluster"
 # refuses writes (NOREPLICAS, answered 503): cut off on the minority side of a partition it stops
 # acknowledging what its promoted replica would not have, within 2 s plus one replica ack (1 s).
 # The price: a shard whose replica is gone takes no writes until one is back (docs/deploy.md).
-DURABLE_OPTIONS = ("--min-replicas-to-write", "1", "--min-replicas-max-lag", "2")
+# And an append-only file, fsynced every second: a replica lost and then its primary (both
+# copies) lost every reservation not yet in PostgreSQL when they came back empty (fault 5).
+DURABLE_OPTIONS = ("--min-replicas-to-write", "1", "--min-replicas-max-lag", "2",
+                   "--appendonly", "yes", "--appendfsync", "everysec")  # fmt: skip
 
 
 class ClusterError(RuntimeError):

@@ -134,6 +134,12 @@ REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
 # minority side then cannot acknowledge what its promoted replica will not have.
 REDIS_WAIT_REPLICAS = env.int("REDIS_WAIT_REPLICAS", default=0)
 REDIS_WAIT_TIMEOUT_MS = env.int("REDIS_WAIT_TIMEOUT_MS", default=500)  # below SOCKET_TIMEOUT (2 s)
+# How often a Redis Cluster client retries a command that met a connection error, a moved slot
+# or a cluster-down answer, re-reading the slot map each time (redis-py's default: 10, with
+# backoff). Each retry that meets an unreachable node costs a connect timeout per seed it asks:
+# a web node cut off from Redis held requests for 64-93 s with the defaults (make partition-test,
+# fault 2). deploy/cluster.env: 3 retries, 0.5 s connect timeout (REDIS_CONNECT_TIMEOUT).
+REDIS_CLUSTER_RETRIES = env.int("REDIS_CLUSTER_RETRIES", default=10)
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
@@ -142,7 +148,7 @@ CACHES = {
         "OPTIONS": {
             "CLIENT_CLASS": "seckill_site.redis.connection.ClusterAwareClient",
             "CONNECTION_FACTORY": "seckill_site.redis.connection.ClusterAwareConnectionFactory",
-            "SOCKET_CONNECT_TIMEOUT": 2,
+            "SOCKET_CONNECT_TIMEOUT": env.float("REDIS_CONNECT_TIMEOUT", default=2.0),
             "SOCKET_TIMEOUT": 2,
         },
         "KEY_PREFIX": f"{REDIS_KEY_PREFIX}cache",

@@ -302,8 +302,26 @@ class PartitionRun(ClusterRun):
             except requests.RequestException:
                 return 0
 
+        # Page loads through the balancer from the SIGTERM until granian has stopped: the burst is
+        # shorter than the drain, these are not.
+        pages: list[int] = []
+        loading = [True]
+
+        def load_pages(shopper) -> None:
+            with requests.Session() as http:
+                while loading[0]:
+                    try:
+                        status = http.get(f"{topology.url}/user/me", timeout=10,
+                                          headers={"Cookie": f"sessionid={shopper.session}"}).status_code  # fmt: skip
+                    except requests.RequestException:
+                        status = 0
+                    pages.append(status)
+
         def during(progress):
             self.at(progress, 0.1)
+            readers = ThreadPoolExecutor(16)
+            for shopper in shoppers[:16]:
+                readers.submit(load_pages, shopper)
             start = time.monotonic()
             launcher = topology.processes["web2"]
             log("SIGTERM web2's launcher alone (as systemd's KillMode=mixed), no drain in HAProxy first")
@@ -316,13 +334,21 @@ class PartitionRun(ClusterRun):
             stopped_at = time.monotonic() - start
             topology.processes.pop("web2")
             (PIDS / "web2").unlink(missing_ok=True)
+            time.sleep(1)
+            loading[0] = False
+            readers.shutdown()
+            statuses = {status: pages.count(status) for status in sorted(set(pages))}
             notes.append(f"web2 /readyz 503 after {unready_at:.2f}s{'' if unready else ' (never)'}, out of "
-                         f"HAProxy after {out_at:.1f}s, granian stopped after {stopped_at:.1f}s")  # fmt: skip
+                         f"HAProxy after {out_at:.1f}s, granian stopped after {stopped_at:.1f}s; page loads "
+                         f"through HAProxy meanwhile: {statuses}")  # fmt: skip
+            broken[0] = sum(count for status, count in statuses.items() if status == 0 or status >= 500)
             self.failover = stopped_at
             self.fault(start, time.monotonic())
             topology.web_start(1)
 
+        broken = [0]
         row = self.run_burst("6. web2 SIGTERM (drain)", during, shoppers=shoppers)
+        row.other_5xx += broken[0]
         row.notes += "; " + "; ".join(notes)
         return row
 
