@@ -47,14 +47,15 @@ def run(*command: str, check: bool = True) -> subprocess.CompletedProcess:
 class Host:
     name: str  # web1
     address: str  # 10.231.0.2
+    prefix_: str = PREFIX
 
     @property
     def netns(self) -> str:
-        return f"{PREFIX}{self.name}"
+        return f"{self.prefix_}{self.name}"
 
     @property
     def veth(self) -> str:
-        return f"skv-{self.name}"[:15]
+        return f"{self.prefix_.rstrip('-')}v-{self.name}"[:15]  # sk-web1's is skv-web1
 
     def prefix(self) -> list[str]:
         """Run a command on this host: `ip netns exec` enters the namespace, then execs it (same pid)."""
@@ -62,9 +63,10 @@ class Host:
 
 
 class Network:
-    def __init__(self, hosts: dict[str, str], record: Path) -> None:
-        self.hosts = {name: Host(name, address) for name, address in hosts.items()}
-        self.record = record
+    def __init__(self, hosts: dict[str, str], record: Path, *, bridge: str = BRIDGE, prefix: str = PREFIX,
+                 gateway: str = GATEWAY) -> None:  # fmt: skip
+        self.hosts = {name: Host(name, address, prefix) for name, address in hosts.items()}
+        self.record, self.bridge, self.gateway = record, bridge, gateway
         self.rules: dict[str, list[list[str]]] = {}  # host -> iptables rules added (for heal)
 
     def __getitem__(self, name: str) -> Host:
@@ -78,22 +80,22 @@ class Network:
     def create(self) -> None:
         require_root()
         leftovers_remove(self.record)
-        self._note(f"bridge {BRIDGE}")
-        run("ip", "link", "add", BRIDGE, "type", "bridge")
-        run("ip", "addr", "add", f"{GATEWAY}/24", "dev", BRIDGE)
-        run("ip", "link", "set", BRIDGE, "up")
+        self._note(f"bridge {self.bridge}")
+        run("ip", "link", "add", self.bridge, "type", "bridge")
+        run("ip", "addr", "add", f"{self.gateway}/24", "dev", self.bridge)
+        run("ip", "link", "set", self.bridge, "up")
         for host in self.hosts.values():
             self._note(f"netns {host.netns}")
             self._note(f"veth {host.veth}")
             run("ip", "netns", "add", host.netns)
             run("ip", "link", "add", host.veth, "type", "veth", "peer", "name", "eth0", "netns", host.netns)
-            run("ip", "link", "set", host.veth, "master", BRIDGE)
+            run("ip", "link", "set", host.veth, "master", self.bridge)
             run("ip", "link", "set", host.veth, "up")
             inside = host.prefix()
             run(*inside, "ip", "link", "set", "lo", "up")
             run(*inside, "ip", "addr", "add", f"{host.address}/24", "dev", "eth0")
             run(*inside, "ip", "link", "set", "eth0", "up")
-            run(*inside, "ip", "route", "add", "default", "via", GATEWAY)
+            run(*inside, "ip", "route", "add", "default", "via", self.gateway)
 
     def destroy(self) -> list[str]:
         return leftovers_remove(self.record)
@@ -172,12 +174,9 @@ def leftovers_remove(record: Path) -> list[str]:
     return removed
 
 
-def snapshot() -> dict[str, list[str]]:
-    """What the machine has now (for the cleanup test): sk- namespaces, sk links."""
-    namespaces = [n for n in run("ip", "netns", "list", check=False).stdout.split() if n.startswith(PREFIX)]
-    links = [
-        line.split(":")[1].strip().split("@")[0]
-        for line in run("ip", "-o", "link", "show", check=False).stdout.splitlines()
-        if line.split(":")[1].strip().startswith(("skv-", BRIDGE))
-    ]
+def snapshot(prefix: str = PREFIX, bridge: str = BRIDGE) -> dict[str, list[str]]:
+    """What the machine has now (for the cleanup test): the namespaces and links of `prefix`."""
+    namespaces = [n for n in run("ip", "netns", "list", check=False).stdout.split() if n.startswith(prefix)]
+    names = [line.split(":")[1].strip().split("@")[0] for line in run("ip", "-o", "link", "show").stdout.splitlines()]
+    links = [name for name in names if name.startswith(f"{prefix.rstrip('-')}v-") or name == bridge]
     return {"netns": sorted(namespaces), "links": sorted(links)}
