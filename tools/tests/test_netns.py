@@ -13,7 +13,7 @@ import pytest
 
 from tools.cluster import netns
 
-pytestmark = pytest.mark.skipif(
+needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("iptables"),
     reason="needs root, iproute2 and iptables (network namespaces)",
 )
@@ -23,6 +23,15 @@ HOSTS = {"a": "10.232.0.2", "b": "10.232.0.3"}
 EMPTY = {"netns": [], "links": []}
 
 
+def test_not_root_is_told_plainly(monkeypatch, capsys):
+    from tools.cluster import partition
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert partition.main(["--scenarios", "redis-minority"]) == 2
+    assert "make partition-test needs root" in capsys.readouterr().err
+
+
+@needs_root
 def test_a_network_is_made_cut_healed_and_removed(tmp_path):
     network = netns.Network(HOSTS, tmp_path / "record", **OPTIONS)
     try:
@@ -45,6 +54,7 @@ def test_a_network_is_made_cut_healed_and_removed(tmp_path):
     assert not (tmp_path / "record").exists()
 
 
+@needs_root
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_an_interrupted_run_removes_its_network(tmp_path, signum):
     """As tools/cluster/partition.py does: SIGTERM and Ctrl-C unwind into its `finally`."""
@@ -76,6 +86,7 @@ def test_an_interrupted_run_removes_its_network(tmp_path, signum):
     assert netns.snapshot("skt-", "skbrt0") == EMPTY
 
 
+@needs_root
 def test_leftovers_of_a_killed_run_are_removed_by_the_next(tmp_path):
     record = tmp_path / "record"
     netns.Network(HOSTS, record, **OPTIONS).create()  # and then nobody destroys it: kill -9
