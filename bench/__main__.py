@@ -177,12 +177,13 @@ def redis_wait_compare(options: dict, scenario_names, topology, waits: list[str]
     for wait in waits:
         log(f"=== REDIS_WAIT_REPLICAS={wait}: restarting the web nodes ===")
         topology.env["REDIS_WAIT_REPLICAS"] = wait
-        for index in range(len(WEB_HOSTS)):
-            topology.halt(topology.web_name(index))
-            topology.start_web(index)
-        topology.wait_web()
+        for index in range(len(WEB_HOSTS)):  # one at a time, drained first, as a deploy does
+            topology.web_stop(index)
+            topology.web_start(index)
         wait_until(lambda: set(topology.balancer_states().values()) == {"UP"}, 30)  # rise 2 x inter 1 s
-        status |= run(dict(options), scenario_names, deployment=ClusterDeployment(topology))
+        deployment = ClusterDeployment(topology)
+        deployment.stopped = True  # the next value runs on this topology: cluster_main stops it at the end
+        status |= run(dict(options), scenario_names, deployment=deployment)
         runs.append(run.last_payload)
     lines = [f"REDIS_WAIT_REPLICAS compared in one run ({', '.join(waits)}):"]
     for wait, payload in zip(waits, runs, strict=True):
