@@ -30,6 +30,8 @@ from pathlib import Path
 
 from tools import redis_cluster
 from tools.cluster import netns
+from tools.cluster.partition_faults import DEFAULT_SCENARIOS, SCENARIOS, PartitionRun
+from tools.cluster.scenario import ClusterRow, as_json, table
 from tools.cluster.topology import (
     BALANCER_PORT,
     DEPLOY,
@@ -175,9 +177,6 @@ def _interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tools.cluster.partition_faults import DEFAULT_SCENARIOS, SCENARIOS, PartitionRun
-    from tools.cluster.scenario import ClusterRow, as_json, table
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", default="test", choices=("test", "up", "cleanup"))
     parser.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS), help=", ".join(SCENARIOS))

@@ -25,7 +25,6 @@ import requests
 
 from tools import redis_cluster
 from tools.cluster import netns
-from tools.cluster.partition import REDIS_HOSTS
 from tools.cluster.scenario import ClusterRow, ClusterRun, redis_primary_for
 from tools.cluster.topology import PIDS, RUN, WEB_PORT, log, wait_until
 
@@ -81,7 +80,7 @@ class PartitionRun(ClusterRun):
         stock = max(self.stock, self.shopper_count * 4 // 5)
         sale = self.sale(stock)
         slot, primary, primary_host = self.sale_primary(sale)
-        others = [h for h in REDIS_HOSTS if h != primary_host]
+        others = [h for h in topology.redis_by_host if h != primary_host]
         # Revocation victims: shoppers whose auth epoch lives on the sale's primary.
         pool = self.shoppers(240)
         nodes = topology.redis_nodes
@@ -178,7 +177,7 @@ class PartitionRun(ClusterRun):
             self.at(progress, 0.2)
             start = time.monotonic()
             log("cut web1 from every Redis node (HAProxy still reaches it)")
-            network.cut("web1", list(REDIS_HOSTS))
+            network.cut("web1", list(topology.redis_by_host))
             unready = wait_until(lambda: readyz() == 503, 30, 0.1)
             unready_at = time.monotonic() - start
             direct.extend(self.direct_buy(0, shopper, sale.pk) for shopper in probes)
