@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test e2e bench captcha-attack screenshots scan fairness
+.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
@@ -22,6 +22,7 @@ help:
 	@echo "make stateful       the sale's state machine with many examples (STATEFUL_EXAMPLES=1000, STATEFUL_STEPS=50)"
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
+	@echo "make partition-test the same, each host in its own network namespace (root): partitions, slow links"
 	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
 	@echo "make screenshots    every shopper page and the main admin screens, desktop and phone, English and Chinese: docs/screenshots.png"
 	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\"; ARGS=--cluster: through the cluster-test topology)"
@@ -140,6 +141,17 @@ cluster-test: venv
 	@tools/need.sh "make cluster-test" $(CLUSTER_PACKAGES) cc:gcc \
 	  /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:libfaketime
 	$(PY) -m tools.cluster $(ARGS)
+
+# The same topology with every simulated host in its own network namespace on a bridge, and
+# faults that cut or slow links (tools/cluster/partition.py, docs/deploy.md). Root only: it
+# creates namespaces, veths, a bridge and iptables rules, and removes them on exit, Ctrl-C or
+# SIGTERM (`make partition-test ARGS=cleanup` removes what a kill -9 of the test left).
+partition-test: venv
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "error: make partition-test needs root (network namespaces, veth pairs, a bridge, iptables)" >&2; exit 2; \
+	fi
+	@tools/need.sh "make partition-test" $(CLUSTER_PACKAGES) iptables:iptables ip:iproute2
+	$(PY) -m tools.cluster.partition $(ARGS)
 
 # Browser tests in the system's Chromium (Playwright cannot download its own here).
 # As root, installs Debian's chromium when it is missing; `make test` runs them when present.

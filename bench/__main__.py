@@ -83,6 +83,13 @@ def arguments() -> argparse.ArgumentParser:
         help="run the scenarios through the scale-out topology of `make cluster-test` (HAProxy, 3 web nodes,"
         " Celery workers, Redis Cluster, RabbitMQ x3, PgBouncer; bench/cluster.py) instead of one gunicorn/granian",
     )
+    parser.add_argument(
+        "--redis-wait",
+        default="",
+        help="with --cluster: REDIS_WAIT_REPLICAS on the web nodes (deploy/cluster.env: 1); a comma-separated list"
+        " (1,0) runs the chosen scenarios once per value on one topology, restarting the web nodes between, and"
+        " prints the burst with and without the replica's confirmation",
+    )
     parser.add_argument("--output", default="bench-results", help="directory for JSON, chart and logs")
     parser.add_argument("--keep-data", action="store_true", help="keep the bench's users, sales and orders")
     parser.add_argument(
@@ -147,12 +154,50 @@ def cluster_main(parser: argparse.ArgumentParser, options: dict) -> int:
         django.setup()
         from bench.run import SCENARIOS
 
+        waits = [part.strip() for part in options["redis_wait"].split(",") if part.strip()]
         try:
-            return run(options, SCENARIOS, deployment=ClusterDeployment(topology))
+            if not waits:
+                return run(options, SCENARIOS, deployment=ClusterDeployment(topology))
+            return redis_wait_compare(options, SCENARIOS, topology, waits)
         except CommandError as error:
             parser.error(str(error))
     finally:
         topology.stop()
+
+
+def redis_wait_compare(options: dict, scenario_names, topology, waits: list[str]) -> int:
+    """The chosen scenarios once per REDIS_WAIT_REPLICAS value, on one topology: the web nodes
+    restart with each value (the Redis nodes keep min-replicas-to-write); then the burst's and
+    floor's req/s and p99 side by side. What waiting for a replica costs."""
+    from bench import report
+    from bench.cluster import ClusterDeployment
+    from tools.cluster.topology import WEB_HOSTS, log, wait_until
+
+    status, runs = 0, []
+    for wait in waits:
+        log(f"=== REDIS_WAIT_REPLICAS={wait}: restarting the web nodes ===")
+        topology.env["REDIS_WAIT_REPLICAS"] = wait
+        for index in range(len(WEB_HOSTS)):  # one at a time, drained first, as a deploy does
+            topology.web_stop(index)
+            topology.web_start(index)
+        wait_until(lambda: set(topology.balancer_states().values()) == {"UP"}, 30)  # rise 2 x inter 1 s
+        deployment = ClusterDeployment(topology)
+        deployment.stopped = True  # the next value runs on this topology: cluster_main stops it at the end
+        status |= run(dict(options), scenario_names, deployment=deployment)
+        runs.append(run.last_payload)
+    lines = [f"REDIS_WAIT_REPLICAS compared in one run ({', '.join(waits)}):"]
+    for wait, payload in zip(waits, runs, strict=True):
+        by_name = {r["scenario"]: r for r in (payload or {}).get("results", [])}
+        cells = [
+            f"{name} {by_name[name]['rps']:.0f} req/s p50 {by_name[name]['latency_ms']['p50']:.1f} ms"
+            f" p99 {by_name[name]['latency_ms']['p99']:.1f} ms"
+            for name in ("floor", "burst")
+            if name in by_name
+        ]
+        lines.append(f"  wait={wait}: " + "; ".join(cells))
+    print("\n".join(lines))
+    report.save_json(Path(options["output"]).resolve() / "redis-wait.json", {"waits": waits, "runs": runs})
+    return status
 
 
 def run(options: dict, scenario_names: tuple[str, ...], deployment=None) -> int:
@@ -197,6 +242,7 @@ def run(options: dict, scenario_names: tuple[str, ...], deployment=None) -> int:
         )
         status |= bench.run()
         runs.append(bench.payload)
+    run.last_payload = runs[-1] if runs else None
     if len(servers) > 1:
         table = report.server_table([run for run in runs if run])
         print(f"\nservers compared in this run ({', '.join(servers)}):\n{table}")

@@ -13,6 +13,7 @@ shared deadline, its Redis check opens its own connection from REDIS_URL (which 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,15 @@ class CheckResult:
     ok: bool
     milliseconds: float
     error: str = ""
+
+
+def check_draining() -> None:
+    """A node told to stop is not ready: seckill_site.serve, on SIGTERM, creates WEB_DRAIN_FILE
+    and keeps serving for WEB_DRAIN_SECONDS, so the balancer takes it out before any request
+    or connection of it is cut."""
+    path = os.environ.get("WEB_DRAIN_FILE")
+    if path and os.path.exists(path):
+        raise RuntimeError("stopping: draining before shutdown")
 
 
 def check_postgres() -> None:
@@ -66,6 +76,7 @@ def check_broker() -> None:
 
 
 CHECKS: dict[str, Callable[[], None]] = {
+    "draining": check_draining,
     "postgres": check_postgres,
     "redis": check_redis,
     "lua": check_lua_scripts,

@@ -11,6 +11,11 @@ Settings come from the environment, as gunicorn's did:
   WEB_CONCURRENCY  worker processes                     (2)
   WEB_THREADS      Django threads per worker            (8: a request mostly waits on Redis)
   WEB_BACKLOG      the listen queue                     (2048: runserver's 5 reset a burst)
+  WEB_DRAIN_SECONDS  on SIGTERM, answer /readyz 503 this long before granian stops (0: at
+                   once); longer than the balancer takes to mark a node down (deploy/haproxy.cfg),
+                   so the node leaves the rotation while it still serves and no request or
+                   connection is cut (make partition-test, fault 6). SIGTERM this launcher
+                   alone (systemd: KillMode=mixed), not its process group.
   RELOAD=1         restart the workers on code changes  (make run RELOAD=1)
 Any other granian option can be set with its own GRANIAN_* variable.
 
@@ -26,8 +31,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 
 
 def _metrics_dir(bind: str) -> str:
@@ -63,7 +71,36 @@ def main(argv: list[str] | None = None) -> None:
     options = parser.parse_args(argv)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_dir(options.bind)
     args = command(options.bind)
-    os.execv(args[0], args)
+    drain = float(os.environ.get("WEB_DRAIN_SECONDS", "0") or 0)
+    if drain <= 0:
+        os.execv(args[0], args)
+    sys.exit(serve_draining(args, options.bind, drain))
+
+
+def serve_draining(args: list[str], bind: str, drain: float) -> int:
+    """granian as a child; on SIGTERM, /readyz turns 503 (health.check_draining), and only
+    `drain` seconds later is granian told to stop (it then finishes what it holds)."""
+    flag = os.environ.setdefault(
+        "WEB_DRAIN_FILE", os.path.join(tempfile.gettempdir(), f"seckill-draining-{bind.replace(':', '-')}")
+    )
+    if os.path.exists(flag):
+        os.unlink(flag)
+    stopping: list[float] = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(time.monotonic()))
+    signal.signal(signal.SIGINT, lambda signum, frame: stopping.append(0.0))  # Ctrl-C: no drain
+    server = subprocess.Popen(args)
+    told = False
+    while server.poll() is None:
+        if stopping and not told:
+            with open(flag, "w") as out:
+                out.write("stopping\n")
+            if time.monotonic() - stopping[0] >= drain:
+                server.send_signal(signal.SIGTERM)
+                told = True
+        time.sleep(0.05)
+    if os.path.exists(flag):
+        os.unlink(flag)
+    return server.returncode
 
 
 if __name__ == "__main__":

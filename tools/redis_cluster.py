@@ -23,6 +23,17 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / ".run" / "redis-cluster"
 
 
+# The Redis side of "nothing acknowledged is lost" (the shop's side: REDIS_WAIT_REPLICAS in
+# deploy/cluster.env). A primary that has had no replica acknowledging its stream for 2 s
+# refuses writes (NOREPLICAS, answered 503): cut off on the minority side of a partition it stops
+# acknowledging what its promoted replica would not have, within 2 s plus one replica ack (1 s).
+# The price: a shard whose replica is gone takes no writes until one is back (docs/deploy.md).
+# And an append-only file, fsynced every second: a replica lost and then its primary (both
+# copies) lost every reservation not yet in PostgreSQL when they came back empty (fault 5).
+DURABLE_OPTIONS = ("--min-replicas-to-write", "1", "--min-replicas-max-lag", "2",
+                   "--appendonly", "yes", "--appendfsync", "everysec")  # fmt: skip
+
+
 class ClusterError(RuntimeError):
     pass
 
@@ -49,6 +60,7 @@ class Node:
     host: str
     port: int
     directory: Path
+    netns: str = ""  # a network namespace to run it in (make partition-test), else this one
 
     @property
     def address(self) -> str:
@@ -84,16 +96,18 @@ def _free_port(host: str) -> int:
     raise ClusterError(f"no free port pair on {host}")
 
 
-def node_start(node: Node, server: str, *, node_timeout_ms: int = 2000) -> None:
+def node_start(node: Node, server: str, *, node_timeout_ms: int = 2000, extra: tuple[str, ...] = ()) -> None:
+    """Start one node; `extra` are more redis-server options ("--min-replicas-to-write", "1")."""
     node.directory.mkdir(parents=True, exist_ok=True)
-    cmd = [server, "--bind", node.host, "--port", str(node.port), "--dir", str(node.directory),
+    inside = ["ip", "netns", "exec", node.netns] if node.netns else []
+    cmd = [*inside, server, "--bind", node.host, "--port", str(node.port), "--dir", str(node.directory),
            "--daemonize", "yes", "--pidfile", str(node.pidfile), "--logfile", str(node.directory / "redis.log"),
            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
            "--cluster-node-timeout", str(node_timeout_ms),
            # A replica promotes itself however stale it is: in a test topology there is no
            # operator to decide, and the shop's reconciler squares what a failover lost.
            "--cluster-replica-validity-factor", "0",
-           "--save", "", "--appendonly", "no"]  # fmt: skip
+           "--save", "", "--appendonly", "no", *extra]  # fmt: skip
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0 or not _wait(lambda: _command(node.host, node.port, b"PING").startswith(b"+PONG"), 10):
         raise ClusterError(f"redis-server {node.address} did not start: {result.stderr.strip()}")
@@ -134,8 +148,10 @@ def _layout(directory: Path, hosts: list[str]) -> list[Node]:
     return nodes
 
 
-def cluster_up(directory: Path = DEFAULT_DIR, *, hosts: list[str] | None = None, replicas: int = 0) -> list[Node]:
-    """Start (or reuse) a cluster of len(hosts) nodes, `replicas` per primary."""
+def cluster_up(directory: Path = DEFAULT_DIR, *, hosts: list[str] | None = None, replicas: int = 0,
+               extra: tuple[str, ...] = ()) -> list[Node]:  # fmt: skip
+    """Start (or reuse) a cluster of len(hosts) nodes, `replicas` per primary; `extra`: more
+    redis-server options for every node."""
     hosts = hosts or ["127.0.0.1"] * 3
     server, cli = binaries()
     nodes = _layout(directory, hosts)
@@ -144,7 +160,7 @@ def cluster_up(directory: Path = DEFAULT_DIR, *, hosts: list[str] | None = None,
     cluster_down(directory)
     for node in nodes:
         shutil.rmtree(node.directory, ignore_errors=True)  # a fresh cluster: forget old node ids
-        node_start(node, server)
+        node_start(node, server, extra=extra)
     cluster_create(nodes, cli, replicas=replicas)
     return nodes
 

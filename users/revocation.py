@@ -6,7 +6,7 @@ import secrets
 
 from django.db import transaction
 
-from seckill_site.redis import client, keys
+from seckill_site.redis import durable_set, keys
 from users.tokens import api_token_cache_drop, api_token_keys, api_tokens_revoke
 
 
@@ -17,8 +17,11 @@ def user_auth_revoke(*, user_id: int) -> None:
 
     Sessions: a new random auth epoch in Redis; a session made under another one loads empty
     (users.sessions). Random, not a counter: if Redis lost the key, no old value comes back.
-    Tokens: their rows and cache entries are deleted (seckill_site.api.api_tokens_revoke)."""
-    client().set(keys.auth_epoch(user_id), secrets.token_hex(8))
+    Tokens: their rows and cache entries are deleted (seckill_site.api.api_tokens_revoke).
+    The new epoch waits for a replica's confirmation where REDIS_WAIT_REPLICAS asks for one
+    (seckill_site.redis.durable_set): unconfirmed, it fails closed (NotDurable, answered 503)
+    rather than report a revocation a failover could undo."""
+    durable_set(keys.auth_epoch(user_id), secrets.token_hex(8))
     api_tokens_revoke(user_id=user_id)
 
 
@@ -30,7 +33,7 @@ def user_deleted_revoke(*, user_id: int) -> None:
     token_keys = api_token_keys(user_id=user_id)
 
     def revoke() -> None:
-        client().set(keys.auth_epoch(user_id), secrets.token_hex(8))
+        durable_set(keys.auth_epoch(user_id), secrets.token_hex(8))
         api_token_cache_drop(keys=token_keys)
 
     transaction.on_commit(revoke)

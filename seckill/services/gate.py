@@ -135,6 +135,7 @@ _REFUSALS = {
     sale_state.Refusal.RATE_LIMITED: Code.TOO_MANY_REQUESTS,
     sale_state.Refusal.IN_DRAW: Code.DRAW_PENDING,  # enter.lua and reserve.lua disagreed by a clock tick
     sale_state.Refusal.DRAW_PENDING: Code.DRAW_PENDING,
+    sale_state.Refusal.NOT_DURABLE: Code.TRY_AGAIN,  # no replica confirmed it: given back
 }
 
 

@@ -16,24 +16,30 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+from django.conf import settings
 from django_redis import get_redis_connection
 from redis import Redis
+from redis._parsers.base import BaseParser
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
-from redis.exceptions import RedisError
+from redis.exceptions import MovedError, ReadOnlyError, RedisError, ResponseError
 
 from seckill_site.redis import keys
 
 __all__ = [
     "LockNotAcquired",
+    "NotDurable",
     "client",
+    "durable_set",
     "is_cluster",
     "keys",
     "lock",
     "lock_try",
     "now",
     "script",
+    "script_durable",
     "script_names",
     "scripts_load",
     "server_time",
@@ -42,6 +48,18 @@ __all__ = [
 LUA_DIR = Path(__file__).parent / "lua"
 # Every directory of Lua scripts; a script's name is its file's stem, unique across them.
 SCRIPT_DIRECTORIES = (LUA_DIR, Path(__file__).parent.parent / "sale_state" / "lua")
+
+
+class NotDurable(ReadOnlyError):
+    """A write no replica confirmed in time, or refused by a primary that has too few replicas
+    in reach (min-replicas-to-write: its NOREPLICAS error). A ReadOnlyError, as a demoted
+    primary's refusal is: the shop answers both 503 "busy, retry" (seckill_site.errors) and
+    Celery tasks retry them."""
+
+
+# Every NOREPLICAS reply, whoever sends the command (the cache, sessions, a task), parses as
+# NotDurable rather than a bare ResponseError, which would be a 500.
+BaseParser.EXCEPTION_CLASSES["NOREPLICAS"] = NotDurable
 
 
 @cache
@@ -79,6 +97,65 @@ def scripts_load() -> list[str]:
         loaded = script(name)
         loaded.sha = client().script_load(loaded.script)
     return names
+
+
+def _primary_of(key: str) -> Redis:
+    """The client of the one server holding `key` (its primary on a cluster): WAIT counts the
+    replicas that confirmed the writes of *its own connection*, so the write and the WAIT
+    must go down one connection, one pipeline on one server."""
+    redis = client()
+    if isinstance(redis, RedisCluster):
+        return redis.get_redis_connection(redis.get_node_from_key(key))
+    return redis
+
+
+def _durably(key: str, queue) -> tuple[object, bool]:
+    """Run `queue(pipeline)`'s one command and WAIT for REDIS_WAIT_REPLICAS replicas, on the
+    server of `key`; (its answer, confirmed). A slot that moved (a failover the client has
+    not seen yet) is looked up again once."""
+    replicas = settings.REDIS_WAIT_REPLICAS
+    for attempt in (1, 2):
+        pipeline = _primary_of(key).pipeline(transaction=False)
+        queue(pipeline)
+        pipeline.execute_command("WAIT", replicas, settings.REDIS_WAIT_TIMEOUT_MS)
+        try:
+            answer, confirmed = pipeline.execute()
+        except MovedError:
+            redis = client()
+            if attempt == 2 or not isinstance(redis, RedisCluster):
+                raise
+            redis.nodes_manager.initialize()
+            continue
+        except ResponseError as error:
+            if "NOREPLICAS" in str(error):  # raised inside a script: the script's error wraps it
+                raise NotDurable(str(error)) from error
+            raise
+        return answer, int(confirmed) >= replicas
+    raise AssertionError("unreachable")
+
+
+def script_durable(name: str, *, keys: list[str], args: list) -> tuple[Any, bool]:
+    """Run a script whose answer the caller will promise to someone; (answer, confirmed):
+    confirmed when REDIS_WAIT_REPLICAS replicas have its writes (always, with 0). Not
+    confirmed, the caller undoes what the script did (its own inverse transition) or refuses:
+    a replica promoted over this primary would not have it. Raises NotDurable when the primary
+    refuses writes for want of replicas (nothing was written then)."""
+    if settings.REDIS_WAIT_REPLICAS <= 0:
+        return script(name)(keys=keys, args=args), True
+    return _durably(keys[0], lambda pipeline: script(name)(keys=keys, args=args, client=pipeline))
+
+
+def durable_set(key: str, value: str | bytes, *, attempts: int = 3) -> None:
+    """SET that a replica has confirmed when it returns (a revocation); raises NotDurable when
+    none confirmed after `attempts` writes: the caller fails closed, it never reports done."""
+    if settings.REDIS_WAIT_REPLICAS <= 0:
+        client().set(key, value)
+        return
+    for _ in range(attempts):
+        _, confirmed = _durably(key, lambda pipeline: pipeline.set(key, value))
+        if confirmed:
+            return
+    raise NotDurable(f"no replica confirmed the write of {key} in {attempts} tries")
 
 
 def server_time() -> float:

@@ -17,10 +17,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from django.conf import settings
 from django_redis.client import DefaultClient
 from django_redis.pool import ConnectionFactory
 from redis import Redis
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import ClusterNode, RedisCluster
+from redis.retry import Retry
 
 CLUSTER_SCHEME = "redis+cluster"
 
@@ -70,6 +73,10 @@ class ClusterAwareConnectionFactory(ConnectionFactory):
                 for name in ("socket_timeout", "socket_connect_timeout", "username", "password")
                 if name in params
             }
+            # Bounded retries (REDIS_CLUSTER_RETRIES): a node cut off from Redis answers 503 in
+            # seconds rather than holding the request past the balancer's timeout.
+            backoff = ExponentialWithJitterBackoff(base=0.01, cap=1)
+            options["retry"] = Retry(backoff, retries=settings.REDIS_CLUSTER_RETRIES)
             self._clusters[url] = cluster_from_url(url, **options)
         return self._clusters[url]
 

@@ -71,7 +71,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from seckill_site.redis import client, lock, lock_try, script, text
+from seckill_site.redis import client, lock, lock_try, script, script_durable, text
 from seckill_site.sale_state import keys
 
 RESULT_QUEUED = 0
@@ -162,6 +162,7 @@ class Refusal(enum.IntEnum):
     RATE_LIMITED = -7
     IN_DRAW = -8  # a draw sale's entry window: the shopper enters instead (enter)
     DRAW_PENDING = -9  # the entry window is over and the draw is not made yet
+    NOT_DURABLE = -10  # not reserve.lua's: no replica confirmed the reservation, which was given back
 
 
 @dataclass(frozen=True)
@@ -175,8 +176,13 @@ class Reserved:
 
 def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, trace: str, flush_mark_ms: int) -> Reserved:
     """(none) -> reserved: count the buy against the shopper's rate limit, take the one-time
-    path, check "already bought" and the stock, hand out one unit. One round trip."""
-    left, extra = script("reserve")(
+    path, check "already bought" and the stock, hand out one unit. One round trip, plus the
+    replica's confirmation where REDIS_WAIT_REPLICAS asks for one (seckill_site.redis.script_durable):
+    a unit no replica confirmed is given back at once (reserved -> given back, as when the
+    flush cannot be published) and the answer is NOT_DURABLE, "try again", never "queued" —
+    unless a writer already holds it, which then settles it as usual."""
+    (left, extra), confirmed = script_durable(
+        "reserve",
         keys=[
             keys.stock(sale_id),
             keys.buyers(sale_id),
@@ -199,6 +205,10 @@ def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, trace: st
             keys.GATE_RATE_SECONDS,
         ],
     )
+    if left >= 0 and not confirmed:
+        if give_back(sale_id=sale_id, user_id=user_id, request_id=request_id) is GiveBack.GIVEN_BACK:
+            return Reserved(Refusal.NOT_DURABLE)
+        return Reserved(None, left=left, flush_due=False)  # claimed or settled: a writer has it
     if left < 0:
         refusal = Refusal(left)
         if refusal in (Refusal.IN_DRAW, Refusal.DRAW_PENDING):

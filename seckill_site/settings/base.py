@@ -128,6 +128,19 @@ REDIS_URL = env("REDIS_URL")
 REDIS_IS_CLUSTER = REDIS_URL.startswith("redis+cluster://")
 # Before every key (seckill_site/redis/keys.py and the cache's KEY_PREFIX); tests set their own.
 REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
+# Writes whose acknowledgment promises durability (a reservation told "queued", a revocation)
+# wait for this many replicas to confirm them (Redis WAIT) and are undone or refused otherwise
+# (seckill_site.redis.script_durable / durable_set). 0, the default, for one Redis with no
+# replica; a Redis Cluster with replicas sets 1 (deploy/cluster.env): a primary cut off on the
+# minority side then cannot acknowledge what its promoted replica will not have.
+REDIS_WAIT_REPLICAS = env.int("REDIS_WAIT_REPLICAS", default=0)
+REDIS_WAIT_TIMEOUT_MS = env.int("REDIS_WAIT_TIMEOUT_MS", default=500)  # below SOCKET_TIMEOUT (2 s)
+# How often a Redis Cluster client retries a command that met a connection error, a moved slot
+# or a cluster-down answer, re-reading the slot map each time (redis-py's default: 10, with
+# backoff). Each retry that meets an unreachable node costs a connect timeout per seed it asks:
+# a web node cut off from Redis held requests for 64-93 s with the defaults (make partition-test,
+# fault 2). deploy/cluster.env: 3 retries, 0.5 s connect timeout (REDIS_CONNECT_TIMEOUT).
+REDIS_CLUSTER_RETRIES = env.int("REDIS_CLUSTER_RETRIES", default=10)
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
@@ -136,7 +149,7 @@ CACHES = {
         "OPTIONS": {
             "CLIENT_CLASS": "seckill_site.redis.connection.ClusterAwareClient",
             "CONNECTION_FACTORY": "seckill_site.redis.connection.ClusterAwareConnectionFactory",
-            "SOCKET_CONNECT_TIMEOUT": 2,
+            "SOCKET_CONNECT_TIMEOUT": env.float("REDIS_CONNECT_TIMEOUT", default=2.0),
             "SOCKET_TIMEOUT": 2,
         },
         "KEY_PREFIX": f"{REDIS_KEY_PREFIX}cache",

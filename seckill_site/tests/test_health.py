@@ -26,7 +26,19 @@ def test_readyz_is_200_when_everything_answers(client, settings):
     assert response.json() == {"status": "ok", "failed": []}  # no details for just anyone
     body = client.get("/readyz", headers={"Authorization": "Bearer ops-token"}).json()
     assert body["status"] == "ok" and body["failed"] == []
-    assert set(body["checks"]) == {"postgres", "redis", "lua", "broker"}
+    assert set(body["checks"]) == {"draining", "postgres", "redis", "lua", "broker"}
+
+
+@pytest.mark.django_db
+def test_readyz_is_503_while_the_node_drains_before_it_stops(client, monkeypatch, tmp_path):
+    """seckill_site.serve, on SIGTERM, creates WEB_DRAIN_FILE and serves on for a while: the
+    balancer must see the node unready first, while everything else still answers."""
+    flag = tmp_path / "draining"
+    monkeypatch.setenv("WEB_DRAIN_FILE", str(flag))
+    assert client.get("/readyz").status_code == 200
+    flag.write_text("stopping\n")
+    response = client.get("/readyz")
+    assert response.status_code == 503 and response.json()["failed"] == ["draining"]
 
 
 @pytest.mark.django_db

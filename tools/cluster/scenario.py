@@ -24,7 +24,7 @@ from datetime import timedelta
 import requests
 
 from tools import redis_cluster
-from tools.cluster.topology import LOGS, STATS_PORT, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
+from tools.cluster.topology import LOGS, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
 from tools.faults import RETRYABLE, Answer, Row, Run, new_path
 
 BUSY = 503  # the documented answer while a dependency fails over: "the shop is busy, retry"
@@ -39,11 +39,15 @@ class ClusterRow(Row):
     failover_seconds: float = 0.0  # from the fault until the system had healed (leader elected, node up ...)
     inconsistent: int = 0  # nodes that answered differently from the others
     failed_allowed: bool = False  # "queued" then -1 is a documented cost of this fault
+    revocations: int = 0  # revocations acknowledged during the fault (make partition-test)
+    revocations_undone: int = 0  # of those, undone after it (the old auth epoch back)
+    asked_login: int = 0  # 401 answers to logged-in shoppers ("log in"): never right
 
     @property
     def ok(self) -> bool:
         failed = self.told_failed and not self.failed_allowed
-        return super().ok and not (self.other_5xx or self.inconsistent or failed)
+        undone = self.revocations_undone and not self.failed_allowed
+        return super().ok and not (self.other_5xx or self.inconsistent or failed or undone or self.asked_login)
 
 
 class ClusterRun(Run):
@@ -58,7 +62,7 @@ class ClusterRun(Run):
 
     def node_requests(self) -> dict[str, int]:
         """web1 -> HTTP answers HAProxy has relayed from it so far."""
-        header, *lines = requests.get(f"http://127.0.0.1:{STATS_PORT}/;csv", timeout=2).text.splitlines()
+        header, *lines = requests.get(f"{self.topology.stats_url}/;csv", timeout=2).text.splitlines()
         columns = header.lstrip("# ").split(",")
         answers = [columns.index(f"hrsp_{kind}") for kind in ("1xx", "2xx", "3xx", "4xx", "5xx", "other")]
         counts = {}
@@ -81,7 +85,7 @@ class ClusterRun(Run):
         answers = self.burst(shoppers, sale.pk, during)
         burst_seconds = max(a.finished for a in answers) - min(a.started for a in answers)
         after = self.node_requests()
-        stats = requests.get(f"http://127.0.0.1:{STATS_PORT}/;csv", timeout=2).text
+        stats = requests.get(f"{self.topology.stats_url}/;csv", timeout=2).text
         (LOGS / f"haproxy-stats-{name.replace(' ', '_')}.csv").write_text(stats)
         spread = {node: after.get(node, 0) - before.get(node, 0) for node in after}
         errors = [a for a in answers if a.status >= 500 or a.status == 0]
@@ -89,6 +93,8 @@ class ClusterRun(Run):
         row = ClusterRow(**vars(self.settle_and_check(name, sale, answers, stock)))
         row.failed_allowed = failed_allowed
         row.busy = sum(a.status == BUSY for a in answers)
+        row.asked_login = sum(a.status == 401 for a in answers)
+        self.last_answers = answers
         row.other_5xx = sum(a.status != BUSY for a in errors)
         if errors and fault_started is not None:
             row.window_seconds = round(max(a.finished for a in errors) - fault_started, 1)
@@ -458,11 +464,14 @@ def node_buy(host: str, shopper, sale_id: int) -> int | None:
 
 def table(rows: list[ClusterRow]) -> str:
     head = ("scenario", "requests", "queued", "orders", "oversold", "dup", "stranded", "lost", "queued→-1",
-            "503", "other 5xx", "5xx*", "nodes differ", "failover s", "window s", "drain s", "ok")  # fmt: skip
+            "503", "other 5xx", "5xx*", "401", "nodes differ", "revoked undone", "failover s", "window s", "drain s",
+            "ok")  # fmt: skip
     lines = [head] + [
         (r.scenario, r.requests, r.accepted, r.orders, r.oversold, r.duplicates, r.stranded, r.lost,
          f"{r.told_failed}{' (allowed)' if r.failed_allowed and r.told_failed else ''}", r.busy, r.other_5xx,
-         r.errors_outside_window, r.inconsistent, r.failover_seconds, r.window_seconds, r.recovery_seconds,
+         r.errors_outside_window, r.asked_login, r.inconsistent,
+         f"{r.revocations_undone}/{r.revocations}" if r.revocations else "-", r.failover_seconds, r.window_seconds,
+         r.recovery_seconds,
          ("yes" if r.ok else "NO") if r.requests > 0 else "not run" if r.requests == 0 else "CRASHED")
         for r in rows
     ]  # fmt: skip
@@ -472,9 +481,10 @@ def table(rows: list[ClusterRow]) -> str:
     text += [
         "queued: shoppers told 'queued'; lost: told 'queued', then neither an order nor -1; queued→-1: told 'queued',",
         "then -1; 503: 'busy, retry' answers; other 5xx: any other 5xx or broken connection; 5xx*: 5xx or broken",
-        "connections outside the fault window (+6 s); failover s: fault until healed (node down+up, leader elected,",
-        "replica promoted); window s: fault until the last 5xx it caused; drain s: fault end until no reservation",
-        "left.",
+        "connections outside the fault window (+6 s); 401: 'log in' answers to logged-in shoppers; failover s:",
+        "fault until healed (node down+up, leader elected, replica promoted); window s: fault until the last 5xx it",
+        "caused; drain s: fault end until no reservation left; revoked undone: revocations acknowledged during the",
+        "fault whose old auth epoch was back after it.",
     ]
     text += [f"  {r.scenario}: {r.notes}" for r in rows]
     return "\n".join(text)

@@ -113,7 +113,7 @@ RABBIT_NODES = tuple(RabbitNode(f"c{i}", 15700 + i, 15710 + i) for i in (1, 2, 3
 RABBIT_HOME = RUN / "rabbitmq" / "home"  # its .erlang.cookie is the three nodes' shared secret
 
 
-def rabbit_env(node: RabbitNode | None = None) -> dict[str, str]:
+def rabbit_env(node: RabbitNode | None = None, *, bind: str = "127.0.0.1") -> dict[str, str]:
     env = dict(
         os.environ,
         HOME=str(RABBIT_HOME),
@@ -125,7 +125,7 @@ def rabbit_env(node: RabbitNode | None = None) -> dict[str, str]:
     if node is not None:
         env.update(
             RABBITMQ_NODENAME=node.nodename,
-            RABBITMQ_NODE_IP_ADDRESS="127.0.0.1",
+            RABBITMQ_NODE_IP_ADDRESS=bind,
             RABBITMQ_NODE_PORT=str(node.amqp_port),
             RABBITMQ_DIST_PORT=str(node.dist_port),
             RABBITMQ_MNESIA_BASE=str(node.directory / "mnesia"),
@@ -135,9 +135,11 @@ def rabbit_env(node: RabbitNode | None = None) -> dict[str, str]:
     return env
 
 
-def rabbitmqctl(node: RabbitNode, *args: str, timeout: float = 60, tool: str = "rabbitmqctl") -> str:
+def rabbitmqctl(node: RabbitNode, *args: str, timeout: float = 60, tool: str = "rabbitmqctl",
+                prefix: tuple[str, ...] = ()) -> str:  # fmt: skip
+    """`prefix` runs it on another host (`ip netns exec NS`): it finds the nodes through that host's epmd."""
     result = subprocess.run(
-        [str(RABBITMQ_BIN / tool), "-n", node.nodename, *args],
+        [*prefix, str(RABBITMQ_BIN / tool), "-n", node.nodename, *args],
         env=rabbit_env(),
         capture_output=True,
         text=True,
@@ -186,9 +188,13 @@ class Topology:
         self.processes: dict[str, subprocess.Popen] = {}
         self.redis_nodes: list[redis_cluster.Node] = []
         self.single_redis: subprocess.Popen | None = None
+        self.web_hosts = WEB_HOSTS
         self.balancer_url = f"http://127.0.0.1:{BALANCER_PORT}"
+        self.stats_url = f"http://127.0.0.1:{STATS_PORT}"
         self.secret_key = "cluster-" + secrets.token_urlsafe(40)
         self.env: dict[str, str] = {}
+        self.database = DATABASE
+        self.durable = True  # the shipped Redis durability (redis_cluster.DURABLE_OPTIONS, REDIS_WAIT_REPLICAS)
 
     # --- environment ---------------------------------------------------------------------
 
@@ -202,13 +208,25 @@ class Topology:
                 continue
             key, _, value = line.partition("=")
             env[key] = string.Template(value).substitute(values)
+        env.update(self.env_overrides())
         return env
+
+    def env_overrides(self) -> dict[str, str]:
+        """Where the nodes find each other, when not where deploy/cluster.env says (make partition-test)."""
+        return {}
+
+    def host_prefix(self, host: str | None) -> list[str]:
+        """The command prefix that runs a process on simulated host `host`: none on loopback."""
+        return []
+
+    def rabbitmqctl(self, node: RabbitNode, *args: str, **options) -> str:
+        return rabbitmqctl(node, *args, prefix=tuple(self.host_prefix("rabbit")), **options)
 
     def harness_env(self) -> dict[str, str]:
         """The test's own Django: the nodes' settings, PostgreSQL directly (it counts orders
         while PgBouncer may be the thing under test, and runs the migrations)."""
         env = dict(self.env)
-        env["DATABASE_URL"] = f"postgres://postgres@{POSTGRES[0]}:{POSTGRES[1]}/{DATABASE}"
+        env["DATABASE_URL"] = f"postgres://postgres@{POSTGRES[0]}:{POSTGRES[1]}/{self.database}"
         env.pop("DATABASE_POOLER", None)
         return env
 
@@ -225,7 +243,9 @@ class Topology:
 
     # --- process plumbing ----------------------------------------------------------------
 
-    def spawn(self, name: str, command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> None:
+    def spawn(self, name: str, command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT,
+              host: str | None = None) -> None:  # fmt: skip
+        command = [*self.host_prefix(host), *command]
         output = open(LOGS / f"{name}.log", "a")
         output.write(f"--- {time.strftime('%H:%M:%S', time.gmtime())} {' '.join(command)}\n")
         output.flush()
@@ -292,19 +312,20 @@ class Topology:
         self.env = self.node_env()
         self.start_database()
         self.start_pgbouncer()
-        for index in range(len(WEB_HOSTS)):
+        for index in range(len(self.web_hosts)):
             self.start_web(index)
         for name in WORKERS:
             self.start_worker(name)
         self.start_beat()
         self.start_balancer()
         self.wait_web()
-        log(f"topology up: {self.balancer_url} (stats http://127.0.0.1:{STATS_PORT}/)")
+        log(f"topology up: {self.balancer_url} (stats {self.stats_url}/)")
 
     def start_redis(self) -> None:
         if self.redis_cluster_mode:
             log(f"Redis Cluster: 6 nodes on {REDIS_HOSTS[0]}..{REDIS_HOSTS[-1]} (3 primaries + 3 replicas)")
-            self.redis_nodes = redis_cluster.cluster_up(RUN / "redis", hosts=list(REDIS_HOSTS), replicas=1)
+            extra = redis_cluster.DURABLE_OPTIONS if self.durable else ()
+            self.redis_nodes = redis_cluster.cluster_up(RUN / "redis", hosts=list(REDIS_HOSTS), replicas=1, extra=extra)
             return
         server, _ = redis_cluster.binaries()
         self.single_redis_port = redis_cluster._free_port(REDIS_HOSTS[0])
@@ -324,11 +345,15 @@ class Topology:
         for part in ("mnesia", "log"):
             (node.directory / part).mkdir(parents=True, exist_ok=True)
         node.pidfile.unlink(missing_ok=True)
-        self.spawn(f"rabbit-{node.name}", [str(RABBITMQ_BIN / "rabbitmq-server")], env=rabbit_env(node))
+        self.spawn(f"rabbit-{node.name}", [str(RABBITMQ_BIN / "rabbitmq-server")], env=self.rabbit_env(node),
+                   host="rabbit")  # fmt: skip
+
+    def rabbit_env(self, node: RabbitNode) -> dict[str, str]:
+        return rabbit_env(node)
 
     def rabbit_wait(self, node: RabbitNode, timeout: float = 90) -> None:
         """Until the node has booted (its pidfile appears, then its app runs)."""
-        rabbitmqctl(node, "wait", str(node.pidfile), "--timeout", str(int(timeout)), timeout=timeout + 10)
+        self.rabbitmqctl(node, "wait", str(node.pidfile), "--timeout", str(int(timeout)), timeout=timeout + 10)
 
     def start_rabbitmq(self) -> None:
         log("RabbitMQ: 3 nodes, one cluster")
@@ -342,10 +367,10 @@ class Topology:
             self.rabbit_wait(node)
         first = RABBIT_NODES[0]
         for node in RABBIT_NODES[1:]:
-            rabbitmqctl(node, "stop_app")
-            rabbitmqctl(node, "join_cluster", first.nodename)
-            rabbitmqctl(node, "start_app")
-        status = rabbitmqctl(first, "cluster_status", "--formatter", "json")
+            self.rabbitmqctl(node, "stop_app")
+            self.rabbitmqctl(node, "join_cluster", first.nodename)
+            self.rabbitmqctl(node, "start_app")
+        status = self.rabbitmqctl(first, "cluster_status", "--formatter", "json")
         running = sum(node.nodename in status for node in RABBIT_NODES)
         log(f"RabbitMQ cluster: {running}/3 nodes listed by {first.nodename}")
 
@@ -355,28 +380,37 @@ class Topology:
         connection = psycopg2.connect(host=POSTGRES[0], port=POSTGRES[1], user="postgres", dbname="postgres")
         connection.autocommit = True
         with connection.cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-            cursor.execute(f"CREATE DATABASE {DATABASE}")
+            cursor.execute(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)")
+            cursor.execute(f"CREATE DATABASE {self.database}")
             # Django's connections ask for UTC; a database already in UTC needs no SET per
             # connection, which transaction pooling could hand to another client.
-            cursor.execute(f"ALTER DATABASE {DATABASE} SET timezone TO 'UTC'")
+            cursor.execute(f"ALTER DATABASE {self.database} SET timezone TO 'UTC'")
         connection.close()
-        log(f"PostgreSQL: database {DATABASE} created; migrating directly (not through PgBouncer)")
+        log(f"PostgreSQL: database {self.database} created; migrating directly (not through PgBouncer)")
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.harness_env(),
                        check=True)  # fmt: skip
 
     def start_pgbouncer(self) -> None:
         # PgBouncer refuses to run as root: -u drops to the postgres system user.
         user = ["-u", "postgres"] if os.geteuid() == 0 else []
-        self.spawn("pgbouncer", ["pgbouncer", *user, "pgbouncer.ini"], cwd=DEPLOY)
+        self.spawn("pgbouncer", ["pgbouncer", *user, str(self.pgbouncer_config())], cwd=DEPLOY, host="pgbouncer")
         import psycopg2
 
         def ready() -> bool:
-            psycopg2.connect(host="127.0.0.1", port=PGBOUNCER_PORT, user="postgres", dbname=DATABASE).close()
+            address = {"host": self.pgbouncer_host, "port": PGBOUNCER_PORT}
+            psycopg2.connect(**address, user="postgres", dbname=self.database).close()
             return True
 
         if not wait_until(ready, 15):
             raise RuntimeError("PgBouncer did not start; see .run/cluster/logs/pgbouncer.log")
+
+    pgbouncer_host = "127.0.0.1"
+
+    def pgbouncer_config(self) -> Path:
+        return DEPLOY / "pgbouncer.ini"
+
+    def haproxy_config(self) -> Path:
+        return DEPLOY / "haproxy.cfg"
 
     def web_name(self, index: int) -> str:
         return f"web{index + 1}"
@@ -393,10 +427,11 @@ class Topology:
         env.update(WEB_CONCURRENCY=str(WEB_PROCESSES), WEB_THREADS=str(WEB_THREADS),
                    PROMETHEUS_MULTIPROC_DIR=str(RUN / f"prometheus-{self.web_name(index)}"))  # fmt: skip
         self.spawn(self.web_name(index), [sys.executable, "-m", "seckill_site.serve",
-                                          "--bind", f"{WEB_HOSTS[index]}:{WEB_PORT}"], env=env)  # fmt: skip
+                                          "--bind", f"{self.web_hosts[index]}:{WEB_PORT}"], env=env,
+                   host=self.web_name(index))  # fmt: skip
 
     def web_ready(self, index: int) -> bool:
-        return requests.get(f"http://{WEB_HOSTS[index]}:{WEB_PORT}/user/me", timeout=2).status_code == 200
+        return requests.get(f"http://{self.web_hosts[index]}:{WEB_PORT}/user/me", timeout=2).status_code == 200
 
     def wait_web(self, indexes=None, timeout: float = 60) -> None:
         for index in indexes if indexes is not None else range(len(WEB_HOSTS)):
@@ -408,14 +443,14 @@ class Topology:
     def start_worker(self, name: str) -> None:
         self.spawn(name, [sys.executable, "-m", "celery", "-A", "celery_app", "worker",
                           "-c", str(WORKER_CONCURRENCY), "-n", f"{name}@cluster", "-l", "warning",
-                          "--without-gossip", "--without-mingle"])  # fmt: skip
+                          "--without-gossip", "--without-mingle"], host=name)  # fmt: skip
 
     def start_beat(self) -> None:
         self.spawn("beat", [sys.executable, "-m", "celery", "-A", "celery_app", "beat", "-l", "warning",
-                            "--schedule", str(RUN / "celerybeat-schedule")])  # fmt: skip
+                            "--schedule", str(RUN / "celerybeat-schedule")], host="beat")  # fmt: skip
 
     def start_balancer(self) -> None:
-        self.spawn("haproxy", ["haproxy", "-db", "-f", str(DEPLOY / "haproxy.cfg")])
+        self.spawn("haproxy", ["haproxy", "-db", "-f", str(self.haproxy_config())], host="haproxy")
 
     def balancer_command(self, command: str) -> str:
         """One command on HAProxy's runtime API (its admin socket)."""
@@ -429,7 +464,7 @@ class Topology:
         return answer.decode()
 
     def balancer_field(self, server: str, field: str) -> str:
-        header, *lines = requests.get(f"http://127.0.0.1:{STATS_PORT}/;csv", timeout=2).text.splitlines()
+        header, *lines = requests.get(f"{self.stats_url}/;csv", timeout=2).text.splitlines()
         index = header.lstrip("# ").split(",").index(field)
         for line in lines:
             fields = line.split(",")
@@ -459,7 +494,7 @@ class Topology:
 
     def balancer_states(self) -> dict[str, str]:
         """web1 -> UP / DOWN / ..., from HAProxy's stats CSV."""
-        text = requests.get(f"http://127.0.0.1:{STATS_PORT}/;csv", timeout=2).text
+        text = requests.get(f"{self.stats_url}/;csv", timeout=2).text
         states = {}
         for line in text.splitlines():
             fields = line.split(",")
@@ -478,7 +513,7 @@ class Topology:
             if not _alive(_read_pid(node.pidfile) or -1):
                 continue
             try:
-                out = rabbitmqctl(node, "list_queues", "name", "type", "leader", "--formatter", "json", timeout=30)
+                out = self.rabbitmqctl(node, "list_queues", "name", "type", "leader", "--formatter", "json", timeout=30)
                 rows = json.loads(out[out.index("[") :])
             except (RuntimeError, subprocess.TimeoutExpired, ValueError):
                 continue
