@@ -44,7 +44,8 @@ def test_a_shopper_enters_the_draw_and_sees_the_result(watched, celery_worker):
     page.fill("#captcha-answer", client().get(keys.captcha(sale.pk, shopper.pk)).decode())
     page.click("#captcha-form button[type=submit]")
     page.wait_for_selector("#draw-entered", timeout=10_000)
-    assert "You are in the draw; results at" in page.inner_text("#result")
+    assert "You are in the draw; results at" in page.inner_text("#panel")
+    assert "in the draw" not in page.inner_text("#result")  # said once, in the panel, not twice
     poll(page, "/Draw in|Drawing/.test(document.querySelector('[data-draw-at]').textContent)")
     tab.shoot("draw-entered")
 

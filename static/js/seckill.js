@@ -204,7 +204,8 @@
             say(gettext("You already have an order for this item: see it below."), "err");
             return refresh();
           }
-          if (res.code === ENTERED) { say(res.msg, "wait"); state = "entered"; return refresh(); }
+          // The panel (refreshed now) says it, with the draw's countdown: said once, to screen readers.
+          if (res.code === ENTERED) { say(""); announce(res.msg); state = "entered"; return refresh(); }
           if (res.code !== 0) { say(res.msg, "err"); return refresh(); }
           say(gettext("You are in the queue…"), "wait");
           state = "queued";
