@@ -346,11 +346,13 @@ class ClusterRun(Run):
         from django.utils import timezone
 
         from goods.models import SeckillGoods
-        from goods.services import sale_open
+        from goods.services import sale_update
 
+        # Through the service that moves a sale's window in Redis too: sale_open loads a sale
+        # only once, so moving the start with the ORM and opening again left the loaded window
+        # (started a moment ago) and every node sold before the "start".
         sale = self.sale(self.stock)
-        SeckillGoods.objects.filter(pk=sale.pk).update(start_at=timezone.now() + timedelta(seconds=seconds))
-        sale_open(sale_id=sale.pk)
+        sale_update(sale=sale, changes={"start_at": timezone.now() + timedelta(seconds=seconds)})
         return SeckillGoods.objects.get(pk=sale.pk)
 
 
