@@ -3,6 +3,7 @@
 None of these load the user from PostgreSQL: the user id comes from the Redis session.
 """
 
+from functools import wraps
 from urllib.parse import quote
 
 from django.contrib.auth import SESSION_KEY
@@ -49,66 +50,57 @@ def _sale_id(request: HttpRequest) -> int | None:
     return positive_int(request.GET.get("goodsId") if request.method == "GET" else request.POST.get("goodsId"))
 
 
-def _shopper_and_sale(request: HttpRequest) -> tuple[int, int] | HttpResponse:
-    """(user id, sale id) of a logged-in shopper's request, or the answer that refuses it."""
-    user_id = session_user_id(request)
-    if user_id is None:
-        return fail(Code.NOT_LOGGED_IN)
-    sale_id = _sale_id(request)
-    if sale_id is None:
-        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    return user_id, sale_id
+def _for_shopper_and_sale(*, limit_group: str | None = None):
+    """A view for a logged-in shopper and the sale in `goodsId`: called as view(request, user_id,
+    sale_id, ...), after the answers that refuse the request (not logged in; over the per-user
+    rate of `limit_group`, counted before the sale id is read; a sale id that is no number)."""
+
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            user_id = session_user_id(request)
+            if user_id is None:
+                return fail(Code.NOT_LOGGED_IN)
+            if limit_group is not None and _limited(request, limit_group):
+                return _too_many(SECKILL_RATE)
+            sale_id = _sale_id(request)
+            if sale_id is None:
+                return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+            return view(request, user_id, sale_id, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 @allow("GET")
-def verify_code(request: HttpRequest) -> HttpResponse:
-    asked = _shopper_and_sale(request)
-    if isinstance(asked, HttpResponse):
-        return asked
-    user_id, sale_id = asked
+@_for_shopper_and_sale()
+def verify_code(request: HttpRequest, user_id: int, sale_id: int) -> HttpResponse:
     return page_answer(steps.captcha(user_id=user_id, sale_id=sale_id))
 
 
 @allow("GET")
-def verify_audio(request: HttpRequest) -> HttpResponse:
+@_for_shopper_and_sale()
+def verify_audio(request: HttpRequest, user_id: int, sale_id: int) -> HttpResponse:
     """The captcha spoken (WAV), for shoppers who cannot see the picture; same limit."""
-    asked = _shopper_and_sale(request)
-    if isinstance(asked, HttpResponse):
-        return asked
-    user_id, sale_id = asked
     return page_answer(steps.captcha(user_id=user_id, sale_id=sale_id, spoken=True))
 
 
 @allow("GET")
-def seckill_path(request: HttpRequest) -> HttpResponse:
-    if session_user_id(request) is not None and _limited(request, "seckill.path"):
-        return _too_many(SECKILL_RATE)
-    asked = _shopper_and_sale(request)
-    if isinstance(asked, HttpResponse):
-        return asked
-    user_id, sale_id = asked
+@_for_shopper_and_sale(limit_group="seckill.path")
+def seckill_path(request: HttpRequest, user_id: int, sale_id: int) -> HttpResponse:
     return page_answer(steps.path(user_id=user_id, sale_id=sale_id, raw_answer=request.GET.get("verifyCode")))
 
 
 @allow("POST")
-def do_seckill(request: HttpRequest, path: str) -> HttpResponse:
-    user_id = session_user_id(request)
-    if user_id is None:
-        return fail(Code.NOT_LOGGED_IN)
-    sale_id = _sale_id(request)
-    if sale_id is None:
-        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+@_for_shopper_and_sale()
+def do_seckill(request: HttpRequest, user_id: int, sale_id: int, path: str) -> HttpResponse:
     return page_answer(steps.buy(user_id=user_id, sale_id=sale_id, path=path))
 
 
 @allow("GET")
-def seckill_result(request: HttpRequest) -> HttpResponse:
-    user_id = session_user_id(request)
-    if user_id is None:
-        return fail(Code.NOT_LOGGED_IN)
-    sale_id = _sale_id(request)
-    if sale_id is None:
-        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+@_for_shopper_and_sale()
+def seckill_result(request: HttpRequest, user_id: int, sale_id: int) -> HttpResponse:
     return ok(selectors.seckill_result(user_id=user_id, sale_id=sale_id))
 
 
