@@ -55,4 +55,7 @@ def test_a_shopper_enters_the_draw_and_sees_the_result(watched, celery_worker):
     tab.go(f"/goods/detail/{sale.pk}")
     seed = page.inner_text("#seed")
     assert hashlib.sha256(seed.encode()).hexdigest() == seed_hash  # the seed published matches the hash shown before
+    page.click("#draw-info summary")  # the recomputation, with this shop's address in it
+    recompute = page.inner_text("#draw-info pre")
+    assert f"/seckill/draw?goodsId={sale.pk}" in recompute and "sha256" in recompute
     tab.shoot("draw-published")
