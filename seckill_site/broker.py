@@ -32,9 +32,14 @@ def dead_letter_queue_name(queue: str) -> str:
     return f"{queue}.dead"
 
 
-def task_queues(queue: str, *, broker_url: str) -> tuple[Queue, ...]:
+def _expiry(expires_ms: int | None) -> dict:
+    """RabbitMQ deletes a queue unused this long (x-expires): a test run's own queues."""
+    return {"x-expires": expires_ms} if expires_ms else {}
+
+
+def task_queues(queue: str, *, broker_url: str, expires_ms: int | None = None) -> tuple[Queue, ...]:
     """The queue every task goes to (CELERY_TASK_QUEUES), declared the same by every worker,
-    publisher and test."""
+    publisher and test. `expires_ms`: CELERY_QUEUE_EXPIRES_MS (tests; production keeps its queues)."""
     if not is_amqp(broker_url):
         return (Queue(queue, Exchange(queue), routing_key=queue),)
     arguments = {
@@ -42,6 +47,7 @@ def task_queues(queue: str, *, broker_url: str) -> tuple[Queue, ...]:
         "x-delivery-limit": DELIVERY_LIMIT,
         "x-dead-letter-exchange": DEAD_LETTER_EXCHANGE,
         "x-dead-letter-routing-key": dead_letter_queue_name(queue),
+        **_expiry(expires_ms),
     }
     return (Queue(queue, Exchange(queue, type="topic"), routing_key=queue, queue_arguments=arguments),)
 
@@ -49,7 +55,8 @@ def task_queues(queue: str, *, broker_url: str) -> tuple[Queue, ...]:
 def dead_letter_queue(queue: str) -> Queue:
     name = dead_letter_queue_name(queue)
     exchange = Exchange(DEAD_LETTER_EXCHANGE, type="direct")
-    return Queue(name, exchange, routing_key=name, queue_arguments={"x-queue-type": "quorum"})
+    arguments = {"x-queue-type": "quorum", **_expiry(getattr(settings, "CELERY_QUEUE_EXPIRES_MS", None))}
+    return Queue(name, exchange, routing_key=name, queue_arguments=arguments)
 
 
 def dead_letter_queue_declare(connection: Connection, queue: str) -> None:

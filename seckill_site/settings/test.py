@@ -18,7 +18,15 @@ SECRET_KEY = env("SECRET_KEY", default=DEV_SECRET_KEY)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = env("MEDIA_ROOT", default="/tmp/seckill-test-media")
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
-CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="seckill-test")
-CELERY_TASK_QUEUES = task_queues(CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL)  # noqa: F405
+# A queue of this run's own, as the Redis key prefix above: two runs on one machine share its
+# RabbitMQ, and a worker of one took the other's messages (for sales in another database). Unused
+# for 15 minutes, RabbitMQ deletes it.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.setdefault("CELERY_TASK_DEFAULT_QUEUE", f"seckill-test-{os.getpid()}")
+CELERY_QUEUE_EXPIRES_MS = 15 * 60 * 1000
+CELERY_TASK_QUEUES = task_queues(  # noqa: F405
+    CELERY_TASK_DEFAULT_QUEUE,
+    broker_url=CELERY_BROKER_URL,
+    expires_ms=CELERY_QUEUE_EXPIRES_MS,  # noqa: F405
+)
 SERVE_MEDIA = True  # product images on the live test server
 SMS_BACKEND = "users.sms.LocmemSmsBackend"  # tests read users.sms.outbox
