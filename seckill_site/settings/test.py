@@ -5,7 +5,7 @@ import os
 from seckill_site.broker import task_queues
 
 from .base import *  # noqa: F403
-from .base import DEV_SECRET_KEY, env
+from .base import CELERY_BROKER_URL, DEV_SECRET_KEY, env
 
 # A key prefix of this run's own, inherited by the gunicorn and Celery processes the tests
 # start: the run deletes its own keys between tests instead of flushing a whole database.
@@ -23,10 +23,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 # for 15 minutes, RabbitMQ deletes it.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.setdefault("CELERY_TASK_DEFAULT_QUEUE", f"seckill-test-{os.getpid()}")
 CELERY_QUEUE_EXPIRES_MS = 15 * 60 * 1000
-CELERY_TASK_QUEUES = task_queues(  # noqa: F405
-    CELERY_TASK_DEFAULT_QUEUE,
-    broker_url=CELERY_BROKER_URL,
-    expires_ms=CELERY_QUEUE_EXPIRES_MS,  # noqa: F405
+CELERY_TASK_QUEUES = task_queues(
+    CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL, expires_ms=CELERY_QUEUE_EXPIRES_MS
 )
 SERVE_MEDIA = True  # product images on the live test server
 SMS_BACKEND = "users.sms.LocmemSmsBackend"  # tests read users.sms.outbox
