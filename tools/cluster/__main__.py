@@ -10,18 +10,10 @@ Needs root for nothing but installing missing Debian packages (the Makefile does
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import time
-import traceback
 
-from tools.cluster.scenario import DEFAULT_SCENARIOS, SCENARIOS, ClusterRow, ClusterRun, as_json, table
-from tools.cluster.topology import RUN, Topology, log
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
+from tools.cluster.scenario import DEFAULT_SCENARIOS, SCENARIOS, ClusterRun, run_scenarios
+from tools.cluster.topology import Topology
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,44 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
 
-    signal.signal(signal.SIGTERM, _interrupt)  # teardown on SIGTERM as on Ctrl-C
-    started = time.monotonic()
     topology = Topology(redis_cluster_mode=False if args.single_redis else None)
-    rows = []
-    try:
-        topology.start()
-        if args.command == "up":
-            log("running; Ctrl-C stops everything")
-            while True:
-                time.sleep(3600)
-        os.environ.update(topology.harness_env())
-        import django
-
-        django.setup()
-        run = ClusterRun(topology, args.shoppers, args.stock)
-        for name in chosen:
-            log(f"scenario {name}: {args.shoppers} shoppers, {args.stock} units")
-            try:
-                row = SCENARIOS[name](run)
-            except Exception as error:  # noqa: BLE001 - one broken scenario must not hide the others
-                log(f"  scenario {name} crashed: {error!r}")
-                traceback.print_exc()
-                row = ClusterRow(name, requests=-1, notes=f"crashed: {error!r}"[:300])
-            log(f"  -> {'ok' if row.ok else 'VIOLATION'}: {row}")
-            rows.append(row)
-    except KeyboardInterrupt:
-        log("interrupted; tearing down")
-        return 130
-    finally:
-        log("stopping the topology")
-        topology.stop()
-        if rows:
-            (RUN / "results.json").write_text(as_json(rows))
-            print(table(rows), flush=True)
-            log(f"{time.monotonic() - started:.0f}s in all; logs in {RUN / 'logs'}")
-    failed = [row.scenario for row in rows if row.requests < 0 or (row.requests > 0 and not row.ok)]
-    print(f"{len(rows) - len(failed)} passed, {len(failed)} failed", flush=True)
-    return 1 if failed or len(rows) < len(chosen) else 0
+    return run_scenarios(
+        topology,
+        lambda topology: ClusterRun(topology, args.shoppers, args.stock),
+        chosen,
+        SCENARIOS,
+        up_only=args.command == "up",
+    )
 
 
 if __name__ == "__main__":

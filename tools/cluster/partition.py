@@ -21,17 +21,13 @@ Needs root. Everything it creates is removed on exit, on Ctrl-C and on SIGTERM.
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import time
-import traceback
 from pathlib import Path
 
 from tools import redis_cluster
 from tools.cluster import netns
 from tools.cluster.partition_faults import DEFAULT_SCENARIOS, SCENARIOS, PartitionRun
-from tools.cluster.scenario import ClusterRow, as_json, table
+from tools.cluster.scenario import run_scenarios
 from tools.cluster.topology import (
     BALANCER_PORT,
     DEPLOY,
@@ -172,10 +168,6 @@ def cleanup() -> int:
     return 0
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", default="test", choices=("test", "up", "cleanup"))
@@ -201,49 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
 
-    signal.signal(signal.SIGTERM, _interrupt)  # teardown on SIGTERM as on Ctrl-C
-    signal.signal(signal.SIGHUP, _interrupt)
-    started = time.monotonic()
     topology = PartitionTopology(durable=args.durable)
-    rows = []
-    try:
-        topology.start()
-        if args.command == "up":
-            log("running; Ctrl-C stops everything")
-            while True:
-                time.sleep(3600)
-        os.environ.update(topology.harness_env())
-        import django
-
-        django.setup()
-        run = PartitionRun(topology, args.shoppers, args.stock)
-        for name in chosen:
-            log(f"scenario {name}: {args.shoppers} shoppers, {args.stock} units, durable={args.durable}")
-            try:
-                row = SCENARIOS[name](run)
-            except Exception as error:  # noqa: BLE001 - one broken scenario must not hide the others
-                log(f"  scenario {name} crashed: {error!r}")
-                traceback.print_exc()
-                row = ClusterRow(name, requests=-1, notes=f"crashed: {error!r}"[:300])
-            finally:
-                topology.network.heal()
-            log(f"  -> {'ok' if row.ok else 'VIOLATION'}: {row}")
-            rows.append(row)
-    except KeyboardInterrupt:
-        log("interrupted; tearing down")
-        return 130
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the teardown short
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        log("stopping the topology and removing the network")
-        topology.stop()
-        if rows:
-            (RUN / "results.json").write_text(as_json(rows))
-            print(table(rows), flush=True)
-            log(f"{time.monotonic() - started:.0f}s in all; logs in {RUN / 'logs'}")
-    failed = [row.scenario for row in rows if row.requests < 0 or (row.requests > 0 and not row.ok)]
-    print(f"{len(rows) - len(failed)} passed, {len(failed)} failed", flush=True)
-    return 1 if failed or len(rows) < len(chosen) else 0
+    log(f"durable={args.durable}")
+    return run_scenarios(
+        topology,
+        lambda topology: PartitionRun(topology, args.shoppers, args.stock),
+        chosen,
+        SCENARIOS,
+        up_only=args.command == "up",
+        after_each=topology.network.heal,
+        teardown="stopping the topology and removing the network",
+    )
 
 
 if __name__ == "__main__":

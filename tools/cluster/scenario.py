@@ -14,8 +14,11 @@ length is measured; and the same answers from every node (sale window, sold out,
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 import time
+import traceback
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,7 +27,7 @@ from datetime import timedelta
 import requests
 
 from tools import redis_cluster
-from tools.cluster.topology import LOGS, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
+from tools.cluster.topology import LOGS, RUN, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
 from tools.faults import RETRYABLE, Answer, Row, Run, new_path
 
 BUSY = 503  # the documented answer while a dependency fails over: "the shop is busy, retry"
@@ -494,3 +497,58 @@ def table(rows: list[ClusterRow]) -> str:
 
 def as_json(rows: list[ClusterRow]) -> str:
     return json.dumps([dict(vars(r), ok=r.ok) for r in rows], indent=1)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run_scenarios(topology, make_run, chosen: list[str], scenarios: dict, *, up_only: bool,
+                  after_each=None, teardown: str = "stopping the topology") -> int:  # fmt: skip
+    """Start `topology`, then run each chosen scenario (a crash is a row, never the end of the
+    run), print the table and tear everything down, also on Ctrl-C and SIGTERM; the exit status.
+    `make_run(topology)` builds the scenarios' runner once Django is set up; `after_each()` runs
+    after every scenario, crashed or not (the partition test heals its network there)."""
+    signal.signal(signal.SIGTERM, _interrupt)  # teardown on SIGTERM as on Ctrl-C
+    signal.signal(signal.SIGHUP, _interrupt)
+    started = time.monotonic()
+    rows: list[ClusterRow] = []
+    try:
+        topology.start()
+        if up_only:
+            log("running; Ctrl-C stops everything")
+            while True:
+                time.sleep(3600)
+        os.environ.update(topology.harness_env())
+        import django
+
+        django.setup()
+        run = make_run(topology)
+        for name in chosen:
+            log(f"scenario {name}: {run.shopper_count} shoppers, {run.stock} units")
+            try:
+                row = scenarios[name](run)
+            except Exception as error:  # noqa: BLE001 - one broken scenario must not hide the others
+                log(f"  scenario {name} crashed: {error!r}")
+                traceback.print_exc()
+                row = ClusterRow(name, requests=-1, notes=f"crashed: {error!r}"[:300])
+            finally:
+                if after_each is not None:
+                    after_each()
+            log(f"  -> {'ok' if row.ok else 'VIOLATION'}: {row}")
+            rows.append(row)
+    except KeyboardInterrupt:
+        log("interrupted; tearing down")
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the teardown short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        log(teardown)
+        topology.stop()
+        if rows:
+            (RUN / "results.json").write_text(as_json(rows))
+            print(table(rows), flush=True)
+            log(f"{time.monotonic() - started:.0f}s in all; logs in {RUN / 'logs'}")
+    failed = [row.scenario for row in rows if row.requests < 0 or (row.requests > 0 and not row.ok)]
+    print(f"{len(rows) - len(failed)} passed, {len(failed)} failed", flush=True)
+    return 1 if failed or len(rows) < len(chosen) else 0
