@@ -16,6 +16,7 @@ from seckill_site import sale_state
 from seckill_site.broker import task_queue_empty
 from seckill_site.redis import client
 from tools.net import free_port
+from tools.processes import http_ready, web_command, worker_command
 
 ROOT = Path(__file__).resolve().parent
 # How long a test server or worker may take to start on a loaded machine before the test fails.
@@ -119,26 +120,9 @@ def celery_worker(django_db_setup, django_db_blocker):
         task_queue_empty(connection, settings.CELERY_TASK_QUEUES[0])
     (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-worker.log", "w")
+    command = worker_command(f"test-{os.getpid()}@%h", concurrency=2, queue=queue, loglevel="info", heartbeat=False)
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "celery_app",
-            "worker",
-            "-Q",
-            queue,
-            "-c",
-            "2",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-l",
-            "info",
-            "-n",
-            f"test-{os.getpid()}@%h",
-        ],
+        command,
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -169,31 +153,17 @@ def celery_worker(django_db_setup, django_db_blocker):
 def gunicorn_running(**extra_env: str):
     """The site under gunicorn with two worker processes on the test database (each worker has
     its own per-process sold-out marks, as in production); yields its URL."""
-    import requests
-
     port = free_port()
     env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
     env.update(extra_env)
     (ROOT / ".run").mkdir(exist_ok=True)
     log = open(ROOT / ".run" / "test-gunicorn.log", "w")
-    # Keep-alive 30 s, not gunicorn's 2 s: the tests prepare their shoppers' sessions, then buy
-    # on the same connections; on a loaded machine that pause passed 2 s, gunicorn closed idle
-    # connections as the burst reused them, and a POST met a reset (requests never retries one).
-    command = [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"127.0.0.1:{port}",
-               "--workers", "2", "--worker-class", "gthread", "--threads", "8", "--no-control-socket",
-               "--keep-alive", "30"]  # fmt: skip
+    command = web_command(host="127.0.0.1", port=port, server="gunicorn-gthread", workers=2, threads=8)
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + STARTUP_BOUND_S  # a bound: the first answer ends the wait
-    while True:
-        try:
-            requests.get(f"{url}/user/me", timeout=5)
-            break
-        except requests.RequestException:  # not listening yet, or a worker still importing
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise RuntimeError("gunicorn did not start; see .run/test-gunicorn.log") from None
-            time.sleep(0.1)
+    if not http_ready(f"{url}/user/me", process, STARTUP_BOUND_S, ok=lambda status: True):
+        process.kill()
+        raise RuntimeError("gunicorn did not start; see .run/test-gunicorn.log")
     try:
         yield url
     finally:

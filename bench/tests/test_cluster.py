@@ -1,7 +1,6 @@
 """`--cluster`: what is checked before the topology starts, and how its processes are grouped.
 The topology itself runs in `make bench ARGS=--cluster` (minutes), not here."""
 
-import subprocess
 import sys
 
 import pytest
@@ -10,6 +9,7 @@ from bench import __main__ as command
 from bench import cluster
 from bench.load import LoadResult
 from bench.report import extra_cpu_lines
+from tools.processes import Processes
 
 
 def test_missing_packages_are_named_before_anything_starts(monkeypatch, capsys):
@@ -38,9 +38,11 @@ class _Topology:
         return {}
 
 
-def test_processes_are_grouped_by_kind_for_cpu_and_memory():
+def test_processes_are_grouped_by_kind_for_cpu_and_memory(tmp_path):
     sleep = [sys.executable, "-c", "import time; time.sleep(30)"]
-    processes = {name: subprocess.Popen(sleep) for name in ("web1", "web3", "worker2", "haproxy")}
+    processes = Processes(tmp_path)
+    for name in ("web1", "web3", "worker2", "haproxy"):
+        processes.spawn(name, sleep)
     try:
         deployment = cluster.ClusterDeployment(_Topology(processes))
         assert sorted(deployment.pids("web")) == sorted([processes["web1"].pid, processes["web3"].pid])
@@ -49,9 +51,8 @@ def test_processes_are_grouped_by_kind_for_cpu_and_memory():
         assert groups[processes["haproxy"].pid][0] == "haproxy"
         assert groups[processes["web3"].pid][0] == "web"
     finally:
-        for process in processes.values():
-            process.kill()
-            process.wait()
+        processes.halt_all(timeout=5)
+    assert not processes
 
 
 def test_the_clusters_other_pieces_are_listed_beside_the_table():

@@ -26,7 +26,7 @@ import requests
 from tools import redis_cluster
 from tools.cluster import netns
 from tools.cluster.scenario import ClusterRow, ClusterRun, redis_primary_for
-from tools.cluster.topology import PIDS, RUN, WEB_PORT, log, wait_until
+from tools.cluster.topology import RUN, WEB_PORT, log, wait_until
 
 
 def slot_of(key: str) -> int:
@@ -331,8 +331,7 @@ class PartitionRun(ClusterRun):
             out_at = time.monotonic() - start
             launcher.wait(timeout=60)
             stopped_at = time.monotonic() - start
-            topology.processes.pop("web2")
-            (PIDS / "web2").unlink(missing_ok=True)
+            topology.processes.forget("web2")
             time.sleep(1)
             loading[0] = False
             readers.shutdown()
@@ -379,7 +378,7 @@ class PartitionRun(ClusterRun):
         def during(progress):
             self.at(progress, 0.3)
             start = time.monotonic()
-            old = topology.processes.pop("haproxy")
+            old = topology.processes.forget("haproxy")
             log(f"reload HAProxy: a new process with -sf {old.pid}")
             topology.spawn("haproxy", ["haproxy", "-db", "-f", str(topology.haproxy_config()), "-sf", str(old.pid)],
                            host="haproxy")  # fmt: skip

@@ -34,6 +34,7 @@ import requests
 
 from tools import redis_cluster
 from tools.net import wait_until
+from tools.processes import Processes, beat_command, worker_command
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEPLOY = ROOT / "deploy"
@@ -185,7 +186,7 @@ class Topology:
         self.support = app_support()
         self.clock_faults = clock_faults
         self.redis_cluster_mode = self.support["redis_cluster"] if redis_cluster_mode is None else redis_cluster_mode
-        self.processes: dict[str, subprocess.Popen] = {}
+        self.processes = Processes(LOGS, pid_dir=PIDS, host_prefix=self.host_prefix)
         self.redis_nodes: list[redis_cluster.Node] = []
         self.single_redis: subprocess.Popen | None = None
         self.web_hosts = WEB_HOSTS
@@ -245,56 +246,16 @@ class Topology:
 
     def spawn(self, name: str, command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT,
               host: str | None = None) -> None:  # fmt: skip
-        command = [*self.host_prefix(host), *command]
-        output = open(LOGS / f"{name}.log", "a")
-        output.write(f"--- {time.strftime('%H:%M:%S', time.gmtime())} {' '.join(command)}\n")
-        output.flush()
-        self.processes[name] = subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=env or self.env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        # Its process group id, so a later run can stop what a killed run left behind.
-        (PIDS / name).write_text(f"{self.processes[name].pid}\n")
+        self.processes.spawn(name, command, env=env or self.env, cwd=cwd, host=host)
 
     def signal(self, name: str, signum: int) -> None:
-        process = self.processes.get(name)
-        if process is not None and process.poll() is None:
-            try:
-                os.killpg(process.pid, signum)
-            except ProcessLookupError:
-                pass
+        self.processes.signal(name, signum)
 
     def halt(self, name: str, *, timeout: float = 20) -> None:
-        """SIGTERM the process group, SIGKILL it if it has not gone within `timeout`."""
-        process = self.processes.pop(name, None)
-        if process is None:
-            return
-        (PIDS / name).unlink(missing_ok=True)
-        if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGCONT)
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-            except ProcessLookupError:
-                pass
-        try:  # children that outlived their leader (a killed arbiter's workers)
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.processes.halt(name, timeout=timeout)
 
     def kill(self, name: str) -> None:
-        """kill -9 the whole process group, as a crashed host would leave it."""
-        self.signal(name, signal.SIGKILL)
-        self.processes.pop(name).wait(timeout=10)
-        (PIDS / name).unlink(missing_ok=True)
+        self.processes.kill(name)
 
     # --- the pieces --------------------------------------------------------------------------
 
@@ -328,7 +289,7 @@ class Topology:
             self.redis_nodes = redis_cluster.cluster_up(RUN / "redis", hosts=list(REDIS_HOSTS), replicas=1, extra=extra)
             return
         server, _ = redis_cluster.binaries()
-        self.single_redis_port = redis_cluster._free_port(REDIS_HOSTS[0])
+        self.single_redis_port = redis_cluster.cluster_port(REDIS_HOSTS[0])
         why = "--single-redis" if self.support["redis_cluster"] else "the settings know no Redis Cluster"
         log(f"one Redis server on {REDIS_HOSTS[0]}:{self.single_redis_port} ({why})")
         (RUN / "redis").mkdir(parents=True, exist_ok=True)
@@ -441,13 +402,10 @@ class Topology:
             raise RuntimeError("HAProxy did not answer; see .run/cluster/logs/haproxy.log")
 
     def start_worker(self, name: str) -> None:
-        self.spawn(name, [sys.executable, "-m", "celery", "-A", "celery_app", "worker",
-                          "-c", str(WORKER_CONCURRENCY), "-n", f"{name}@cluster", "-l", "warning",
-                          "--without-gossip", "--without-mingle"], host=name)  # fmt: skip
+        self.spawn(name, worker_command(f"{name}@cluster", concurrency=WORKER_CONCURRENCY), host=name)
 
     def start_beat(self) -> None:
-        self.spawn("beat", [sys.executable, "-m", "celery", "-A", "celery_app", "beat", "-l", "warning",
-                            "--schedule", str(RUN / "celerybeat-schedule")], host="beat")  # fmt: skip
+        self.spawn("beat", beat_command(RUN / "celerybeat-schedule"), host="beat")
 
     def start_balancer(self) -> None:
         self.spawn("haproxy", ["haproxy", "-db", "-f", str(self.haproxy_config())], host="haproxy")
@@ -535,8 +493,7 @@ class Topology:
 
     def stop(self) -> None:
         order = ["haproxy", *(self.web_name(i) for i in range(len(WEB_HOSTS))), "beat", *WORKERS, "pgbouncer"]
-        for name in order + [name for name in self.processes if name not in order]:
-            self.halt(name, timeout=15)
+        self.processes.halt_all(order, timeout=15)
         if self.redis_cluster_mode:
             redis_cluster.cluster_down(RUN / "redis")
         self.stop_leftovers()
@@ -544,14 +501,7 @@ class Topology:
     def stop_leftovers(self) -> None:
         """Processes of an earlier run that died without its teardown (kill -9 of the test):
         the process groups recorded under .run/cluster/pids/, and nothing else."""
-        for pidfile in PIDS.glob("*") if PIDS.exists() else []:
-            pgid = _read_pid(pidfile)
-            try:
-                if pgid and os.getpgid(pgid) == pgid:  # still the leader of its own group
-                    os.killpg(pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            pidfile.unlink()
+        self.processes.stop_leftovers()
         for node in RABBIT_NODES:  # a restarted node's beam outlives a killed run's shell
             pid = _read_pid(node.pidfile)
             if pid and _alive(pid) and "beam" in Path(f"/proc/{pid}/comm").read_text():
