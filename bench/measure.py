@@ -8,19 +8,18 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from bench import figures, load
 from bench.load import LoadResult, Request
 from bench.profile import flamegraph
+from tools.net import logger
 
 SOLD_OUT_CODE = "500500"
 SUCCESS_CODE = "0"
 
 
-def log(message: str) -> None:
-    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+log = logger("bench")
 
 
 def machine_busy() -> tuple[float, float]:

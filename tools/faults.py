@@ -34,7 +34,7 @@ from pathlib import Path
 import requests
 
 from tools.faultproxy import FaultProxy
-from tools.net import free_port, wait_until
+from tools.net import free_port, logger, wait_until
 from tools.processes import Processes, beat_command, http_ready, web_command, worker_command
 from tools.services import PrivatePostgres, RedisServer
 
@@ -45,8 +45,7 @@ SCENARIOS = ("kill-workers", "freeze-worker", "redis-restart", "postgres-outage"
 REDUCED = ("kill-workers", "redis-restart", "stranded")
 
 
-def log(message: str) -> None:
-    print(f"[faults {time.strftime('%H:%M:%S', time.gmtime())}] {message}", flush=True)
+log = logger("faults")
 
 
 # --- the deployment -------------------------------------------------------------------------

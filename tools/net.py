@@ -1,4 +1,4 @@
-"""Ports and waits, shared by the test suite and the harness (faults, cluster, bench)."""
+"""Ports, waits and log lines, shared by the test suite and the harness (faults, cluster, bench)."""
 
 from __future__ import annotations
 
@@ -31,3 +31,14 @@ def wait_until(check: Callable[[], object], timeout: float, interval: float = 0.
             pass
         time.sleep(interval)
     return False
+
+
+def logger(name: str) -> Callable[[str], None]:
+    """A harness's log function: `[name HH:MM:SS] message`, in UTC. UTC because Django, once set
+    up, moves the process's local time to the shop's zone, and these lines are read beside the
+    servers' logs, which are in UTC."""
+
+    def log(message: str) -> None:
+        print(f"[{name} {time.strftime('%H:%M:%S', time.gmtime())}] {message}", flush=True)
+
+    return log

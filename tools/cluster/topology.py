@@ -33,7 +33,7 @@ from pathlib import Path
 import requests
 
 from tools import redis_cluster
-from tools.net import wait_until
+from tools.net import logger, wait_until
 from tools.processes import Processes, beat_command, worker_command
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -59,8 +59,7 @@ LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")  # the scripts themselves: /usr/sbin's wrappers su to `rabbitmq`
 
 
-def log(message: str) -> None:
-    print(f"[cluster {time.strftime('%H:%M:%S', time.gmtime())}] {message}", flush=True)
+log = logger("cluster")
 
 
 def missing_programs(*, clock_faults: bool = True) -> list[str]:
