@@ -42,6 +42,12 @@ def answered(page) -> str:
     return page.inner_text("#result")
 
 
+def accepted(answer: str) -> bool:
+    """The buy was taken: "in the queue", or already "order is placed" when the writer was
+    quicker than the page's first result poll (a quiet CI machine writes within a poll)."""
+    return "queue" in answer or "order is placed" in answer
+
+
 def solve_and_buy(page, sale, user) -> None:
     page.click("#buy")
     poll(page, "document.getElementById('captcha-img').naturalWidth > 0")
@@ -75,7 +81,8 @@ def test_issue1_many_new_captchas_for_one_sale_lock_out_only_that_sale_and_say_h
     poll(page, "document.getElementById('captcha-img').naturalWidth > 0", seconds=5)
     page.fill("#captcha-answer", captcha_answer(second, shopper))
     page.click("#captcha-form button[type=submit]")
-    assert "queue" in answered(page)  # the answer is accepted: no lock-out
+    answer = answered(page)
+    assert accepted(answer), answer  # no lock-out
     # The limit's 429s are expected answers, not errors of the page.
     tab.console_errors[:] = [e for e in tab.console_errors if "429" not in e]
 
@@ -100,7 +107,8 @@ def test_issue2_the_captcha_is_sharp_says_what_to_do_and_can_be_heard(watched):
     assert re.fullmatch(r"[1-9][0-9]{3}", digits)  # the spoken challenge replaced the picture's answer
     page.fill("#captcha-answer", digits)
     page.click("#captcha-form button[type=submit]")
-    assert "queue" in answered(page)
+    answer = answered(page)
+    assert accepted(answer), answer
 
 
 def test_issue3_a_logged_out_visitor_is_asked_to_log_in_and_comes_back_to_the_sale(watched):
