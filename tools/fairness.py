@@ -1,11 +1,9 @@
 """How fair is an opening? People against a scalper's scripts, first come, first served
 against a draw (issue 23, docs/draw.md). `make fairness` runs it.
 
-    python -m tools.fairness [--people 300] [--scripts 100] [--units 50] [--seeds 3]
+    python -m tools.fairness [--people 300] [--scripts 100] [--units 50] [--seeds 3] [--in-process]
 
-Each run opens one sale in real time on real PostgreSQL and Redis and replays its opening
-through the shop's own services, the ones the pages call (captcha answer and limits, one-time
-path, the gate, the draw, the order writer):
+Each run opens one sale in real time on real PostgreSQL and Redis and replays its opening:
 
 - people (`--people`): see the sale open after a reaction time (log-normal, median 1.5 s),
   solve the captcha in 3 to 8 s, right 95 % of the time, then buy;
@@ -15,116 +13,69 @@ path, the gate, the draw, the order writer):
 - `--units` units; the same population (same timings, per seed) once first come, first served
   and once with a draw of `--window` seconds.
 
-It is bounded (each run ends by `--timeout` seconds after the opening) and loopback only. Not
-over HTTP: the steps are the services the views call, with the captcha's picture not rendered
-(its answer is set as captcha_create sets it). The order writer runs in this process every half
-second instead of in a Celery worker; the draw is made by the first buy after the window, or at
-the window's end as the ETA task would.
+By default over real HTTP against a production-like deployment (tools/fairness_http.py: the web
+server, a Celery worker and beat, as `make run` starts them, through tools/deploy.py): every
+shopper is an HTTP client of the API (its token; captcha, one-time path, buy, then the result
+polled), and the draw and the orders are the deployment's own. The captcha's picture is fetched;
+its answer is read from Redis, as a test may, where a person would read the picture.
 
-It prints, per mode, the units won by scripts and by people, the scripts' share of units
-divided by their share of accounts (1.0 is fair), a person's chance to win, and the invariants:
-exactly `--units` orders, none oversold, no shopper twice.
+`--in-process` replays the opening through the shop's services in this process instead (the
+services the views call, the captcha's picture not rendered; the order writer every half second
+in this process, the draw by the first buy after the window or at the window's end as the ETA
+task would): no web server, no worker.
+
+Either way it is bounded (each run ends by `--timeout` seconds after the opening) and loopback
+only. It prints, per mode and seed, the units won by scripts and by people, the scripts' share of
+units divided by their share of accounts (1.0 is fair), a person's chance to win, and the
+invariants, read from PostgreSQL: exactly `--units` orders, none oversold, no shopper twice; then
+the averages over the seeds.
 """
 
 from __future__ import annotations
 
 import argparse
-import heapq
-import math
 import os
-import random
+import signal
+import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import timedelta
+from pathlib import Path
+from statistics import fmean
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.test")
+from tools.opening import MERCHANT_MOBILE, Actor, Replay, fairness_sale, outcome, population, shoppers
 
-MOBILE_PREFIX = "17"  # fairness shoppers: 17xxxxxxxxx
-
-
-@dataclass
-class Actor:
-    user_id: int
-    script: bool
-    start: float  # seconds after the opening
-    solve: tuple[float, float]  # seconds to solve a captcha, uniform in this range
-    right: float  # chance of solving it right
-    rng: random.Random
-    path: str | None = None
-    outcome: str = ""
-    tries: int = 0
+ROOT = Path(__file__).resolve().parent.parent
 
 
-@dataclass(order=True)
-class Event:
-    at: float
-    number: int
-    actor: Actor = field(compare=False)
-    step: str = field(compare=False)
-
-
-def population(*, seed: int, people: list[int], scripts: list[int], solve_rate: float) -> list[Actor]:
-    rng = random.Random(seed)
-    actors = [
-        Actor(u, False, rng.lognormvariate(math.log(1.5), 0.5), (3.0, 8.0), 0.95, random.Random(rng.random()))
-        for u in people
-    ]
-    actors += [
-        Actor(u, True, rng.uniform(0, 0.05), (0.1, 0.1), solve_rate, random.Random(rng.random())) for u in scripts
-    ]
-    return actors
-
-
-def run(*, mode: str, actors: list[Actor], units: int, window: int, timeout: float) -> dict:
+def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, timeout: float) -> dict:
+    """The opening replayed through the shop's services in this process (no web server, no worker)."""
     from django.db import connection
 
-    from goods.models import Admission, Goods, SaleDraw, SeckillGoods
-    from goods.services import draw_seed_ensure, sale_open
-    from orders.models import SeckillOrder
+    from celery_app import app
     from seckill.services import draw, gate, paths, writer
     from seckill_site import sale_state
     from seckill_site.codes import Code
     from seckill_site.redis import now as redis_now
-    from users.models import User
 
-    merchant = User.objects.get(mobile=f"{MOBILE_PREFIX}999999999")
-    goods = Goods.objects.get_or_create(owner=merchant, name="fairness", defaults={"title": "-", "price": 1})[0]
-    opening = 2.0  # seconds from now: time to set up
-    from django.utils import timezone
+    sent_before = app.send_task
+    app.send_task = lambda name, kwargs=None, **options: None  # this process draws and writes the orders
+    try:
+        sale = fairness_sale(mode=mode, units=units, window=window, opening=2.0)
+    except BaseException:
+        app.send_task = sent_before
+        raise
+    t0 = sale.start_at.timestamp()
+    replay = Replay(t0=t0, timeout=timeout, clock=redis_now)
+    push = replay.push
 
-    start = timezone.now() + timedelta(seconds=opening)
-    sale = SeckillGoods.objects.create(
-        goods=goods,
-        seckill_price=1,
-        stock_count=units,
-        start_at=start,
-        end_at=start + timedelta(minutes=10),
-        admission=Admission.DRAW if mode == "draw" else Admission.FCFS,
-        draw_window_s=window,
-    )
-    draw_seed_ensure(sale=sale)
-    sale_open(sale_id=sale.pk)
-    t0 = start.timestamp()
-    heap: list[Event] = []
-    lock = threading.Condition()
-    counter = iter(range(10**9))
-
-    def push(actor: Actor, at: float, step: str) -> None:
-        with lock:
-            heapq.heappush(heap, Event(at, next(counter), actor, step))
-            lock.notify()
-
-    def step(event: Event) -> None:
-        actor = event.actor
+    def step(actor: Actor, name: str) -> None:
         try:
-            _step(actor, event.step)
+            _step(actor, name)
         finally:
             connection.close()
 
     def _step(actor: Actor, name: str) -> None:
-        now = redis_now() - t0
+        now = replay.now()
         if name == "captcha":
             try:
                 paths.sale_limit_take(sale_id=sale.pk, user_id=actor.user_id, action="captcha")
@@ -177,31 +128,13 @@ def run(*, mode: str, actors: list[Actor], units: int, window: int, timeout: flo
             draw.sale_draw(sale_id=sale.pk)
             connection.close()
 
-    from celery_app import app
-
-    sent_before = app.send_task
-    app.send_task = lambda name, kwargs=None, **options: None  # the flusher thread writes the orders
     threads = [threading.Thread(target=flusher, daemon=True)]
     if mode == "draw":
         threads.append(threading.Thread(target=drawer, daemon=True))
     for thread in threads:
         thread.start()
-    pending = set()
     try:
-        with ThreadPoolExecutor(16) as pool:
-            while True:
-                with lock:
-                    pending = {f for f in pending if not f.done()}
-                    if not heap and not pending:
-                        break
-                    if redis_now() - t0 > timeout:
-                        break
-                    wait = (heap[0].at - (redis_now() - t0)) if heap else 0.05
-                    if wait > 0:
-                        lock.wait(min(wait, 0.05))
-                        continue
-                    event = heapq.heappop(heap)
-                pending.add(pool.submit(step, event))
+        replay.run(step)
         if mode == "draw":
             draw.sale_draw(sale_id=sale.pk)  # (a no-op when made)
         deadline = time.monotonic() + 30
@@ -212,37 +145,30 @@ def run(*, mode: str, actors: list[Actor], units: int, window: int, timeout: flo
         for thread in threads:
             thread.join(5)
         app.send_task = sent_before
-    winners = list(SeckillOrder.objects.filter(sale=sale, live=True).values_list("user_id", flat=True))
-    scripts = {a.user_id for a in actors if a.script}
-    sale.refresh_from_db()
-    drawn = SaleDraw.objects.filter(sale=sale).values_list("entrant_ids", flat=True).first() or []
-    return {
-        "orders": len(winners),
-        "scripts": sum(1 for u in winners if u in scripts),
-        "people": sum(1 for u in winners if u not in scripts),
-        "duplicates": len(winners) - len(set(winners)),
-        "stock_left": sale.stock_count,
-        "entrants": len(drawn),
-        "script_entrants": sum(1 for u in drawn if u in scripts),
-        "late": sum(1 for a in actors if not a.outcome),
-    }
+    return outcome(sale_id=sale.pk, actors=actors, units=units)
 
 
-def shoppers(count: int, offset: int) -> list[int]:
-    from django.contrib.auth.hashers import make_password
+def run_line(mode: str, seed: int, result: dict, *, share: float, people: int) -> str:
+    won = result["orders"] or 1
+    ratio = (result["scripts"] / won) / share
+    chance = result["people"] / people
+    line = (
+        f"  {mode:4} seed {seed}: scripts {result['scripts']:3}, people {result['people']:3}, "
+        f"ratio {ratio:.2f}, a person's chance {chance:.3f}"
+    )
+    if mode == "draw":
+        fair = result["script_entrants"] / max(1, result["entrants"]) / share
+        line += f", entrants {result['entrants']} (scripts {result['script_entrants']}: a fair draw's ratio {fair:.2f})"
+    line += f"; orders {result['orders']}, duplicates {result['duplicates']}, stock left {result['stock_left']}"
+    if result["oversold"]:
+        line += ", OVERSOLD"
+    if result["undrawn_orders"]:
+        line += f", orders of shoppers not drawn {result['undrawn_orders']}"
+    line += f", unfinished {result['late']}: {'ok' if result['ok'] else 'VIOLATED'}"
+    return line
 
-    from users.models import User
 
-    mobiles = [f"{MOBILE_PREFIX}{offset + i:09d}" for i in range(count)]
-    existing = dict(User.objects.filter(mobile__in=mobiles).values_list("mobile", "pk"))
-    password = make_password(None)
-    new = [User(mobile=m, nickname="fairness", password=password) for m in mobiles if m not in existing]
-    for user in User.objects.bulk_create(new):
-        existing[user.mobile] = user.pk
-    return [existing[m] for m in mobiles]
-
-
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--people", type=int, default=300)
     parser.add_argument("--scripts", type=int, default=100)
@@ -250,10 +176,28 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--window", type=int, default=10)
     parser.add_argument("--script-solve", type=float, default=0.61)
-    parser.add_argument("--timeout", type=float, default=40.0)
+    parser.add_argument("--timeout", type=float, default=40.0, help="seconds after the opening a run may take (40)")
     parser.add_argument("--modes", nargs="+", default=["fcfs", "draw"])
+    parser.add_argument("--in-process", action="store_true", help="through the services in this process, not HTTP")
+    parser.add_argument(
+        "--clients",
+        type=int,
+        default=0,
+        help="HTTP: the driver's threads, the most requests in flight (0: one per shopper, as each has a browser)",
+    )
+    parser.add_argument("--web-workers", type=int, default=2, help="HTTP: web server processes (2, WEB_CONCURRENCY)")
+    parser.add_argument("--web-threads", type=int, default=8, help="HTTP: threads each (8, WEB_THREADS)")
+    parser.add_argument("--celery-concurrency", type=int, default=2, help="HTTP: the worker's processes (2)")
     options = parser.parse_args()
 
+    # This process makes the users, tokens and sales the deployment serves: the same database,
+    # Redis (key prefix included) and task queue as the deployment's processes, which inherit
+    # this environment (tools/deploy.py) under the production settings. The in-process replay
+    # uses the same keys too: its sales stay in play in PostgreSQL after the run, and a later
+    # deployment's reconciler that found them with no keys (the test settings' own prefix) took
+    # them for sales Redis had lost, rebuilt them and drew them again.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
+    os.environ.setdefault("CELERY_TASK_DEFAULT_QUEUE", "seckill-fairness")
     import django
 
     django.setup()
@@ -262,42 +206,67 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     from users.models import User
 
-    User.objects.get_or_create(mobile=f"{MOBILE_PREFIX}999999999", defaults={"nickname": "fairness merchant"})
+    User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"nickname": "fairness merchant"})
     people = shoppers(options.people, 0)
     scripts = shoppers(options.scripts, 500_000_000)
     share = options.scripts / (options.scripts + options.people)
+    how = "in process, through the services" if options.in_process else "over HTTP"
     print(
         f"{options.people} people, {options.scripts} scripts (share of accounts {share:.2f}), {options.units} units, "
-        f"draw window {options.window} s, scripts solve {options.script_solve:.0%}, {options.seeds} seeds"
+        f"draw window {options.window} s, scripts solve {options.script_solve:.0%}, {options.seeds} seeds, {how}",
+        flush=True,
     )
+    opening = None
+    if not options.in_process:
+        from tools import fairness_http
+
+        # A TERM (make's, a CI timeout; tools.with_services passes it on) stops the deployment
+        # as Ctrl-C does, through the `finally` below: its processes run in sessions of their own.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+        opening = fairness_http.Opening(
+            log_dir=ROOT / ".run" / "fairness",
+            web_workers=options.web_workers,
+            web_threads=options.web_threads,
+            celery_concurrency=options.celery_concurrency,
+            # One thread per shopper by default: a smaller pool queues a shopper's request in this
+            # process behind other shoppers' slow ones, a delay no real shopper has.
+            clients=options.clients or options.people + options.scripts,
+        )
     summary = {}
-    for mode in options.modes:
-        ratios, chances = [], []
-        for seed in range(options.seeds):
-            actors = population(seed=seed, people=people, scripts=scripts, solve_rate=options.script_solve)
-            result = run(mode=mode, actors=actors, units=options.units, window=options.window, timeout=options.timeout)
-            won = result["orders"] or 1
-            ratio = (result["scripts"] / won) / share
-            chance = result["people"] / options.people
-            ratios.append(ratio)
-            chances.append(chance)
-            ok = result["orders"] == options.units and result["duplicates"] == 0 and result["stock_left"] == 0
-            print(
-                f"  {mode:4} seed {seed}: scripts {result['scripts']:3}, people {result['people']:3}, "
-                f"ratio {ratio:.2f}, a person's chance {chance:.3f}"
-                + (
-                    f", entrants {result['entrants']} (scripts {result['script_entrants']}: a fair draw's ratio "
-                    f"{result['script_entrants'] / max(1, result['entrants']) / share:.2f})"
-                    if mode == "draw"
-                    else ""
-                )
-                + f"; orders {result['orders']}, duplicates {result['duplicates']}, "
-                f"stock left {result['stock_left']}, unfinished {result['late']}: {'ok' if ok else 'VIOLATED'}"
-            )
-        summary[mode] = (sum(ratios) / len(ratios), sum(chances) / len(chances))
-    for mode, (ratio, chance) in summary.items():
-        print(f"{mode:4}: scripts' share of units / share of accounts {ratio:.2f}; a person's chance {chance:.3f}")
+    status = 0
+    try:
+        if opening is not None:
+            opening.start(user_ids=[*people, *scripts])
+            print(opening.describe(), flush=True)
+        for mode in options.modes:
+            ratios, chances, fair, entered = [], [], [], []
+            for seed in range(options.seeds):
+                actors = population(seed=seed, people=people, scripts=scripts, solve_rate=options.script_solve)
+                arguments = dict(mode=mode, actors=actors, units=options.units, window=options.window)
+                if opening is None:
+                    result = run_in_process(**arguments, timeout=options.timeout)
+                else:
+                    result = opening.run(**arguments, timeout=options.timeout)
+                ratios.append((result["scripts"] / (result["orders"] or 1)) / share)
+                chances.append(result["people"] / options.people)
+                if result["entrants"]:  # (a run nobody entered has no fair draw to compare with)
+                    fair.append(result["script_entrants"] / result["entrants"] / share)
+                entered.append(result["entrants"] - result["script_entrants"])
+                status |= 0 if result["ok"] else 1
+                print(run_line(mode, seed, result, share=share, people=options.people), flush=True)
+                if "context" in result:
+                    print(f"         {result['context']}", flush=True)
+            summary[mode] = (fmean(ratios), fmean(chances), fmean(fair) if fair else 0.0, fmean(entered))
+    finally:
+        if opening is not None:
+            opening.stop()
+    for mode, (ratio, chance, fair_ratio, people_in) in summary.items():
+        line = f"{mode:4}: scripts' share of units / share of accounts {ratio:.2f}; a person's chance {chance:.3f}"
+        if mode == "draw":  # what a fair draw of those who entered gives, and how many people were in
+            line += f" (a fair draw of the entrants: {fair_ratio:.2f}; people in the window {people_in:.0f})"
+        print(line)
+    return status
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

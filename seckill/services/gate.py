@@ -112,17 +112,10 @@ def _draw(sale_id: int) -> None:
 
 
 def _window_closed(sale_id: int) -> Code | None:
-    """NOT_STARTED or ENDED by the shop's clock (Redis's) and this process's copy of the
-    window (one Redis read per sale every few seconds); None when it may be open."""
-    window = sale_state.window(sale_id)
-    if window is None:
-        return None
-    now = redis_now()
-    if now < window[0]:
-        return Code.NOT_STARTED
-    if now >= window[1]:
-        return Code.ENDED
-    return None
+    """NOT_STARTED or ENDED by the shop's clock and this process's copy of the window; None
+    when it may be open."""
+    refusal = sale_state.window_refusal(sale_id)
+    return None if refusal is None else _REFUSALS[refusal]
 
 
 _REFUSALS = {
@@ -136,6 +129,7 @@ _REFUSALS = {
     sale_state.Refusal.IN_DRAW: Code.DRAW_PENDING,  # enter.lua and reserve.lua disagreed by a clock tick
     sale_state.Refusal.DRAW_PENDING: Code.DRAW_PENDING,
     sale_state.Refusal.NOT_DURABLE: Code.TRY_AGAIN,  # no replica confirmed it: given back
+    sale_state.Refusal.SHARDS_STALE: Code.TRY_AGAIN,  # enter() calls again once: never twice in a row
 }
 
 

@@ -43,7 +43,7 @@ def shopper(user: User) -> Shopper:
 def path_for(user_id: int, sale_id: int) -> str:
     """Solve the captcha as a person would, reading the answer a test may read from Redis."""
     paths.captcha_create(user_id=user_id, sale_id=sale_id)
-    answer = int(client().get(keys.captcha(sale_id, user_id)))
+    answer = int(client().get(keys.captcha(sale_id, user_id, sale_state.shards(sale_id))))
     path = paths.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
     assert path is not None
     return path

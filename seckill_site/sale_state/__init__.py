@@ -46,8 +46,10 @@ A unit sold leaves with its order and may come back once:
     ========================  =====================  ========================  ==============
 
 A draw sale (docs/draw.md) adds: `enter` ((none) -> entered, the gate in the entry window, no
-unit taken, one entry per shopper) and `draw_apply` (entered -> reserved for the stored winners,
-idempotent, the last call sets the drawn mark; reserve answers DRAW_PENDING until it stands).
+unit taken, one entry per shopper, on the shopper's entry shard), `draw_due` (entry window ->
+closed, per shard: no entry after it) and `draw_apply` (entered -> reserved for the stored
+winners, each at most once, the last call sets the drawn mark; reserve answers DRAW_PENDING
+until it stands). docs/architecture.md has the table.
 
 And the sale as a whole: `load` (the reconciler and `seckill_warm`, under the sale's stock lock
 in PostgreSQL) rewrites its stock, buyers and window from the database and starts a new
@@ -59,7 +61,9 @@ stock lock (goods.services.sale_stock_lock). A change that reaches Redis after i
 carries it: if a load ran in between, that load read the committed change already, and the
 ticket no longer matches.
 
-Every key of a sale shares its hash tag, so each script stays in one Redis Cluster slot.
+Every key of a sale shares its hash tag, so each script stays in one Redis Cluster slot. A draw
+sale with several entry shards (keys.entry_shard) keeps its entries under one hash tag per
+shard: enter.lua and draw_due.lua run on one shard's slot, every other script on the sale's.
 """
 
 from __future__ import annotations
@@ -67,11 +71,14 @@ from __future__ import annotations
 import enum
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from seckill_site.redis import client, lock, lock_try, script, script_durable, text
+from seckill_site.redis import now as redis_now
 from seckill_site.sale_state import keys
 
 RESULT_QUEUED = 0
@@ -89,10 +96,13 @@ RESULT_NOT_DRAWN = -3  # in a draw that is made, and not among its winners (neve
 SOLD_OUT_MARK_SECONDS = 1.0
 _sold_out_until: dict[int, float] = {}
 
-# Sale id -> (start, end, fetched at, draw): the sale window as Redis holds it, re-read every
-# few seconds; draw is the epoch second of a draw sale's draw, 0 for first come, first served.
+# Sale id -> (start, end, fetched at, draw, entry shards): the sale window as Redis holds it,
+# re-read every few seconds; draw is the epoch second of a draw sale's draw, 0 for first come,
+# first served.
 WINDOW_CACHE_SECONDS = 5.0
-_windows: dict[int, tuple[float, float, float, float]] = {}
+_windows: dict[int, tuple[float, float, float, float, int]] = {}
+# Bounds of a sale's entry shards (settings.SECKILL_DRAW_SHARDS).
+SHARDS_MAX = 64
 
 
 def sold_out_known(sale_id: int) -> bool:
@@ -125,17 +135,58 @@ def draw_at(sale_id: int) -> float:
     return 0.0 if cached is None else cached[3]
 
 
-def _window_cached(sale_id: int) -> tuple[float, float, float, float] | None:
+def shards(sale_id: int) -> int:
+    """How many entry shards the sale's entries are spread over (1 for a first come, first
+    served sale, or when Redis does not hold the sale); from the same copy as window()."""
+    cached = _window_cached(sale_id)
+    return 1 if cached is None else cached[4]
+
+
+def _window_cached(sale_id: int) -> tuple[float, float, float, float, int] | None:
     cached = _windows.get(sale_id)
     now = time.monotonic()
     if cached is not None and now - cached[2] < WINDOW_CACHE_SECONDS:
         return cached
-    start, end, draw = client().hmget(keys.window(sale_id), ["start", "end", "draw"])
+    start, end, draw, shards = client().hmget(keys.window(sale_id), ["start", "end", "draw", "shards"])
     if start is None or end is None:
         _windows.pop(sale_id, None)
         return None
-    _windows[sale_id] = (float(start), float(end), now, float(draw or 0))
+    _windows[sale_id] = (float(start), float(end), now, float(draw or 0), int(shards or 1))
     return _windows[sale_id]
+
+
+def _shards_stored(sale_id: int) -> int:
+    """The sale's entry shards as Redis holds them now (the drawer's reads: no process's copy)."""
+    return int(client().hget(keys.window(sale_id), "shards") or 1)
+
+
+def refusal_known(sale_id: int, *, ask: bool) -> Refusal | None:
+    """SOLD_OUT, NOT_STARTED or ENDED when this process knows it: a sold-out mark, or the window
+    copy and the shop's clock. These are public facts (the list page shows them), so they are
+    answered to anyone, before the session is read."""
+    if sold_out_known(sale_id):
+        return Refusal.SOLD_OUT
+    return window_refusal(sale_id, ask=ask)
+
+
+def window_refusal(sale_id: int, *, ask: bool = True) -> Refusal | None:
+    """NOT_STARTED or ENDED by the shop's clock (Redis's) and this process's copy of the window;
+    None when it may be open. With `ask` a missing or stale copy is read from Redis (one read per
+    sale every WINDOW_CACHE_SECONDS); without, nothing reaches the network and a stale copy
+    answers None."""
+    cached = _windows.get(sale_id)
+    if cached is None or time.monotonic() - cached[2] >= WINDOW_CACHE_SECONDS:
+        if not ask:
+            return None
+        cached = _window_cached(sale_id)
+        if cached is None:
+            return None
+    now = redis_now()
+    if now < cached[0]:
+        return Refusal.NOT_STARTED
+    if now >= cached[1]:
+        return Refusal.ENDED
+    return None
 
 
 def process_marks_clear(sale_id: int | None = None) -> None:
@@ -163,6 +214,7 @@ class Refusal(enum.IntEnum):
     IN_DRAW = -8  # a draw sale's entry window: the shopper enters instead (enter)
     DRAW_PENDING = -9  # the entry window is over and the draw is not made yet
     NOT_DURABLE = -10  # not reserve.lua's: no replica confirmed the reservation, which was given back
+    SHARDS_STALE = -11  # enter.lua's: this process's copy of the sale's entry shards was old
 
 
 @dataclass(frozen=True)
@@ -228,22 +280,32 @@ class Entered:
     retry_after: int = 0
 
 
+def enter_call(*, sale_id: int, user_id: int, path: str, shards: int) -> dict:
+    """enter.lua's keys and arguments for this shopper (tools/draw_bench sends them itself)."""
+    shard = keys.entry_shard(user_id, shards)
+    on_shard = [
+        keys.shard_window(sale_id, shard, shards),
+        keys.entrants(sale_id, shard, shards),
+        keys.entry_path(sale_id, user_id, shards),
+        keys.entry_rate(sale_id, user_id, shards),
+        keys.entries(sale_id, shard, shards),
+    ]
+    # One shard is the sale's own slot: the call checks "already bought" and sets the answer too.
+    on_sale = [keys.stock(sale_id), keys.buyers(sale_id), keys.result(sale_id, user_id)] if shards == 1 else []
+    return {
+        "keys": on_shard + on_sale,
+        "args": [user_id, keys.RESULT_TTL, path, keys.GATE_RATE_COUNT, keys.GATE_RATE_SECONDS],
+    }
+
+
 def enter(*, sale_id: int, user_id: int, path: str) -> Entered:
     """(none) -> entered: one entry per shopper in a draw sale's entry window, no stock taken;
-    the same rate limit, one-time path and "already bought" as reserve. One round trip."""
-    answer, extra = script("enter")(
-        keys=[
-            keys.stock(sale_id),
-            keys.window(sale_id),
-            keys.entrants(sale_id),
-            keys.buyers(sale_id),
-            keys.result(sale_id, user_id),
-            keys.path(sale_id, user_id),
-            keys.gate_rate(sale_id, user_id),
-            keys.entries(sale_id),
-        ],
-        args=[user_id, keys.RESULT_TTL, path, keys.GATE_RATE_COUNT, keys.GATE_RATE_SECONDS],
-    )
+    the same rate limit and one-time path as reserve, and with one entry shard its "already
+    bought" (with several, the drawer leaves buyers out). One round trip, on the shopper's shard."""
+    answer, extra = script("enter")(**enter_call(sale_id=sale_id, user_id=user_id, path=path, shards=shards(sale_id)))
+    if answer == Refusal.SHARDS_STALE:  # the sale became a draw sale with shards since this copy
+        _windows.pop(sale_id, None)
+        answer, extra = script("enter")(**enter_call(sale_id=sale_id, user_id=user_id, path=path, shards=int(extra)))
     if answer < 0:
         refusal = Refusal(answer)
         return Entered(refusal, retry_after=max(1, int(extra)) if refusal is Refusal.RATE_LIMITED else 0)
@@ -255,25 +317,41 @@ ENTRANTS_PAGE = 1000
 
 
 def entrants(sale_id: int) -> list[int]:
-    """The sale's entrants, sorted, read a page at a time (SSCAN): no one call holds the shard
-    for long however many there are. Complete once Redis's clock passed the draw's second."""
-    found = {int(member) for member in client().sscan_iter(keys.entrants(sale_id), count=ENTRANTS_PAGE)}
+    """The sale's entrants, sorted: every entry shard's, read a page at a time (SSCAN), so no
+    one call holds a shard for long however many there are; less the sale's buyers (with
+    several shards enter.lua cannot see them: an entrant who holds a unit already draws none).
+    Complete once draw_due() answered True."""
+    redis = client()
+    count = _shards_stored(sale_id)
+    found: set[int] = set()
+    for shard in range(count):
+        found.update(int(m) for m in redis.sscan_iter(keys.entrants(sale_id, shard, count), count=ENTRANTS_PAGE))
+    found.difference_update(int(m) for m in redis.sscan_iter(keys.buyers(sale_id), count=ENTRANTS_PAGE))
     return sorted(found)
 
 
 def entrants_count(sale_id: int) -> int:
-    return int(client().scard(keys.entrants(sale_id)))
+    """Entrants over every entry shard (one pipeline)."""
+    count = shards(sale_id)
+    pipeline = client().pipeline(transaction=False)
+    for shard in range(count):
+        pipeline.scard(keys.entrants(sale_id, shard, count))
+    return sum(int(n) for n in pipeline.execute())
 
 
 def entries_per_second(sale_id: int) -> dict[int, int]:
-    """Entries taken in each epoch second of the sale's entry window (a few dozen fields)."""
-    return {int(second): int(n) for second, n in client().hgetall(keys.entries(sale_id)).items()}
+    """Entries taken in each epoch second of the sale's entry window (a few dozen fields),
+    summed over the entry shards."""
+    return {int(second): n for second, n in _shard_hashes_summed(sale_id, keys.entries).items()}
 
 
 def draw_due(sale_id: int) -> bool:
-    """Has the sale's entry window closed, by the clock of the node that holds the sale (the one
-    enter.lua reads)? From then on its entrants no longer change."""
-    return script("draw_due")(keys=[keys.window(sale_id)]) == 1
+    """Has the sale's entry window closed on every entry shard, each by the clock of the node
+    that holds it (the one enter.lua reads there)? A shard found due is marked closed, so from
+    then on its entrants no longer change. One call per shard, on the sale's slot with one."""
+    count = _shards_stored(sale_id)
+    due = [script("draw_due")(keys=[keys.shard_window(sale_id, shard, count)]) == 1 for shard in range(count)]
+    return all(due)
 
 
 def drawn(sale_id: int) -> bool:
@@ -309,6 +387,7 @@ def draw_apply(*, sale_id: int, winners: list[tuple[int, str]], flush_mark_ms: i
                 keys.reservations(sale_id),
                 keys.flush(sale_id),
                 keys.drawn(sale_id),
+                keys.won(sale_id),
                 *(keys.result(sale_id, user_id) for user_id, _ in chunk),
             ],
             args=[
@@ -359,9 +438,11 @@ def give_back(*, sale_id: int, user_id: int, request_id: str) -> GiveBack:
 def limit_take(*, sale_id: int, user_id: int, action: str, limit: int) -> int:
     """Count one `action` (captcha, path) of this shopper on this sale: 0 within `limit` per
     LIMIT_WINDOW, else the seconds until the window ends (and the refusal is tallied)."""
+    count = shards(sale_id)
+    tally = keys.refused(sale_id, keys.entry_shard(user_id, count), count)
     return int(
         script("limit_take")(
-            keys=[keys.limit(sale_id, action, user_id), keys.refused(sale_id)],
+            keys=[keys.limit(sale_id, action, user_id, count), tally],
             args=[limit, keys.LIMIT_WINDOW, action, keys.REFUSED_TTL],
         )
     )
@@ -369,22 +450,44 @@ def limit_take(*, sale_id: int, user_id: int, action: str, limit: int) -> int:
 
 def captcha_answer_set(*, sale_id: int, user_id: int, answer: int) -> None:
     """The answer of the captcha just drawn; it replaces any earlier one."""
-    client().set(keys.captcha(sale_id, user_id), answer, ex=keys.CAPTCHA_TTL)
+    client().set(keys.captcha(sale_id, user_id, shards(sale_id)), answer, ex=keys.CAPTCHA_TTL)
 
 
 def captcha_answer_take(*, sale_id: int, user_id: int) -> int | None:
     """The expected answer, consumed (one try per captcha); None when none is pending."""
-    expected = client().getdel(keys.captcha(sale_id, user_id))
+    expected = client().getdel(keys.captcha(sale_id, user_id, shards(sale_id)))
     return int(expected) if expected is not None else None
 
 
 def path_set(*, sale_id: int, user_id: int, path: str) -> None:
-    client().set(keys.path(sale_id, user_id), path, ex=keys.PATH_TTL)
+    """The shopper's one-time path; in a draw sale with entry shards also a copy on their shard,
+    which enter.lua takes (the sale's copy is reserve.lua's, after the draw)."""
+    count = shards(sale_id)
+    if count == 1 or not draw_at(sale_id):
+        client().set(keys.path(sale_id, user_id), path, ex=keys.PATH_TTL)
+        return
+    pipeline = client().pipeline(transaction=False)  # two slots: two commands, one round trip per node
+    pipeline.set(keys.path(sale_id, user_id), path, ex=keys.PATH_TTL)
+    pipeline.set(keys.entry_path(sale_id, user_id, count), path, ex=keys.PATH_TTL)
+    pipeline.execute()
 
 
 def refusals(sale_id: int) -> dict[str, int]:
-    """Requests the per-sale limits refused, by action."""
-    return {text(field): int(count) for field, count in client().hgetall(keys.refused(sale_id)).items()}
+    """Requests the per-sale limits refused, by action (summed over the entry shards)."""
+    return _shard_hashes_summed(sale_id, keys.refused)
+
+
+def _shard_hashes_summed(sale_id: int, key: Callable[[int, int, int], str]) -> dict[str, int]:
+    """A counter hash kept once per entry shard (key(sale, shard, shards)), summed field by field."""
+    count = shards(sale_id)
+    pipeline = client().pipeline(transaction=False)
+    for shard in range(count):
+        pipeline.hgetall(key(sale_id, shard, count))
+    summed: dict[str, int] = {}
+    for found in pipeline.execute():
+        for field, n in found.items():
+            summed[text(field)] = summed.get(text(field), 0) + int(n)
+    return summed
 
 
 # --- the order writer ----------------------------------------------------------------------------
@@ -516,12 +619,30 @@ def sale_open(*, sale_id: int, stock: int, start: float, end: float, draw: float
     """Load a new sale (stock and window, and the second of its draw, 0 for none) unless a load
     got there first; True when loaded. The caller holds the sale's stock lock and read `stock`
     under it."""
-    return bool(
+    loaded = bool(
         script("sale_open")(
             keys=[keys.stock(sale_id), keys.window(sale_id), keys.generation(sale_id)],
             args=[stock, start, end, secrets.token_hex(8), draw],
         )
     )
+    _window_spread(sale_id=sale_id, start=start, end=end, draw=draw)
+    return loaded
+
+
+def _window_spread(*, sale_id: int, start: float, end: float, draw: float) -> None:
+    """Fix a draw sale's entry shards (settings.SECKILL_DRAW_SHARDS, once: entries already taken
+    stay where they are) and copy the window to each shard, where enter.lua reads it."""
+    redis = client()
+    if draw:
+        wanted = min(max(int(settings.SECKILL_DRAW_SHARDS), 1), SHARDS_MAX)
+        redis.hsetnx(keys.window(sale_id), "shards", wanted)
+    count = _shards_stored(sale_id)
+    if count > 1:
+        pipeline = redis.pipeline(transaction=False)
+        for shard in range(count):
+            pipeline.hset(keys.shard_window(sale_id, shard, count), mapping={"start": start, "end": end, "draw": draw})
+        pipeline.execute()
+    _windows.pop(sale_id, None)
 
 
 @dataclass(frozen=True)
@@ -551,15 +672,16 @@ def window_set(*, sale_id: int, start: float, end: float, draw: float = 0) -> No
     """A new start or end, or admission (from the committed row): `draw` is the epoch second of
     the draw, 0 for first come, first served. Processes re-read it within WINDOW_CACHE_SECONDS."""
     client().hset(keys.window(sale_id), mapping={"start": start, "end": end, "draw": draw})
-    _windows.pop(sale_id, None)
+    _window_spread(sale_id=sale_id, start=start, end=end, draw=draw)
 
 
 def sale_forget(*, sale_id: int) -> None:
-    """Drop every key of a deleted sale, per-shopper ones included. They share the sale's hash
-    tag: on a Redis Cluster they live on one node, SCAN visits each node, and each DEL is one key."""
+    """Drop every key of a deleted sale, per-shopper ones included, and its entry shards'. SCAN
+    visits each node of a Redis Cluster, and each DEL is one key."""
     redis = client()
-    for key in redis.scan_iter(match=keys.pattern(sale_id), count=500):
-        redis.delete(key)
+    for pattern in (keys.pattern(sale_id), keys.shards_pattern(sale_id)):
+        for key in redis.scan_iter(match=pattern, count=500):
+            redis.delete(key)
     process_marks_clear(sale_id)
 
 
@@ -619,6 +741,7 @@ def load(*, sale_id: int, snapshot: Snapshot, apply: bool) -> LoadReport:
     )
     if apply:
         client().hset(keys.window(sale_id), "draw", snapshot.draw)  # entrants are no buyers: left alone
+        _window_spread(sale_id=sale_id, start=snapshot.start, end=snapshot.end, draw=snapshot.draw)
         process_marks_clear(sale_id)
     return LoadReport(None if previous == -1 else previous, stock, buyers_before, buyers, bool(differ))
 
@@ -653,9 +776,14 @@ def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
 def result(*, sale_id: int, user_id: int) -> int | None:
     """The shopper's answer: RESULT_QUEUED, an order id, RESULT_FAILED, RESULT_ENTERED, or
     RESULT_NOT_DRAWN (entered in a draw that is made without them); None when Redis holds none.
-    One MGET: both keys carry the sale's hash tag."""
+    One MGET: both keys carry the sale's hash tag. With several entry shards an entrant has no
+    answer on the sale's slot until drawn: their shard's set is the answer (one more read)."""
     value, drawn_mark = client().mget([keys.result(sale_id, user_id), keys.drawn(sale_id)])
     if value is None:
+        count = shards(sale_id)
+        shard = keys.entrants(sale_id, keys.entry_shard(user_id, count), count)
+        if count > 1 and client().sismember(shard, str(user_id)):
+            return RESULT_NOT_DRAWN if drawn_mark is not None else RESULT_ENTERED
         return None
     answer = int(value)
     return RESULT_NOT_DRAWN if answer == RESULT_ENTERED and drawn_mark is not None else answer

@@ -6,6 +6,11 @@ of them stays valid on Redis Cluster (all keys of one call must live in one slot
 project-wide REDIS_KEY_PREFIX ("" in production, one per test run) stands before the tag.
 """
 
+from functools import cache
+
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS as SLOTS
+from redis.crc import key_slot
+
 from seckill_site.redis.keys import PREFIX
 
 # What /seckill/result answers: "0" queued, order id, or "-1" failed. A day is plenty for
@@ -38,8 +43,13 @@ def _sale(sale_id: int) -> str:
 
 
 def pattern(sale_id: int) -> str:
-    """SCAN pattern of every key of one sale."""
+    """SCAN pattern of every key of one sale under its own hash tag (not its entry shards')."""
     return f"{_sale(sale_id)}:*"
+
+
+def shards_pattern(sale_id: int) -> str:
+    """SCAN pattern of every key of a sale's entry shards (entry_shard)."""
+    return f"{PREFIX}sk:{{{sale_id}:e*"
 
 
 def stock(sale_id: int) -> str:
@@ -94,33 +104,106 @@ def gate_rate(sale_id: int, user_id: int) -> str:
     return f"{_sale(sale_id)}:rate:{user_id}"
 
 
-def captcha(sale_id: int, user_id: int) -> str:
-    return f"{_sale(sale_id)}:captcha:{user_id}"
+def captcha(sale_id: int, user_id: int, shards: int = 1) -> str:
+    """With entry shards, on the shopper's shard (as limit() and refused()): the captcha step of
+    an opening's entrants takes no call on the sale's slot either."""
+    return f"{_shopper(sale_id, user_id, shards)}:captcha:{user_id}"
 
 
 def path(sale_id: int, user_id: int) -> str:
     return f"{_sale(sale_id)}:path:{user_id}"
 
 
-def limit(sale_id: int, action: str, user_id: int) -> str:
+def limit(sale_id: int, action: str, user_id: int, shards: int = 1) -> str:
     """Counter of one shopper's `action` (captcha, path) on this sale (LIMIT_WINDOW)."""
-    return f"{_sale(sale_id)}:limit:{action}:{user_id}"
+    return f"{_shopper(sale_id, user_id, shards)}:limit:{action}:{user_id}"
 
 
-def refused(sale_id: int) -> str:
-    """Hash action -> requests refused by the per-sale limits (REFUSED_TTL)."""
-    return f"{_sale(sale_id)}:refused"
+def refused(sale_id: int, shard: int = 0, shards: int = 1) -> str:
+    """Hash action -> requests refused by the per-sale limits (REFUSED_TTL), one per entry shard
+    (limit_take.lua counts a refusal beside the shopper's counter), summed for the live view."""
+    return f"{_shard(sale_id, shard, shards)}:refused"
 
 
-def entrants(sale_id: int) -> str:
-    """Set of user ids entered in a draw sale's entry window (enter.lua); no stock is theirs
-    until the draw (draw_apply.lua). No TTL: the draw's audit copy is in PostgreSQL."""
-    return f"{_sale(sale_id)}:entrants"
+# --- a draw sale's entry shards --------------------------------------------------------------
+#
+# A draw sale's entries are spread over `shards` sets, K of them (the window hash's `shards`
+# field, fixed when the sale is loaded): a shopper's entry goes to shard user_id % K, so "one
+# entry per shopper" is one SADD on one set. With K=1 the one shard is the sale itself, under
+# the sale's hash tag, as every key above. With K>1 shard k has its own hash tag (shard_tag: in
+# the k-th K-th of the Redis Cluster's slots, so the shards spread over the primaries), and
+# holds what enter.lua reads and writes: a copy of the sale window, the entrants, the entries a
+# second, the shopper's one-time path and entry counter; and the shopper's captcha answer and
+# per-sale limits (captcha(), limit(), refused()). The sale's own slot sees no call per entry,
+# and one SET per shopper in the steps before it (the path's copy reserve.lua takes after the draw).
 
 
-def entries(sale_id: int) -> str:
-    """Hash epoch second -> entries taken in it (enter.lua): the live view's entrants a second."""
-    return f"{_sale(sale_id)}:entries"
+def entry_shard(user_id: int, shards: int) -> int:
+    """The shard a shopper's entry goes to, 0 <= k < shards (the same on every process)."""
+    return user_id % shards
+
+
+def _shard(sale_id: int, shard: int, shards: int) -> str:
+    return _sale(sale_id) if shards == 1 else f"{PREFIX}sk:{{{shard_tag(sale_id, shard, shards)}}}"
+
+
+@cache
+def shard_tag(sale_id: int, shard: int, shards: int) -> str:
+    """Shard k's hash tag, "<sale>:e<k>:<n>" with the smallest n that puts it in the k-th of K
+    equal ranges of the 16,384 slots. Hash tags taken as they come fall on the primaries as
+    unevenly as dice (16 of them put 38 to 62 % on one of three, tools/draw_bench); a cluster
+    made by `redis-cli --cluster create` gives each primary one contiguous, equal range, so K
+    shards over K ranges spread as evenly as K allows (a resharded cluster: as its ranges do)."""
+    low, high = shard * SLOTS // shards, (shard + 1) * SLOTS // shards
+    for salt in range(1_000_000):
+        tag = f"{sale_id}:e{shard}:{salt}"
+        if low <= key_slot(tag.encode()) < high:
+            return tag
+    raise AssertionError("no tag found")  # CRC16 covers every range within K tries on average
+
+
+def _shopper(sale_id: int, user_id: int, shards: int) -> str:
+    return _shard(sale_id, entry_shard(user_id, shards), shards)
+
+
+def shard_window(sale_id: int, shard: int, shards: int) -> str:
+    """Hash {start, end, draw, closed}: shard k's copy of the sale window (with K=1, the window
+    itself). `closed` is set by draw_due.lua once the draw is due: no entry is taken after it."""
+    return f"{_shard(sale_id, shard, shards)}:window"
+
+
+def entrants(sale_id: int, shard: int = 0, shards: int = 1) -> str:
+    """Set of user ids entered in a draw sale's entry window (enter.lua), one per shard; no stock
+    is theirs until the draw (draw_apply.lua). No TTL: the draw's audit copy is in PostgreSQL."""
+    return f"{_shard(sale_id, shard, shards)}:entrants"
+
+
+def entries(sale_id: int, shard: int = 0, shards: int = 1) -> str:
+    """Hash epoch second -> entries taken in it (enter.lua), one per shard: the live view's
+    entrants a second, summed over the shards."""
+    return f"{_shard(sale_id, shard, shards)}:entries"
+
+
+def entry_path(sale_id: int, user_id: int, shards: int) -> str:
+    """The shopper's one-time path as enter.lua takes it: with K=1 path(), with K>1 a copy on
+    the shopper's shard (sale_state.path_set writes both)."""
+    if shards == 1:
+        return path(sale_id, user_id)
+    return f"{_shopper(sale_id, user_id, shards)}:path:{user_id}"
+
+
+def entry_rate(sale_id: int, user_id: int, shards: int) -> str:
+    """The shopper's entry tries for the rate limit: with K=1 gate_rate() (shared with buys),
+    with K>1 a counter on the shopper's shard."""
+    if shards == 1:
+        return gate_rate(sale_id, user_id)
+    return f"{_shopper(sale_id, user_id, shards)}:rate:{user_id}"
+
+
+def won(sale_id: int) -> str:
+    """Set of the draw's winners turned into reservations (draw_apply.lua): each at most once,
+    however often a chunk is applied again (no TTL)."""
+    return f"{_sale(sale_id)}:won"
 
 
 def drawn(sale_id: int) -> str:

@@ -8,18 +8,27 @@ tests below it run only there, on what exists only on a cluster.
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.cache import cache
 from redis.cluster import RedisCluster
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from goods.selectors import stock_left
 from goods.tests.factories import make_sale
-from seckill_site.redis import client, script
+from seckill.tests.shoppers import path_for
+from seckill_site.codes import Code
+from seckill_site.redis import NotDurable, client, script
+from seckill_site.redis import breaker as breaker_module
+from seckill_site.redis.breaker import breaker
 from seckill_site.redis.connection import cluster_from_url
 from seckill_site.sale_state import keys
+from users.tests.factories import make_user, session_for
+
+client_redis = client  # the tests' `client` argument is Django's test client
 
 ROOT = Path(__file__).resolve().parents[2]
 ON_CLUSTER = settings.REDIS_IS_CLUSTER
@@ -36,6 +45,7 @@ CLUSTER_SUITE = [
     "seckill/tests/test_reconcile.py",
     "seckill/tests/test_writer_batch.py",  # claims and settlements on the sale's slot
     "seckill/tests/test_draw.py",  # entries, the draw and its winners on the sale's slot
+    "seckill/tests/test_draw_shards.py",  # entries over K shards on other slots, merged by the draw
     "seckill/tests/test_stateful.py",  # the sale's life, a bounded number of examples
     "seckill/tests/test_burst.py",
     "goods/tests",  # the list, detail, admin and its live sale view
@@ -127,3 +137,54 @@ def test_a_script_survives_a_primary_that_never_saw_it():
 def test_a_cluster_url_with_a_database_number_is_refused():
     with pytest.raises(ValueError, match="database 0 only"):
         cluster_from_url("redis+cluster://127.0.0.1:7000/1")
+
+
+@cluster_only
+@pytest.mark.django_db
+def test_a_primary_with_no_replica_in_reach_refuses_writes_and_the_shop_answers_503(client):
+    """As shipped (tools/redis_cluster.py DURABLE_OPTIONS: min-replicas-to-write 1), a primary
+    that hears from no replica refuses writes (NOREPLICAS): a reservation on the sale's slot is
+    answered 503 "busy", never 500, and takes no unit. This cluster has no replicas at all."""
+    sale, user = make_sale(stock=3), make_user()
+    path = path_for(user.pk, sale.pk)
+    client.cookies["sessionid"] = session_for(user)
+    primary = client_redis().get_redis_connection(client_redis().get_node_from_key(keys.stock(sale.pk)))
+    primary.config_set("min-replicas-to-write", 1)
+    try:
+        with pytest.raises(NotDurable):
+            client_redis().set(keys.stock(sale.pk) + ":probe", "x")
+        response = client.post(f"/seckill/{path}/doSeckill", {"goodsId": sale.pk}, HTTP_ACCEPT="application/json")
+    finally:
+        primary.config_set("min-replicas-to-write", 0)
+    assert response.status_code == 503, response.content
+    assert response.json()["code"] == Code.SERVER_BUSY.code
+    assert client_redis().get(keys.stock(sale.pk)) == b"3"
+
+
+@cluster_only
+@pytest.mark.django_db
+def test_with_no_cluster_node_in_reach_the_shop_answers_503_at_once_and_recovers(client, monkeypatch, settings):
+    """The circuit breaker on the cluster client: once a probe found no node answering, every
+    request is 503 at once (no seed asked, no slot map re-read) and /readyz 503; the next probe
+    that finds the nodes closes it, and the cluster client serves every slot again."""
+    user = make_user()
+    client.cookies["sessionid"] = session_for(user)
+    settings.REDIS_BREAKER_SECONDS = 1.0
+    breaker.cache_clear()
+    client_redis().ping()  # every node known to the breaker
+    real_ping_all = breaker_module._ping_all
+    monkeypatch.setattr(breaker_module, "_ping_all", lambda nodes, timeout: set())  # nobody answers
+    breaker().failed(client_redis().get_primaries()[0].name, RedisTimeoutError("Timeout reading from socket"))
+    assert breaker().is_open()
+    for url in ("/user/me", "/readyz"):
+        started = time.monotonic()
+        response = client.get(url, HTTP_ACCEPT="application/json")
+        assert response.status_code == 503, response.content
+        assert time.monotonic() - started < 0.5
+    monkeypatch.setattr(breaker_module, "_ping_all", real_ping_all)
+    time.sleep(settings.REDIS_BREAKER_SECONDS)
+    assert client.get("/user/me", HTTP_ACCEPT="application/json").status_code == 200
+    assert not breaker().is_open()
+    cache.set_many({f"spread:{n}": n for n in range(20)})  # every slot, every primary
+    assert cache.get_many([f"spread:{n}" for n in range(20)]) == {f"spread:{n}": n for n in range(20)}
+    breaker.cache_clear()

@@ -1,6 +1,7 @@
 -- One shopper's per-sale limit (captchas drawn or paths taken), counted in one round trip.
 -- KEYS[1] the shopper's counter for this sale and action, KEYS[2] the sale's refusal tally
--- (a hash): both carry the sale's hash tag, so this stays in one Redis Cluster slot.
+-- (a hash): both carry the sale's hash tag, or both the shopper's entry shard's in a draw sale
+-- with several (keys.captcha), so this stays in one Redis Cluster slot.
 -- ARGV: limit, window seconds, tally field, tally TTL seconds.
 -- Returns 0 when the request is within the limit, else the seconds until the window ends.
 local count = redis.call('INCR', KEYS[1])
