@@ -24,6 +24,7 @@ from django.db import connections
 
 from celery_app import app
 from seckill_site.redis import client, script, script_names, scripts_load
+from seckill_site.redis.breaker import breaker
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ def check_postgres() -> None:
 
 
 def check_redis() -> None:
+    # A process whose circuit breaker found no Redis node in reach says so at once.
+    if breaker().is_open():
+        raise RuntimeError(f"no Redis node in reach (circuit open for {breaker().seconds:g} s)")
     if not client().ping():
         raise RuntimeError("PING was not answered")
 

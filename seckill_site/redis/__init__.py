@@ -24,11 +24,12 @@ from redis import Redis
 from redis._parsers.base import BaseParser
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
-from redis.exceptions import MovedError, ReadOnlyError, RedisError, ResponseError
+from redis.exceptions import MovedError, ReadOnlyError, RedisClusterException, RedisError, ResponseError
 
 from seckill_site.redis import keys
 
 __all__ = [
+    "REDIS_FAILURES",
     "LockNotAcquired",
     "NotDurable",
     "client",
@@ -48,6 +49,12 @@ __all__ = [
 LUA_DIR = Path(__file__).parent / "lua"
 # Every directory of Lua scripts; a script's name is its file's stem, unique across them.
 SCRIPT_DIRECTORIES = (LUA_DIR, Path(__file__).parent.parent / "sale_state" / "lua")
+
+
+# What a Redis call may raise when it fails: a RedisError, or, from a cluster client that reaches
+# no node to re-read its slot map (every node's circuit open), RedisClusterException, which is not
+# one. Code that answers "Redis could not tell" and lets the view meet the outage catches both.
+REDIS_FAILURES = (RedisError, RedisClusterException)
 
 
 class NotDurable(ReadOnlyError):
@@ -84,9 +91,23 @@ def script_names() -> list[str]:
     return sorted(_script_paths())
 
 
+class _Script(Script):
+    """redis-py's Script, where a NOREPLICAS met inside the script is NotDurable too: Redis
+    wraps it in the script's error ("Error running script ...: -NOREPLICAS ..."), a bare
+    ResponseError, which was a 500 on a primary cut off from its replicas."""
+
+    def __call__(self, keys=None, args=None, client=None):  # redis-py's signature
+        try:
+            return super().__call__(keys=keys, args=args, client=client)
+        except ResponseError as error:
+            if "NOREPLICAS" in str(error):
+                raise NotDurable(str(error)) from error
+            raise
+
+
 @cache
 def script(name: str) -> Script:
-    return client().register_script(_script_paths()[name].read_text())
+    return _Script(client(), _script_paths()[name].read_text())
 
 
 def scripts_load() -> list[str]:

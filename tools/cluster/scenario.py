@@ -115,7 +115,7 @@ class ClusterRun(Run):
         """As the single-node suite's burst, but with every shopper's first path drawn before
         it (as `make bench` does, in two processes): the burst is then HTTP only, fast enough
         to be one. A shopper told "busy" retries as there, drawing a fresh path each time."""
-        from bench.prepare import paths_create
+        from tools.prepare import paths_create
 
         started = time.monotonic()
         first_paths = dict(zip((s.user_id for s in shoppers), paths_create(shoppers=shoppers, sale_id=sale_id),
