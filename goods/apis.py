@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from goods import services
 from goods.models import Goods, SeckillGoods
-from goods.selectors import goods_visible_to, sale_detail, sales_for_list, sales_visible_to, stock_left
+from goods.selectors import goods_visible_to, sale_detail_public, sales_for_list, sales_visible_to, stock_left
 from goods.serializers import (
     GoodsSerializer,
     MerchantSaleSerializer,
@@ -26,7 +26,7 @@ from goods.serializers import (
 )
 from seckill_site.api import EnvelopePagination, api_fail, api_ok, envelope, errors, id_parameter, one_or_404
 from seckill_site.codes import Code
-from seckill_site.http import positive_int
+from seckill_site.http import positive_int, public_answer
 from users.http import signed_in
 from users.permissions import IsMerchant
 
@@ -64,10 +64,11 @@ class SaleDetailApi(APIView):
     )
     def get(self, request: Request, sale_id: str) -> Response:
         parsed = positive_int(sale_id)
-        data = sale_detail(sale_id=parsed) if parsed is not None else None
+        data, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
         if data is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
-        return api_ok(SaleDetailSerializer(data).data)
+        # Everybody's answer for a second: a CDN, the browser and seckill_site.fastpath may keep it.
+        return public_answer(api_ok(SaleDetailSerializer(data).data), exact_until=exact_until)
 
 
 # --- merchants -------------------------------------------------------------------------------------

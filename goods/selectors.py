@@ -144,15 +144,30 @@ def sale_status(row: dict[str, Any], now: float | None = None) -> tuple[SaleStat
 def sale_detail(*, sale_id: int) -> dict[str, Any] | None:
     """Seed 000's detail data, for the item page, its JSON and the API: `seckillStatus`,
     `remainSeconds` and the goods with the live Redis stock. None when the sale is unknown."""
+    return sale_detail_public(sale_id=sale_id)[0]
+
+
+def sale_detail_public(*, sale_id: int) -> tuple[dict[str, Any] | None, float]:
+    """sale_detail, and until when (epoch seconds by the shop's clock) its status and countdown
+    stay as they are: the next second `remainSeconds` ticks, the end of a running sale, never
+    for an ended one (the stock may change sooner: seckill_site.http.public_answer caps it)."""
     row = sale_get(sale_id=sale_id)
     if row is None:
-        return None
-    status, remain = sale_status(row)
+        return None, 0.0
+    now = redis_now()
+    status, remain = sale_status(row, now)
+    if status == SaleStatus.NOT_STARTED:
+        # remain = int(start - now + 0.999) holds until start - now drops below remain - 0.999.
+        exact_until = min(row["startEpoch"], row["startEpoch"] - remain + 0.999)
+    elif status == SaleStatus.ON:
+        exact_until = row["endEpoch"]
+    else:
+        exact_until = float("inf")
     live = stock_left([sale_id])[sale_id]
     hidden = ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt", "stockOffered")
     goods = {k: v for k, v in row.items() if k not in hidden}
     goods["stockCount"] = live if live is not None else row["stockCount"]
-    return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}
+    return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}, exact_until
 
 
 def sale_page(*, sale_id: int) -> dict[str, Any] | None:

@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 
-from seckill_site.metrics import scrape_source_add
+from seckill_site.metrics import fast_counts, scrape_source_add
 
 
 class SeckillConfig(AppConfig):
@@ -8,6 +8,9 @@ class SeckillConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from seckill.metrics import reservation_figures  # here: it imports the models, loaded only now
+        from seckill import metrics  # here: it imports the models, loaded only now
 
-        scrape_source_add("redis", reservation_figures)
+        scrape_source_add("redis", metrics.reservation_figures)
+        # The fast path's refusals (seckill_site.fastpath) counted with the gate's answers.
+        if metrics.attempts_folded not in fast_counts.fold_listeners:
+            fast_counts.fold_listeners.append(metrics.attempts_folded)

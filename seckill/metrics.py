@@ -93,3 +93,11 @@ def reservation_figures() -> list[GaugeMetricFamily]:
             value=max(0.0, time.time() - oldest_at) if oldest_at is not None else 0.0,
         ),
     ]
+
+
+def attempts_folded(key: tuple, count: int) -> None:
+    """seckill_site.metrics.fast_counts' fold listener: the fast path's refusals, whose series
+    key ends with the gate's code, counted as the gate's answers are."""
+    code = key[-1]
+    if isinstance(code, Code):
+        _attempt_counters.get(code, _attempt_other).inc(count)

@@ -1,53 +1,51 @@
-"""The cheapest answer in the shop: a buy request for a sale this process knows is sold out.
+"""The cheapest answers in the shop: a buy request for a sale this process knows is sold out,
+not started or ended.
 
-At the opening second most buy requests arrive after the stock is gone. Once this process has
-seen the sale sell out (its per-process mark, seckill_site.sale_state), such a request is answered
-here, first in the middleware stack: before the session is loaded, before CSRF, locale or any
-other middleware, with no Redis call. "Sold out" is a public fact (the list page shows it), so
-answering it to anyone leaks nothing; the answer is the gate's own, in the shopper's language.
+At the opening second most buy requests arrive before the opening or after the stock is gone.
+Once this process knows it (its per-process sold-out mark, its copy of the sale window:
+seckill_site.sale_state), such a request is answered here, first in the middleware stack: before
+the session is loaded, before CSRF, locale or any other middleware. These are public facts (the
+list page shows them), so answering them to anyone leaks nothing; the answer is the gate's own,
+in the shopper's language. Under granian/gunicorn most of them never get this far:
+seckill_site.fastpath gives the same bytes below Django; this middleware is the same rule for
+every other way in (runserver, the test client, ASGI) and for what the fast path leaves to Django.
 """
 
-import re
-
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.utils import translation
 
 from seckill.observe import attempt_answered
-from seckill_site import sale_state
-from seckill_site.codes import Code
-from seckill_site.http import fail, positive_int
-
-PAGE_BUY = re.compile(r"^/seckill/[^/]+/doSeckill$")
-API_BUY = re.compile(r"^/api/v1/sales/([^/]+)/buy/[^/]+$")
+from seckill_site import fastpath, sale_state
+from seckill_site.locale import language_for
+from seckill_site.redis import REDIS_FAILURES
 
 
 class SoldOutMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
-        self._answers: dict[str, bytes] = {}  # language -> the rendered answer
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.method == "POST":
             sale_id = self._sale_id(request)
-            if sale_id is not None and sale_state.sold_out_known(sale_id):
-                attempt_answered(sale_id=sale_id, code=Code.SOLD_OUT)  # a counter and log fields
-                request.metrics_view = "<sold out before routing>"  # type: ignore[attr-defined]  # read by the metrics
-                return self._sold_out(request)
+            if sale_id is not None:
+                try:
+                    refusal = sale_state.refusal_known(sale_id, ask=True)
+                except REDIS_FAILURES:  # the view meets the outage too, and answers it (a 503)
+                    refusal = None
+                if refusal is not None:
+                    code = fastpath.REFUSAL_CODES[refusal]
+                    attempt_answered(sale_id=sale_id, code=code)  # a counter and log fields
+                    request.metrics_view = fastpath.REFUSAL_VIEWS[refusal]  # type: ignore[attr-defined]  # read by the metrics
+                    language = language_for(
+                        request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME), request.META.get("HTTP_ACCEPT_LANGUAGE", "")
+                    )
+                    return fastpath.refusal_response(code, language)
         return self.get_response(request)
 
     @staticmethod
     def _sale_id(request: HttpRequest) -> int | None:
-        if PAGE_BUY.match(request.path_info):
-            return positive_int(request.POST.get("goodsId"))
-        match = API_BUY.match(request.path_info)
-        return positive_int(match.group(1)) if match else None
-
-    def _sold_out(self, request: HttpRequest) -> HttpResponse:
-        language = translation.get_language_from_request(request)
-        body = self._answers.get(language)
-        if body is None:
-            with translation.override(language):
-                body = self._answers[language] = fail(Code.SOLD_OUT).content
-        response = HttpResponse(body, content_type="application/json", status=Code.SOLD_OUT.status)
-        response["Content-Language"] = language
-        return response
+        path = request.path_info
+        if fastpath.PAGE_BUY.match(path):
+            return fastpath.positive_int(request.POST.get("goodsId"))
+        match = fastpath.API_BUY.match(path)
+        return fastpath.positive_int(match.group(1)) if match else None

@@ -25,7 +25,9 @@ ERROR_TEMPLATE = "errors/error.html"
 
 # A backing service briefly out of reach: PostgreSQL down or restarting, Redis down, or a Redis
 # Cluster failover in progress (no primary for a slot yet, a demoted primary refusing writes,
-# a slot in migration). Each is answered 503 "busy, retry", never 401 or 500.
+# a slot in migration). Each is answered 503 "busy, retry", never 401 or 500. A Redis node
+# behind an open circuit breaker (seckill_site.redis.breaker.RedisUnavailable) is a
+# RedisConnectionError: the same 503, raised at once.
 UNAVAILABLE = (
     OperationalError,
     InterfaceError,

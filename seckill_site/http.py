@@ -6,10 +6,11 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.utils.cache import patch_cache_control
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
@@ -51,6 +52,21 @@ def page_answer(answer: Answer) -> HttpResponse:
         return media
     response = ok(answer.data) if answer.code is Code.SUCCESS else fail(answer.code, answer.msg, data=answer.data)
     return answer_headers_set(answer, response)
+
+
+# How long a public answer (the same for everybody) may be kept by a CDN, a browser, or this
+# process's fast path (seckill_site.fastpath).
+PUBLIC_SECONDS = 1
+PublicResponse = TypeVar("PublicResponse", bound=HttpResponse)
+
+
+def public_answer(response: PublicResponse, *, exact_until: float) -> PublicResponse:
+    """Mark `response` as everybody's answer for PUBLIC_SECONDS: `Cache-Control: public,
+    max-age=1`, and `exact_until` (epoch seconds by the shop's clock: when its countdown next
+    changes) for seckill_site.fastpath, which serves these bytes again until the earlier of the two."""
+    patch_cache_control(response, public=True, max_age=PUBLIC_SECONDS)
+    response.public_until = exact_until  # type: ignore[attr-defined]  # read by seckill_site.fastpath
+    return response
 
 
 def form_errors_message(form) -> str:

@@ -18,7 +18,9 @@ import ipaddress
 import logging
 import os
 import secrets
+import threading
 import time
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -187,3 +189,74 @@ def worker_exporter_start(**_signal) -> None:
         logger.warning("CELERY_METRICS_PORT without PROMETHEUS_MULTIPROC_DIR: prefork children's counts are lost")
         registry = REGISTRY
     start_http_server(int(port), addr=os.environ.get("CELERY_METRICS_ADDR", "127.0.0.1"), registry=registry)
+
+
+# --- counts kept without a lock (seckill_site.fastpath) ------------------------------------------
+
+# How often a thread folds what it counted into the Prometheus metrics above.
+FOLD_SECONDS = 1.0
+
+
+class ThreadCounts:
+    """Requests counted per thread with no lock, folded into HTTP_REQUESTS and HTTP_LATENCY by
+    the counting thread itself at most once every FOLD_SECONDS (and by `fold()`).
+
+    A Prometheus child takes a lock (and, multiprocess, an mmap write) on every inc and
+    observe: about 1.5 µs for the two, a fifth of the fast path's whole answer. Here one
+    answer is a dict lookup and three adds on the thread's own lists; the lock is taken once a
+    second per series. Only the owning thread ever touches its counts, so nothing can be lost.
+    The price: a thread's last second of counts waits for its next request (or fold()) before a
+    scrape sees it. `fold_listeners` get (key, count) for each series folded (the seckill app
+    counts its attempt outcomes from them, seckill/apps.py)."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._bounds = HTTP_LATENCY._upper_bounds  # the buckets' upper bounds, +Inf last
+        self.fold_listeners: list[Callable[[tuple, int], None]] = []
+
+    def _mine(self) -> tuple[dict, list[float]]:
+        local = self._local
+        try:
+            return local.counts, local.due
+        except AttributeError:
+            local.counts, local.due = {}, [time.monotonic() + FOLD_SECONDS]
+            return local.counts, local.due
+
+    def add(self, key: tuple, view: str, method: str, status: str, seconds: float) -> None:
+        """One answer. `key` names its series (view, method, status, anything else the listeners
+        need); `seconds` its duration."""
+        counts, due = self._mine()
+        entry = counts.get(key)
+        if entry is None:
+            entry = counts[key] = [view, method, status, 0, 0.0, [0] * len(self._bounds)]
+        entry[3] += 1
+        entry[4] += seconds
+        entry[5][bisect_left(self._bounds, seconds)] += 1  # the first bound >= seconds (+Inf last)
+        now = time.monotonic()
+        if now >= due[0]:
+            due[0] = now + FOLD_SECONDS
+            self.fold()
+
+    def fold(self) -> dict[tuple, int]:
+        """Fold this thread's counts into the Prometheus metrics; returns what was folded."""
+        counts, _due = self._mine()
+        if not counts:
+            return {}
+        self._local.counts = {}
+        folded = {}
+        for key, (view, method, status, count, seconds, buckets) in counts.items():
+            HTTP_REQUESTS.labels(view, method, status).inc(count)
+            latency = HTTP_LATENCY.labels(view)
+            # Histogram has no "observe n at once": its own counters, as observe() adds to them.
+            latency._sum.inc(seconds)
+            for index, n in enumerate(buckets):
+                if n:
+                    latency._buckets[index].inc(n)
+            folded[key] = count
+            for listener in self.fold_listeners:
+                listener(key, count)
+        return folded
+
+
+# The fast path's counts (seckill_site.fastpath); the seckill app listens for its attempt outcomes.
+fast_counts = ThreadCounts()

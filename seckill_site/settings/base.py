@@ -45,18 +45,22 @@ MIDDLEWARE = [
     # Before anything reads a body (SoldOutMiddleware reads the buy form's goodsId): an
     # oversized Content-Length is refused unread. A header lookup, no network call.
     "seckill_site.errors.RequestBodyLimitMiddleware",
+    # Around everything that may touch Redis or PostgreSQL, SoldOutMiddleware's window read
+    # included: an outage is a 503, never a 500.
+    "seckill_site.errors.ServiceUnavailableMiddleware",
     # Then: a buy request for a sale this process knows is sold out costs nothing more.
     "seckill.middleware.SoldOutMiddleware",
-    "seckill_site.errors.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below).
-    "csp.middleware.CSPMiddleware",
+    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below), built once per
+    # process where no nonce is asked for (seckill_site/csp.py).
+    "seckill_site.csp.CSPMiddleware",
     # Static files from the web process itself (compressed, cached forever when hashed):
     # `make run` and a node behind a balancer need no separate file server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "users.middleware.SessionMiddleware",
     "users.middleware.SlidingSessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
+    # Django's, the language worked out once per header pair (seckill_site/locale.py).
+    "seckill_site.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -137,10 +141,16 @@ REDIS_WAIT_REPLICAS = env.int("REDIS_WAIT_REPLICAS", default=0)
 REDIS_WAIT_TIMEOUT_MS = env.int("REDIS_WAIT_TIMEOUT_MS", default=500)  # below SOCKET_TIMEOUT (2 s)
 # How often a Redis Cluster client retries a command that met a connection error, a moved slot
 # or a cluster-down answer, re-reading the slot map each time (redis-py's default: 10, with
-# backoff). Each retry that meets an unreachable node costs a connect timeout per seed it asks:
-# a web node cut off from Redis held requests for 64-93 s with the defaults (make partition-test,
-# fault 2). deploy/cluster.env: 3 retries, 0.5 s connect timeout (REDIS_CONNECT_TIMEOUT).
+# backoff). Each retry that met an unreachable node cost a connect timeout per seed it asked: a
+# web node cut off from Redis held requests for 64-93 s (make partition-test, fault 2) until the
+# circuit breaker below refused the unreachable nodes at once, retries and seeds alike.
 REDIS_CLUSTER_RETRIES = env.int("REDIS_CLUSTER_RETRIES", default=10)
+# The circuit breaker in front of every Redis connection (seckill_site/redis/breaker.py): a node
+# that fails a command and then a PING (all nodes pinged at once, within REDIS_PROBE_TIMEOUT)
+# is refused at once, without a round trip, for REDIS_BREAKER_SECONDS, then probed again. A web
+# node cut off from Redis answers 503 in ~3 s (one socket timeout plus the probe), not ~90 s.
+REDIS_BREAKER_SECONDS = env.float("REDIS_BREAKER_SECONDS", default=3.0)
+REDIS_PROBE_TIMEOUT = env.float("REDIS_PROBE_TIMEOUT", default=1.0)  # a PING over a 200 ms link (fault 4) must fit
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
@@ -203,6 +213,11 @@ SECKILL_TRUSTED_PROXY_COUNT = env.int("SECKILL_TRUSTED_PROXY_COUNT", default=0)
 # image limit stay in memory, larger ones could not pass anyway.
 SECKILL_MAX_REQUEST_BYTES = env.int("SECKILL_MAX_REQUEST_BYTES", default=3 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+
+# The answers that sell nothing, given below Django (seckill_site/fastpath.py, seckill_site/wsgi.py).
+SECKILL_FASTPATH = env.bool("SECKILL_FASTPATH", default=True)
+# A callable wrapping the WSGI application last, by dotted path (settings.bench sets one).
+WSGI_OUTER = ""
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Rate limits (django-ratelimit) count in the Redis cache.
@@ -337,6 +352,11 @@ SECKILL_WRITER_CLAIM_MS = env.int("SECKILL_WRITER_CLAIM_MS", default=30_000)
 SECKILL_WRITER_FLUSH_MARK_MS = env.int("SECKILL_WRITER_FLUSH_MARK_MS", default=5000)
 # Unpaid seckill orders are cancelled after this many seconds (seed 004: 15 minutes).
 SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
+# A draw sale's entries are spread over this many sets, each under its own hash tag (another
+# Redis Cluster slot): one primary takes some 30 to 45 thousand entries a second (docs/draw.md),
+# so an opening of 10^6 entrants in 10 s needs several. Fixed per sale when Redis first loads it
+# as a draw sale; 1 keeps every key of the sale on its one slot. 1..64.
+SECKILL_DRAW_SHARDS = env.int("SECKILL_DRAW_SHARDS", default=1)
 # Per shopper and per sale, across all web nodes (Redis counters, one-minute windows): how
 # many captchas one may draw and how many answers one may try. A person needs two or three.
 # Text messages (users.sms): the backend class, and the file FileSmsBackend appends to.

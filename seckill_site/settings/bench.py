@@ -21,3 +21,6 @@ SECURE_HSTS_SECONDS = 0
 # A queue of its own, so a `make run` worker on the same broker never takes the bench's orders.
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="seckill-bench")
 CELERY_TASK_QUEUES = task_queues(CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL)  # noqa: F405
+
+# The `bare` scenario: a fixed answer in the same server and process (bench/bare.py).
+WSGI_OUTER = "bench.bare.wrap"

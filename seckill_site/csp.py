@@ -1,0 +1,54 @@
+"""django-csp's middleware with the policy built once per process.
+
+django-csp 4 builds the header from CONTENT_SECURITY_POLICY on every response, twice (the policy
+and the report-only one), through dataclasses.asdict and build_policy: measured by
+`python -m bench.middleware_cost`, the costliest header of the stack. Without a nonce (the
+request never asked for one: every JSON answer, most pages) and without a view's own override
+(csp.decorators), the header is the same string every time: built once here. Anything else is
+django-csp's own code path."""
+
+from __future__ import annotations
+
+import http.client
+from typing import TYPE_CHECKING
+
+from csp.constants import HEADER, HEADER_REPORT_ONLY
+from csp.middleware import CheckableLazyObject
+from csp.middleware import CSPMiddleware as DjangoCSPMiddleware
+from csp.utils import build_policy
+from django.conf import settings
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest, HttpResponseBase
+
+# What a view may set on its response to change the policy (csp.decorators).
+_OVERRIDES = ("_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro")
+
+
+class CSPMiddleware(DjangoCSPMiddleware):
+    def __init__(self, get_response) -> None:
+        super().__init__(get_response)
+        policy = getattr(settings, "CONTENT_SECURITY_POLICY", None) or {}
+        report_only = getattr(settings, "CONTENT_SECURITY_POLICY_REPORT_ONLY", None) or {}
+        self._header = build_policy()
+        self._header_ro = build_policy(report_only=True)
+        self._excluded = tuple(policy.get("EXCLUDE_URL_PREFIXES", None) or ())
+        self._excluded_ro = tuple(report_only.get("EXCLUDE_URL_PREFIXES", None) or ())
+
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        if getattr(request, "_csp_nonce", None) is not None or any(
+            getattr(response, name, None) is not None for name in _OVERRIDES
+        ):
+            return super().process_response(request, response)
+        if settings.DEBUG and response.status_code in (http.client.INTERNAL_SERVER_ERROR, http.client.NOT_FOUND):
+            return response
+        path = request.path_info
+        if self._header and HEADER not in response and not getattr(response, "_csp_exempt", False):
+            if not path.startswith(self._excluded):
+                response[HEADER] = self._header
+        if self._header_ro and HEADER_REPORT_ONLY not in response and not getattr(response, "_csp_exempt_ro", False):
+            if not path.startswith(self._excluded_ro):
+                response[HEADER_REPORT_ONLY] = self._header_ro
+        # As django-csp: once the header is written, asking for a nonce is an error, not a silent miss.
+        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)  # type: ignore[attr-defined]
+        return response

@@ -1,0 +1,316 @@
+"""The answers that sell nothing, given below Django at the speed of the web server.
+
+In a flash sale almost every request sells nothing: "buy" pressed before the opening, the
+thousands of presses after the last unit, the item page polling the stock. Through Django each
+costs the handler, the middleware stack and an HttpRequest, about twelve times what the server
+itself costs (docs/performance.md). `FastPath` wraps the Django WSGI application
+(seckill_site/wsgi.py) and answers, from what this process already knows and with no network
+call:
+
+- a buy (`POST /seckill/<path>/doSeckill` with the form's goodsId, `POST
+  /api/v1/sales/<id>/buy/<path>`) for a sale this process knows is sold out, not started or
+  ended (seckill_site.sale_state.refusal_known without asking Redis): the bytes
+  seckill.middleware.SoldOutMiddleware gives inside Django, built by the same `refusal_response`;
+- the anonymous detail poll (`GET /goods/getDetails/<id>`, `GET /api/v1/sales/<id>`): a copy of
+  Django's own last answer to the same question, kept at most COPY_SECONDS and never past the
+  second its countdown changes (the view marks such an answer public: seckill_site.http.
+  public_answer, which also tells a CDN or browser it may keep it for a second).
+
+Everything else goes to Django untouched: a sale with stock or whose window copy is stale, a
+request with a session cookie or an Authorization header, a body over the cap or not a plain
+form, unknown paths, bad ids. What operators rely on is kept: the request id is returned
+(X-Request-ID, echoed or made), the request is counted in seckill_http_requests_total and its
+latency histogram with the labels Django's path uses (seckill_site.metrics.ThreadCounts: no lock
+per request), and the answers are logged aggregated: one line per process every LOG_SECONDS with
+the counts by view and status, instead of one JSON line each (docs/performance.md says why).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse, parse_cookie
+from django.utils import translation
+
+from seckill_site import sale_state
+from seckill_site.codes import Code
+from seckill_site.http import fail, positive_int
+from seckill_site.locale import language_for
+from seckill_site.logs import REQUEST_ID_HEADER, REQUEST_ID_META, request_id_for
+from seckill_site.metrics import ThreadCounts, fast_counts
+from seckill_site.redis import REDIS_FAILURES
+from seckill_site.redis import now as redis_now
+
+__all__ = ["API_BUY", "PAGE_BUY", "FastPath", "positive_int", "refusal_response"]
+
+logger = logging.getLogger("seckill.request")
+
+PAGE_BUY = re.compile(r"^/seckill/[^/]+/doSeckill$")
+API_BUY = re.compile(r"^/api/v1/sales/([^/]+)/buy/[^/]+$")
+DETAIL_PATHS = (re.compile(r"^/goods/getDetails/([^/]+)$"), re.compile(r"^/api/v1/sales/([^/]+)$"))
+
+REFUSAL_CODES = {
+    sale_state.Refusal.SOLD_OUT: Code.SOLD_OUT,
+    sale_state.Refusal.NOT_STARTED: Code.NOT_STARTED,
+    sale_state.Refusal.ENDED: Code.ENDED,
+}
+# The metrics' view label of each (answered before any URL is resolved).
+REFUSAL_VIEWS = {
+    sale_state.Refusal.SOLD_OUT: "<sold out before routing>",
+    sale_state.Refusal.NOT_STARTED: "<not started before routing>",
+    sale_state.Refusal.ENDED: "<ended before routing>",
+}
+
+# A buy form is `goodsId=<id>` (with a csrf token from the pages: about 100 bytes). Larger
+# bodies are left to Django, which applies the body cap and the form limits itself.
+FORM_BYTES_MAX = 1024
+FORM = "application/x-www-form-urlencoded"
+_GOODS_ID_ONLY = re.compile(rb"goodsId=([1-9][0-9]{0,17})")
+# An id as the fast path takes it: positive_int's plain form only (it also takes spaces, signs
+# and leading zeros, which go to Django then); a regex and int(), not parse_int's checks, which
+# were a fifth of a detail poll's samples (docs/performance.md).
+_ID = re.compile(r"[1-9][0-9]{0,17}")
+
+
+def _id(text: str) -> int | None:
+    return int(text) if _ID.fullmatch(text) else None
+
+
+# How long a copy of a public detail answer is served: the sold-out mark's bound, and what the
+# answer's Cache-Control lets a CDN keep it (seckill_site.http.PUBLIC_SECONDS).
+COPY_SECONDS = sale_state.SOLD_OUT_MARK_SECONDS
+COPIES_MAX = 4096  # distinct questions kept (sale × language × host × Accept ...), then cleared
+LOG_SECONDS = 10.0
+
+_refusal_bodies: dict[tuple[Code, str], bytes] = {}
+
+
+def refusal_response(code: Code, language: str) -> HttpResponse:
+    """The gate's answer `code` in `language`, as Django and the fast path both give it."""
+    body = _refusal_bodies.get((code, language))
+    if body is None:
+        with translation.override(language):
+            body = _refusal_bodies[(code, language)] = fail(code).content
+    response = HttpResponse(body, content_type="application/json", status=code.status)
+    response["Content-Language"] = language
+    return response
+
+
+def _wsgi_status(response: HttpResponse) -> str:
+    return f"{response.status_code} {response.reason_phrase}"  # as django.core.handlers.wsgi
+
+
+class _Copy:
+    __slots__ = ("body", "headers", "rid_at", "status", "until", "view")
+
+    def __init__(self, status: str, headers: list[tuple[str, str]], body: bytes, until: float, view: str) -> None:
+        names = [name.lower() for name, _value in headers]
+        self.rid_at = names.index(REQUEST_ID_HEADER.lower())
+        self.status, self.headers, self.body, self.until, self.view = status, headers, body, until, view
+
+
+class FastPath:
+    """WSGI middleware below Django's handler (seckill_site/wsgi.py)."""
+
+    def __init__(self, app: Callable, *, counts: ThreadCounts | None = None) -> None:
+        self.app = app
+        self.limit = settings.SECKILL_MAX_REQUEST_BYTES
+        self.session_cookie = settings.SESSION_COOKIE_NAME
+        self.language_cookie = settings.LANGUAGE_COOKIE_NAME
+        self.counts = counts or fast_counts
+        self.counts.fold_listeners.append(self._logged)
+        self._refusals: dict[tuple[Code, str], tuple[str, list[tuple[str, str]], bytes]] = {}
+        self._copies: dict[tuple, _Copy] = {}
+        self._detail_views: list[str | None] | None = None
+        self._summary: dict[tuple[str, str], int] = {}
+        self._summary_lock = threading.Lock()  # taken once a second per thread, at the fold
+        self._summary_since = time.monotonic()
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        started = time.perf_counter()
+        method = environ.get("REQUEST_METHOD")
+        path = environ.get("PATH_INFO", "")
+        answered: Iterable[bytes] | None
+        try:
+            if method == "POST":
+                answered = self._buy(environ, path, start_response, started)
+            elif method == "GET":
+                answered = self._detail(environ, path, start_response, started)
+            else:
+                answered = None
+        except REDIS_FAILURES:  # the clock's refresh failed: Django answers the outage its way
+            answered = None
+        if answered is not None:
+            return answered
+        return self.app(environ, start_response)
+
+    # --- the buy refusals --------------------------------------------------------------------
+
+    def _buy(self, environ: dict, path: str, start_response: Callable, started: float) -> list[bytes] | None:
+        page = PAGE_BUY.match(path)
+        api = None if page else API_BUY.match(path)
+        if page is None and api is None:
+            return None
+        length = self._length(environ)
+        if length is None or length > self.limit:
+            return None  # Django refuses it (413) or reads it its way
+        sale_id = self._form_goods_id(environ, length) if page else _id(api.group(1))  # type: ignore[union-attr]
+        if sale_id is None:
+            return None
+        refusal = sale_state.refusal_known(sale_id, ask=False)
+        if refusal is None:
+            return None
+        code = REFUSAL_CODES[refusal]
+        language = self._language(environ)
+        answer = self._refusals.get((code, language))
+        if answer is None:
+            response = refusal_response(code, language)
+            answer = self._refusals[(code, language)] = (
+                _wsgi_status(response),
+                list(response.items()),
+                response.content,
+            )
+        status, headers, body = answer
+        start_response(status, [*headers, (REQUEST_ID_HEADER, self._request_id(environ))])
+        self.counts.add((REFUSAL_VIEWS[refusal], "POST", status[:3], code), REFUSAL_VIEWS[refusal], "POST", status[:3],
+                        time.perf_counter() - started)  # fmt: skip
+        return [body]
+
+    @staticmethod
+    def _length(environ: dict) -> int | None:
+        raw = environ.get("CONTENT_LENGTH") or "0"
+        return int(raw) if raw.isdigit() else None  # anything odd: Django decides
+
+    @staticmethod
+    def _form_goods_id(environ: dict, length: int) -> int | None:
+        """The form's goodsId, as request.POST.get("goodsId") reads it; None when this is not
+        a small plain form (Django reads it then). The bytes read are put back for Django."""
+        content_type = environ.get("CONTENT_TYPE", "")
+        mime, _sep, params = content_type.partition(";")
+        if mime.strip().lower() != FORM or (params.strip() and params.strip().lower() != "charset=utf-8"):
+            return None
+        if not 0 < length <= FORM_BYTES_MAX:
+            return None
+        body = environ["wsgi.input"].read(length)
+        environ["wsgi.input"] = io.BytesIO(body)
+        if len(body) != length:
+            return None
+        match = _GOODS_ID_ONLY.fullmatch(body)
+        if match is not None:
+            return int(match.group(1))
+        # Django's own parser for anything else (a csrf token beside it, repeated fields).
+        from django.http import QueryDict
+
+        try:
+            return positive_int(QueryDict(body, encoding="utf-8").get("goodsId"))
+        except Exception:  # whatever Django would say about a broken form, it says it itself
+            return None
+
+    def _language(self, environ: dict) -> str:
+        """The language Django would pick (seckill_site.locale.language_for)."""
+        cookie = environ.get("HTTP_COOKIE", "")
+        chosen = parse_cookie(cookie).get(self.language_cookie) if self.language_cookie in cookie else None
+        return language_for(chosen, environ.get("HTTP_ACCEPT_LANGUAGE", ""))
+
+    @staticmethod
+    def _request_id(environ: dict) -> str:
+        return request_id_for(environ.get(REQUEST_ID_META, ""))
+
+    # --- the public detail ---------------------------------------------------------------------
+
+    def _detail(self, environ: dict, path: str, start_response: Callable, started: float) -> Iterable[bytes] | None:
+        kind, match = next(((kind, m) for kind, p in enumerate(DETAIL_PATHS) if (m := p.match(path))), (0, None))
+        if match is None:
+            return None
+        if _id(match.group(1)) is None or "HTTP_AUTHORIZATION" in environ:
+            return None
+        cookie = environ.get("HTTP_COOKIE", "")
+        if self.session_cookie in cookie:
+            return None  # maybe a shopper's own answer (getDetails carries the user)
+        chosen = parse_cookie(cookie).get(self.language_cookie) if self.language_cookie in cookie else None
+        # Everything of the request that Django's answer to it may depend on.
+        key = (
+            path,
+            environ.get("QUERY_STRING", ""),
+            chosen,
+            environ.get("HTTP_ACCEPT_LANGUAGE", ""),
+            environ.get("HTTP_ACCEPT", ""),
+            environ.get("HTTP_HOST", ""),
+            environ.get("wsgi.url_scheme", ""),
+            environ.get("HTTP_X_FORWARDED_PROTO", ""),
+            environ.get("HTTP_X_REQUESTED_WITH", ""),
+        )
+        copy = self._copies.get(key)
+        if copy is not None and copy.until > time.monotonic():
+            headers = list(copy.headers)
+            headers[copy.rid_at] = (REQUEST_ID_HEADER, self._request_id(environ))
+            start_response(copy.status, headers)
+            self.counts.add((copy.view, "GET", copy.status[:3], None), copy.view, "GET", copy.status[:3],
+                            time.perf_counter() - started)  # fmt: skip
+            return [copy.body]
+        view = self._detail_view(kind)
+        if view is None:
+            return None
+        return self._detail_copied(environ, start_response, key, view)
+
+    def _detail_copied(self, environ: dict, start_response: Callable, key: tuple, view: str) -> Iterable[bytes]:
+        """Django answers; a public answer (seckill_site.http.public_answer) is kept as it was sent."""
+        sent: list[tuple[str, list[tuple[str, str]]]] = []
+
+        def start_response_kept(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            sent.append((status, headers))
+            return start_response(status, headers) if exc_info is None else start_response(status, headers, exc_info)
+
+        result = self.app(environ, start_response_kept)
+        exact_until = getattr(result, "public_until", None)
+        if exact_until is None or not sent or not sent[0][0].startswith("200 "):
+            return result
+        status, headers = sent[0]
+        names = {name.lower() for name, _value in headers}
+        if "set-cookie" in names or REQUEST_ID_HEADER.lower() not in names:
+            return result
+        now = time.monotonic()
+        until = now + min(COPY_SECONDS, exact_until - redis_now())
+        if until > now:
+            if len(self._copies) >= COPIES_MAX:
+                self._copies.clear()
+            self._copies[key] = _Copy(status, list(headers), result.content, until, view)
+        return result
+
+    def _detail_view(self, kind: int) -> str | None:
+        """The metrics label Django's path gives the detail (its URL route), found once."""
+        if self._detail_views is None:
+            from django.urls import Resolver404, resolve
+
+            views: list[str | None] = []
+            for sample in ("/goods/getDetails/1", "/api/v1/sales/1"):
+                try:
+                    views.append(resolve(sample).route)
+                except Resolver404:
+                    views.append(None)  # not routed here: never answered
+            self._detail_views = views
+        return self._detail_views[kind]
+
+    # --- the aggregated log ------------------------------------------------------------------
+
+    def _logged(self, key: tuple, count: int) -> None:
+        """A fold listener: counts go into the summary; every LOG_SECONDS one line says them."""
+        view, _method, status = key[0], key[1], key[2]
+        with self._summary_lock:
+            self._summary[(view, status)] = self._summary.get((view, status), 0) + count
+            now = time.monotonic()
+            if now - self._summary_since < LOG_SECONDS:
+                return
+            summary, self._summary = self._summary, {}
+            seconds, self._summary_since = now - self._summary_since, now
+        if logger.isEnabledFor(logging.INFO):
+            answers = {f"{view} {status}": n for (view, status), n in sorted(summary.items())}
+            logger.info("fast path: %d answers in %.0f s", sum(answers.values()), seconds,
+                        extra={"fastpath_answers": answers, "seconds": round(seconds, 1)})  # fmt: skip

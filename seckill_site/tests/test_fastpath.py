@@ -1,0 +1,342 @@
+"""seckill_site.fastpath: its answers are Django's, byte for byte, and it answers nothing else.
+
+Each answer is compared, at the WSGI level (status line, header list in order, body), with what
+Django's own application gives to the same request with the fast path out of the way. Real
+PostgreSQL and Redis: the sales are loaded into Redis as the shop loads them."""
+
+import io
+from contextlib import contextmanager
+
+import pytest
+from django.core import signals
+from django.core.handlers.wsgi import WSGIHandler
+from django.db import close_old_connections
+from prometheus_client import REGISTRY
+
+from goods.tests.factories import make_sale
+from seckill.metrics import attempts_folded
+from seckill.tests.shoppers import path_for
+from seckill_site import sale_state
+from seckill_site.fastpath import FastPath
+from seckill_site.metrics import ThreadCounts
+from users.tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+REQUEST_ID = "test-request-1"
+LANGUAGES = {
+    "en": {},
+    "zh-hans by Accept-Language": {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9,en;q=0.5"},
+    "zh-hans by cookie": {"HTTP_COOKIE": "django_language=zh-hans"},
+}
+
+
+class Spy:
+    """Django's application, counting the requests that reach it."""
+
+    def __init__(self, app):
+        self.app, self.calls = app, 0
+
+    def __call__(self, environ, start_response):
+        self.calls += 1
+        return self.app(environ, start_response)
+
+
+@pytest.fixture
+def apps():
+    """(Django's application, the fast path over it with counts of its own), with the database
+    connection kept across requests as the test client keeps it (one test transaction)."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        django = WSGIHandler()
+        yield django, FastPath(Spy(django), counts=ThreadCounts())
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture(autouse=True)
+def long_marks(monkeypatch):
+    # A loaded machine may take over a second between two requests of a test.
+    monkeypatch.setattr(sale_state, "SOLD_OUT_MARK_SECONDS", 600.0)
+    monkeypatch.setattr(sale_state, "WINDOW_CACHE_SECONDS", 600.0)
+
+
+def environ(method: str, path: str, *, body: bytes = b"", query: str = "", **extra) -> dict:
+    env = {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "SCRIPT_NAME": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": "127.0.0.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_X_REQUEST_ID": REQUEST_ID,
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+    }
+    if body:
+        env["CONTENT_TYPE"] = "application/x-www-form-urlencoded"
+        env["CONTENT_LENGTH"] = str(len(body))
+    env.update(extra)
+    return env
+
+
+def call(app, env: dict) -> tuple[str, list[tuple[str, str]], bytes]:
+    sent = []
+    result = app(
+        dict(env, **{"wsgi.input": io.BytesIO(env["wsgi.input"].getvalue())}), lambda s, h, e=None: sent.append((s, h))
+    )
+    body = b"".join(result)
+    getattr(result, "close", lambda: None)()
+    return sent[0][0], list(sent[0][1]), body
+
+
+@contextmanager
+def answered_below_django(fast: FastPath, *, expected: bool):
+    spy = fast.app
+    before = spy.calls
+    yield
+    assert (spy.calls == before) is expected, "answered by the fast path" if not expected else "went to Django"
+
+
+def buy_requests(sale_id: int, path: str = "a1b2c3") -> dict[str, tuple[str, str, bytes]]:
+    return {
+        "page": ("POST", f"/seckill/{path}/doSeckill", f"goodsId={sale_id}".encode()),
+        "page with a csrf token": (
+            "POST",
+            f"/seckill/{path}/doSeckill",
+            f"csrfmiddlewaretoken=x&goodsId={sale_id}".encode(),
+        ),
+        "api": ("POST", f"/api/v1/sales/{sale_id}/buy/{path}", b""),
+    }
+
+
+def _sale(kind: str):
+    if kind == "sold out":
+        sale = make_sale(stock=5)
+        sale_state.sold_out_mark(sale.pk)
+        return sale, "sold out"
+    if kind == "not started":
+        return make_sale(stock=5, starts_in=3600), "the sale has not started yet"
+    return make_sale(stock=5, starts_in=-7200, lasts=3600), "the sale has ended"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("kind", ["sold out", "not started", "ended"])
+def test_buy_refusals_are_djangos_bytes(apps, kind, language):
+    django, fast = apps
+    sale, english = _sale(kind)
+    for name, (method, path, body) in buy_requests(sale.pk).items():
+        env = environ(method, path, body=body, **LANGUAGES[language])
+        expected = call(django, env)  # Django's path also reads the window into this process
+        with answered_below_django(fast, expected=True):
+            got = call(fast, env)
+        assert got == expected, name
+        assert expected[0] == "200 OK" and ("X-Request-ID", REQUEST_ID) in expected[1]
+        assert (english.encode() in expected[2]) is (language == "en"), expected[2].decode()
+
+
+def test_logged_in_shopper_gets_the_same_refusal(apps, client):
+    """The refusal is a public fact: a shopper's session changes nothing in it."""
+    django, fast = apps
+    sale, _msg = _sale("not started")
+    user = make_user()
+    client.force_login(user)
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+    env = environ("POST", f"/seckill/{path_for(user.pk, sale.pk)}/doSeckill", body=f"goodsId={sale.pk}".encode(),
+                  HTTP_COOKIE=cookie)  # fmt: skip
+    expected = call(django, env)
+    with answered_below_django(fast, expected=True):
+        assert call(fast, env) == expected
+
+
+def test_never_for_a_sale_with_stock(apps):
+    django, fast = apps
+    sale = make_sale(stock=5)
+    for _name, (method, path, body) in buy_requests(sale.pk).items():
+        env = environ(method, path, body=body)
+        expected = call(django, env)
+        with answered_below_django(fast, expected=False):
+            got = call(fast, env)
+        assert got == expected  # not logged in, from the view
+
+
+def test_never_over_the_body_cap_nor_for_odd_bodies(apps, settings):
+    django, fast = apps
+    sale, _msg = _sale("sold out")
+    cap = settings.SECKILL_MAX_REQUEST_BYTES
+    for name, extra in {
+        "over the cap": {"CONTENT_LENGTH": str(cap + 1)},
+        "a multipart body": {"CONTENT_TYPE": "multipart/form-data; boundary=x"},
+        "no length": {"CONTENT_LENGTH": ""},
+        "a bad id": {"wsgi.input": io.BytesIO(b"goodsId=0"), "CONTENT_LENGTH": "9"},
+    }.items():
+        env = environ("POST", "/seckill/p/doSeckill", body=f"goodsId={sale.pk}".encode())
+        env.update(extra)
+        expected = call(django, env)
+        with answered_below_django(fast, expected=False):
+            got = call(fast, env)
+        assert got[0] == expected[0], name
+    over = call(fast, dict(environ("POST", f"/api/v1/sales/{sale.pk}/buy/p"), CONTENT_LENGTH=str(cap + 1)))
+    assert over[0].startswith("413")
+
+
+def test_unknown_paths_and_bad_ids_go_to_django(apps):
+    _django, fast = apps
+    sale, _msg = _sale("sold out")
+    for method, path in [
+        ("POST", f"/api/v1/sales/{sale.pk}/buy"),
+        ("POST", f"/api/v1/sales/x{sale.pk}/buy/p"),
+        ("GET", f"/seckill/p/doSeckill?goodsId={sale.pk}"),
+        ("GET", "/goods/getDetails/0"),
+        ("GET", "/api/v1/sales/abc"),
+        ("GET", "/healthz"),
+    ]:
+        with answered_below_django(fast, expected=False):
+            call(fast, environ(method, path))
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("status", ["not started", "on", "ended"])
+def test_public_detail_is_djangos_bytes(apps, status, language):
+    django, fast = apps
+    starts_in, lasts = {"not started": (3600, 3600), "on": (-60, 3600), "ended": (-7200, 3600)}[status]
+    sale = make_sale(stock=5, starts_in=starts_in, lasts=lasts)
+    for path in (f"/goods/getDetails/{sale.pk}", f"/api/v1/sales/{sale.pk}"):
+        env = environ("GET", path, **LANGUAGES[language])
+        with answered_below_django(fast, expected=False):
+            first = call(fast, env)  # Django answers, the fast path keeps a copy
+        with answered_below_django(fast, expected=True):
+            again = call(fast, dict(env, HTTP_X_REQUEST_ID="test-request-2"))
+        expected = call(django, env)
+        assert first == expected
+        assert again[0] == expected[0] and again[2] == expected[2]
+        assert again[1] == [(n, "test-request-2" if n == "X-Request-ID" else v) for n, v in expected[1]]
+        assert ("Cache-Control", "public, max-age=1") in expected[1]
+
+
+def test_detail_for_a_shopper_goes_to_django(apps, client):
+    django, fast = apps
+    sale = make_sale(stock=5)
+    user = make_user()
+    client.force_login(user)
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+    path = f"/goods/getDetails/{sale.pk}"
+    call(fast, environ("GET", path))  # an anonymous copy exists
+    with answered_below_django(fast, expected=False):
+        mine = call(fast, environ("GET", path, HTTP_COOKIE=cookie))
+    assert b'"mobile"' in mine[2] or str(user.pk).encode() in mine[2]
+    assert not any(name == "Cache-Control" and "public" in value for name, value in mine[1])
+    with answered_below_django(fast, expected=False):
+        call(fast, environ("GET", f"/api/v1/sales/{sale.pk}", HTTP_AUTHORIZATION="Token abc"))
+
+
+def test_detail_copy_lasts_at_most_a_second(apps, monkeypatch):
+    from seckill_site import fastpath
+
+    _django, fast = apps
+    sale = make_sale(stock=5)
+    env = environ("GET", f"/goods/getDetails/{sale.pk}")
+    call(fast, env)
+    monkeypatch.setattr(fastpath.time, "monotonic", lambda real=fastpath.time.monotonic: real() + 1.01)
+    with answered_below_django(fast, expected=False):
+        call(fast, env)
+
+
+def _count(view: str, method: str, status: str) -> float:
+    labels = {"view": view, "method": method, "status": status}
+    return REGISTRY.get_sample_value("seckill_http_requests_total", labels) or 0.0
+
+
+def _latency_count(view: str) -> float:
+    return REGISTRY.get_sample_value("seckill_http_request_duration_seconds_count", {"view": view}) or 0.0
+
+
+def test_metrics_count_what_the_fast_path_answers(apps):
+    django, fast = apps
+    sale, _msg = _sale("sold out")
+    env = environ("POST", f"/api/v1/sales/{sale.pk}/buy/p")
+    view = "<sold out before routing>"
+    attempts = REGISTRY.get_sample_value("seckill_attempts_total", {"outcome": "sold_out"}) or 0.0
+    before, latency = _count(view, "POST", "200"), _latency_count(view)
+    call(django, env)
+    assert _count(view, "POST", "200") == before + 1  # Django's path, counted as it always was
+    for _ in range(3):
+        call(fast, env)
+    fast.counts.fold_listeners.append(attempts_folded)
+    assert fast.counts.fold()  # what a scrape would see after the thread's next fold
+    assert _count(view, "POST", "200") == before + 4
+    assert _latency_count(view) == latency + 4
+    assert REGISTRY.get_sample_value("seckill_attempts_total", {"outcome": "sold_out"}) == attempts + 4
+
+    detail = make_sale(stock=5)
+    env = environ("GET", f"/goods/getDetails/{detail.pk}")
+    route = "goods/getDetails/<str:sale_id>"
+    before = _count(route, "GET", "200")
+    call(fast, env)  # Django's
+    call(fast, env)  # the copy's
+    fast.counts.fold()
+    assert _count(route, "GET", "200") == before + 2
+
+
+def test_request_id_is_returned(apps):
+    _django, fast = apps
+    sale, _msg = _sale("sold out")
+    env = environ("POST", f"/api/v1/sales/{sale.pk}/buy/p")
+    del env["HTTP_X_REQUEST_ID"]
+    ids = {dict(call(fast, env)[1])["X-Request-ID"] for _ in range(2)}
+    assert len(ids) == 2 and all(len(i) == 32 for i in ids)
+    env["HTTP_X_REQUEST_ID"] = "bad id with spaces"
+    assert dict(call(fast, env)[1])["X-Request-ID"] != "bad id with spaces"
+
+
+def test_answers_are_logged_aggregated_not_one_line_each(apps, caplog, monkeypatch):
+    from seckill_site import fastpath
+
+    _django, fast = apps
+    sale, _msg = _sale("sold out")
+    env = environ("POST", f"/api/v1/sales/{sale.pk}/buy/p")
+    monkeypatch.setattr(fastpath, "LOG_SECONDS", 0.0)
+    with caplog.at_level("INFO", logger="seckill.request"):
+        for _ in range(5):
+            call(fast, env)
+        fast.counts.fold()
+    lines = [r for r in caplog.records if r.name == "seckill.request"]
+    # One aggregated line (two if a slow machine crossed the thread's one-second fold), never one per answer.
+    assert 1 <= len(lines) <= 2 and all(r.getMessage().startswith("fast path:") for r in lines)
+    assert sum(r.fastpath_answers["<sold out before routing> 200"] for r in lines) == 5
+
+
+@pytest.mark.parametrize("error", ["connection", "no cluster node"])
+def test_a_redis_outage_in_the_fast_path_is_left_to_django(apps, monkeypatch, error):
+    """The detail copy's clock is Redis's: when reading it fails, Django answers (its 503 layer
+    knows the outage), never an exception out of the WSGI application. A cluster client that
+    reaches no node raises RedisClusterException, which is not a RedisError."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisClusterException
+
+    from seckill_site import fastpath
+
+    _django, fast = apps
+    sale = make_sale(stock=5)
+    env = environ("GET", f"/goods/getDetails/{sale.pk}")
+    call(fast, env)  # Django answers and the fast path keeps its copy, timed by Redis's clock
+    raised = {"connection": RedisConnectionError("cut"), "no cluster node": RedisClusterException("no node")}[error]
+
+    def clock():
+        raise raised
+
+    monkeypatch.setattr(fastpath, "redis_now", clock)
+    monkeypatch.setattr(fastpath.time, "monotonic", lambda real=fastpath.time.monotonic: real() + 1.01)
+    with answered_below_django(fast, expected=False):
+        status, _headers, _body = call(fast, env)
+    assert status.startswith("200"), status  # Django's own clock read is not the one patched
