@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness
+.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
@@ -27,7 +27,8 @@ help:
 	@echo "make screenshots    every shopper page and the main admin screens, desktop and phone, English and Chinese: docs/screenshots.png"
 	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\"; ARGS=--cluster: through the cluster-test topology)"
 	@echo "make captcha-attack OCR engines and a trained model against the old and new captcha"
-	@echo "make fairness       people vs a scalper's scripts at a sale's opening: first come, first served vs a draw (ARGS=\"--seeds 5 ...\")"
+	@echo "make fairness       people vs a scalper's scripts at a sale's opening, over HTTP: first come, first served vs a draw (ARGS=\"--seeds 5 ...\")"
+	@echo "make draw-bench     a draw sale's entries/s, draw time and memory at 10^4..10^6 entrants, K entry shards, one server and a 3-primary cluster (ARGS=...)"
 	@echo "make scan           wapiti3 against a production-like deployment, anonymous and logged in (a few minutes)"
 	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
 	@echo "make services-down  stop them (data stays in .run/)"
@@ -77,10 +78,16 @@ stateful: venv
 	STATEFUL_EXAMPLES=$(STATEFUL_EXAMPLES) STATEFUL_STEPS=$(STATEFUL_STEPS) \
 	  $(PY) -m tools.with_services -- $(PY) -m pytest seckill/tests/test_stateful.py -p no:cacheprovider -q
 
-# An opening replayed in real time through the shop's services on real PostgreSQL and Redis,
-# once first come, first served and once with a draw (tools/fairness.py, docs/draw.md).
+# An opening replayed in real time over HTTP against a production-like deployment (web server,
+# Celery worker, beat) on real PostgreSQL and Redis, once first come, first served and once with
+# a draw (tools/fairness.py, docs/draw.md); ARGS=--in-process through the services instead.
 fairness: venv
 	$(PY) -m tools.with_services -- $(PY) -m tools.fairness $(ARGS)
+
+# A draw sale's Redis side at 10^4, 10^5 and 10^6 entrants, with 1 and 16 entry shards, on a
+# redis-server and a 3-primary cluster of its own (tools/draw_bench.py, docs/draw.md "Scale").
+draw-bench: venv
+	$(PY) -m tools.with_services -- $(PY) -m tools.draw_bench $(ARGS)
 
 services-up: venv
 	$(PY) -m tools.services up

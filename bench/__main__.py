@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from bench.deploy import DEFAULT_SERVER, SERVERS
+from tools.deploy import DEFAULT_SERVER, SERVERS
 
 
 class CommandError(Exception):

@@ -19,9 +19,9 @@ import json
 
 import requests
 
-from bench.deploy import cpu_snapshot
 from tools.cluster import topology as cluster
 from tools.cluster.topology import RABBIT_NODES, WEB_HOSTS, WORKERS, Topology, log
+from tools.deploy import cpu_snapshot
 from tools.processes import tree
 
 BENCH_SETTINGS = "seckill_site.settings.bench"
@@ -53,7 +53,7 @@ class BenchTopology(Topology):
 
 
 class ClusterDeployment:
-    """bench.deploy.Deployment's interface over a started BenchTopology."""
+    """tools.deploy.Deployment's interface over a started BenchTopology."""
 
     web_fixed = (
         f"{len(WEB_HOSTS)} nodes x {SERVER} {cluster.WEB_PROCESSES} processes x {cluster.WEB_THREADS} threads"

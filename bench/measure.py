@@ -16,6 +16,7 @@ from bench.profile import flamegraph
 from tools.net import logger
 
 SOLD_OUT_CODE = "500500"
+NOT_STARTED_CODE = "500502"
 SUCCESS_CODE = "0"
 
 

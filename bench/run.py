@@ -29,16 +29,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import load, prepare, report
-from bench.deploy import DEFAULT_SERVER, ROOT, Deployment
+from bench import load, report
 from bench.load import LoadResult
 from bench.measure import Measurement, log
 from bench.scenarios import Scenarios
+from tools import prepare
+from tools.deploy import DEFAULT_SERVER, ROOT, Deployment
 
 SCENARIOS = (
-    "floor", "sold-out", "burst", "api-sold-out", "api-burst", "naive", "pages",
-    "hot-row", "drain",
+    "bare", "floor", "sold-out", "not-started", "detail-poll", "burst", "opening-mix", "api-sold-out", "api-burst",
+    "naive", "pages", "hot-row", "drain",
 )  # fmt: skip
+# Run whatever --scenarios says: the yardstick of every ratio (bench/bare.py).
+ALWAYS = ("bare",)
 
 
 @dataclass
@@ -49,7 +52,7 @@ class Options:
     duration: float = 8.0
     workers: list[int] = field(default_factory=lambda: [2, 3, 4])
     threads: int = 2
-    server: str = DEFAULT_SERVER  # bench.deploy.SERVERS
+    server: str = DEFAULT_SERVER  # tools.deploy.SERVERS
     celery_concurrency: int = 2
     # The order writer yields the CPU to the web workers while both want it: orders may land
     # a second later, the opening second's requests are answered sooner (on two shared cores).
@@ -115,6 +118,7 @@ class Bench(Measurement, Scenarios):
         self.hot_row_facts: dict = {}
         self.drain_facts: dict = {}
         self.drain_users: list[int] = []
+        self.not_started_sale: int | None = None  # made by the first scenario that needs it
         self.memory: dict[int, dict] = {}  # pid -> its peak RSS / USS over the recorded scenarios
         self.profiles: dict[str, dict] = {}  # scenario -> top frames (--profile)
         self.payload: dict = {}
@@ -193,7 +197,7 @@ class Bench(Measurement, Scenarios):
             self.prepare()
             self.calibrate()
             self.warm_up()
-            for scenario in self.options.scenarios:
+            for scenario in (*[name for name in ALWAYS if name not in self.options.scenarios], *self.options.scenarios):
                 getattr(self, scenario.replace("-", "_"))()
             self.check()
         finally:

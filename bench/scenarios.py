@@ -4,29 +4,42 @@ bursts with their result polling, naive, pages, hot row, drain) and the invarian
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import threading
 import time
+from datetime import timedelta
 
 from django.db.models import Count
 
-from bench import figures, prepare
-from bench.deploy import ROOT
+from bench import figures
 from bench.load import Request
-from bench.measure import SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
+from bench.measure import NOT_STARTED_CODE, SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
 from goods.models import SeckillGoods
 from orders.models import Order, SeckillOrder
 from seckill_site.redis import client
 from seckill_site.sale_state import keys
+from tools import prepare
+from tools.deploy import ROOT
+
+# Shoppers whose paths are made between two refreshes of the paths' lifetime (see `paths`).
+PATHS_CHUNK = 500
 
 
 class Scenarios:
     """Mixed into bench.run.Bench, after bench.measure.Measurement."""
 
     def paths(self, sale_id: int, shoppers: list[prepare.Shopper]) -> list[str]:
+        """One path per shopper, made a chunk at a time; after each chunk the paths made so far
+        get their whole lifetime again. Drawing 3,000 captchas took 58-70 s on the loaded shared
+        machine, longer than a path lives (PATH_TTL, 60 s), and the burst met hundreds of
+        expired paths (403) that no shopper would have held that long."""
         started = time.monotonic()
-        paths = prepare.paths_create(shoppers=shoppers, sale_id=sale_id)
+        paths: list[str] = []
+        for start in range(0, len(shoppers), PATHS_CHUNK):
+            paths += prepare.paths_create(shoppers=shoppers[start : start + PATHS_CHUNK], sale_id=sale_id)
+            prepare.paths_keep_alive(sale_id=sale_id, user_ids=[s.user_id for s in shoppers[: start + PATHS_CHUNK]])
         log(f"prepared {len(paths)} one-time paths (captcha drawn, answered) in {time.monotonic() - started:.1f} s")
         return paths
 
@@ -59,6 +72,66 @@ class Scenarios:
         self.drive("warm-up-api", requests, mode="once", record=False)
         self.drive("warm-up-pages", [Request("GET", f"/goods/getDetails/{self.sales.burst[0]}", s.session, s.csrf)
                                      for s in self.warmup_shoppers], mode="once", record=False)  # fmt: skip
+
+    def bare(self) -> None:
+        """The server's own ceiling: a fixed JSON answer to a POST in the same server, processes and
+        settings, before Django (bench/bare.py). Every other rate is read against it."""
+        requests = [Request("POST", "/bench/bare", body="goodsId=1") for _ in range(64)]
+        result = self.drive("bare", requests, mode="loop")
+        self.expect(result, codes={SUCCESS_CODE}, statuses={"200"})
+
+    def _not_started_sale(self) -> int:
+        if self.not_started_sale is None:
+            sale = prepare.sale_create(name="not-started", units=self.options.stock, starts_in=timedelta(hours=1))
+            self.sales.extra.append(sale.pk)
+            self.not_started_sale = sale.pk
+        return self.not_started_sale
+
+    def not_started(self) -> None:
+        """Buy pressed before the opening, page and API alike (the answer comes before the path is
+        read, so any path does), by logged-in shoppers."""
+        sale_id = self._not_started_sale()
+        requests = [
+            Request("POST", f"/seckill/early{s.user_id}/doSeckill", s.session, s.csrf, f"goodsId={sale_id}")
+            if index % 2 == 0
+            else Request("POST", f"/api/v1/sales/{sale_id}/buy/early{s.user_id}", token=s.token)
+            for index, s in enumerate(self.shoppers)
+        ]
+        result = self.drive("not-started", requests, mode="loop")
+        self.expect(result, codes={NOT_STARTED_CODE}, statuses={"200"})
+
+    def _detail_polls(self, sale_id: int, count: int) -> list[Request]:
+        """The anonymous stock/status poll: seed 000's getDetails and the API's sale detail."""
+        paths = (f"/goods/getDetails/{sale_id}", f"/api/v1/sales/{sale_id}")
+        return [Request("GET", paths[index % 2]) for index in range(count)]
+
+    def detail_poll(self) -> None:
+        result = self.drive("detail-poll", self._detail_polls(self._not_started_sale(), 64), mode="loop")
+        self.expect(result, codes={SUCCESS_CODE}, statuses={"200"})
+
+    def opening_mix(self) -> None:
+        """The opening seconds of a sale as the pages make them (docs/performance.md, "The opening
+        mix"): 70 % polls (half the anonymous detail poll, half the shoppers' result polls), 25 %
+        buy presses (half before the opening, half after the sell-out), 5 % item page views."""
+        early, gone = self._not_started_sale(), self.sales.sold_out
+        plan = ["detail"] * 35 + ["result"] * 35 + ["early"] * 13 + ["gone"] * 12 + ["page"] * 5
+        random.Random(25).shuffle(plan)
+        requests = []
+        for index, s in enumerate(self.shoppers):
+            kind = plan[index % len(plan)]
+            if kind == "detail":
+                requests += self._detail_polls(early, 1 + index % 2)[-1:]
+            elif kind == "result":
+                requests.append(Request("GET", f"/seckill/result?goodsId={gone}", s.session, s.csrf))
+            elif kind == "early":
+                requests.append(Request("POST", f"/seckill/early{s.user_id}/doSeckill", s.session, s.csrf,
+                                        f"goodsId={early}"))  # fmt: skip
+            elif kind == "gone":
+                requests.append(Request("POST", f"/api/v1/sales/{gone}/buy/late{s.user_id}", token=s.token))
+            else:
+                requests.append(Request("GET", f"/goods/detail/{early}", s.session, s.csrf))
+        result = self.drive("opening-mix", requests, mode="loop")
+        self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, "none"}, statuses={"200"})
 
     def floor(self) -> None:
         result = self.drive("floor", self.get_requests("/bench/floor", self.shoppers), mode="loop")
@@ -274,9 +347,12 @@ class Scenarios:
         self.deployment.celery_resume()
         deadline = resumed + max(120.0, queued / 20)
         landed = 0
+        # Drained is settled, not just committed: the writer commits a batch, then settles its
+        # reservations in Redis (the answers shoppers poll). Stopping at the commit let check()
+        # read a batch between the two on a loaded machine and call its 500 reservations stranded.
         while time.monotonic() < deadline:
             landed = SeckillOrder.objects.filter(sale_id=sale.pk).count()
-            if landed >= queued:
+            if landed >= queued and not redis.hlen(keys.reservations(sale.pk)):
                 break
             time.sleep(0.05)
         drained = time.monotonic() - resumed

@@ -2,7 +2,7 @@
 logged in as a seeded shopper, bounded in time. Fails on any 5xx, any anomaly wapiti reports,
 and any finding that tools/scan_allowlist.txt does not accept.
 
-The deployment is bench.deploy's (granian and a Celery worker, its own port and queue) on the
+The deployment is tools.deploy's (granian and a Celery worker, its own port and queue) on the
 embedded or given PostgreSQL and Redis, with the production settings as they stand (DEBUG off,
 the production headers and cookies) and TLS (granian, a throwaway self-signed certificate for
 127.0.0.1, so HSTS and the Secure cookies are what a browser gets); only the per-request rate
@@ -215,7 +215,7 @@ def certificate(directory: Path) -> tuple[Path, Path]:
 def deployment(directory: Path):
     import urllib3
 
-    from bench.deploy import Deployment
+    from tools.deploy import Deployment
 
     urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # our own throwaway certificate
     cert, key = certificate(directory)

@@ -64,8 +64,8 @@ class Sales:
         return [*self.burst, self.sold_out, self.naive, *self.api_burst, self.warmup, *self.extra]
 
 
-def sale_create(*, name: str, units: int) -> SeckillGoods:
-    """A bench sale, open for two hours, its Redis keys warmed."""
+def sale_create(*, name: str, units: int, starts_in: timedelta = timedelta(minutes=-1)) -> SeckillGoods:
+    """A bench sale, open from `starts_in` from now (a minute ago) for two hours, its Redis keys warmed."""
     owner, _ = User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"is_staff": True, "nickname": "bench"})
     goods = Goods.objects.create(
         owner=owner, name=f"{GOODS_PREFIX}{name} {time.strftime('%H%M%S')}", title=f"Bench {name}", price=999,
@@ -75,8 +75,8 @@ def sale_create(*, name: str, units: int) -> SeckillGoods:
         goods=goods,
         seckill_price=1,
         stock_count=units,
-        start_at=timezone.now() - timedelta(minutes=1),
-        end_at=timezone.now() + timedelta(hours=2),
+        start_at=timezone.now() + starts_in,
+        end_at=timezone.now() + starts_in + timedelta(hours=2, minutes=1),
     )
     sale_open(sale_id=sale.pk)
     return sale
@@ -183,6 +183,14 @@ def paths_create(*, shoppers: list[Shopper], sale_id: int, processes: int = 2) -
     parts = [(pairs[i : i + chunk], sale_id) for i in range(0, len(pairs), chunk)]
     with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
         return [path for part in pool.map(_paths, parts) for path in part]
+
+
+def paths_keep_alive(*, sale_id: int, user_ids: list[int]) -> None:
+    """Give the shoppers' one-time paths of the sale their whole lifetime again (one pipeline)."""
+    pipe = client().pipeline(transaction=False)
+    for user_id in user_ids:
+        pipe.expire(keys.path(sale_id, user_id), keys.PATH_TTL)
+    pipe.execute()
 
 
 def cleanup(*, sales: Sales | None, shoppers: list[Shopper], user_ids: list[int] = ()) -> None:

@@ -112,7 +112,8 @@ class Deployment:
         worker = self.processes.spawn("celery", [*nice, *command])
         if self.celery_nice:
             _autogroup_nice(worker.pid, self.celery_nice)
-        deadline = time.monotonic() + 60
+        # At nice 19 on a shared machine at load 10 the worker took over a minute to start.
+        deadline = time.monotonic() + 180
         while not app.control.ping(timeout=0.5, destination=[self.celery_node]):
             if time.monotonic() > deadline or self.processes["celery"].poll() is not None:
                 raise RuntimeError(f"the Celery worker did not start; see {self.log_dir / 'celery.log'}")
