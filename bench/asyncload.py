@@ -55,6 +55,7 @@ async def main(base_url: str, requests_file: str, mode: str, out: str, connectio
     latencies: list[float] = []
     statuses: Counter[int] = Counter()
     codes: Counter[str] = Counter()
+    by_code: dict[str, list[int]] = {}  # `once` mode: each answer's latency (µs) by its code
     data = {"positive": 0, "zero": 0, "negative": 0}
     errors = Counter({"connect": 0, "read": 0, "write": 0, "timeout": 0})
     next_index = 0
@@ -83,7 +84,10 @@ async def main(base_url: str, requests_file: str, mode: str, out: str, connectio
             latencies.append(last_received - sent)
             statuses[status] += 1
             code = CODE.match(body)
-            codes[code.group(1).decode() if code else "none"] += 1
+            kind = code.group(1).decode() if code else "none"
+            codes[kind] += 1
+            if mode == "once":
+                by_code.setdefault(kind, []).append(int((last_received - sent) * 1e6))
             value = DATA.search(body)
             if value:
                 number = int(value.group(1) or value.group(2))
@@ -120,6 +124,7 @@ async def main(base_url: str, requests_file: str, mode: str, out: str, connectio
                 "statuses": dict(statuses),
                 "codes": dict(codes),
                 "data": data,
+                "latency_us_by_code": by_code,
             }
         ],
     }

@@ -13,6 +13,7 @@ and return the same LoadResult.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -60,6 +61,8 @@ class LoadResult:
     generator_wall_seconds: float = 0.0  # the generator process's lifetime
     started_at: float = 0.0  # wall clock (time.time) at start / end
     ended_at: float = 0.0
+    # `once` mode: p50/p99/max and count of each answer kind (the envelope's `code`), in ms
+    latency_by_code_ms: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def rps(self) -> float:
@@ -158,6 +161,10 @@ def run(
         statuses.update({str(k): v for k, v in thread["statuses"].items()})
         codes.update({str(k): v for k, v in thread["codes"].items()})
         data.update(thread["data"])
+    by_code: dict[str, list[int]] = {}
+    for thread in raw["threads"]:
+        for code, values in thread.get("latency_us_by_code", {}).items():
+            by_code.setdefault(str(code), []).extend(values)
     latency = raw["latency_us"]
     percentiles = latency["percentiles"]
     # From the first request sent to the last answer received (wrk's own duration includes
@@ -190,4 +197,15 @@ def run(
         generator_wall_seconds=wall,
         started_at=started_at,
         ended_at=started_at + wall,
+        latency_by_code_ms={code: latency_summary(values) for code, values in sorted(by_code.items())},
     )
+
+
+def latency_summary(microseconds: list[int]) -> dict[str, float]:
+    """p50, p99, max (ms) and the count of one answer kind's latencies (nearest rank)."""
+    ordered = sorted(microseconds)
+
+    def rank(p: float) -> float:
+        return ordered[max(0, math.ceil(len(ordered) * p / 100) - 1)] / 1000
+
+    return {"count": len(ordered), "p50": rank(50), "p99": rank(99), "max": ordered[-1] / 1000}

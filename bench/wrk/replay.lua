@@ -6,6 +6,11 @@
 -- Arguments (after `--`): requests-file mode result-json-file thread-count
 -- done() writes wrk's latency percentiles and, per thread, HTTP status counts, envelope
 -- `code` counts and the sign of an integer `data` (the result endpoint's order id / 0 / -1).
+-- In `once` mode it also writes each answer's latency by its `code`: a burst's answers are of
+-- two kinds (a sold-out costs a fraction of an accepted buy), and one distribution over both
+-- puts one kind at the median and the other at the tail. wrk's callbacks do not say which
+-- connection answered, so every request carries an X-Request-ID naming its line, which the
+-- shop echoes, and the latency is the time from request() to response() for that line.
 
 local ffi = require("ffi")
 ffi.cdef([[
@@ -38,7 +43,7 @@ function init(args)
     if index % every == id then
       local method, path, session, csrf, body, token =
         line:match("^(%u+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
-      local headers = { ["Accept"] = "application/json" }
+      local headers = { ["Accept"] = "application/json", ["X-Request-ID"] = "bench-" .. (#requests + 1) }
       if session ~= "" then
         headers["Cookie"] = "sessionid=" .. session .. "; csrftoken=" .. csrf
         headers["X-CSRFToken"] = csrf
@@ -59,6 +64,8 @@ function init(args)
   sent, received, armed = 0, 0, 0
   first_sent_us, last_received_us = 0, 0
   statuses, codes, data = {}, {}, { positive = 0, zero = 0, negative = 0 }
+  -- Two flat lists, not a table of lists: wrk's thread:get() copies one level of a table.
+  sent_at, timed_codes, timed_us = {}, {}, {}
 end
 
 -- wrk calls delay() before every request a connection sends. It also calls request() once
@@ -79,10 +86,12 @@ function request()
   end
   armed = armed - 1
   sent = sent + 1
+  local line = (sent - 1) % #requests + 1
+  sent_at[line] = now_us()
   if sent == 1 then
-    first_sent_us = now_us()
+    first_sent_us = sent_at[line]
   end
-  return requests[(sent - 1) % #requests + 1]
+  return requests[line]
 end
 
 function response(status, headers, body)
@@ -105,12 +114,31 @@ function response(status, headers, body)
     end
   end
   last_received_us = now_us()
+  local rid = headers and (headers["X-Request-ID"] or headers["x-request-id"])
+  local line = rid and tonumber(rid:match("^bench%-(%d+)$"))
+  if mode == "once" and line and sent_at[line] then
+    timed_codes[#timed_codes + 1] = code
+    timed_us[#timed_us + 1] = last_received_us - sent_at[line]
+  end
   if mode == "once" and received >= #requests then
     -- wrk's main thread sleeps for --duration whatever its threads do: this file tells the
     -- harness to end it (SIGINT) now.
     io.open(result_file .. ".done." .. id, "w"):close()
     wrk.thread:stop()
   end
+end
+
+local function json_lists(codes, values)
+  local lists = {}
+  for i, code in ipairs(codes) do
+    lists[code] = lists[code] or {}
+    table.insert(lists[code], values[i])
+  end
+  local parts = {}
+  for key, list in pairs(lists) do
+    parts[#parts + 1] = string.format('"%s": [%s]', tostring(key), table.concat(list, ","))
+  end
+  return "{" .. table.concat(parts, ", ") .. "}"
 end
 
 local function json_counts(counts)
@@ -131,10 +159,11 @@ function done(summary, latency, _)
   for _, thread in ipairs(threads) do
     per_thread[#per_thread + 1] = string.format(
       '{"sent": %d, "received": %d, "planned": %d, "first_sent_us": %d, "last_received_us": %d,'
-        .. ' "statuses": %s, "codes": %s, "data": %s}',
+        .. ' "statuses": %s, "codes": %s, "data": %s, "latency_us_by_code": %s}',
       thread:get("sent"), thread:get("received"), thread:get("planned"),
       thread:get("first_sent_us"), thread:get("last_received_us"),
-      json_counts(thread:get("statuses")), json_counts(thread:get("codes")), json_counts(thread:get("data"))
+      json_counts(thread:get("statuses")), json_counts(thread:get("codes")), json_counts(thread:get("data")),
+      json_lists(thread:get("timed_codes"), thread:get("timed_us"))
     )
   end
   out:write(string.format(
