@@ -379,8 +379,9 @@ class PartitionRun(ClusterRun):
             self.at(progress, 0.3)
             start = time.monotonic()
             old = topology.processes.forget("haproxy")
-            log(f"reload HAProxy: a new process with -sf {old.pid}")
-            topology.spawn("haproxy", ["haproxy", "-db", "-f", str(topology.haproxy_config()), "-sf", str(old.pid)],
+            log(f"reload HAProxy: a new process with -sf {old.pid}, taking its listeners over (-x)")
+            topology.spawn("haproxy", ["haproxy", "-db", "-f", str(topology.haproxy_config()),
+                                       "-x", str(RUN / "haproxy.sock"), "-sf", str(old.pid)],
                            host="haproxy")  # fmt: skip
             old.wait(timeout=60)
             self.failover = time.monotonic() - start
