@@ -367,6 +367,9 @@ class PartitionRun(ClusterRun):
             self.fault(start, time.monotonic())
 
         row = self.run_burst("7. HAProxy restart", during)
+        # One balancer: the requests in flight through it when it stops break, and nothing can
+        # save them here (two balancers and a floating address can: docs/deploy.md).
+        row.broken_allowed = True
         row.notes += "; " + "; ".join(notes)
         return row
 
