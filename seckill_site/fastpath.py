@@ -126,6 +126,7 @@ class FastPath:
         self.language_cookie = settings.LANGUAGE_COOKIE_NAME
         self.counts = counts or fast_counts
         self.counts.fold_listeners.append(self._logged)
+        self.counts.tick_listeners.append(self._log_if_due)
         self._refusals: dict[tuple[Code, str], tuple[str, list[tuple[str, str]], bytes]] = {}
         self._copies: dict[tuple, _Copy] = {}
         self._detail_views: list[str | None] | None = None
@@ -301,11 +302,19 @@ class FastPath:
     # --- the aggregated log ------------------------------------------------------------------
 
     def _logged(self, key: tuple, count: int) -> None:
-        """A fold listener: counts go into the summary; every LOG_SECONDS one line says them."""
+        """A fold listener: the folded counts go into the summary."""
         view, _method, status = key[0], key[1], key[2]
         with self._summary_lock:
             self._summary[(view, status)] = self._summary.get((view, status), 0) + count
+
+    def _log_if_due(self) -> None:
+        """A tick listener (after every fold, so also once traffic has stopped): every
+        LOG_SECONDS one line says the summary."""
+        with self._summary_lock:
             now = time.monotonic()
+            if not self._summary:
+                self._summary_since = now  # the next line covers answers from here on
+                return
             if now - self._summary_since < LOG_SECONDS:
                 return
             summary, self._summary = self._summary, {}

@@ -5,6 +5,8 @@ Django's own application gives to the same request with the fast path out of the
 PostgreSQL and Redis: the sales are loaded into Redis as the shop loads them."""
 
 import io
+import threading
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -16,7 +18,7 @@ from prometheus_client import REGISTRY
 from goods.tests.factories import make_sale
 from seckill.metrics import attempts_folded
 from seckill.tests.shoppers import path_for
-from seckill_site import sale_state
+from seckill_site import metrics, sale_state
 from seckill_site.fastpath import FastPath
 from seckill_site.metrics import ThreadCounts
 from users.tests.factories import make_user
@@ -50,7 +52,9 @@ def apps():
     signals.request_finished.disconnect(close_old_connections)
     try:
         django = WSGIHandler()
-        yield django, FastPath(Spy(django), counts=ThreadCounts())
+        fast = FastPath(Spy(django), counts=ThreadCounts())
+        yield django, fast
+        fast.counts.fold()  # nothing left for its folder thread to add to a later test's figures
     finally:
         signals.request_started.connect(close_old_connections)
         signals.request_finished.connect(close_old_connections)
@@ -270,10 +274,10 @@ def test_metrics_count_what_the_fast_path_answers(apps):
     before, latency = _count(view, "POST", "200"), _latency_count(view)
     call(django, env)
     assert _count(view, "POST", "200") == before + 1  # Django's path, counted as it always was
+    fast.counts.fold_listeners.append(attempts_folded)
     for _ in range(3):
         call(fast, env)
-    fast.counts.fold_listeners.append(attempts_folded)
-    assert fast.counts.fold()  # what a scrape would see after the thread's next fold
+    fast.counts.fold()  # what a scrape sees within FOLD_SECONDS (the process's folder thread)
     assert _count(view, "POST", "200") == before + 4
     assert _latency_count(view) == latency + 4
     assert REGISTRY.get_sample_value("seckill_attempts_total", {"outcome": "sold_out"}) == attempts + 4
@@ -286,6 +290,25 @@ def test_metrics_count_what_the_fast_path_answers(apps):
     call(fast, env)  # the copy's
     fast.counts.fold()
     assert _count(route, "GET", "200") == before + 2
+
+
+def test_a_thread_that_stops_answering_has_its_counts_folded_without_another_request(apps):
+    """The last answers before traffic stops (a sale's end) reach the metrics by themselves: the
+    process's folder thread folds every thread's counts, not only the thread's own next answer."""
+    _django, fast = apps
+    sale, _msg = _sale("sold out")
+    env = environ("POST", f"/api/v1/sales/{sale.pk}/buy/p")
+    view = "<sold out before routing>"
+    before = _count(view, "POST", "200")
+    answering = threading.Thread(target=lambda: [call(fast, env) for _ in range(7)])
+    answering.start()
+    answering.join()
+    deadline = time.monotonic() + 5 * metrics.FOLD_SECONDS
+    while _count(view, "POST", "200") < before + 7 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _count(view, "POST", "200") == before + 7  # no fold() called here: the folder's
+    fast.counts.fold()
+    assert _count(view, "POST", "200") == before + 7  # and never twice
 
 
 def test_request_id_is_returned(apps):
