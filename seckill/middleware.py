@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 
 from seckill.observe import attempt_answered
 from seckill_site import fastpath, sale_state
+from seckill_site.http import positive_int
 from seckill_site.locale import language_for
 from seckill_site.redis import REDIS_FAILURES
 
@@ -46,6 +47,6 @@ class SoldOutMiddleware:
     def _sale_id(request: HttpRequest) -> int | None:
         path = request.path_info
         if fastpath.PAGE_BUY.match(path):
-            return fastpath.positive_int(request.POST.get("goodsId"))
+            return positive_int(request.POST.get("goodsId"))
         match = fastpath.API_BUY.match(path)
-        return fastpath.positive_int(match.group(1)) if match else None
+        return positive_int(match.group(1)) if match else None

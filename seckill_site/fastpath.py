@@ -48,7 +48,7 @@ from seckill_site.metrics import ThreadCounts, fast_counts
 from seckill_site.redis import REDIS_FAILURES
 from seckill_site.redis import now as redis_now
 
-__all__ = ["API_BUY", "PAGE_BUY", "FastPath", "positive_int", "refusal_response"]
+__all__ = ["API_BUY", "PAGE_BUY", "FastPath", "refusal_response"]
 
 logger = logging.getLogger("seckill.request")
 
@@ -131,7 +131,7 @@ class FastPath:
         self._copies: dict[tuple, _Copy] = {}
         self._detail_views: list[str | None] | None = None
         self._summary: dict[tuple[str, str], int] = {}
-        self._summary_lock = threading.Lock()  # taken once a second per thread, at the fold
+        self._summary_lock = threading.Lock()  # the folder thread's, once a second (tests fold too)
         self._summary_since = time.monotonic()
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -216,9 +216,13 @@ class FastPath:
 
     def _language(self, environ: dict) -> str:
         """The language Django would pick (seckill_site.locale.language_for)."""
-        cookie = environ.get("HTTP_COOKIE", "")
-        chosen = parse_cookie(cookie).get(self.language_cookie) if self.language_cookie in cookie else None
-        return language_for(chosen, environ.get("HTTP_ACCEPT_LANGUAGE", ""))
+        return language_for(
+            self._language_chosen(environ.get("HTTP_COOKIE", "")), environ.get("HTTP_ACCEPT_LANGUAGE", "")
+        )
+
+    def _language_chosen(self, cookie: str) -> str | None:
+        """The language cookie's value, parsing the header only when it names the cookie."""
+        return parse_cookie(cookie).get(self.language_cookie) if self.language_cookie in cookie else None
 
     @staticmethod
     def _request_id(environ: dict) -> str:
@@ -235,7 +239,7 @@ class FastPath:
         cookie = environ.get("HTTP_COOKIE", "")
         if self.session_cookie in cookie:
             return None  # maybe a shopper's own answer (getDetails carries the user)
-        chosen = parse_cookie(cookie).get(self.language_cookie) if self.language_cookie in cookie else None
+        chosen = self._language_chosen(cookie)
         # Everything of the request that Django's answer to it may depend on.
         key = (
             path,

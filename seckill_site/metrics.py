@@ -213,7 +213,6 @@ class ThreadCounts:
     seckill/apps.py), `tick_listeners` are called after every fold (the fast path's log)."""
 
     def __init__(self) -> None:
-        self._local = threading.local()
         self._bounds = HTTP_LATENCY._upper_bounds  # the buckets' upper bounds, +Inf last
         self.fold_listeners: list[Callable[[tuple, int], None]] = []
         self.tick_listeners: list[Callable[[], None]] = []

@@ -142,11 +142,15 @@ def shards(sale_id: int) -> int:
     return 1 if cached is None else cached[4]
 
 
-def _window_cached(sale_id: int) -> tuple[float, float, float, float, int] | None:
+def _window_cached(sale_id: int, *, ask: bool = True) -> tuple[float, float, float, float, int] | None:
+    """This process's copy of the window; a missing or stale one is read again from Redis, or
+    without `ask` (no network call) answered None."""
     cached = _windows.get(sale_id)
     now = time.monotonic()
     if cached is not None and now - cached[2] < WINDOW_CACHE_SECONDS:
         return cached
+    if not ask:
+        return None
     start, end, draw, shards = client().hmget(keys.window(sale_id), ["start", "end", "draw", "shards"])
     if start is None or end is None:
         _windows.pop(sale_id, None)
@@ -174,13 +178,9 @@ def window_refusal(sale_id: int, *, ask: bool = True) -> Refusal | None:
     None when it may be open. With `ask` a missing or stale copy is read from Redis (one read per
     sale every WINDOW_CACHE_SECONDS); without, nothing reaches the network and a stale copy
     answers None."""
-    cached = _windows.get(sale_id)
-    if cached is None or time.monotonic() - cached[2] >= WINDOW_CACHE_SECONDS:
-        if not ask:
-            return None
-        cached = _window_cached(sale_id)
-        if cached is None:
-            return None
+    cached = _window_cached(sale_id, ask=ask)
+    if cached is None:
+        return None
     now = redis_now()
     if now < cached[0]:
         return Refusal.NOT_STARTED
@@ -781,8 +781,9 @@ def result(*, sale_id: int, user_id: int) -> int | None:
     value, drawn_mark = client().mget([keys.result(sale_id, user_id), keys.drawn(sale_id)])
     if value is None:
         count = shards(sale_id)
-        shard = keys.entrants(sale_id, keys.entry_shard(user_id, count), count)
-        if count > 1 and client().sismember(shard, str(user_id)):
+        if count > 1 and client().sismember(
+            keys.entrants(sale_id, keys.entry_shard(user_id, count), count), str(user_id)
+        ):
             return RESULT_NOT_DRAWN if drawn_mark is not None else RESULT_ENTERED
         return None
     answer = int(value)
