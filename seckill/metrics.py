@@ -10,7 +10,7 @@ import time
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-from seckill.selectors import sales_to_reconcile
+from seckill.selectors import captcha_pool_size, sales_to_reconcile
 from seckill_site import sale_state
 from seckill_site.codes import Code
 
@@ -42,6 +42,11 @@ def attempt_outcome(code: Code) -> str:
 def attempt_counted(code: Code) -> None:
     """Count one answer of the gate; the views and the API call it where they answer."""
     _attempt_counters.get(code, _attempt_other).inc()
+
+
+# Captchas handed out, by where they came from: "pool" (drawn ahead, seckill.services.paths) or
+# "drawn" in the request. Many "drawn" at an opening means the pool ran dry: make it larger.
+CAPTCHAS_SERVED = Counter("seckill_captchas_total", "captcha pictures handed out, by source", ["source"])
 
 
 # --- the order writer and the reconciler (Celery workers) --------------------------------------
@@ -79,11 +84,15 @@ RECONCILE_FAILURES = Counter(
 # --- read at scrape time -----------------------------------------------------------------------
 
 
-def reservation_figures() -> list[GaugeMetricFamily]:
+def redis_figures() -> list[GaugeMetricFamily]:
     """Units handed out whose orders are not settled yet, and the oldest one's age, over the
-    sales the reconciler looks at (one pipeline: each sale's hash is its own slot)."""
+    sales the reconciler looks at (one pipeline: each sale's hash is its own slot); and the
+    captchas drawn ahead, ready for the next opening."""
     waiting, oldest_at = sale_state.reservations_oldest(sales_to_reconcile())
     return [
+        GaugeMetricFamily(
+            "seckill_captcha_pool_ready", "Captchas drawn ahead, not handed out yet", value=captcha_pool_size()
+        ),
         GaugeMetricFamily(
             "seckill_reservations_waiting", "Units handed out whose orders are not written yet", value=waiting
         ),

@@ -11,7 +11,7 @@ from django.utils import timezone
 from goods.models import SaleDraw, SeckillGoods
 from orders.models import Order, OrderStatus, SeckillOrder
 from seckill_site import sale_state
-from seckill_site.redis import keys
+from seckill_site.redis import client, keys
 
 QUEUED = sale_state.RESULT_QUEUED
 FAILED = sale_state.RESULT_FAILED
@@ -131,3 +131,8 @@ def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | N
         public.update(entrantIds=entrant_ids, winnerIds=winner_ids)
         cache.set(keys.draw_public(sale_id), public, timeout=24 * 60 * 60)
     return public
+
+
+def captcha_pool_size() -> int:
+    """Captchas drawn ahead and not handed out yet (seckill.services.paths)."""
+    return client().llen(keys.captcha_pool())

@@ -7,6 +7,7 @@ import logging
 import time
 
 from celery import shared_task
+from django.conf import settings
 
 from seckill.metrics import (
     DRAWS,
@@ -16,7 +17,7 @@ from seckill.metrics import (
     WRITER_BATCH_SIZE,
 )
 from seckill.repairs import reconcile_repair_record
-from seckill.services import draw, reconcile, writer
+from seckill.services import draw, paths, reconcile, writer
 from seckill_site.errors import OUTAGES
 from seckill_site.sale_state import Settlement
 
@@ -97,6 +98,16 @@ def flush_sweep() -> list[int]:
     if published:
         logger.warning("flush sweep: reservations waited without a flush on sales %s", published)
     return published
+
+
+@shared_task(name="seckill.captcha_pool_fill", acks_late=True)
+def captcha_pool_fill() -> int:
+    """Celery beat: top the captcha pool up, drawing for at most SECKILL_CAPTCHA_POOL_FILL_SECONDS
+    (a flash sale's shoppers then take finished captchas instead of drawing theirs at the opening)."""
+    drawn = paths.captcha_pool_fill(seconds=settings.SECKILL_CAPTCHA_POOL_FILL_SECONDS)
+    if drawn:
+        logger.info("captcha pool: %s drawn", drawn, extra={"captchas_drawn": drawn})
+    return drawn
 
 
 @shared_task(name="seckill.sale_rebuild", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)

@@ -1,11 +1,17 @@
 """The captcha and the one-time path: what earns a shopper one try at the gate."""
 
+import logging
 import secrets
+import time
 
 from django.conf import settings
 
 from seckill import captcha
+from seckill.metrics import CAPTCHAS_SERVED
 from seckill_site import sale_state
+from seckill_site.redis import client, keys
+
+logger = logging.getLogger(__name__)
 
 
 class SaleLimitReached(Exception):
@@ -38,9 +44,16 @@ def captcha_create(*, user_id: int, sale_id: int) -> bytes:
     """Draw a new captcha for this user and sale; its answer replaces any earlier one.
     Raises SaleLimitReached past SECKILL_CAPTCHAS_PER_MINUTE for this sale."""
     sale_limit_take(sale_id=sale_id, user_id=user_id, action="captcha")
-    expression = captcha.expression_new()
-    sale_state.captcha_answer_set(sale_id=sale_id, user_id=user_id, answer=captcha.expression_value(expression))
-    return captcha.image_png(expression)
+    drawn = captcha_pool_take()
+    if drawn is None:
+        expression = captcha.expression_new()
+        drawn = captcha.expression_value(expression), captcha.image_png(expression)
+        CAPTCHAS_SERVED.labels("drawn").inc()
+    else:
+        CAPTCHAS_SERVED.labels("pool").inc()
+    answer, png = drawn
+    sale_state.captcha_answer_set(sale_id=sale_id, user_id=user_id, answer=answer)
+    return png
 
 
 def captcha_audio_create(*, user_id: int, sale_id: int) -> bytes:
@@ -63,3 +76,61 @@ def path_create(*, user_id: int, sale_id: int, answer: int) -> str | None:
     path = secrets.token_hex(16)
     sale_state.path_set(sale_id=sale_id, user_id=user_id, path=path)
     return path
+
+
+# --- captchas drawn ahead ---------------------------------------------------------------------
+#
+# Drawing one costs about 9 ms of CPU, several times a whole buy, and shoppers draw theirs when
+# they press "buy", that is in the opening seconds: 3,000 shoppers are half a minute of one core.
+# The pool moves that work before the opening, into the Celery worker (beat tops it up every
+# SECKILL_CAPTCHA_POOL_SECONDS, `manage.py seckill_warm` fills it): a web process then takes a
+# finished one in one Redis round trip. Each entry is taken once (LPOP), and it is bound to its
+# shopper and sale only when taken, as a drawn one is; an empty pool falls back to drawing.
+
+
+def captcha_pool_take() -> tuple[int, bytes] | None:
+    """(answer, PNG) of a captcha drawn ahead, removed from the pool; None when it is empty."""
+    if settings.SECKILL_CAPTCHA_POOL <= 0:
+        return None
+    entry = client().lpop(keys.captcha_pool())
+    if not isinstance(entry, bytes):  # empty (None)
+        return None
+    answer, _, png = entry.partition(b"\n")
+    try:
+        return int(answer), png
+    except ValueError:  # not one of ours: draw instead
+        logger.warning("an entry of the captcha pool is not 'answer\\nPNG': dropped")
+        return None
+
+
+def captcha_pool_fill(*, size: int | None = None, seconds: float | None = None) -> int:
+    """Draw captchas into the pool until it holds `size` (SECKILL_CAPTCHA_POOL) or `seconds`
+    have passed (no limit by default); the number drawn. Two fillers at once may draw a few too
+    many: the pool is trimmed back to `size`."""
+    size = settings.SECKILL_CAPTCHA_POOL if size is None else size
+    if size <= 0:
+        return 0
+    redis, key = client(), keys.captcha_pool()
+    missing = size - redis.llen(key)
+    if missing < 0:  # the size was lowered, or two fillers overdrew
+        redis.ltrim(key, 0, size - 1)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    drawn, batch = 0, []
+    while drawn < missing and (deadline is None or time.monotonic() < deadline):
+        expression = captcha.expression_new()
+        batch.append(b"%d\n%s" % (captcha.expression_value(expression), captcha.image_png(expression)))
+        drawn += 1
+        if len(batch) == 50:
+            _captcha_pool_push(key, batch, size)
+            batch = []
+    if batch:
+        _captcha_pool_push(key, batch, size)
+    return drawn
+
+
+def _captcha_pool_push(key: str, entries: list[bytes], size: int) -> None:
+    pipeline = client().pipeline(transaction=False)
+    pipeline.rpush(key, *entries)
+    pipeline.ltrim(key, 0, size - 1)
+    pipeline.expire(key, keys.CAPTCHA_POOL_TTL)
+    pipeline.execute()

@@ -19,14 +19,6 @@ from users.tokens import api_token_issue
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def shopper(client):
-    user = make_user()
-    client.force_login(user)
-    client.user = user
-    return client
-
-
 def test_the_defaults_leave_room_for_people():
     from django.conf import settings
 

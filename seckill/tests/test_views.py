@@ -10,14 +10,6 @@ from users.tests.factories import make_user
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def shopper(client):
-    user = make_user()
-    client.force_login(user)
-    client.user = user
-    return client
-
-
 def test_the_whole_flow_through_the_endpoints(shopper, flushes):
     sale = make_sale(stock=3)
     image = shopper.get("/seckill/verifyCode", {"goodsId": sale.pk})

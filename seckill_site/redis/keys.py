@@ -92,6 +92,16 @@ def sms_shop_hour(hour: int) -> str:
     return f"{PREFIX}sms:shop:{hour}"
 
 
+# Captchas drawn ahead of the opening (seckill.services.paths): a list of "answer\nPNG" entries,
+# each taken once. Every fill renews its lifetime, so a pool nobody fills any more (the feature
+# turned off, a new drawing after a deploy) is gone within the hour.
+CAPTCHA_POOL_TTL = 60 * 60
+
+
+def captcha_pool() -> str:
+    return f"{PREFIX}seckill:captcha-pool"
+
+
 def registrations(hour: int) -> str:
     """Sorted set client IP -> accounts registered in that hour (epoch hour; REGISTRATIONS_TTL)."""
     return f"{PREFIX}users:registrations:{hour}"

@@ -331,6 +331,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "seckill.draw_sweep",
         "schedule": env.float("SECKILL_DRAW_SWEEP_SECONDS", default=5.0),
     },
+    # Captchas drawn ahead of the opening (seckill.services.paths.captcha_pool_fill). A message
+    # older than its period is dropped: the next one does the same, and after a worker outage a
+    # backlog of them would each draw for seconds ahead of the order writer's flushes.
+    "seckill-captcha-pool": {
+        "task": "seckill.captcha_pool_fill",
+        "schedule": env.float("SECKILL_CAPTCHA_POOL_SECONDS", default=10.0),
+        "options": {"expires": env.float("SECKILL_CAPTCHA_POOL_SECONDS", default=10.0)},
+    },
     "orders-expire-unpaid": {
         "task": "orders.expire_unpaid",
         "schedule": env.int("SECKILL_EXPIRE_SWEEP_SECONDS", default=30),
@@ -357,8 +365,6 @@ SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
 # so an opening of 10^6 entrants in 10 s needs several. Fixed per sale when Redis first loads it
 # as a draw sale; 1 keeps every key of the sale on its one slot. 1..64.
 SECKILL_DRAW_SHARDS = env.int("SECKILL_DRAW_SHARDS", default=1)
-# Per shopper and per sale, across all web nodes (Redis counters, one-minute windows): how
-# many captchas one may draw and how many answers one may try. A person needs two or three.
 # Text messages (users.sms): the backend class, and the file FileSmsBackend appends to.
 SMS_BACKEND = env("SMS_BACKEND", default="users.sms.ConsoleSmsBackend")
 SMS_FILE_PATH = env("SMS_FILE_PATH", default=str(BASE_DIR / ".run" / "sms.log"))
@@ -368,8 +374,16 @@ SMS_FILE_PATH = env("SMS_FILE_PATH", default=str(BASE_DIR / ".run" / "sms.log"))
 SMS_SENDS_PER_IP_PER_HOUR = env.int("SMS_SENDS_PER_IP_PER_HOUR", default=20)
 SMS_SENDS_PER_NUMBER_PER_DAY = env.int("SMS_SENDS_PER_NUMBER_PER_DAY", default=20)
 SMS_SENDS_PER_HOUR = env.int("SMS_SENDS_PER_HOUR", default=1000)
+# Per shopper and per sale, across all web nodes (Redis counters, one-minute windows): how
+# many captchas one may draw and how many answers one may try. A person needs two or three.
 SECKILL_CAPTCHAS_PER_MINUTE = env.int("SECKILL_CAPTCHAS_PER_MINUTE", default=20)
 SECKILL_PATHS_PER_MINUTE = env.int("SECKILL_PATHS_PER_MINUTE", default=10)
+# Captchas drawn ahead of the opening (seckill.services.paths), about 17 KiB of Redis each:
+# shoppers draw theirs when they press "buy", so size it to the shoppers of an opening minute.
+# Beat tops it up every SECKILL_CAPTCHA_POOL_SECONDS, drawing for at most
+# SECKILL_CAPTCHA_POOL_FILL_SECONDS a run (a worker's core, ~9 ms a captcha); 0 turns it off.
+SECKILL_CAPTCHA_POOL = env.int("SECKILL_CAPTCHA_POOL", default=1000)
+SECKILL_CAPTCHA_POOL_FILL_SECONDS = env.float("SECKILL_CAPTCHA_POOL_FILL_SECONDS", default=2.0)
 GOODS_LIST_CACHE_SECONDS = env.int("GOODS_LIST_CACHE_SECONDS", default=60)
 
 LOGGING = {

@@ -28,3 +28,6 @@ CELERY_TASK_QUEUES = task_queues(
 )
 SERVE_MEDIA = True  # product images on the live test server
 SMS_BACKEND = "users.sms.LocmemSmsBackend"  # tests read users.sms.outbox
+# Captchas are drawn in the request unless a test fills the pool (test_captcha_pool.py): a
+# pool of 1,000 is nine seconds of drawing wherever a test warms or runs beat.
+SECKILL_CAPTCHA_POOL = env.int("SECKILL_CAPTCHA_POOL", default=0)

@@ -48,6 +48,7 @@ CLUSTER_SUITE = [
     "seckill/tests/test_draw_shards.py",  # entries over K shards on other slots, merged by the draw
     "seckill/tests/test_stateful.py",  # the sale's life, a bounded number of examples
     "seckill/tests/test_burst.py",
+    "seckill/tests/test_captcha_pool.py",  # the pool's key on one slot, each captcha's answer on its sale's
     "goods/tests",  # the list, detail, admin and its live sale view
     "orders/tests",  # pay, cancel, expiry
     "users/tests",
