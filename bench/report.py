@@ -17,6 +17,8 @@ RATIO_TARGETS = (
     ("burst / bare", "burst", "bare", None),
     ("floor / bare", "floor", "bare", None),
     ("opening-mix / bare", "opening-mix", "bare", None),
+    # The opening's captchas: taken from the pool drawn ahead vs drawn in the request.
+    ("captcha / captcha-drawn", "captcha", "captcha-drawn", None),
     ("burst / floor", "burst", "floor", 2.0),
     ("sold-out / floor", "sold-out", "floor", 1.2),
     ("burst / naive", "burst", "naive", 3.0),

@@ -37,8 +37,8 @@ from tools import prepare
 from tools.deploy import DEFAULT_SERVER, ROOT, Deployment
 
 SCENARIOS = (
-    "bare", "floor", "sold-out", "not-started", "detail-poll", "burst", "opening-mix", "api-sold-out", "api-burst",
-    "naive", "pages", "hot-row", "drain",
+    "bare", "floor", "sold-out", "not-started", "detail-poll", "burst", "opening-mix", "captcha", "api-sold-out",
+    "api-burst", "naive", "pages", "hot-row", "drain",
 )  # fmt: skip
 # Run whatever --scenarios says: the yardstick of every ratio (bench/bare.py).
 ALWAYS = ("bare",)

@@ -18,13 +18,18 @@ from bench.load import Request
 from bench.measure import NOT_STARTED_CODE, SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
 from goods.models import SeckillGoods
 from orders.models import Order, SeckillOrder
+from seckill.selectors import captcha_pool_size
+from seckill.services import paths as seckill_paths
 from seckill_site.redis import client
+from seckill_site.redis import keys as site_keys
 from seckill_site.sale_state import keys
 from tools import prepare
 from tools.deploy import ROOT
 
 # Shoppers whose paths are made between two refreshes of the paths' lifetime (see `paths`).
 PATHS_CHUNK = 500
+# Shoppers pressing "buy" in the same second, each drawing a captcha (`captcha`).
+CAPTCHA_WAVE = 1000
 
 
 class Scenarios:
@@ -132,6 +137,26 @@ class Scenarios:
                 requests.append(Request("GET", f"/goods/detail/{early}", s.session, s.csrf))
         result = self.drive("opening-mix", requests, mode="loop")
         self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, "none"}, statuses={"200"})
+
+    def captcha(self) -> None:
+        """The opening's captcha wave: CAPTCHA_WAVE shoppers press "buy" at once and each draws a
+        captcha, first with the pool empty (drawn in the request, `captcha-drawn`), then from a
+        pool this process filled beforehand (`captcha`). The last answer's time is when the last
+        of them could start reading their sum."""
+        shoppers = self.shoppers[:CAPTCHA_WAVE]
+        requests = self.get_requests(f"/seckill/verifyCode?goodsId={self.sales.sold_out}", shoppers)
+        client().delete(site_keys.captcha_pool())
+        result = self.drive("captcha-drawn", requests, mode="once")
+        self.expect(result, codes={"none"}, statuses={"200"})
+        started = time.monotonic()
+        drawn = seckill_paths.captcha_pool_fill(size=len(shoppers))
+        log(f"captcha pool: {drawn} drawn in {time.monotonic() - started:.1f} s (Celery beat's work, before a sale)")
+        result = self.drive("captcha", requests, mode="once")
+        self.expect(result, codes={"none"}, statuses={"200"})
+        left = captcha_pool_size()
+        client().delete(site_keys.captcha_pool())
+        if left:
+            self.violations.append(f"captcha: {left} of {len(shoppers)} pooled captchas not taken (drawn instead?)")
 
     def floor(self) -> None:
         result = self.drive("floor", self.get_requests("/bench/floor", self.shoppers), mode="loop")

@@ -108,10 +108,17 @@ class Opening:
         return session
 
     def run(self, *, mode: str, actors: list[Actor], units: int, window: int, timeout: float) -> dict:
+        from seckill.selectors import captcha_pool_size
+        from seckill.services import paths
         from seckill_site import sale_state
         from seckill_site.redis import now as redis_now
         from tools.deploy import cpu_snapshot
 
+        # As `manage.py seckill_warm` does before a sale: captchas drawn ahead, so the opening's
+        # draws are taken, not drawn (SECKILL_CAPTCHA_POOL=0 in the environment: none).
+        started = time.monotonic()
+        drawn = paths.captcha_pool_fill()
+        log(f"captcha pool: {drawn} drawn in {time.monotonic() - started:.1f} s, {captcha_pool_size()} ready")
         sale = fairness_sale(mode=mode, units=units, window=window, opening=3.0)
         t0 = sale.start_at.timestamp()
         replay = Replay(t0=t0, timeout=timeout, clock=redis_now, workers=self.clients)

@@ -333,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     try:
         deploy.migrate()
-        for step in (["collectstatic", "--noinput", "-v", "0"], ["seed_demo"], ["seckill_warm"]):
+        for step in (["collectstatic", "--noinput", "-v", "0"], ["seed_demo"], ["seckill_warm", "--captchas", "0"]):
             subprocess.run([sys.executable, "manage.py", *step], cwd=ROOT, env=deploy.env, check=True,
                            stdout=subprocess.DEVNULL)  # fmt: skip
         deploy.start_web(workers=2, threads=4)
