@@ -30,7 +30,10 @@
   var state = root.dataset.shopperState;
   var startsAt = Date.now() + Number(root.dataset.remain) * 1000;
   var endsAt = root.dataset.endsIn === "" ? null : Date.now() + Number(root.dataset.endsIn) * 1000;
-  var lastPanel = null, lastStock = null, polling = false;
+  // buying: doSeckill asked and not answered yet. The page's own refresh may find the order
+  // written (or the try failed) before that answer arrives: it says so then, and marks the try
+  // settled so that the answer does not take the page back to "in the queue".
+  var lastPanel = null, lastStock = null, polling = false, buying = false, settled = false;
 
   function say(text, kind) { result.textContent = text; result.className = "result " + (kind || ""); }
   // Said once to screen readers; the ticking countdown itself is never announced.
@@ -114,9 +117,11 @@
 
   function stateChanged(before, shopper) {
     if (state === "queued") startPolling();
-    if (state === "ordered" && before === "queued") say(gettext("Got it! Your order is placed: pay below before the time runs out."), "ok");
+    var waited = before === "queued" || buying;
+    if (buying && (state === "ordered" || state === "failed")) settled = true;
+    if (state === "ordered" && waited) say(gettext("Got it! Your order is placed: pay before the time above runs out."), "ok");
     if (state === "paid") say("");
-    if (state === "failed" && before === "queued") { say(gettext("Sorry, it sold out before your order was written."), "err"); }
+    if (state === "failed" && waited) { say(gettext("Sorry, it sold out before your order was written."), "err"); }
     if (state === "queued" && before === "entered") say(gettext("You were drawn! Your order is being written…"), "ok");
     if (state === "not_drawn") say(gettext("You were not drawn this time."), "err");
   }
@@ -193,11 +198,14 @@
       .then(function (body) {
         if (body.code === SALE_LIMIT) { say(body.msg, "err"); limited(body); return; }
         if (body.code !== 0) { say(body.msg, "err"); newCaptcha(); return; }
+        buying = true;
+        settled = false;
         return json("/seckill/" + body.data + "/doSeckill", {
           method: "POST",
           headers: { "Content-Type": "application/x-www-form-urlencoded", "X-CSRFToken": csrf },
           body: "goodsId=" + encodeURIComponent(saleId),
         }).then(function (res) {
+          buying = false;
           form.hidden = true;
           player.pause();
           if (res.code === ALREADY_BOUGHT) {
@@ -207,13 +215,14 @@
           // The panel (refreshed now) says it, with the draw's countdown: said once, to screen readers.
           if (res.code === ENTERED) { say(""); announce(res.msg); state = "entered"; return refresh(); }
           if (res.code !== 0) { say(res.msg, "err"); return refresh(); }
+          if (settled) return refresh();
           say(gettext("You are in the queue…"), "wait");
           state = "queued";
           startPolling();
           return refresh();
         });
       })
-      .catch(function (e) { if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
+      .catch(function (e) { buying = false; if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
   });
 
   // Poll with backoff (static/js/poll.js). "Queued" never turns into "sold out" here: only
