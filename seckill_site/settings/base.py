@@ -319,6 +319,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "confirm_publish": True,
 }
 CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
+# How often beat tops the captcha pool up (SECKILL_CAPTCHA_POOL, below).
+SECKILL_CAPTCHA_POOL_SECONDS = env.float("SECKILL_CAPTCHA_POOL_SECONDS", default=10.0)
 CELERY_BEAT_SCHEDULE = {
     "seckill-reconcile": {"task": "seckill.reconcile", "schedule": 60.0},
     # The order writer's backstop for a lost flush message (seckill.services.writer.flushes_lapsed_publish).
@@ -336,8 +338,8 @@ CELERY_BEAT_SCHEDULE = {
     # backlog of them would each draw for seconds ahead of the order writer's flushes.
     "seckill-captcha-pool": {
         "task": "seckill.captcha_pool_fill",
-        "schedule": env.float("SECKILL_CAPTCHA_POOL_SECONDS", default=10.0),
-        "options": {"expires": env.float("SECKILL_CAPTCHA_POOL_SECONDS", default=10.0)},
+        "schedule": SECKILL_CAPTCHA_POOL_SECONDS,
+        "options": {"expires": SECKILL_CAPTCHA_POOL_SECONDS},
     },
     "orders-expire-unpaid": {
         "task": "orders.expire_unpaid",
