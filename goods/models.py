@@ -231,6 +231,9 @@ class SaleDraw(models.Model):
     drawn_at = models.DateTimeField(_("drawn"), null=True, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
+    # Until the draw, whoever knows the seed knows the winners (SecretsUnqueryable).
+    secret_fields = ("seed",)
+
     class Meta:
         verbose_name = _("draw")
         verbose_name_plural = _("draws")

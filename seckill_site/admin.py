@@ -1,6 +1,12 @@
 """What every app's admin shows the same way: times in the shop's zone, money, yes and no in the
 merchant's language. (The admin site itself, with its login limits, is users.admin_site.)"""
 
+from functools import cache
+
+from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import FieldDoesNotExist
+from django.db.models import Model
+from django.db.models.constants import LOOKUP_SEP
 from django.templatetags.static import static
 from django.utils import timezone
 from django.utils.html import format_html
@@ -44,3 +50,66 @@ def shop_time_zone() -> dict[str, str]:
     its current offset from UTC: "Asia/Shanghai", "UTC+08:00"."""
     offset = timezone.localtime().strftime("%z")  # "+0800"
     return {"name": timezone.get_current_timezone_name(), "offset": f"UTC{offset[:3]}:{offset[3:]}"}
+
+
+def _names_secret(model, path: str) -> bool:
+    """Does the lookup, search or ordering `path` ("sale__draw__seed__startswith") reach a field
+    its model declares secret (a model's `secret_fields`)? Walks relations as the ORM does."""
+    for part in path.lstrip("-").split(LOOKUP_SEP):
+        try:
+            field = model._meta.get_field(part)
+        except FieldDoesNotExist:
+            return False  # a transform or a lookup ("startswith") of the field before it
+        if field.name in getattr(model, "secret_fields", ()):
+            return True
+        if not field.is_relation or field.related_model is None:
+            return False
+        model = field.related_model
+    return False
+
+
+class _SecretsUnordered:
+    """A changelist's `?o=` sorts by a column's field, never by a secret one."""
+
+    model: type[Model]
+
+    def get_ordering_field(self, field_name):
+        order_field = super().get_ordering_field(field_name)  # type: ignore[misc]  # ChangeList's
+        if isinstance(order_field, str) and _names_secret(self.model, order_field):
+            return None
+        return order_field
+
+
+@cache
+def _secrets_unordered(changelist: type[ChangeList]) -> type[ChangeList]:
+    return type(changelist.__name__, (_SecretsUnordered, changelist), {})
+
+
+class SecretsUnqueryable:
+    """No changelist filters, searches or sorts on a secret field, whatever the query string
+    asks: a changelist that answers "rows whose seed starts with 3f" gives the whole secret
+    away a character at a time. A model names its secrets in `secret_fields`; the admin site
+    mixes this into every ModelAdmin it registers (users.admin_site), so a new admin cannot
+    forget it. A refused filter is Django's DisallowedModelAdminLookup: a 400."""
+
+    model: type[Model]
+
+    def lookup_allowed(self, lookup, value, request=None):
+        if _names_secret(self.model, lookup):
+            return False
+        return super().lookup_allowed(lookup, value, request)  # type: ignore[misc]  # ModelAdmin's
+
+    def get_search_fields(self, request):
+        fields = super().get_search_fields(request)  # type: ignore[misc]
+        return [field for field in fields if not _names_secret(self.model, field.lstrip("^=@"))]
+
+    def get_list_filter(self, request):
+        filters = super().get_list_filter(request)  # type: ignore[misc]
+        return [item for item in filters if not (isinstance(item, str) and _names_secret(self.model, item))]
+
+    def get_ordering(self, request):
+        ordering = super().get_ordering(request) or ()  # type: ignore[misc]
+        return [item for item in ordering if not (isinstance(item, str) and _names_secret(self.model, item))]
+
+    def get_changelist(self, request, **kwargs):
+        return _secrets_unordered(super().get_changelist(request, **kwargs))  # type: ignore[misc]

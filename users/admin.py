@@ -8,6 +8,7 @@ from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from rest_framework.authtoken.models import TokenProxy
 
 from seckill_site.admin import shop_time_zone, yes_no
 from users.fields import MobileField
@@ -29,6 +30,11 @@ class UserEditForm(UserChangeForm):
         model = User
         fields = "__all__"
         field_classes = {"mobile": MobileField}
+
+
+# DRF's token admin lists the tokens themselves, and deleting one there would skip the cache
+# drop that revokes it: tokens end through users.revocation (the user's "log out everywhere").
+admin.site.unregister(TokenProxy)
 
 
 @admin.register(User)

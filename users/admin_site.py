@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from seckill_site.admin import shop_time_zone
+from seckill_site.admin import SecretsUnqueryable, shop_time_zone
 from seckill_site.codes import Code
 from seckill_site.errors import answer
 from seckill_site.http import next_path
@@ -37,6 +37,15 @@ class ShopAdminSite(admin.AdminSite):
     # The app list down the left takes 300 of a 1280-pixel screen's width from the lists,
     # which then scroll sideways; the breadcrumbs and the home page lead everywhere it did.
     enable_nav_sidebar = False
+
+    def register(self, model_or_iterable, admin_class=None, **options) -> None:
+        """Every admin, the shop's and third parties' alike, with SecretsUnqueryable mixed in."""
+        admin_class = admin_class or admin.ModelAdmin
+        if not issubclass(admin_class, SecretsUnqueryable):
+            admin_class = type(
+                admin_class.__name__, (SecretsUnqueryable, admin_class), {"__module__": admin_class.__module__}
+            )
+        super().register(model_or_iterable, admin_class, **options)
 
     def each_context(self, request: HttpRequest) -> dict:
         return {**super().each_context(request), "shop_time_zone": shop_time_zone()}

@@ -64,6 +64,8 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     objects = UserManager()
 
+    secret_fields = ("password",)  # no admin list filters, searches or sorts on it (SecretsUnqueryable)
+
     USERNAME_FIELD = "mobile"
     REQUIRED_FIELDS = []
 
