@@ -12,7 +12,7 @@ from seckill_site.http import next_path, redirect_target
 from users import selectors, services
 from users.forms import AddressForm
 from users.http import signed_in
-from users.models import ADDRESSES_PER_USER
+from users.models import ADDRESSES_PER_USER, Address
 
 ADDRESSES_URL = "/user/addresses"
 
@@ -71,7 +71,10 @@ def address_edit(request: HttpRequest, address_id: str) -> HttpResponse:
             changes = form.cleaned_data_for_service()
             if not changes["is_default"]:
                 changes.pop("is_default")  # unticking is no way to have no default
-            services.address_update(address=address, changes=changes)
+            try:
+                services.address_update(address=address, changes=changes)
+            except Address.DoesNotExist:
+                raise Http404("no such address") from None
             messages.success(request, _("Address saved."))
             return _back(request)
         context = {"form": form, "address": address, "next": _next(request)}
@@ -91,6 +94,9 @@ def address_delete(request: HttpRequest, address_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def address_default(request: HttpRequest, address_id: str) -> HttpResponse:
-    services.address_default_set(address=_own_address(request, address_id))
+    try:
+        services.address_default_set(address=_own_address(request, address_id))
+    except Address.DoesNotExist:
+        raise Http404("no such address") from None
     messages.success(request, _("Default address changed."))
     return _back(request)

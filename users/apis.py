@@ -32,6 +32,7 @@ from seckill_site.http import client_bucket
 from users import selectors, services
 from users.forms import AddressForm, LoginForm, RegisterForm
 from users.http import REGISTER_RATE_PER_IP, SECRET_FIELDS, signed_in
+from users.models import Address
 from users.permissions import IsShopper
 from users.revocation import user_auth_revoke
 from users.selectors import address_public_data, user_public_data
@@ -267,7 +268,10 @@ class AddressDetailApi(APIView):
         changes = form.cleaned_data_for_service()
         if not changes["is_default"]:
             changes.pop("is_default")  # the default changes only by making another one default
-        return api_ok(address_public_data(services.address_update(address=address, changes=changes)))
+        try:
+            return api_ok(address_public_data(services.address_update(address=address, changes=changes)))
+        except Address.DoesNotExist:
+            return api_fail(Code.NOT_FOUND, _("no such address"))
 
     @extend_schema(
         tags=["users"],
@@ -298,4 +302,7 @@ class AddressDefaultApi(APIView):
         address = _address_or_404(request, address_id)
         if address is None:
             return api_fail(Code.NOT_FOUND, _("no such address"))
-        return api_ok(address_public_data(services.address_default_set(address=address)))
+        try:
+            return api_ok(address_public_data(services.address_default_set(address=address)))
+        except Address.DoesNotExist:
+            return api_fail(Code.NOT_FOUND, _("no such address"))

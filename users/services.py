@@ -162,29 +162,41 @@ def address_create(
         return address
 
 
+def _address_locked(*, address: Address) -> Address:
+    """The address as it is now, under its owner's address-book lock (the caller is in a
+    transaction); Address.DoesNotExist when it was deleted meanwhile. A service changes only
+    the row it reads here: one read before the lock would save a deleted row back, or a
+    default another request has just moved."""
+    _address_book_lock(user_id=address.user_id)
+    return Address.objects.get(pk=address.pk, user_id=address.user_id)
+
+
 def address_update(*, address: Address, changes: dict[str, Any]) -> Address:
-    """Edit an address (validated). Orders paid with it keep the copy they were paid with."""
+    """Edit an address (validated); only the fields in `changes` are written. Raises
+    Address.DoesNotExist when it is gone. Orders paid with it keep the copy they were paid with."""
     unknown = set(changes) - set(ADDRESS_FIELDS) - {"is_default"}
     if unknown:
         raise ValueError(f"not address fields: {sorted(unknown)}")
     with transaction.atomic():
-        _address_book_lock(user_id=address.user_id)
-        make_default = changes.get("is_default")
-        for name in ADDRESS_FIELDS:
-            if name in changes:
-                setattr(address, name, changes[name])
+        address = _address_locked(address=address)
+        written = [name for name in ADDRESS_FIELDS if name in changes]
+        for name in written:
+            setattr(address, name, changes[name])
         address.full_clean(exclude=["user", "is_default"], validate_constraints=False)
-        if make_default:
+        # Unticking the default is not a way to have none: another address must be made default.
+        if changes.get("is_default") and not address.is_default:
             _defaults_clear(user_id=address.user_id, keep=address.pk)
             address.is_default = True
-        # Unticking the default is not a way to have none: another address must be made default.
-        address.save()
+            written.append("is_default")
+        if written:
+            address.save(update_fields=[*written, "updated_at"])
         return address
 
 
 def address_default_set(*, address: Address) -> Address:
+    """Make the address its owner's default; Address.DoesNotExist when it is gone."""
     with transaction.atomic():
-        _address_book_lock(user_id=address.user_id)
+        address = _address_locked(address=address)
         _defaults_clear(user_id=address.user_id, keep=address.pk)
         Address.objects.filter(pk=address.pk).update(is_default=True)
     address.refresh_from_db()
@@ -195,8 +207,10 @@ def address_delete(*, address: Address) -> None:
     """Delete an address; when it was the default, the most recently used other one becomes
     the default. Orders paid with it keep their copy."""
     with transaction.atomic():
-        _address_book_lock(user_id=address.user_id)
-        was_default = Address.objects.filter(pk=address.pk, is_default=True).exists()
+        try:
+            was_default = _address_locked(address=address).is_default
+        except Address.DoesNotExist:
+            return  # deleted meanwhile: what was asked is done
         Address.objects.filter(pk=address.pk).delete()
         if was_default:
             successor = Address.objects.filter(user_id=address.user_id).order_by("-updated_at", "-pk").first()

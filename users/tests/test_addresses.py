@@ -1,9 +1,12 @@
 """The address book: services (one default, a cap), the shopper's pages and the API."""
 
-import pytest
-from django.db import IntegrityError, transaction
+import threading
 
-from users import services
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.test import Client
+
+from users import selectors, services
 from users.models import ADDRESSES_PER_USER, Address
 from users.tests.factories import make_address, make_user
 
@@ -234,3 +237,72 @@ def test_the_api_says_when_the_book_is_full(client):
     client.force_login(me)
     response = api(client, "post", "", VALID)
     assert response.status_code == 409 and response.json()["code"] == 500610
+
+
+# --- an edit racing another change of the book ----------------------------------------------------
+
+
+def _edit(door: str, user, address_id: int):
+    client = Client()
+    client.force_login(user)
+    if door == "api":
+        return client.patch(
+            f"/api/v1/users/addresses/{address_id}", {"street": "改过的地址 9 号"}, content_type="application/json"
+        )
+    return client.post(f"/user/addresses/{address_id}", {**VALID, "street": "改过的地址 9 号"})
+
+
+def _meanwhile(change: str, user, other_id: int, edited_id: int):
+    client = Client()
+    client.force_login(user)
+    if change == "default":
+        return client.post(f"/user/addresses/{other_id}/default")
+    return client.post(f"/user/addresses/{edited_id}/delete")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("door", ["page", "api"])
+@pytest.mark.parametrize("change", ["default", "delete"])
+def test_an_edit_racing_another_change_neither_fails_nor_brings_a_row_back(monkeypatch, door, change):
+    """The edit reads the address, then another request makes another address the default or
+    deletes this one and commits, then the edit goes on: it must not write what it read."""
+    me = make_user()
+    edited = make_address(me)  # the default
+    other = make_address(me, city="上海市")
+    read, changed = threading.Event(), threading.Event()
+    lookup = selectors.address_of_user
+
+    def held_lookup(**kwargs):
+        found = lookup(**kwargs)
+        if threading.current_thread().name == "editor":
+            read.set()
+            assert changed.wait(20)
+        return found
+
+    monkeypatch.setattr(selectors, "address_of_user", held_lookup)
+    answers = {}
+
+    def edit() -> None:
+        try:
+            answers["edit"] = _edit(door, me, edited.pk).status_code
+        except Exception as error:  # a 500 raised through the test client
+            answers["edit"] = repr(error)
+        finally:
+            connection.close()
+
+    editor = threading.Thread(target=edit, name="editor")
+    editor.start()
+    assert read.wait(20)
+    answers["change"] = _meanwhile(change, me, other.pk, edited.pk).status_code
+    changed.set()
+    editor.join(30)
+
+    assert answers["change"] == 302
+    if change == "default":
+        assert answers["edit"] in (200, 302)
+        assert defaults(me) == [other.pk]
+        assert Address.objects.get(pk=edited.pk).street == "改过的地址 9 号"
+    else:
+        assert answers["edit"] == 404
+        assert not Address.objects.filter(pk=edited.pk).exists()
+        assert defaults(me) == [other.pk]
