@@ -13,7 +13,7 @@ from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ValidationError
 from django.db.models import Count, DecimalField, ExpressionWrapper, F, Func, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
@@ -88,7 +88,10 @@ class GoodsAdmin(MerchantScopedAdmin):
     def save_model(self, request, obj, form, change):
         if not change and not request.user.is_superuser:
             obj.owner = request.user
-        services.goods_save(goods=obj)
+        try:
+            services.goods_save(goods=obj)
+        except Goods.DoesNotExist:
+            raise Http404("no such goods") from None
 
     def get_deleted_objects(self, objs, request):
         deleted, model_count, _perms_needed, _protected = super().get_deleted_objects(objs, request)

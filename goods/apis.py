@@ -132,7 +132,11 @@ class MerchantGoodsDetailApi(APIView):
         serializer.is_valid(raise_exception=True)
         for field, value in serializer.validated_data.items():
             setattr(goods, field, value)
-        return api_ok(GoodsSerializer(services.goods_save(goods=goods)).data)
+        try:
+            saved = services.goods_save(goods=goods, fields=list(serializer.validated_data))
+        except Goods.DoesNotExist:
+            return api_fail(Code.NOT_FOUND, _("no such goods"))
+        return api_ok(GoodsSerializer(saved).data)
 
 
 class MerchantSaleListApi(APIView):

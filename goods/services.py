@@ -166,15 +166,21 @@ def _image_reencoded(upload) -> ContentFile:
     return ContentFile(buffer.getvalue(), name=f"{stem}.{IMAGE_FORMATS[file_format]}")
 
 
-def goods_save(*, goods: Goods) -> Goods:
-    """Create or edit goods (validated). A newly uploaded image is stored re-encoded
-    (_image_reencoded). The pages and the order writer read a goods' name and price from the
-    sale cache, so every sale of these goods is dropped from it once committed."""
+def goods_save(*, goods: Goods, fields: list[str] | None = None) -> Goods:
+    """Create or edit goods (validated); an edit writes `fields` only (all when None) and
+    raises Goods.DoesNotExist when the goods were deleted meanwhile, rather than insert them
+    again. A newly uploaded image is stored re-encoded (_image_reencoded). The pages and the
+    order writer read a goods' name and price from the sale cache, so every sale of these
+    goods is dropped from it once committed."""
     with transaction.atomic():
         goods.full_clean()
         if goods.image and not goods.image._committed:  # type: ignore[attr-defined]  # a new upload, not yet stored
             goods.image = _image_reencoded(goods.image.file)
-        goods.save()
+        if goods._state.adding:
+            goods.save()
+        else:
+            Goods.objects.select_for_update().only("pk").get(pk=goods.pk)
+            goods.save(force_update=True, update_fields=fields)
         sale_ids = list(goods.sales.values_list("pk", flat=True))
 
         def refresh() -> None:

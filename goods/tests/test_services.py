@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from goods import services
-from goods.models import SeckillGoods
+from goods.models import Goods, SeckillGoods
 from goods.selectors import sale_get
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
@@ -131,3 +131,22 @@ def test_a_refused_stock_edit_leaves_no_audit_row():
     with pytest.raises(services.StockShortage):
         services.sale_update(sale=sale, changes={}, stock_delta=-3)
     assert not StockAudit.objects.filter(sale=sale).exists()
+
+
+def test_an_edit_of_goods_deleted_meanwhile_does_not_bring_them_back():
+    goods = make_goods(name="Gone")
+    stale = Goods.objects.get(pk=goods.pk)
+    Goods.objects.filter(pk=goods.pk).delete()
+    stale.name = "Edited"
+    with pytest.raises(Goods.DoesNotExist):
+        services.goods_save(goods=stale)
+    assert not Goods.objects.filter(pk=goods.pk).exists()
+
+
+def test_an_edit_writes_only_the_fields_it_names():
+    goods = make_goods(name="Old", title="Old title")
+    stale = Goods.objects.get(pk=goods.pk)
+    Goods.objects.filter(pk=goods.pk).update(title="Changed meanwhile")
+    stale.name = "New"
+    services.goods_save(goods=stale, fields=["name"])
+    assert Goods.objects.values_list("name", "title").get(pk=goods.pk) == ("New", "Changed meanwhile")
