@@ -25,6 +25,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from goods import services
 from goods.models import DRAW_WINDOW_DEFAULT, Admission, Goods, SaleDraw, SaleStatus, SeckillGoods, StockAudit
 from goods.selectors import sale_delete_blockers, sale_save_warnings, stock_left
+from goods.services import sale_edit_refusal
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, visible_to_merchant
 
@@ -240,8 +241,10 @@ class SaleForm(forms.ModelForm):
             draw_window_s=cleaned.get("draw_window_s") or DRAW_WINDOW_DEFAULT,
         )
         changed = self.changed_values(cleaned)
-        if self.was is not None and {"admission", "draw_window_s"} & changed and self.was.start_at <= timezone.now():
-            raise ValidationError({"admission": _("A sale's admission cannot change once it has started.")})
+        if self.was is not None:
+            refusal = sale_edit_refusal(sale=self.was, changes={name: cleaned.get(name) for name in changed})
+            if refusal:
+                raise ValidationError(refusal)
         if self.was is not None and self.stock_seen is not None and "stock_count" in changed:
             # The stock is applied as a difference from what the form showed (see save_model);
             # what the sale will have left is its stock now plus that difference.

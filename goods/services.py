@@ -224,15 +224,17 @@ def sale_update(
     """
     if "stock_count" in changes:
         raise ValueError("stock changes are differences: pass stock_delta")
-    admission_changed = any(
-        field in changes and changes[field] != getattr(sale, field) for field in ("admission", "draw_window_s")
-    )
-    if admission_changed and sale.start_at <= timezone.now():
-        raise ValidationError({"admission": _("A sale's admission cannot change once it has started.")})
     taken = None
     try:
         with transaction.atomic():
             sale_stock_lock(sale_id=sale.pk)
+            # The rules below judge the sale as it is now, not as the caller read it.
+            sale.refresh_from_db()
+            changes = {field: value for field, value in changes.items() if value != getattr(sale, field)}
+            refusal = sale_edit_refusal(sale=sale, changes=changes)
+            if refusal:
+                raise ValidationError(refusal)
+            admission_changed = bool({"admission", "draw_window_s"} & set(changes))
             for field, value in changes.items():
                 setattr(sale, field, value)
             sale.full_clean(exclude=["stock_count"])
@@ -254,6 +256,25 @@ def sale_update(
         raise
     sale.refresh_from_db(fields=["stock_count"])
     return sale
+
+
+def sale_edit_refusal(*, sale: SeckillGoods, changes: dict[str, Any]) -> dict[str, str]:
+    """Why these changes of `sale` (as stored) are refused, by field; empty when they are not.
+    A started sale keeps its admission; a draw sale's entry window, which the draw's second
+    follows and shoppers were shown, can neither move once it has opened nor open in the past.
+    One rule for the admin's form and for sale_update, which asks it again under the lock."""
+    now = timezone.now()
+    started = sale.start_at <= now
+    refusal = {}
+    if started and {"admission", "draw_window_s"} & set(changes):
+        refusal["admission"] = _("A sale's admission cannot change once it has started.")
+    start_at = changes.get("start_at")
+    if start_at is not None and changes.get("admission", sale.admission) == Admission.DRAW:
+        if started:
+            refusal["start_at"] = _("A draw sale's start cannot move once its entry window has opened.")
+        elif start_at <= now:
+            refusal["start_at"] = _("A draw sale cannot start in the past: its entry window would be cut short.")
+    return refusal
 
 
 def _stock_take(*, sale: SeckillGoods, count: int) -> sale_state.StockTake:

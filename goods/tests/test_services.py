@@ -150,3 +150,47 @@ def test_an_edit_writes_only_the_fields_it_names():
     stale.name = "New"
     services.goods_save(goods=stale, fields=["name"])
     assert Goods.objects.values_list("name", "title").get(pk=goods.pk) == ("New", "Changed meanwhile")
+
+
+def _draw_sale(**fields):
+    from goods.models import Admission
+
+    sale = make_sale(admission=Admission.DRAW, **fields)
+    services.draw_seed_ensure(sale=sale)
+    return sale
+
+
+def test_a_started_draw_sale_keeps_its_start_even_from_a_stale_read():
+    sale = _draw_sale(starts_in=60)
+    stale = SeckillGoods.objects.get(pk=sale.pk)  # read while the window had not opened
+    opened = timezone.now() - timedelta(seconds=1)
+    SeckillGoods.objects.filter(pk=sale.pk).update(start_at=opened)
+    with pytest.raises(ValidationError) as refused:
+        services.sale_update(sale=stale, changes={"start_at": opened - timedelta(minutes=1)})
+    assert "start_at" in refused.value.message_dict
+    assert SeckillGoods.objects.get(pk=sale.pk).start_at == opened
+
+
+def test_a_draw_sale_cannot_be_moved_to_start_in_the_past():
+    sale = _draw_sale(starts_in=600)
+    with pytest.raises(ValidationError):
+        services.sale_update(sale=sale, changes={"start_at": timezone.now() - timedelta(seconds=5)})
+    later = timezone.now() + timedelta(hours=1)
+    services.sale_update(sale=sale, changes={"start_at": later, "end_at": later + timedelta(hours=1)})
+    assert SeckillGoods.objects.get(pk=sale.pk).start_at == later
+
+
+def test_a_started_first_come_sale_may_still_move_its_start():
+    sale = make_sale(starts_in=-10)
+    earlier = sale.start_at - timedelta(minutes=5)
+    services.sale_update(sale=sale, changes={"start_at": earlier})
+    assert SeckillGoods.objects.get(pk=sale.pk).start_at == earlier
+
+
+def test_the_merchant_api_refuses_moving_a_started_draw_sale(client):
+    sale = _draw_sale(starts_in=-5)
+    client.force_login(sale.goods.owner)
+    moved = (sale.start_at + timedelta(minutes=1)).isoformat()
+    answer = client.patch(f"/api/v1/merchant/sales/{sale.pk}", {"startAt": moved}, content_type="application/json")
+    assert answer.status_code == 400
+    assert SeckillGoods.objects.get(pk=sale.pk).start_at == sale.start_at
