@@ -1,5 +1,10 @@
 """API tokens: issued at login, cached in Redis so the gate's endpoints never read the token
-table, expiring a fixed time after issue, and revoked with the user's other credentials."""
+table, expiring a fixed time after issue, and revoked with the user's other credentials.
+
+A revocation must not be undone by a request that read the token row just before it. So the
+cache is filled only where it is empty (SET NX), and only by a read at most FILL_DEADLINE old;
+a revocation overwrites the entry with a marker that outlives that deadline (REVOKED_TTL).
+Whatever order the two writes land in, the marker wins."""
 
 import hashlib
 import time
@@ -21,6 +26,10 @@ TOKEN_LIFETIME = 30 * 24 * 60 * 60
 # one Redis read each, not a PostgreSQL query.
 TOKEN_MISSING_TTL = 60
 _MISSING = b"0"
+# A cache fill from a database read older than this is dropped (the next request reads again);
+# a revocation's marker lives far longer, so no fill begun before a revocation lands after it.
+FILL_DEADLINE = 10
+REVOKED_TTL = TOKEN_CACHE_TTL
 
 
 def _token_cache_key(key: str) -> str:
@@ -32,30 +41,37 @@ def _token_expires(token_created) -> int:
     return int(token_created.timestamp()) + TOKEN_LIFETIME
 
 
-def _token_cache_set(key: str, user_id: int, expires: int) -> None:
+def _token_cache_fill(key: str, value: str | bytes, ttl: int, *, read_at: float) -> None:
+    """Cache what a read begun at `read_at` (time.monotonic) found, unless the entry exists
+    (a revocation's marker among others) or the read is too old to be trusted."""
+    if ttl > 0 and time.monotonic() - read_at < FILL_DEADLINE:
+        client().set(_token_cache_key(key), value, ex=ttl, nx=True)
+
+
+def _token_cache_set(key: str, user_id: int, expires: int, *, read_at: float) -> None:
     ttl = min(TOKEN_CACHE_TTL, expires - int(time.time()))
-    if ttl > 0:
-        client().set(_token_cache_key(key), f"{user_id}:{expires}", ex=ttl)
+    _token_cache_fill(key, f"{user_id}:{expires}", ttl, read_at=read_at)
 
 
 def api_token_issue(*, user_id: int) -> str:
     """The user's API token (one per user, shared by their devices), created on first login
     and again once it has expired."""
+    read_at = time.monotonic()
     token = Token.objects.filter(user_id=user_id).first()
     if token is not None and _token_expires(token.created) <= time.time():
         api_token_revoke(key=token.key)
         token = None
     if token is None:
         token, _created = Token.objects.get_or_create(user_id=user_id)
-    _token_cache_set(token.key, user_id, _token_expires(token.created))
+    _token_cache_set(token.key, user_id, _token_expires(token.created), read_at=read_at)
     return token.key
 
 
 def api_token_revoke(*, key: str) -> None:
-    """Log the token out everywhere: delete the row, then the cache entry (a request that
-    reads the cache between the two may still pass; none can after)."""
+    """Log the token out everywhere: delete the row, then mark the cache entry revoked (a
+    request that reads the cache between the two may still pass; none can after)."""
     Token.objects.filter(key=key).delete()
-    client().delete(_token_cache_key(key))
+    api_token_cache_drop(keys=[key])
 
 
 def api_token_keys(*, user_id: int) -> list[str]:
@@ -63,9 +79,10 @@ def api_token_keys(*, user_id: int) -> list[str]:
 
 
 def api_token_cache_drop(*, keys: list[str]) -> None:
-    """Forget these tokens' cache entries (their rows are gone already)."""
+    """Mark these tokens revoked in the cache (their rows are gone already): overwritten,
+    not deleted, so that a fill from a read made before the rows went cannot bring them back."""
     for key in keys:  # one key per call: each lives in its own slot of a cluster
-        client().delete(_token_cache_key(key))
+        client().set(_token_cache_key(key), _MISSING, ex=REVOKED_TTL)
 
 
 def api_tokens_revoke(*, user_id: int) -> None:
@@ -100,9 +117,10 @@ def api_token_user_id(key: str) -> int | None:
         user_id, _, expires = text(cached).partition(":")
         if expires:
             return int(user_id) if int(expires) > time.time() else None
+    read_at = time.monotonic()
     row = Token.objects.filter(key=key, user__is_active=True).values_list("user_id", "created").first()
     if row is None or _token_expires(row[1]) <= time.time():
-        client().set(cache_key, _MISSING, ex=TOKEN_MISSING_TTL)
+        _token_cache_fill(key, _MISSING, TOKEN_MISSING_TTL, read_at=read_at)
         return None
-    _token_cache_set(key, row[0], _token_expires(row[1]))
+    _token_cache_set(key, row[0], _token_expires(row[1]), read_at=read_at)
     return row[0]

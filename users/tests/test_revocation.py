@@ -14,7 +14,7 @@ from goods.tests.factories import make_sale
 from seckill_site.tests.clients import api
 from users.models import User
 from users.sessions import SessionStore
-from users.tests.factories import PASSWORD, make_user
+from users.tests.factories import PASSWORD, make_user, session_for
 from users.tokens import TOKEN_LIFETIME, api_token_issue
 
 pytestmark = pytest.mark.django_db
@@ -136,7 +136,9 @@ def test_the_gate_reads_no_postgresql_and_one_redis_round_trip_for_the_session(s
     assert calls[0] == 2  # the session and the auth epoch, in one pipeline
 
 
-def test_a_session_from_before_keys_named_their_user_is_checked_too(django_capture_on_commit_callbacks):
+def test_a_session_that_carries_no_epoch_is_refused():
+    """A session stored without the epoch it was made under (a store from before epochs, or
+    written by hand) cannot be checked against a revocation: it is refused, not trusted."""
     from django.contrib.sessions.backends.cache import SessionStore as DjangoSessionStore
 
     user = make_user()
@@ -145,10 +147,19 @@ def test_a_session_from_before_keys_named_their_user_is_checked_too(django_captu
     legacy.create()
     browser = Client()
     browser.cookies["sessionid"] = legacy.session_key
+    assert browser.get("/seckill/result", {"goodsId": 1}).status_code == 401
+
+
+def test_a_lost_epoch_reads_as_revoked_not_as_never_revoked():
+    """Redis lost the user's epoch (evicted, or a failover lost it): their sessions end."""
+    from seckill_site.redis import client
+    from seckill_site.redis import keys as redis_keys
+
+    user = make_user()
+    browser = Client()
+    browser.cookies["sessionid"] = session_for(user)
     assert browser.get("/seckill/result", {"goodsId": 1}).status_code == 200
-    with django_capture_on_commit_callbacks(execute=True):
-        user.set_password("another-pass-3")
-        user.save()
+    client().delete(redis_keys.auth_epoch(user.pk))
     assert browser.get("/seckill/result", {"goodsId": 1}).status_code == 401
 
 
@@ -212,3 +223,51 @@ def test_a_login_that_raced_a_password_change_issues_nothing_that_survives(monke
         response = api(None).post("/api/v1/users/login", credentials, format="json")
         assert response.status_code == 400 and response.json()["data"] is None
     assert not Token.objects.filter(user=user).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("revoke", ["everywhere", "this token"])
+def test_a_revocation_between_a_token_read_and_its_cache_write_stays_revoked(monkeypatch, revoke):
+    """A request misses the token cache and reads the row; the revocation commits; only then
+    does the request write the cache. The token must not come back."""
+    import threading
+
+    from django.db import connection
+
+    from seckill_site.redis import client
+    from users import tokens
+    from users.revocation import user_auth_revoke
+
+    user = make_user()
+    token = api_token_issue(user_id=user.pk)
+    client().delete(tokens._token_cache_key(token))  # the cache entry lapsed
+    read, revoked = threading.Event(), threading.Event()
+    fill = tokens._token_cache_set
+
+    def held_fill(*args, **kwargs):
+        if threading.current_thread().name == "reader":
+            read.set()
+            assert revoked.wait(20)
+        return fill(*args, **kwargs)
+
+    monkeypatch.setattr(tokens, "_token_cache_set", held_fill)
+    answers = {}
+
+    def reader() -> None:
+        try:
+            answers["during"] = api(token).get("/api/v1/users/me").status_code
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=reader, name="reader")
+    thread.start()
+    assert read.wait(20)
+    if revoke == "everywhere":
+        user_auth_revoke(user_id=user.pk)
+    else:
+        tokens.api_token_revoke(key=token)
+    revoked.set()
+    thread.join(30)
+    assert answers["during"] == 200  # it began before the revocation
+    assert api(token).get("/api/v1/users/me").status_code == 401
+    assert tokens.api_token_user_id(token) is None
