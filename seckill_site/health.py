@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connections
+from redis.cluster import RedisCluster
 
 from celery_app import app
 from seckill_site.redis import client, script, script_names, scripts_load
@@ -61,6 +62,19 @@ def check_redis() -> None:
         raise RuntimeError(f"no Redis node in reach (circuit open for {breaker().seconds:g} s)")
     if not client().ping():
         raise RuntimeError("PING was not answered")
+    evicting = eviction_policies() - {"noeviction"}
+    if evicting:
+        # An evicted auth epoch, reservation or result would be a revocation or a sale forgotten.
+        raise RuntimeError(f"Redis may evict keys (maxmemory-policy {', '.join(sorted(evicting))}): set noeviction")
+
+
+def eviction_policies() -> set[str]:
+    """The maxmemory-policy of the Redis server, or of every primary of a cluster."""
+    redis = client()
+    if isinstance(redis, RedisCluster):
+        replies = redis.info("memory", target_nodes=RedisCluster.PRIMARIES)
+        return {reply["maxmemory_policy"] for reply in replies.values()}
+    return {redis.info("memory")["maxmemory_policy"]}
 
 
 def check_lua_scripts() -> None:

@@ -12,7 +12,7 @@ from django_ratelimit.core import is_ratelimited
 
 from seckill_site.http import client_bucket
 from users.models import ADDRESSES_PER_USER, MOBILE_TAKEN_MESSAGE, Address, User, mobile_normalize
-from users.sessions import auth_epoch
+from users.sessions import auth_epoch, auth_epoch_ensure
 from users.tokens import api_token_issue, api_token_revoke
 
 # Login attempts, on the shop's login page, its API and the admin's login alike (one budget:
@@ -76,7 +76,7 @@ def user_login(*, request: HttpRequest, mobile: str, password: str, issue_token:
 
 def _auth_epoch_of(mobile: str) -> str | None:
     user_id = User.objects.filter(mobile=mobile_normalize(mobile)).values_list("pk", flat=True).first()
-    return auth_epoch(user_id) if user_id is not None else None
+    return auth_epoch_ensure(user_id) if user_id is not None else None
 
 
 def user_logout(*, request: HttpRequest) -> None:

@@ -12,9 +12,15 @@ epoch as it was at login (`_auth_epoch`); revoking writes a new random epoch to 
 carries the user's hash tag (`u42.<random>` is stored under `...{u42}...`, next to
 `auth:{u42}:epoch`), so loading reads the session and the epoch in one pipeline to one Redis
 node: one round trip, as before. A session whose epoch differs is deleted and loads empty.
+
+The same holds when Redis has no epoch for the user, or the session carries none: every user
+who logs in gets an epoch first (auth_epoch_ensure), so a missing one means it was lost, and a
+lost revocation must not read as "never revoked". The shop's Redis must therefore evict
+nothing (maxmemory-policy noeviction, which readiness checks).
 """
 
 import re
+import secrets
 
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.base import VALID_KEY_CHARS
@@ -32,6 +38,16 @@ def auth_epoch(user_id: int) -> str | None:
     """The user's current auth epoch; None until their credentials are first revoked."""
     epoch = client().get(keys.auth_epoch(user_id))
     return text(epoch) if epoch is not None else None
+
+
+def auth_epoch_ensure(user_id: int) -> str:
+    """The user's auth epoch, made now if they have none: what a session or token issued from
+    here on is checked against. One round trip; an epoch a revocation wrote is kept."""
+    pipe = client().pipeline(transaction=False)
+    pipe.set(keys.auth_epoch(user_id), secrets.token_hex(8), nx=True)
+    pipe.get(keys.auth_epoch(user_id))
+    _created, epoch = pipe.execute()
+    return text(epoch)
 
 
 def _user_of_key(session_key: str | None) -> int | None:
@@ -86,7 +102,8 @@ class SessionStore(CacheSessionStore):
             raw, raw_epoch = pipe.execute()
             session_data = self._cache.client.decode(raw) if raw is not None else None
             epoch = raw_epoch.decode() if raw_epoch is not None else None
-        if session_data is not None and SESSION_KEY in session_data and session_data.get(AUTH_EPOCH) != epoch:
+        stamp = session_data.get(AUTH_EPOCH) if session_data is not None else None
+        if session_data is not None and SESSION_KEY in session_data and (epoch is None or stamp != epoch):
             self._cache.delete(self.cache_key)  # revoked: it must not be extended either
             session_data = None
         if session_data is not None:
@@ -100,5 +117,15 @@ class SessionStore(CacheSessionStore):
         data = self.__dict__.get("_session_cache") or {}
         user_id = positive_int(data.get(SESSION_KEY))
         if user_id is not None:
-            self[AUTH_EPOCH] = auth_epoch(user_id)
+            self[AUTH_EPOCH] = auth_epoch_ensure(user_id)
         super().cycle_key()
+
+    def save(self, must_create: bool = False) -> None:
+        # A logged-in session is never stored without an epoch (it would never load again).
+        # Django's login stamps it in cycle_key, before this; sessions made by other code
+        # (the lab's prepared shoppers) are stamped here.
+        data = self._get_session(no_load=must_create)  # type: ignore[attr-defined]  # SessionBase's
+        user_id = positive_int(data.get(SESSION_KEY))
+        if user_id is not None and data.get(AUTH_EPOCH) is None:
+            data[AUTH_EPOCH] = auth_epoch_ensure(user_id)
+        super().save(must_create)

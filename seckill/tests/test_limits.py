@@ -4,7 +4,6 @@ the merchant's live view."""
 
 import pytest
 from django.contrib.auth import SESSION_KEY
-from django.contrib.sessions.backends.cache import SessionStore
 
 from goods.tests.factories import make_sale
 from orders.selectors import sale_figures
@@ -13,6 +12,7 @@ from seckill_site.redis import client
 from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from tools import prepare
+from users.sessions import SessionStore
 from users.tests.factories import make_user
 from users.tokens import api_token_issue
 

@@ -30,6 +30,22 @@ def test_readyz_is_200_when_everything_answers(client, settings):
 
 
 @pytest.mark.django_db
+def test_a_redis_that_may_evict_keys_is_not_ready(client):
+    """An evicted auth epoch would read as "never revoked" and an evicted reservation as a sale
+    forgotten: the shop runs only on a Redis that evicts nothing."""
+    from seckill_site.redis import client as redis
+
+    before = redis().config_get("maxmemory-policy")["maxmemory-policy"]
+    redis().config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        checks = {result.name: result for result in health.readiness()}
+    finally:
+        redis().config_set("maxmemory-policy", before)
+    assert not checks["redis"].ok and "noeviction" in checks["redis"].error
+    assert client.get("/readyz").status_code == 200
+
+
+@pytest.mark.django_db
 def test_readyz_is_503_while_the_node_drains_before_it_stops(client, monkeypatch, tmp_path):
     """seckill_site.serve, on SIGTERM, creates WEB_DRAIN_FILE and serves on for a while: the
     balancer must see the node unready first, while everything else still answers."""
