@@ -229,6 +229,9 @@ class SaleDraw(models.Model):
     winner_ids = models.JSONField(_("winners"), default=list, blank=True)
     units = models.PositiveIntegerField(_("units drawn"), default=0)
     drawn_at = models.DateTimeField(_("drawn"), null=True, blank=True)
+    # Set once every winner holds a reservation: a Redis that lost the sale is told so when it
+    # is rebuilt, instead of the draw being applied a second time (seckill.services.draw).
+    applied_at = models.DateTimeField(_("applied"), null=True, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     # Until the draw, whoever knows the seed knows the winners (SecretsUnqueryable).

@@ -241,6 +241,9 @@ def sale_update(
             if changes:
                 sale.save(update_fields=list(changes))
             if stock_delta < 0:
+                if SaleDraw.objects.filter(sale=sale, drawn_at__isnull=False, applied_at__isnull=True).exists():
+                    # Its winners were counted against these units and are being given them.
+                    raise StockShortage(_("The sale's draw is being applied; remove units once it is done."))
                 taken = _stock_take(sale=sale, count=-stock_delta)
             if stock_delta:
                 _stock_change(sale=sale, delta=stock_delta, actor=actor)

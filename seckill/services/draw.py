@@ -14,6 +14,14 @@ published when the sale was set to draw, beat's sweep, and the first buy after t
    drawn mark is set and buys resume, first come, first served, with what is left. Applying
    is idempotent, so a drawer that died between 2 and 3, or midway through 3, is finished by
    the next caller with the same winners: nobody wins twice, and no winner is lost.
+4. `applied_at` is set in PostgreSQL. A Redis that lost the sale (and with it the drawn mark
+   and the set of winners turned) gets the mark back from there, on its rebuild or here;
+   before that, a winner with an order for the sale, cancelled ones included, is never turned
+   again.
+
+Step 2 counts the units under the sale's stock lock, and a merchant cannot remove units from
+a sale whose draw is stored but not applied (goods.services.sale_update): every stored winner
+gets a unit.
 
 The winners are a function of the seed and the sorted entrant ids alone (`winners_of`).
 """
@@ -29,6 +37,8 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
 from goods.models import SaleDraw
+from goods.services import sale_stock_lock
+from orders.models import SeckillOrder
 from seckill_site import sale_state
 from seckill_site.publish import task_publish
 from seckill_site.redis import server_time
@@ -69,6 +79,9 @@ def sale_draw(*, sale_id: int) -> DrawReport:
     draw = SaleDraw.objects.filter(sale_id=sale_id).select_related("sale").first()
     if draw is None or draw.sale.draw_at is None:
         return DrawReport("not_due")
+    if draw.applied_at is not None:
+        sale_state.drawn_mark(sale_id)  # Redis lost it: the draw is applied once, not again
+        return DrawReport("done")
     if server_time() < draw.sale.draw_at.timestamp() or not sale_state.draw_due(sale_id):
         return DrawReport("not_due")
     with sale_state.draw_lock(sale_id) as token:
@@ -78,10 +91,12 @@ def sale_draw(*, sale_id: int) -> DrawReport:
         if draw.drawn_at is None:
             state = "drawn" if _draw_store(draw) else "applied"
             draw.refresh_from_db()
-        winners = [(user_id, reservation_id(sale_id, user_id)) for user_id in draw.winner_ids]
+        ordered = set(SeckillOrder.objects.filter(sale_id=sale_id).values_list("user_id", flat=True))
+        winners = [(user_id, reservation_id(sale_id, user_id)) for user_id in draw.winner_ids if user_id not in ordered]
         applied = sale_state.draw_apply(
             sale_id=sale_id, winners=winners, flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS
         )
+        SaleDraw.objects.filter(pk=draw.pk, applied_at__isnull=True).update(applied_at=timezone.now())
         if applied.drawn_before:
             return DrawReport("done", len(draw.entrant_ids), len(draw.winner_ids), applied.applied)
         if applied.flush_due:
@@ -99,10 +114,11 @@ def sale_draw(*, sale_id: int) -> DrawReport:
 def _draw_store(draw: SaleDraw) -> bool:
     """Draw and store it, unless another drawer stored one first; True when this call stored it."""
     entrants = sale_state.entrants(draw.sale_id)
-    left = sale_state.stock_left([draw.sale_id])[draw.sale_id] or 0
-    units = min(max(left, 0), len(entrants))
-    winners = winners_of(draw.seed, entrants, units)
     with transaction.atomic():
+        sale_stock_lock(sale_id=draw.sale_id)
+        left = sale_state.stock_left([draw.sale_id])[draw.sale_id] or 0
+        units = min(max(left, 0), len(entrants))
+        winners = winners_of(draw.seed, entrants, units)
         stored = SaleDraw.objects.filter(pk=draw.pk, drawn_at__isnull=True).update(
             entrant_ids=entrants, winner_ids=winners, units=units, drawn_at=timezone.now()
         )

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
-from goods.models import Admission, SeckillGoods
+from goods.models import Admission, SaleDraw, SeckillGoods
 from goods.services import sale_stock_lock
 from orders.models import SeckillOrder
 from seckill.selectors import sales_to_reconcile
@@ -30,7 +30,8 @@ logger = logging.getLogger(__name__)
 _SNAPSHOT = """
 SELECT sale.stock_count, sale.start_at, sale.end_at, sale.admission, sale.draw_window_s,
        ARRAY(SELECT request_id FROM {seckill_order} WHERE sale_id = sale.id AND request_id = ANY(%(request_ids)s)),
-       ARRAY(SELECT user_id FROM {seckill_order} WHERE sale_id = sale.id AND live)
+       ARRAY(SELECT user_id FROM {seckill_order} WHERE sale_id = sale.id AND live),
+       EXISTS(SELECT 1 FROM {draw} WHERE sale_id = sale.id AND applied_at IS NOT NULL)
 FROM {sale} AS sale WHERE sale.id = %(sale_id)s
 """
 
@@ -44,15 +45,16 @@ def _sale_snapshot(sale_id: int) -> sale_state.Snapshot | None:
     sql = _SNAPSHOT.format(
         seckill_order=connection.ops.quote_name(SeckillOrder._meta.db_table),
         sale=connection.ops.quote_name(SeckillGoods._meta.db_table),
+        draw=connection.ops.quote_name(SaleDraw._meta.db_table),
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, {"request_ids": request_ids, "sale_id": sale_id})
         row = cursor.fetchone()
     if row is None:
         return None
-    stock, start, end, admission, draw_window_s, written, buyers = row
+    stock, start, end, admission, draw_window_s, written, buyers, drawn = row
     draw = start.timestamp() + draw_window_s if admission == Admission.DRAW else 0
-    return sale_state.Snapshot(stock, start.timestamp(), end.timestamp(), list(written), list(buyers), draw)
+    return sale_state.Snapshot(stock, start.timestamp(), end.timestamp(), list(written), list(buyers), draw, drawn)
 
 
 @dataclass(frozen=True)

@@ -414,3 +414,69 @@ def test_a_draw_due_within_the_hour_gets_its_eta_task_and_the_sweep_draws_any(pu
     window_over(due)
     assert draw_service.draws_due() == [due.pk]  # beat's sweep, with no ETA task
     assert draw_service.draws_due() == []
+
+
+@pytest.mark.django_db
+def test_a_drawn_sale_that_redis_lost_is_rebuilt_without_applying_the_draw_again(flushes):
+    """Redis loses every key of a drawn sale (a restart without persistence) after a winner
+    cancelled; the rebuild reads PostgreSQL. The cancelled winner gets nothing back, the
+    returned unit sells to the next shopper, and the drawn mark comes from applied_at."""
+    from orders.services import order_cancel
+    from seckill.services.reconcile import stock_warm
+
+    sale = make_draw_sale(stock=2)
+    users = make_users(5)
+    enter_all(users, sale)
+    window_over(sale)
+    assert draw_service.sale_draw(sale_id=sale.pk).state == "drawn"
+    assert writer.sale_flush(sale_id=sale.pk).created == 2
+    assert SaleDraw.objects.get(sale=sale).applied_at is not None
+    quitter = SaleDraw.objects.get(sale=sale).winner_ids[0]
+    assert order_cancel(order_id=SeckillOrder.objects.get(sale=sale, user_id=quitter).order_id, reason="test")
+
+    for key in client().scan_iter(match=f"*{{{sale.pk}}}*"):  # every key of the sale's hash tag
+        client().delete(key)
+    sale_state.process_marks_clear()
+    stock_warm(sale_id=sale.pk)
+
+    assert sale_state.drawn(sale.pk)
+    assert draw_service.sale_draw(sale_id=sale.pk).state == "done"
+    assert redis_invariants(sale) == {"stock": 1, "reserved": 0, "buyers": 1}
+    latecomer = make_users(1)[0]
+    assert attempt(latecomer, sale).code is Code.SUCCESS  # queued for the unit that came back
+    assert selectors.seckill_result(user_id=quitter, sale_id=sale.pk) != 0  # not "queued" again
+
+
+@pytest.mark.django_db
+def test_a_draw_whose_mark_redis_lost_is_not_applied_again_even_before_a_rebuild(
+    flushes, django_capture_on_commit_callbacks
+):
+    from orders.services import order_cancel
+
+    sale = make_draw_sale(stock=1)
+    users = make_users(3)
+    enter_all(users, sale)
+    window_over(sale)
+    draw_service.sale_draw(sale_id=sale.pk)
+    writer.sale_flush(sale_id=sale.pk)
+    winner = SaleDraw.objects.get(sale=sale).winner_ids[0]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert order_cancel(order_id=SeckillOrder.objects.get(sale=sale, user_id=winner).order_id, reason="test")
+    client().delete(keys.drawn(sale.pk), keys.won(sale.pk))
+
+    assert draw_service.sale_draw(sale_id=sale.pk).state == "done"
+    assert sale_state.drawn(sale.pk)
+    assert redis_invariants(sale) == {"stock": 1, "reserved": 0, "buyers": 0}
+
+
+@pytest.mark.django_db
+def test_units_cannot_be_removed_between_the_draw_and_its_application(flushes):
+    from goods.services import StockShortage, sale_update
+
+    sale = make_draw_sale(stock=3)
+    enter_all(make_users(4), sale)
+    window_over(sale)
+    SaleDraw.objects.filter(sale=sale).update(drawn_at=timezone.now(), winner_ids=[], units=0)  # stored, not applied
+    with pytest.raises(StockShortage):
+        sale_update(sale=sale, changes={}, stock_delta=-1)
+    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3

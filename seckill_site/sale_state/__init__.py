@@ -359,6 +359,12 @@ def drawn(sale_id: int) -> bool:
     return bool(client().exists(keys.drawn(sale_id)))
 
 
+def drawn_mark(sale_id: int) -> None:
+    """Mark the sale's draw applied in full, as PostgreSQL records it (SaleDraw.applied_at):
+    for a Redis that lost the sale, so the stored draw is not applied a second time."""
+    client().set(keys.drawn(sale_id), "1")
+
+
 @contextmanager
 def draw_lock(sale_id: int) -> Iterator[str | None]:
     """The sale's draw lock if free (yields its token), else None."""
@@ -698,6 +704,7 @@ class Snapshot:
     written_request_ids: list[str]  # of reservation_ids(), those whose order is in the database
     live_buyer_ids: list[int]
     draw: float = 0  # the epoch second of the sale's draw, 0 for first come, first served
+    drawn: bool = False  # the draw is applied in full (SaleDraw.applied_at)
 
 
 @dataclass(frozen=True)
@@ -741,6 +748,8 @@ def load(*, sale_id: int, snapshot: Snapshot, apply: bool) -> LoadReport:
     )
     if apply:
         client().hset(keys.window(sale_id), "draw", snapshot.draw)  # entrants are no buyers: left alone
+        if snapshot.drawn:
+            drawn_mark(sale_id)
         _window_spread(sale_id=sale_id, start=snapshot.start, end=snapshot.end, draw=snapshot.draw)
         process_marks_clear(sale_id)
     return LoadReport(None if previous == -1 else previous, stock, buyers_before, buyers, bool(differ))
