@@ -22,7 +22,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from kombu.exceptions import OperationalError as BrokerError
 
 from goods.models import SeckillGoods
@@ -338,6 +338,97 @@ def test_a_sale_life_keeps_its_invariants(settings):
 
     run_state_machine_as_test(
         SaleLife,
+        settings=hypothesis_settings(
+            max_examples=STATEFUL_EXAMPLES,
+            stateful_step_count=STATEFUL_STEPS,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+        ),
+    )
+
+
+class DrawSaleLife(SaleLife):
+    """The same life for a draw sale: entries in the opening window, the window closing, the
+    draw (by a buy or a drawer), and Redis losing the drawn sale and rebuilding it from the
+    database, interleaved with everything SaleLife does."""
+
+    def __init__(self):
+        from goods.models import Admission
+        from goods.services import draw_seed_ensure, sale_open
+
+        super().__init__()
+        self.sale = make_sale(stock=STOCK, starts_in=-1, warm=False, admission=Admission.DRAW, draw_window_s=60)
+        draw_seed_ensure(sale=self.sale)
+        sale_open(sale_id=self.sale.pk)
+        self.window_open = True
+
+    @initialize()
+    def everyone_enters(self):
+        for index in range(SHOPPERS):
+            self.buy(index)
+
+    @precondition(lambda self: self.window_open)
+    @rule()
+    def window_closes(self):
+        start = timezone.now() - timedelta(seconds=self.sale.draw_window_s + 1)
+        SeckillGoods.objects.filter(pk=self.sale.pk).update(start_at=start)
+        self.sale.refresh_from_db()
+        sale_state.window_set(
+            sale_id=self.sale.pk,
+            start=self.sale.start_at.timestamp(),
+            end=self.sale.end_at.timestamp(),
+            draw=self.sale.draw_at.timestamp(),
+        )
+        sale_state.process_marks_clear()
+        self.window_open = False
+
+    @precondition(lambda self: not self.window_open)
+    @rule()
+    def draw(self):
+        from seckill.services.draw import sale_draw
+
+        sale_draw(sale_id=self.sale.pk)
+        sale_state.sold_out_clear()
+
+    @precondition(lambda self: not (self.returns or self.paused or self.crashed))
+    @rule()
+    def redis_loses_the_drawn_sale(self):
+        """Redis forgets every key of the sale (a restart without persistence) once the draw is
+        applied and nothing is in flight, and the sale is rebuilt from PostgreSQL."""
+
+        if not sale_state.drawn(self.sale.pk):
+            return
+        if client().hlen(keys.reservations(self.sale.pk)) or client().hlen(keys.claims(self.sale.pk)):
+            return
+        for key in client().scan_iter(match=f"*{{{self.sale.pk}}}*"):
+            client().delete(key)
+        sale_state.process_marks_clear()
+        reconcile.stock_warm(sale_id=self.sale.pk)
+        self.draw()  # beat's draw sweep comes by within seconds
+
+    @invariant()
+    def no_winner_turned_twice(self):
+        from goods.models import SaleDraw
+
+        draw = SaleDraw.objects.filter(sale=self.sale).first()
+        if draw is None or draw.drawn_at is None:
+            return
+        turned = SeckillOrder.objects.filter(sale=self.sale, request_id__startswith=f"draw-{self.sale.pk}-")
+        assert turned.count() == len(set(turned.values_list("request_id", flat=True)))
+        assert set(turned.values_list("user_id", flat=True)) <= set(draw.winner_ids)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_draw_sale_life_keeps_its_invariants_through_a_redis_loss(settings):
+    from hypothesis.stateful import run_state_machine_as_test
+
+    settings.SECKILL_CAPTCHAS_PER_MINUTE = settings.SECKILL_PATHS_PER_MINUTE = 10**6
+    settings.SECKILL_WRITER_CLAIM_MS = 0
+    settings.SECKILL_WRITER_BATCH_SIZE = 2
+    settings.SECKILL_WRITER_FLUSH_MARK_MS = 3_600_000
+    run_state_machine_as_test(
+        DrawSaleLife,
         settings=hypothesis_settings(
             max_examples=STATEFUL_EXAMPLES,
             stateful_step_count=STATEFUL_STEPS,
