@@ -74,7 +74,7 @@ class _SecretsUnordered:
     model: type[Model]
 
     def get_ordering_field(self, field_name):
-        order_field = super().get_ordering_field(field_name)  # type: ignore[misc]  # ChangeList's
+        order_field = super().get_ordering_field(field_name)
         if isinstance(order_field, str) and _names_secret(self.model, order_field):
             return None
         return order_field
@@ -97,19 +97,19 @@ class SecretsUnqueryable:
     def lookup_allowed(self, lookup, value, request=None):
         if _names_secret(self.model, lookup):
             return False
-        return super().lookup_allowed(lookup, value, request)  # type: ignore[misc]  # ModelAdmin's
+        return super().lookup_allowed(lookup, value, request)
 
     def get_search_fields(self, request):
-        fields = super().get_search_fields(request)  # type: ignore[misc]
+        fields = super().get_search_fields(request)
         return [field for field in fields if not _names_secret(self.model, field.lstrip("^=@"))]
 
     def get_list_filter(self, request):
-        filters = super().get_list_filter(request)  # type: ignore[misc]
+        filters = super().get_list_filter(request)
         return [item for item in filters if not (isinstance(item, str) and _names_secret(self.model, item))]
 
     def get_ordering(self, request):
-        ordering = super().get_ordering(request) or ()  # type: ignore[misc]
+        ordering = super().get_ordering(request) or ()
         return [item for item in ordering if not (isinstance(item, str) and _names_secret(self.model, item))]
 
     def get_changelist(self, request, **kwargs):
-        return _secrets_unordered(super().get_changelist(request, **kwargs))  # type: ignore[misc]
+        return _secrets_unordered(super().get_changelist(request, **kwargs))
