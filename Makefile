@@ -12,13 +12,16 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test lint stateful services-up services-down clean faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
+.PHONY: help venv run dev test test-fast lint lint-commits prose stateful services-up services-down clean faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
 
 help:
 	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
 	@echo "make dev            the same with Django's runserver and its autoreloader"
-	@echo "make test           ruff (lint and format), mypy, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
+	@echo "make test           ruff (lint and format), mypy, lint-imports, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
+	@echo "make test-fast      the edit-test loop: ruff, lint-imports and the tests that are not slow and start no server process (ARGS=\"-k ...\")"
 	@echo "make lint           ruff check + ruff format --check"
+	@echo "make lint-commits   gitlint (.gitlint) over BASE..HEAD (BASE=origin/main where it exists, else HEAD~20)"
+	@echo "make prose          lines of prose (docstrings, comments) per line of code, per package"
 	@echo "make stateful       the sale's state machine with many examples (STATEFUL_EXAMPLES=1000, STATEFUL_STEPS=50)"
 	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
 	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
@@ -58,6 +61,7 @@ test: venv
 	  ruff check .; \
 	  ruff format --check .; \
 	  mypy; \
+	  lint-imports --no-logo; \
 	  DJANGO_SETTINGS_MODULE=seckill_site.settings.test python manage.py makemigrations --check --dry-run; \
 	  if command -v promtool >/dev/null; then \
 	    promtool check config --syntax-only deploy/prometheus.yml; \
@@ -66,9 +70,34 @@ test: venv
 	  else echo "note: promtool not found (Debian package prometheus); deploy/*.yml not checked"; fi; \
 	  python -m pytest'
 
+# What to run between edits: no mypy, no migrations check, no test marked `slow` or `processes`
+# (conftest.py marks the tests whose fixtures start a web server, a Celery worker or a private
+# redis-server). make test runs everything before a commit.
+test-fast: venv
+	$(PY) -m tools.with_services -- sh -c '\
+	  set -e; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
+	  ruff check .; \
+	  ruff format --check .; \
+	  lint-imports --no-logo; \
+	  python -m pytest -q -m "not slow and not processes" $(ARGS)'
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# The commit rule of CONTRIBUTING.md (.gitlint) over BASE..HEAD. Without BASE: origin/main where
+# that exists, else the last 20 commits. Older history predates the rule: name a BASE after it.
+lint-commits: venv
+	@base='$(BASE)'; \
+	if [ -z "$$base" ]; then \
+	  if git rev-parse -q --verify origin/main >/dev/null; then base=origin/main; \
+	  else base="$$(git rev-list --max-count=21 HEAD | tail -n 1)"; fi; \
+	fi; \
+	echo "gitlint --commits $$base..HEAD"; \
+	$(VENV)/bin/gitlint --config .gitlint --commits "$$base..HEAD"
+
+prose: venv
+	$(PY) -m tools.prose $(ARGS)
 
 # The sale's life as a Hypothesis state machine (seckill/tests/test_stateful.py) on real Redis and
 # PostgreSQL, with many more examples than `make test` gives it.
@@ -76,7 +105,7 @@ STATEFUL_EXAMPLES ?= 1000
 STATEFUL_STEPS ?= 50
 stateful: venv
 	STATEFUL_EXAMPLES=$(STATEFUL_EXAMPLES) STATEFUL_STEPS=$(STATEFUL_STEPS) \
-	  $(PY) -m tools.with_services -- $(PY) -m pytest seckill/tests/test_stateful.py -p no:cacheprovider -q
+	  $(PY) -m tools.with_services -- $(PY) -m pytest seckill/tests/test_stateful.py users/tests/test_stateful_revocation.py -p no:cacheprovider -q
 
 # An opening replayed in real time over HTTP against a production-like deployment (web server,
 # Celery worker, beat) on real PostgreSQL and Redis, once first come, first served and once with

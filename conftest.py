@@ -177,6 +177,19 @@ def gunicorn_server(django_db_setup):
         yield url
 
 
+# Fixtures that start server processes: a web server and a Celery worker (here), a private
+# redis-server behind a fault proxy (seckill_site/tests/test_redis_breaker.py) and a primary and
+# its replica (seckill/tests/test_durable.py). Their tests are marked `processes`, which
+# `make test-fast` leaves out; a test that starts one itself takes @pytest.mark.processes.
+PROCESS_FIXTURES = {"celery_worker", "gunicorn_server", "proxied_redis", "pair"}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        if PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.processes)
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """The fuzz tests' tally: inputs sent and 5xx answers per endpoint (seckill_site.tests.fuzzing)."""
     fuzzing = sys.modules.get("seckill_site.tests.fuzzing")

@@ -1,16 +1,12 @@
-"""The shop's layers, read from its imports (ast): who imports whom, and what breaks the rules.
+"""A sale's Redis state has one owner: who else names its keys or runs its scripts (ast).
 
-    python -m tools.layout            # the counts: upward imports, import circles, in-function imports, sizes
-    python -m tools.layout --list     # and every offending import, file and line
+    python -m tools.layout     # every offender, file and what it does; exits 1 if there is one
 
-The layers, lowest first (an import may only point down or sideways within a layer):
-
-    seckill_site, celery_app   infrastructure: settings, HTTP helpers, Redis and the sale's state,
-                               broker, logs, metrics exporter; imports no app
-    users < goods < orders < seckill   the apps, each building on the ones before it
-    tools < bench              the harness (tests, e2e/ and migrations are not counted)
-
-seckill_site/tests/test_layout.py holds the shop to this; this command reports the counts.
+seckill_site/sale_state owns a sale's keys (sale_state/keys.py) and Lua scripts (sale_state/lua/);
+the rest of the shop calls its transitions, so no two writers can race through a seam of their
+own. This is the one layout rule import-linter cannot state: it sees modules, not key strings.
+The layers, the circles and the harness are its contracts in pyproject.toml (`lint-imports`).
+seckill_site/tests/test_layout.py holds the shop to this.
 """
 
 from __future__ import annotations
@@ -18,198 +14,75 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = {"seckill_site": 0, "celery_app": 0, "users": 1, "goods": 2, "orders": 3, "seckill": 4, "tools": 5, "bench": 6}
-APPS = ("users", "goods", "orders", "seckill")
-# Modules of an app that a sibling may not import: its admin (a UI), and names with a leading underscore.
-PRIVATE_MODULES = ("admin",)
+SHOP = ("users", "goods", "orders", "seckill", "seckill_site")
+OWNER = Path("seckill_site", "sale_state")
+KEYS_MODULE = "seckill_site.sale_state.keys"
+SALE_KEY = "sk:{"  # the hash-tagged prefix of every key of a sale
 
 
-@dataclass(frozen=True)
-class Import:
-    source: str  # the importing module, dotted
-    target: str  # the imported module, dotted (the longest prefix that is a project module)
-    names: tuple[str, ...]  # names taken from it (from-imports)
-    line: int
-    in_function: bool
-    reason: str  # the comment on the import's line, if any
+def shop_files(root: Path) -> Iterator[Path]:
+    """The shop's own code (the apps, the site, celery_app), without tests and migrations."""
+    for top in SHOP:
+        for path in sorted((root / top).rglob("*.py")):
+            if "tests" not in path.parts and "migrations" not in path.parts:
+                yield path
+    if (root / "celery_app.py").exists():
+        yield root / "celery_app.py"
 
 
-@dataclass
-class Layout:
-    modules: dict[str, Path] = field(default_factory=dict)
-    imports: list[Import] = field(default_factory=list)
-
-    def top(self, module: str) -> str:
-        return module.split(".")[0]
-
-    def upward(self) -> list[Import]:
-        """Imports from a lower layer into a higher one."""
-        return [i for i in self.imports if LAYERS[self.top(i.target)] > LAYERS[self.top(i.source)]]
-
-    def private(self) -> list[Import]:
-        """Imports of another app's private names or its admin."""
-        found = []
-        for i in self.imports:
-            source, target = self.top(i.source), self.top(i.target)
-            if source == target or target not in APPS:
-                continue
-            module = i.target.split(".")[-1]
-            if module in PRIVATE_MODULES or module.startswith("_") or any(n.startswith("_") for n in i.names):
-                found.append(i)
-        return found
-
-    def in_function(self, *, shop: bool = True) -> list[Import]:
-        """Project imports inside a function: in the shop's code (apps and site), or in the harness."""
-        return [i for i in self.imports if i.in_function and (LAYERS[self.top(i.source)] <= 4) == shop]
-
-    def circles(self) -> list[list[str]]:
-        """Strongly connected groups of more than one module (Tarjan), in-function imports included."""
-        graph: dict[str, set[str]] = {module: set() for module in self.modules}
-        for i in self.imports:
-            graph[i.source].add(i.target)
-        index: dict[str, int] = {}
-        low: dict[str, int] = {}
-        stack: list[str] = []
-        on_stack: set[str] = set()
-        groups: list[list[str]] = []
-        counter = [0]
-
-        def visit(node: str) -> None:
-            index[node] = low[node] = counter[0]
-            counter[0] += 1
-            stack.append(node)
-            on_stack.add(node)
-            for succ in graph[node]:
-                if succ not in index:
-                    visit(succ)
-                    low[node] = min(low[node], low[succ])
-                elif succ in on_stack:
-                    low[node] = min(low[node], index[succ])
-            if low[node] == index[node]:
-                group = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    group.append(member)
-                    if member == node:
-                        break
-                if len(group) > 1:
-                    groups.append(sorted(group))
-
-        sys.setrecursionlimit(10_000)
-        for node in sorted(graph):
-            if node not in index:
-                visit(node)
-        return groups
+def offenses(path: Path, sale_keys: set[str], sale_scripts: set[str]) -> list[str]:
+    """What one module does that only the owner may: import the key names, build a key, run a script."""
+    tree = ast.parse(path.read_text(), str(path))
+    prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if KEYS_MODULE in {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}:
+                found.append("imports the sale's key names")
+        elif isinstance(node, ast.Import):
+            if any(alias.name == KEYS_MODULE for alias in node.names):
+                found.append("imports the sale's key names")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "script" and node.args:
+            if isinstance(node.args[0], ast.Constant) and node.args[0].value in sale_scripts:
+                found.append(f"runs {node.args[0].value}.lua")
+        elif isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "keys":
+            if node.attr in sale_keys:
+                found.append(f"builds keys.{node.attr}()")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and SALE_KEY in node.value:
+            if id(node) not in prose:
+                found.append(f"names a sale key: {node.value!r}")
+    return found
 
 
-def _module_name(path: Path, root: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _counted(path: Path, root: Path) -> bool:
-    parts = path.relative_to(root).with_suffix("").parts
-    return parts[0] in LAYERS and "tests" not in parts and "migrations" not in parts
-
-
-def read(root: Path = ROOT) -> Layout:
-    layout = Layout()
-    for top in LAYERS:
-        candidates = [root / f"{top}.py"] if (root / f"{top}.py").exists() else sorted((root / top).rglob("*.py"))
-        for path in candidates:
-            if _counted(path, root):
-                layout.modules[_module_name(path, root)] = path
-    for module, path in layout.modules.items():
-        source = path.read_text()
-        lines = source.splitlines()
-        tree = ast.parse(source, str(path))
-        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        inside = {id(n) for f in functions for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                targets = [(alias.name, ()) for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], base]).strip(".")
-                # `from pkg import module` imports the module; `from module import name` the module.
-                targets = []
-                for alias in node.names:
-                    joined = f"{base}.{alias.name}"
-                    targets.append((joined, ()) if joined in layout.modules else (base, (alias.name,)))
-            else:
-                continue
-            comment = lines[node.lineno - 1].partition("#")[2].strip()
-            for name, names in targets:
-                target = _project_module(name, layout.modules)
-                if target is not None and target != module:
-                    layout.imports.append(Import(module, target, names, node.lineno, id(node) in inside, comment))
-    return layout
-
-
-def _project_module(name: str, modules: dict[str, Path]) -> str | None:
-    parts = name.split(".")
-    while parts:
-        candidate = ".".join(parts)
-        if candidate in modules:
-            return candidate
-        parts.pop()
-    return None
-
-
-def sizes(layout: Layout) -> tuple[tuple[int, str], tuple[int, str]]:
-    """(lines, module) of the largest module and (lines, function) of the largest function in app code."""
-    largest_module, largest_function = (0, ""), (0, "")
-    for module, path in layout.modules.items():
-        if layout.top(module) not in APPS:
-            continue
-        source = path.read_text()
-        largest_module = max(largest_module, (len(source.splitlines()), module))
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                length = node.end_lineno - node.lineno + 1
-                largest_function = max(largest_function, (length, f"{module}.{node.name}"))
-    return largest_module, largest_function
+def sale_state_offenders(root: Path = ROOT) -> dict[str, list[str]]:
+    """{file relative to root: what it does} for every module outside the owner that names a
+    sale's keys or runs its scripts; empty when the owner is the only one."""
+    owner = root / OWNER
+    sale_scripts = {path.stem for path in (owner / "lua").glob("*.lua")}
+    keys_source = (owner / "keys.py").read_text()
+    sale_keys = {node.name for node in ast.parse(keys_source).body if isinstance(node, ast.FunctionDef)}
+    found = {}
+    for path in shop_files(root):
+        if owner not in path.parents:
+            if what := offenses(path, sale_keys, sale_scripts):
+                found[str(path.relative_to(root))] = what
+    return found
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--list", action="store_true", help="list every offending import")
     parser.add_argument("--root", type=Path, default=ROOT, help="another checkout of the shop")
     args = parser.parse_args(argv)
-    layout = read(args.root.resolve())
-    circles = layout.circles()
-    (module_lines, module), (function_lines, function) = sizes(layout)
-    readme = args.root / "README.md"
-    print(f"modules counted:               {len(layout.modules)}")
-    print(f"upward imports:                {len(layout.upward())}")
-    print(f"imports of a sibling's private names or admin: {len(layout.private())}")
-    print(f"files in import circles:       {sum(len(group) for group in circles)} in {len(circles)} circle(s)")
-    print(f"in-function project imports:   {len(layout.in_function())} in the shop, "
-          f"{len(layout.in_function(shop=False))} in the harness")  # fmt: skip
-    print(f"largest app module:            {module} ({module_lines} lines)")
-    print(f"largest app function:          {function} ({function_lines} lines)")
-    if readme.exists():
-        print(f"README lines:                  {len(readme.read_text().splitlines())}")
-    if args.list:
-        for title, found in (("upward", layout.upward()), ("private", layout.private()),
-                             ("in a function (shop)", layout.in_function())):  # fmt: skip
-            print(f"\n{title}:")
-            for i in found:
-                where = layout.modules[i.source].relative_to(args.root.resolve())
-                why = f"  # {i.reason}" if i.reason else ""
-                print(f"  {where}:{i.line} {i.source} -> {i.target}{why}")
-        for group in circles:
-            print(f"\ncircle: {', '.join(group)}")
-    return 0
+    found = sale_state_offenders(args.root.resolve())
+    for path, what in found.items():
+        for one in what:
+            print(f"{path}: {one}")
+    print(f"modules outside {OWNER} that name a sale's keys or run its scripts: {len(found)}")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

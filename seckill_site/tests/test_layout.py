@@ -1,109 +1,40 @@
-"""Imports point down (tools/layout.py names the layers), and a sale's Redis state has one owner."""
+"""A sale's Redis state has one owner (tools/layout.py). The layers, the circles and the harness
+are import-linter's contracts (pyproject.toml), checked by `lint-imports` in make test."""
 
-import ast
 from pathlib import Path
 
 from tools import layout
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
-
-
-def test_goods_does_not_import_orders():
-    offenders = {
-        str(path.relative_to(ROOT)): sorted(name for name in _imports(path) if name.split(".")[0] == "orders")
-        for path in (ROOT / "goods").rglob("*.py")
-        if "tests" not in path.parts and "migrations" not in path.parts
-    }
-    assert {path: names for path, names in offenders.items() if names} == {}
-
-
-def _project_modules():
-    """The shop's own code: the apps and the site, without tests and migrations."""
-    for top in ("users", "goods", "orders", "seckill", "seckill_site"):
-        for path in (ROOT / top).rglob("*.py"):
-            if "tests" not in path.parts and "migrations" not in path.parts:
-                yield path
-    yield ROOT / "celery_app.py"
 
 
 def test_only_the_sale_state_module_names_a_sales_keys_or_runs_its_scripts():
     """A sale's Redis state has one owner (seckill_site.sale_state): everything else calls its
     transitions, so no two writers can race through a seam of their own."""
-    owner = ROOT / "seckill_site" / "sale_state"
-    sale_scripts = {path.stem for path in (owner / "lua").glob("*.lua")}
-    sale_keys = {
-        node.name for node in ast.parse((owner / "keys.py").read_text()).body if isinstance(node, ast.FunctionDef)
-    }
-    offenders = {}
-    for path in _project_modules():
-        if owner in path.parents:
-            continue
-        found = []
-        tree = ast.parse(path.read_text(), str(path))
-        prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                named = {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-                if "seckill_site.sale_state.keys" in named:
-                    found.append("imports the sale's key names")
-            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "script" and node.args:
-                if isinstance(node.args[0], ast.Constant) and node.args[0].value in sale_scripts:
-                    found.append(f"runs {node.args[0].value}.lua")
-            elif isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "keys":
-                if node.attr in sale_keys:
-                    found.append(f"builds keys.{node.attr}()")
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "sk:{" in node.value:
-                if id(node) in prose:
-                    continue
-                found.append(f"names a sale key: {node.value!r}")
-        if found:
-            offenders[str(path.relative_to(ROOT))] = found
-    assert offenders == {}
+    assert layout.sale_state_offenders() == {}
 
 
-def test_the_goods_pages_import_neither_orders_nor_seckill():
-    """The item page needs the shopper's order state, which orders and seckill know, so its
-    view lives in seckill (issue 24); goods' pages and reads stay below both."""
-    modules = ["views.py", "selectors.py", "urls.py", "apis.py", "serializers.py"]
-    offenders = {
-        name: sorted(i for i in _imports(ROOT / "goods" / name) if i.split(".")[0] in ("orders", "seckill"))
-        for name in modules
-    }
-    assert {name: found for name, found in offenders.items() if found} == {}
-
-
-def _in_shop(found: layout.Import) -> bool:
-    """The apps, the site and celery_app; the harness (tools, bench) is reported, not held."""
-    return layout.LAYERS[found.source.split(".")[0]] <= layout.LAYERS["seckill"]
-
-
-def _named(imports: list[layout.Import]) -> list[str]:
-    return [f"{i.source}:{i.line} -> {i.target}" for i in imports if _in_shop(i)]
-
-
-def test_the_shops_imports_point_down():
-    """seckill_site imports no app, and users < goods < orders < seckill (tools/layout.py)."""
-    assert _named(layout.read().upward()) == []
-
-
-def test_no_app_imports_a_siblings_admin_or_private_names():
-    assert _named(layout.read().private()) == []
-
-
-def test_no_import_circles():
-    assert layout.read().circles() == []
-
-
-def test_an_import_inside_a_function_says_why_on_its_line():
-    """An in-function import hides a dependency from the reader: each one carries its reason."""
-    assert _named([i for i in layout.read().in_function() if not i.reason]) == []
+def test_the_check_finds_each_way_a_module_can_reach_a_sales_state(tmp_path: Path):
+    """Against a tree of its own: a module that imports the key names, builds a key, spells one
+    out or runs a sale's script is named, and a docstring that quotes a key is not."""
+    owner = tmp_path / "seckill_site" / "sale_state"
+    (owner / "lua").mkdir(parents=True)
+    (owner / "lua" / "reserve.lua").write_text("return 1\n")
+    (owner / "keys.py").write_text('def stock(sale_id):\n    return f"sk:{{{sale_id}}}:stock"\n')
+    (tmp_path / "goods").mkdir()
+    (tmp_path / "goods" / "services.py").write_text(
+        '"""Quotes sk:{1}:stock in prose."""\n'
+        "from seckill_site.sale_state import keys\n"
+        "from seckill_site.redis import script\n"
+        "def f():\n"
+        '    script("reserve")\n'
+        "    keys.stock(1)\n"
+        '    return "sk:{1}:buyers"\n'
+    )
+    (tmp_path / "goods" / "selectors.py").write_text('"""Only sk:{1}:stock in prose."""\n')
+    found = layout.sale_state_offenders(tmp_path)
+    assert found.keys() == {"goods/services.py"}
+    assert sorted(found["goods/services.py"]) == [
+        "builds keys.stock()",
+        "imports the sale's key names",
+        "names a sale key: 'sk:{1}:buyers'",
+        "runs reserve.lua",
+    ]
