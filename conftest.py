@@ -181,7 +181,7 @@ def gunicorn_server(django_db_setup):
 # redis-server behind a fault proxy (seckill_site/tests/test_redis_breaker.py) and a primary and
 # its replica (seckill/tests/test_durable.py). Their tests are marked `processes`, which
 # `make test-fast` leaves out; a test that starts one itself takes @pytest.mark.processes.
-PROCESS_FIXTURES = {"celery_worker", "gunicorn_server", "proxied_redis", "pair"}
+PROCESS_FIXTURES = {"celery_worker", "gunicorn_server", "proxied_redis", "pair", "tls_server"}
 
 
 def pytest_collection_modifyitems(items) -> None:

@@ -24,6 +24,10 @@ RedisUnavailable is a redis ConnectionError, so everything that handles an outag
 client re-reads its slot map from the nodes still in reach after a failover), but retry loops
 never retry it: BreakerRetry gives up on it at once.
 
+A TLS node (a `rediss://` URL) is probed through a TLS handshake made exactly as its own
+connections make it (same CA, client certificate, hostname check): a bare PING on a TLS port
+gets no answer, and an answering node would be refused as out of reach.
+
 The closed state, the hot path, costs one attribute test per command; locks are taken only by
 the one thread that probes.
 """
@@ -37,11 +41,11 @@ import threading
 import time
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
-from redis.connection import Connection
-from redis.exceptions import AuthenticationError, MaxConnectionsError
+from redis.connection import Connection, SSLConnection
+from redis.exceptions import AuthenticationError, MaxConnectionsError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
@@ -59,16 +63,30 @@ class RedisUnavailable(RedisConnectionError):
     the network while the breaker is open. Answered 503 "busy, retry"."""
 
 
+# A TLS handshake on a node's freshly connected socket: the socket to send commands on.
+Handshake = Callable[[socket.socket], socket.socket]
+
+
+class Node(NamedTuple):
+    """How the probe reaches one node: its address, and the TLS handshake its connections make
+    (None: plain TCP)."""
+
+    host: str
+    port: int
+    tls: Handshake | None = None
+
+
 class Breaker:
     def __init__(self, *, seconds: float, probe_timeout: float) -> None:
         self.seconds, self.probe_timeout = seconds, probe_timeout
         self._open: dict[str, float] = {}  # address -> when its period ends (monotonic)
         self._everything_until = 0.0  # no node answered: every address is open until then
-        self._nodes: dict[str, tuple[str, int]] = {}  # address -> (host, port), to PING it
+        self._nodes: dict[str, Node] = {}  # address -> how to PING it
         self._probing = threading.Lock()
 
-    def known(self, host: str, port: int) -> None:
-        self._nodes[f"{host}:{port}"] = (host, port)
+    def known(self, host: str, port: int, tls: Handshake | None = None) -> None:
+        """Probe `host:port` from now on, through `tls` when its connections speak TLS."""
+        self._nodes[f"{host}:{port}"] = Node(host, port, tls)
 
     def is_open(self) -> bool:
         """Is the whole process cut off (no node answered the last probe, within its period)?"""
@@ -93,12 +111,14 @@ class Breaker:
         if self._everything_until > now or self._open.get(address, 0.0) > now:
             raise RedisUnavailable(f"Redis {address} out of reach (circuit open)")
 
-    def failed(self, address: str, error: Exception) -> None:
-        """A connection or timeout error on `address`: probe, unless a probe runs already."""
+    def failed(self, address: str, error: Exception, tls: Handshake | None = None) -> None:
+        """A connection or timeout error on `address` (reached through `tls`, if given): probe,
+        unless a probe runs already."""
         if isinstance(error, (RedisUnavailable, *NOT_AN_OUTAGE)) or getattr(error, "_breaker_seen", False):
             return
         error._breaker_seen = True  # type: ignore[attr-defined]  # a handshake error also fails its connect
-        self._nodes.setdefault(address, _host_port(address))
+        # A breaker made afresh (after a fork) has not met the connections made before it.
+        self._nodes.setdefault(address, Node(*_host_port(address), tls))
         self.probe()
 
     def probe(self) -> bool:
@@ -133,7 +153,7 @@ def _host_port(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _ping_all(nodes: dict[str, tuple[str, int]], timeout: float) -> set[str]:
+def _ping_all(nodes: dict[str, Node], timeout: float) -> set[str]:
     """The addresses that answered PING within `timeout`, asked in parallel on sockets of their
     own (never stopped by the breaker they decide). A bare inline PING, two round trips with
     the connect: redis-py's handshake (HELLO, CLIENT SETINFO) would take four, and a node behind
@@ -141,20 +161,21 @@ def _ping_all(nodes: dict[str, tuple[str, int]], timeout: float) -> set[str]:
     -LOADING): the node is in reach, and the shop's own commands meet whatever it refuses.
     Each node is asked twice at once, and either answer counts: over fault 4's link (5 % loss
     each way) one lost packet of four failed a single PING's second, and the node, answering,
-    was refused for a whole period (82 of that row's 95 answers of 503)."""
+    was refused for a whole period (82 of that row's 95 answers of 503). A TLS node's PING goes
+    through its handshake first (one more round trip with TLS 1.3), under the same deadline."""
     answered: set[str] = set()
 
-    def ping(address: str, host: str, port: int) -> None:
+    def ping(address: str, node: Node) -> None:
         try:
-            with socket.create_connection((host, port), timeout=timeout) as sock:
+            with _probe_socket(node, timeout) as sock:
                 sock.sendall(b"PING\r\n")
                 if sock.recv(64)[:1] in (b"+", b"-"):
                     answered.add(address)
-        except OSError:  # refused, reset or timed out: did not answer
+        except (OSError, RedisError):  # refused, reset, timed out, or a failed handshake: did not answer
             pass
 
     threads = [
-        threading.Thread(target=ping, args=(address, *node), daemon=True, name=f"redis-probe-{address}")
+        threading.Thread(target=ping, args=(address, node), daemon=True, name=f"redis-probe-{address}")
         for address, node in nodes.items()
         for _ in range(PROBE_ATTEMPTS)
     ]
@@ -166,6 +187,20 @@ def _ping_all(nodes: dict[str, tuple[str, int]], timeout: float) -> set[str]:
     return set(answered)
 
 
+def _probe_socket(node: Node, timeout: float) -> socket.socket:
+    """A socket to `node` that a command can be written to: connected and, for a TLS node,
+    through its handshake. Each blocking step is bounded by `timeout`; on an error nothing is
+    left open (a failed handshake closes the socket it took over)."""
+    sock = socket.create_connection((node.host, node.port), timeout=timeout)
+    if node.tls is None:
+        return sock
+    try:
+        return node.tls(sock)
+    except BaseException:
+        sock.close()
+        raise
+
+
 @cache
 def breaker() -> Breaker:
     return Breaker(seconds=settings.REDIS_BREAKER_SECONDS, probe_timeout=settings.REDIS_PROBE_TIMEOUT)
@@ -175,20 +210,28 @@ def breaker() -> Breaker:
 os.register_at_fork(after_in_child=breaker.cache_clear)
 
 
-class BreakerConnection(Connection):
-    """redis-py's TCP connection, through the breaker: refused at once while its node is open;
-    a connection or timeout error starts a probe."""
+class BreakerMixin(Connection):
+    """The breaker in front of a redis-py TCP connection, plain or TLS: refused at once while
+    its node is open; a connection or timeout error starts a probe. It goes first in the bases
+    (`BreakerSSLConnection(BreakerMixin, SSLConnection)`), so every transport shares one breaker
+    behaviour; deriving from Connection only gives it Connection's attributes and types."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._address = f"{self.host}:{self.port}"
-        breaker().known(self.host, self.port)
+        self._tls = self._probe_handshake()
+        breaker().known(self.host, self.port, self._tls)
 
-    def _watched(self, call: Callable[[], Any]) -> Any:
+    def _probe_handshake(self) -> Handshake | None:
+        """What the probe must do on a fresh socket to this node before its PING: nothing for
+        plain TCP."""
+        return None
+
+    def _watched(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
-            return call()
+            return call(*args, **kwargs)
         except (RedisConnectionError, RedisTimeoutError) as error:
-            breaker().failed(self._address, error)
+            breaker().failed(self._address, error, self._tls)
             raise
 
     def connect(self) -> None:
@@ -197,10 +240,26 @@ class BreakerConnection(Connection):
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         breaker().check(self._address)
-        self._watched(lambda: super(BreakerConnection, self).send_packed_command(command, check_health))
+        self._watched(super().send_packed_command, command, check_health)
 
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
-        return self._watched(lambda: super(BreakerConnection, self).read_response(*args, **kwargs))
+        return self._watched(super().read_response, *args, **kwargs)
+
+
+class BreakerConnection(BreakerMixin, Connection):
+    """redis-py's plain TCP connection (`redis://`), through the breaker."""
+
+
+class BreakerSSLConnection(BreakerMixin, SSLConnection):
+    """redis-py's TLS connection (`rediss://`, with its `ssl_*` options), through the breaker,
+    whose probe makes this connection's own handshake before its PING."""
+
+    def _probe_handshake(self) -> Handshake | None:
+        # redis-py's own wrapping (its context from ssl_cert_reqs, ssl_ca_certs, ssl_certfile,
+        # ssl_keyfile, ssl_check_hostname, ...; the server name from the host): a probe that
+        # built its own context could pass where the shop's connections fail, or the reverse.
+        # It reads only this connection's settings, never its socket.
+        return self._wrap_socket_with_ssl
 
 
 class BreakerRetry(Retry):

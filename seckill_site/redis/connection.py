@@ -3,6 +3,8 @@
     REDIS_URL=redis://host:6379/0                        one server (the embedded mode)
     REDIS_URL=redis+cluster://host:7000,host:7001,...    Redis Cluster: any seed nodes; the
                                                          client discovers the rest itself
+    REDIS_URL=rediss://host:6380/0?ssl_ca_certs=/ca.pem  either over TLS: `rediss`, with
+    REDIS_URL=rediss+cluster://host:7000,...?ssl_...     redis-py's `ssl_*` query options
 
 The django-redis cache (and with it sessions and rate limits) and the shop's own calls share
 it: django-redis builds its client through `ClusterAwareConnectionFactory` (its
@@ -11,8 +13,11 @@ command crosses hash slots (`get_many`'s MGET). Everything else django-redis sen
 single-key command, a pipeline (which redis-py's cluster client splits by node), or a
 DEL/EXISTS that redis-py's cluster client splits by slot itself.
 
-Every connection, of either kind, goes through the circuit breaker (breaker.py): a node out of
-reach answers RedisUnavailable at once instead of holding requests for its timeouts.
+Every connection, of any kind, goes through the circuit breaker (breaker.py): a node out of
+reach answers RedisUnavailable at once instead of holding requests for its timeouts. The
+breaker's connection class follows the URL's scheme (`breaker_class`): the TLS one for
+`rediss`, whose probe makes the same TLS handshake. A `unix://` socket is refused: the breaker
+probes TCP addresses.
 """
 
 from __future__ import annotations
@@ -26,18 +31,39 @@ from django_redis.pool import ConnectionFactory
 from redis import Redis
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import ClusterNode, RedisCluster
+from redis.connection import URL_QUERY_ARGUMENT_PARSERS
 
-from seckill_site.redis.breaker import BreakerConnection, BreakerRetry, breaker
+from seckill_site.redis.breaker import BreakerConnection, BreakerMixin, BreakerRetry, BreakerSSLConnection
 
 CLUSTER_SCHEME = "redis+cluster"
+TLS_CLUSTER_SCHEME = "rediss+cluster"
+# The breaker's connection class for each transport a URL may name, TLS or plain TCP.
+BREAKER_CLASSES: dict[str, type[BreakerMixin]] = {
+    "redis": BreakerConnection,
+    "rediss": BreakerSSLConnection,
+    CLUSTER_SCHEME: BreakerConnection,
+    TLS_CLUSTER_SCHEME: BreakerSSLConnection,
+}
 
 
 def is_cluster_url(url: str) -> bool:
-    return url.startswith(f"{CLUSTER_SCHEME}://")
+    return url.startswith((f"{CLUSTER_SCHEME}://", f"{TLS_CLUSTER_SCHEME}://"))
+
+
+def breaker_class(url: str) -> type[BreakerMixin]:
+    """The connection class for `url`: the breaker's TLS one for `rediss://` and
+    `rediss+cluster://`, its plain TCP one for `redis://` and `redis+cluster://`. Any other
+    scheme (`unix://`) raises ValueError: the breaker could not probe it."""
+    scheme = urlsplit(url).scheme
+    if scheme not in BREAKER_CLASSES:
+        raise ValueError(f"{url!r}: REDIS_URL must start with one of {', '.join(f'{s}://' for s in BREAKER_CLASSES)}")
+    return BREAKER_CLASSES[scheme]
 
 
 def cluster_from_url(url: str, **options: Any) -> RedisCluster:
-    """A RedisCluster client from `redis+cluster://[user:password@]host:port[,host:port...]`.
+    """A RedisCluster client from `redis[s]+cluster://[user:password@]host:port[,host:port...]`,
+    over TLS to every node with `rediss+cluster`. Query options are typed as redis-py types a
+    single server's (`ssl_check_hostname=false` is False); `options` win over them.
 
     A cluster has database 0 only, so a path other than `/` or `/0` is refused rather than
     silently ignored: code that relied on a second database would share keys with the first.
@@ -55,28 +81,42 @@ def cluster_from_url(url: str, **options: Any) -> RedisCluster:
         options.setdefault("username", unquote(username) or None)
         options.setdefault("password", unquote(password) or None)
     for name, values in parse_qs(parts.query).items():
-        options.setdefault(name, values[-1])
+        parse = URL_QUERY_ARGUMENT_PARSERS.get(name)
+        options.setdefault(name, parse(values[-1]) if callable(parse) else values[-1])
     # On a moved slot or a failed-over primary, the client re-reads the slot map and retries
     # (redis-py's default: 3 attempts with backoff).
     if "connection_class" not in options:
+        if parts.scheme == TLS_CLUSTER_SCHEME:
+            options.setdefault("ssl", True)  # redis-py's own SSLConnection, for every node
         return RedisCluster(startup_nodes=nodes, **options)
     # redis-py hands a connection class to the nodes' pools only for a client made from a URL:
-    # the first seed as that URL, the others as startup nodes.
+    # the first seed as that URL, the others as startup nodes. A `redis://` URL even for TLS:
+    # redis-py would replace the class given with its own SSLConnection for `rediss://`.
     first, *others = nodes
     return RedisCluster(url=f"redis://{first.host}:{first.port}", startup_nodes=others, **options)
 
 
+def _breaker_knows(node: ClusterNode) -> None:
+    """Have the breaker probe `node` from the first outage on, as its connections reach it (a
+    TLS handshake or none). A connection of its pool's class, made but never connected,
+    registers its node (BreakerMixin): no round trip."""
+    pool = node.redis_connection.connection_pool
+    pool.connection_class(**pool.connection_kwargs)
+
+
 class ClusterAwareConnectionFactory(ConnectionFactory):
-    """django-redis's connection factory, plus `redis+cluster://` URLs (one cluster client
-    per URL and process: it holds a pool per node and the slot map)."""
+    """django-redis's connection factory, plus `redis[s]+cluster://` URLs (one cluster client
+    per URL and process: it holds a pool per node and the slot map). Every connection it makes
+    is the breaker's, over TLS when the URL's scheme says so (`breaker_class`)."""
 
     _clusters: dict[str, RedisCluster] = {}
 
     def make_connection_params(self, url: str) -> dict[str, Any]:
         params = super().make_connection_params(url)
         # One server: its pool makes breaker connections, whose retries (redis-py's defaults:
-        # 10, with backoff from 10 ms to 1 s) give up at once on an open circuit.
-        params["connection_class"] = BreakerConnection
+        # 10, with backoff from 10 ms to 1 s) give up at once on an open circuit. The class
+        # given replaces the one redis-py picks from the scheme, so it must be TLS for TLS.
+        params["connection_class"] = breaker_class(url)
         params["retry"] = BreakerRetry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries=10)
         return params
 
@@ -90,7 +130,7 @@ class ClusterAwareConnectionFactory(ConnectionFactory):
                 for name in ("socket_timeout", "socket_connect_timeout", "username", "password")
                 if name in params
             }
-            options["connection_class"] = BreakerConnection
+            options["connection_class"] = params["connection_class"]
             # Bounded retries (REDIS_CLUSTER_RETRIES): a node cut off from Redis answers 503 in
             # seconds rather than holding the request past the balancer's timeout.
             backoff = ExponentialWithJitterBackoff(base=0.01, cap=1)
@@ -100,7 +140,7 @@ class ClusterAwareConnectionFactory(ConnectionFactory):
             # a node the breaker had not met yet cost a 2 s connect timeout per slot-map re-read
             # (make partition-test, fault 1: web1 on the minority side held requests 7-10 s).
             for node in cluster.get_nodes():
-                breaker().known(node.host, node.port)
+                _breaker_knows(node)
         return self._clusters[url]
 
     def disconnect(self, connection: Redis | RedisCluster) -> None:

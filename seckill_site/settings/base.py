@@ -126,10 +126,11 @@ elif DATABASE_POOLER:
     raise environ.ImproperlyConfigured(f"DATABASE_POOLER={DATABASE_POOLER!r}: only 'pgbouncer' is known")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# redis://host:port/0 for one server, redis+cluster://host:port,host:port for a Redis Cluster
-# (seckill_site/redis/connection.py): cache, sessions, rate limits and the shop's counters alike.
+# redis://host:port/0 for one server, redis+cluster://host:port,host:port for a Redis Cluster,
+# rediss://… and rediss+cluster://… for either over TLS (seckill_site/redis/connection.py): cache,
+# sessions, rate limits and the shop's counters alike.
 REDIS_URL = env("REDIS_URL")
-REDIS_IS_CLUSTER = REDIS_URL.startswith("redis+cluster://")
+REDIS_IS_CLUSTER = REDIS_URL.startswith(("redis+cluster://", "rediss+cluster://"))
 # Before every key (seckill_site/redis/keys.py and the cache's KEY_PREFIX); tests set their own.
 REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
 # Writes whose acknowledgment promises durability (a reservation told "queued", a revocation)
