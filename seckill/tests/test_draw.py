@@ -434,7 +434,7 @@ def test_a_drawn_sale_that_redis_lost_is_rebuilt_without_applying_the_draw_again
     quitter = SaleDraw.objects.get(sale=sale).winner_ids[0]
     assert order_cancel(order_id=SeckillOrder.objects.get(sale=sale, user_id=quitter).order_id, reason="test")
 
-    for key in client().scan_iter(match=f"*{{{sale.pk}}}*"):  # every key of the sale's hash tag
+    for key in client().scan_iter(match=keys.pattern(sale.pk)):  # every key under the sale's hash tag
         client().delete(key)
     sale_state.process_marks_clear()
     stock_warm(sale_id=sale.pk)

@@ -321,9 +321,7 @@ STATEFUL_EXAMPLES = int(os.environ.get("STATEFUL_EXAMPLES", "25"))
 STATEFUL_STEPS = int(os.environ.get("STATEFUL_STEPS", "30"))
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.slow
-def test_a_sale_life_keeps_its_invariants(settings):
+def _run(machine: type[SaleLife], settings) -> None:
     from hypothesis.stateful import run_state_machine_as_test
 
     # The machine's few shoppers buy, cancel and buy again far faster than a person could:
@@ -337,7 +335,7 @@ def test_a_sale_life_keeps_its_invariants(settings):
     settings.SECKILL_WRITER_FLUSH_MARK_MS = 3_600_000
 
     run_state_machine_as_test(
-        SaleLife,
+        machine,
         settings=hypothesis_settings(
             max_examples=STATEFUL_EXAMPLES,
             stateful_step_count=STATEFUL_STEPS,
@@ -345,6 +343,12 @@ def test_a_sale_life_keeps_its_invariants(settings):
             suppress_health_check=[HealthCheck.too_slow],
         ),
     )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_sale_life_keeps_its_invariants(settings):
+    _run(SaleLife, settings)
 
 
 class DrawSaleLife(SaleLife):
@@ -400,7 +404,7 @@ class DrawSaleLife(SaleLife):
             return
         if client().hlen(keys.reservations(self.sale.pk)) or client().hlen(keys.claims(self.sale.pk)):
             return
-        for key in client().scan_iter(match=f"*{{{self.sale.pk}}}*"):
+        for key in client().scan_iter(match=keys.pattern(self.sale.pk)):
             client().delete(key)
         sale_state.process_marks_clear()
         reconcile.stock_warm(sale_id=self.sale.pk)
@@ -420,23 +424,5 @@ class DrawSaleLife(SaleLife):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
-@pytest.mark.skipif(
-    "STATEFUL_EXAMPLES" not in os.environ,
-    reason="make stateful only: Hypothesis reported a flaky strategy definition for this machine once in two runs",
-)
 def test_a_draw_sale_life_keeps_its_invariants_through_a_redis_loss(settings):
-    from hypothesis.stateful import run_state_machine_as_test
-
-    settings.SECKILL_CAPTCHAS_PER_MINUTE = settings.SECKILL_PATHS_PER_MINUTE = 10**6
-    settings.SECKILL_WRITER_CLAIM_MS = 0
-    settings.SECKILL_WRITER_BATCH_SIZE = 2
-    settings.SECKILL_WRITER_FLUSH_MARK_MS = 3_600_000
-    run_state_machine_as_test(
-        DrawSaleLife,
-        settings=hypothesis_settings(
-            max_examples=STATEFUL_EXAMPLES,
-            stateful_step_count=STATEFUL_STEPS,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow],
-        ),
-    )
+    _run(DrawSaleLife, settings)
