@@ -400,3 +400,30 @@ def test_the_shopper_pays_to_an_address_and_the_merchant_ships_there(watched):
     rows = list(csv.reader(open(download.value.path(), encoding="utf-8-sig")))
     row = next(row for row in rows if row[0] == f'="{order.order_no}"')
     assert ["王小明", '="13712345678"', "浙江省", "杭州市", "西湖区文三路 100 号 3 幢 501 室", '="310000"'] == row[-6:]
+
+
+@pytest.mark.parametrize(
+    "language, refusal",
+    [
+        ("en", "A draw sale's start cannot move once its entry window has opened."),
+        ("zh-hans", "抽签活动的报名窗口开启后，开始时间不能再更改。"),
+    ],
+    ids=["en", "zh-hans"],
+)
+def test_a_started_draw_sale_keeps_its_start_and_the_form_says_why(watched, language, refusal):
+    from goods.models import Admission
+    from goods.services import draw_seed_ensure
+
+    merchant = make_merchant()
+    sale = make_sale(goods=make_goods(owner=merchant, name="Kettle"), starts_in=-5, admission=Admission.DRAW)
+    draw_seed_ensure(sale=sale)
+    tab = watched(f"draw-start-{language}")
+    admin_log_in(tab, merchant.mobile, language)
+    tab.go(f"/admin/goods/seckillgoods/{sale.pk}/change/")
+    earlier = timezone.localtime(sale.start_at) - timedelta(minutes=1)
+    tab.page.fill("input[name=start_at_1]", earlier.strftime("%H:%M:%S"))
+    tab.page.fill("input[name=start_at_0]", earlier.strftime("%Y-%m-%d"))
+    tab.page.click("input[name=_save]")
+    tab.page.wait_for_selector(f"text={refusal}")
+    tab.shoot("refused")
+    assert SeckillGoods.objects.get(pk=sale.pk).start_at == sale.start_at
