@@ -11,6 +11,7 @@ invariants; at the end it drains everything and checks that nothing was lost.
 (STATEFUL_EXAMPLES, STATEFUL_STEPS).
 """
 
+import hashlib
 import os
 import uuid
 from datetime import timedelta
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from kombu.exceptions import OperationalError as BrokerError
 
-from goods.models import SeckillGoods
+from goods.models import SaleDraw, SeckillGoods
 from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
 from orders import services as orders
@@ -363,6 +364,10 @@ class DrawSaleLife(SaleLife):
         super().__init__()
         self.sale = make_sale(stock=STOCK, starts_in=-1, warm=False, admission=Admission.DRAW, draw_window_s=60)
         draw_seed_ensure(sale=self.sale)
+        # One seed for every example: with a random one, a replay draws other winners and the
+        # rules open to it differ (Hypothesis calls that a flaky strategy definition).
+        seed = "5eed" * 16
+        SaleDraw.objects.filter(sale=self.sale).update(seed=seed, seed_sha256=hashlib.sha256(seed.encode()).hexdigest())
         sale_open(sale_id=self.sale.pk)
         self.window_open = True
 
@@ -412,8 +417,6 @@ class DrawSaleLife(SaleLife):
 
     @invariant()
     def no_winner_turned_twice(self):
-        from goods.models import SaleDraw
-
         draw = SaleDraw.objects.filter(sale=self.sale).first()
         if draw is None or draw.drawn_at is None:
             return
