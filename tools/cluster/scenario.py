@@ -68,6 +68,10 @@ class ClusterRun(Run):
 
     # --- shared steps ------------------------------------------------------------------------
 
+    def balancer_pid(self) -> int | None:
+        process = self.topology.processes.get("haproxy")
+        return process.pid if process is not None else None
+
     def node_requests(self) -> dict[str, int]:
         """web1 -> HTTP answers HAProxy has relayed from it so far."""
         header, *lines = requests.get(f"{self.topology.stats_url}/;csv", timeout=2).text.splitlines()
@@ -89,13 +93,16 @@ class ClusterRun(Run):
         stock = stock or self.stock
         sale = sale or self.sale(stock)
         shoppers = shoppers or self.shoppers(self.shopper_count)
-        before = self.node_requests()
+        before, balancer = self.node_requests(), self.balancer_pid()
         answers = self.burst(shoppers, sale.pk, during)
         burst_seconds = max(a.finished for a in answers) - min(a.started for a in answers)
         after = self.node_requests()
         stats = requests.get(f"{self.topology.stats_url}/;csv", timeout=2).text
         (LOGS / f"haproxy-stats-{name.replace(' ', '_')}.csv").write_text(stats)
-        spread = {node: after.get(node, 0) - before.get(node, 0) for node in after}
+        # A reload starts a new HAProxy whose counters begin at 0: its counts are what each node
+        # answered since the reload, a lower bound, not a difference with the old one's.
+        restarted = self.balancer_pid() != balancer
+        spread = {node: count - (0 if restarted else before.get(node, 0)) for node, count in after.items()}
         errors = [a for a in answers if a.status >= 500 or a.status == 0]
         fault_started, failover = self.fault_started, self.failover
         row = ClusterRow(**vars(self.settle_and_check(name, sale, answers, stock)))
@@ -109,6 +116,8 @@ class ClusterRun(Run):
         row.failover_seconds = round(failover, 1)
         kinds = Counter((a.status, a.msg[:160]) for a in errors)
         row.notes += f"; burst {burst_seconds:.0f}s, {len(answers) / burst_seconds:.0f} req/s, per node {spread}"
+        if restarted:
+            row.notes += " (balancer counters restarted: counts since the reload)"
         if kinds:
             row.notes += f"; errors {dict(kinds)}"
         row.notes += "".join(f"; {note}" for note in self.burst_notes)
