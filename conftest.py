@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 from django.conf import settings
 
-from seckill_site import sale_state
+from goods import sale_state
 from seckill_site.broker import task_queue_empty
 from seckill_site.redis import client
 from tools.net import free_port

@@ -2,7 +2,7 @@
 
     python -m bench.reserve SALE_ID USER_IDS_FILE OUTPUT.json
 
-Run by the bench with the deployment's environment (settings.bench), so the reservations are
+Run by the bench with the deployment's environment (bench.settings), so the reservations are
 published exactly as a web process publishes them, to the same queue. Each shopper gets a
 one-time path stored as `seckill.services.path_create` stores it (the captcha is not the
 figure here), then `seckill_attempt` runs for every shopper in turn: one process is one gate
@@ -25,13 +25,13 @@ def main(argv: list[str]) -> int:
     sale_id, output = int(argv[0]), argv[2]
     with open(argv[1]) as file:
         user_ids = [int(line) for line in file if line.strip()]
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.bench")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
     import django
 
     django.setup()
+    from goods.sale_state import keys
     from seckill.services.gate import seckill_attempt
     from seckill_site.redis import client
-    from seckill_site.sale_state import keys
 
     redis = client()
     codes: Counter[str] = Counter()

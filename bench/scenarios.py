@@ -17,12 +17,12 @@ from bench import figures
 from bench.load import Request
 from bench.measure import NOT_STARTED_CODE, SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
 from goods.models import SeckillGoods
+from goods.sale_state import keys
 from orders.models import Order, SeckillOrder
 from seckill.selectors import captcha_pool_size
 from seckill.services import paths as seckill_paths
 from seckill_site.redis import client
 from seckill_site.redis import keys as site_keys
-from seckill_site.sale_state import keys
 from tools import prepare
 from tools.deploy import ROOT
 

@@ -12,12 +12,12 @@ from django.utils import timezone
 
 from e2e.conftest import poll
 from goods.models import Goods, SeckillGoods
+from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.services import orders_expire_unpaid
 from orders.tests.factories import buy
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.models import User
 from users.tests.factories import PASSWORD, make_address, make_merchant, make_user
 

@@ -67,7 +67,7 @@ class SaleDetailApi(APIView):
         data, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
         if data is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
-        # Everybody's answer for a second: a CDN, the browser and seckill_site.fastpath may keep it.
+        # Everybody's answer for a second: a CDN, the browser and seckill.fastpath may keep it.
         return public_answer(api_ok(SaleDetailSerializer(data).data), exact_until=exact_until)
 
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from goods import sale_state
 from goods.models import Goods, SaleStatus, SeckillGoods, StockAudit, StockChange
-from seckill_site import sale_state
 from seckill_site.redis import keys, lock_try
 from seckill_site.redis import now as redis_now
 from users.merchants import visible_to_merchant
@@ -189,7 +189,7 @@ def sale_page(*, sale_id: int) -> dict[str, Any] | None:
 
 
 def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
-    """Live units left per sale (seckill_site.sale_state); None where not loaded."""
+    """Live units left per sale (goods.sale_state); None where not loaded."""
     return sale_state.stock_left(sale_ids)
 
 

@@ -18,9 +18,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from PIL import Image, ImageOps
 
+from goods import sale_state
 from goods.models import Admission, Goods, SaleDraw, SeckillGoods, StockAudit, StockChange
 from goods.selectors import sale_writes_in_flight
-from seckill_site import sale_state
 from seckill_site.http import INT32_MAX
 from seckill_site.publish import task_publish
 from seckill_site.redis import keys

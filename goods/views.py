@@ -70,5 +70,5 @@ def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
         data["user"] = user_public_data(request.user)
         return ok(data)
     data["user"] = None
-    # Everybody's answer for a second: a CDN, the browser and seckill_site.fastpath may keep it.
+    # Everybody's answer for a second: a CDN, the browser and seckill.fastpath may keep it.
     return public_answer(ok(data), exact_until=exact_until)

@@ -10,10 +10,10 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
 
+from goods import sale_state
 from goods.models import SaleDraw, SeckillGoods
 from goods.selectors import sale_status, stock_left
 from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus
-from seckill_site import sale_state
 from seckill_site.redis import now as redis_now
 from users.models import Address, User
 from users.selectors import address_default, address_of_user

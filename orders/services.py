@@ -14,12 +14,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 from redis.exceptions import RedisError
 
+from goods import sale_state
 from goods.models import SeckillGoods, StockChange
 from goods.selectors import sale_get
 from goods.services import sale_stock_lock, stock_audit_record
 from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus, SeckillOrder
 from orders.payments import provider
-from seckill_site import sale_state
 from users.models import Address
 
 logger = logging.getLogger(__name__)
@@ -263,7 +263,7 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
 
     In one transaction, under the sale's stock lock, the order is cancelled, its seckill order
     stops being live (so the shopper may buy again), the sale's database stock goes up by one,
-    and the sale's ticket is read (seckill_site.sale_state). After the commit the unit goes back
+    and the sale's ticket is read (goods.sale_state). After the commit the unit goes back
     to Redis with that ticket: exactly once, and not at all if a load of the sale from the
     database came in between (that load counted it). Web processes notice the returned unit
     within a second, when their sold-out marks lapse. The stock audit records the unit as an

@@ -11,6 +11,6 @@ class SeckillConfig(AppConfig):
         from seckill import metrics  # here: it imports the models, loaded only now
 
         scrape_source_add("redis", metrics.redis_figures)
-        # The fast path's refusals (seckill_site.fastpath) counted with the gate's answers.
+        # The fast path's refusals (seckill.fastpath) counted with the gate's answers.
         if metrics.attempts_folded not in fast_counts.fold_listeners:
             fast_counts.fold_listeners.append(metrics.attempts_folded)

@@ -10,8 +10,8 @@ import time
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
+from goods import sale_state
 from seckill.selectors import captcha_pool_size, sales_to_reconcile
-from seckill_site import sale_state
 from seckill_site.codes import Code
 
 # --- the gate ------------------------------------------------------------------------------

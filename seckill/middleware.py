@@ -3,19 +3,20 @@ not started or ended.
 
 At the opening second most buy requests arrive before the opening or after the stock is gone.
 Once this process knows it (its per-process sold-out mark, its copy of the sale window:
-seckill_site.sale_state), such a request is answered here, first in the middleware stack: before
+goods.sale_state), such a request is answered here, first in the middleware stack: before
 the session is loaded, before CSRF, locale or any other middleware. These are public facts (the
 list page shows them), so answering them to anyone leaks nothing; the answer is the gate's own,
 in the shopper's language. Under granian/gunicorn most of them never get this far:
-seckill_site.fastpath gives the same bytes below Django; this middleware is the same rule for
+seckill.fastpath gives the same bytes below Django; this middleware is the same rule for
 every other way in (runserver, the test client, ASGI) and for what the fast path leaves to Django.
 """
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from goods import sale_state
+from seckill import fastpath
 from seckill.observe import attempt_answered
-from seckill_site import fastpath, sale_state
 from seckill_site.http import positive_int
 from seckill_site.locale import language_for
 from seckill_site.redis import REDIS_FAILURES
@@ -34,7 +35,7 @@ class SoldOutMiddleware:
                 except REDIS_FAILURES:  # the view meets the outage too, and answers it (a 503)
                     refusal = None
                 if refusal is not None:
-                    code = fastpath.REFUSAL_CODES[refusal]
+                    code = refusal.code
                     attempt_answered(sale_id=sale_id, code=code)  # a counter and log fields
                     request.metrics_view = fastpath.REFUSAL_VIEWS[refusal]  # type: ignore[attr-defined]  # read by the metrics
                     language = language_for(

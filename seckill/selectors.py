@@ -8,9 +8,9 @@ from django.core.cache import cache
 from django.db.models import Func, IntegerField
 from django.utils import timezone
 
+from goods import sale_state
 from goods.models import SaleDraw, SeckillGoods
 from orders.models import Order, OrderStatus, SeckillOrder
-from seckill_site import sale_state
 from seckill_site.redis import client, keys
 
 QUEUED = sale_state.RESULT_QUEUED

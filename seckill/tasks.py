@@ -9,6 +9,7 @@ import time
 from celery import shared_task
 from django.conf import settings
 
+from goods.sale_state import Settlement
 from seckill.metrics import (
     DRAWS,
     ORDERS_WRITTEN,
@@ -19,7 +20,6 @@ from seckill.metrics import (
 from seckill.repairs import reconcile_repair_record
 from seckill.services import draw, paths, reconcile, writer
 from seckill_site.errors import OUTAGES
-from seckill_site.sale_state import Settlement
 
 logger = logging.getLogger(__name__)
 

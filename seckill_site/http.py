@@ -55,7 +55,7 @@ def page_answer(answer: Answer) -> HttpResponse:
 
 
 # How long a public answer (the same for everybody) may be kept by a CDN, a browser, or this
-# process's fast path (seckill_site.fastpath).
+# process's fast path (seckill.fastpath).
 PUBLIC_SECONDS = 1
 PublicResponse = TypeVar("PublicResponse", bound=HttpResponse)
 
@@ -63,9 +63,9 @@ PublicResponse = TypeVar("PublicResponse", bound=HttpResponse)
 def public_answer(response: PublicResponse, *, exact_until: float) -> PublicResponse:
     """Mark `response` as everybody's answer for PUBLIC_SECONDS: `Cache-Control: public,
     max-age=1`, and `exact_until` (epoch seconds by the shop's clock: when its countdown next
-    changes) for seckill_site.fastpath, which serves these bytes again until the earlier of the two."""
+    changes) for seckill.fastpath, which serves these bytes again until the earlier of the two."""
     patch_cache_control(response, public=True, max_age=PUBLIC_SECONDS)
-    response.public_until = exact_until  # type: ignore[attr-defined]  # read by seckill_site.fastpath
+    response.public_until = exact_until  # type: ignore[attr-defined]  # read by seckill.fastpath
     return response
 
 

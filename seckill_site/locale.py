@@ -26,7 +26,7 @@ _languages: dict[tuple[str | None, str], str] = {}
 
 class _Headers:
     """What get_language_from_request reads of a request, for a caller that has only the two
-    headers (seckill_site.fastpath, below Django)."""
+    headers (seckill.fastpath, below Django)."""
 
     path_info = "/"
 

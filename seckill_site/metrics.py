@@ -191,7 +191,7 @@ def worker_exporter_start(**_signal) -> None:
     start_http_server(int(port), addr=os.environ.get("CELERY_METRICS_ADDR", "127.0.0.1"), registry=registry)
 
 
-# --- counts kept without a lock (seckill_site.fastpath) ------------------------------------------
+# --- counts kept without a lock (seckill.fastpath) ------------------------------------------
 
 # How often each process folds what its threads counted into the Prometheus metrics above.
 FOLD_SECONDS = 1.0
@@ -296,5 +296,5 @@ class ThreadCounts:
         return folded
 
 
-# The fast path's counts (seckill_site.fastpath); the seckill app listens for its attempt outcomes.
+# The fast path's counts (seckill.fastpath); the seckill app listens for its attempt outcomes.
 fast_counts = ThreadCounts()

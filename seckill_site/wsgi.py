@@ -10,12 +10,6 @@ application: Callable = get_wsgi_application()
 from django.conf import settings  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
-from seckill_site.fastpath import FastPath  # noqa: E402
-
-# Below Django's handler: the answers that sell nothing (seckill_site/fastpath.py;
-# SECKILL_FASTPATH=0 turns it off), then a deployment's own outermost wrapper named by
-# WSGI_OUTER (the bench's fixed answer, bench/bare.py).
-if settings.SECKILL_FASTPATH:
-    application = FastPath(application)
-if settings.WSGI_OUTER:
-    application = import_string(settings.WSGI_OUTER)(application)
+# WSGI_MIDDLEWARE wraps Django's handler as MIDDLEWARE wraps a view: the first is outermost.
+for wrapper in reversed(settings.WSGI_MIDDLEWARE):
+    application = import_string(wrapper)(application)

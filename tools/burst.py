@@ -39,10 +39,10 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
     from django.utils import timezone
 
     from goods.models import Goods, SeckillGoods
+    from goods.sale_state import keys
     from goods.services import sale_create
     from seckill.services import paths
     from seckill_site.redis import client
-    from seckill_site.sale_state import keys
     from users.models import User
 
     owner = User.objects.filter(is_staff=True).order_by("pk").first() or User.objects.create_user(

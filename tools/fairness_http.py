@@ -1,7 +1,7 @@
 """`make fairness` over real HTTP: the opening replayed against a production-like deployment.
 
 The deployment is tools/deploy.py's (the processes of tools/processes.py, as `make run` has
-them): granian with the production settings (`seckill_site.settings.bench`: production's, on
+them): granian with the production settings (`bench.settings`: production's, on
 plain-http loopback), a Celery worker and Celery beat, on this process's PostgreSQL, Redis and
 task queue. This process makes the shoppers' API tokens and the sales through the shop's own
 services, then each shopper is an HTTP client of the API with a keep-alive connection of its own,
@@ -93,7 +93,7 @@ class Opening:
 
     def describe(self) -> str:
         return (
-            f"deployment: granian {self.web_workers}x{self.web_threads} (settings.bench), celery worker "
+            f"deployment: granian {self.web_workers}x{self.web_threads} (bench.settings), celery worker "
             f"-c {self.celery_concurrency}, celery beat; {self.clients} client threads; {os.cpu_count()} cores"
         )
 
@@ -108,9 +108,9 @@ class Opening:
         return session
 
     def run(self, *, mode: str, actors: list[Actor], units: int, window: int, timeout: float) -> dict:
+        from goods import sale_state
         from seckill.selectors import captcha_pool_size
         from seckill.services import paths
-        from seckill_site import sale_state
         from seckill_site.redis import now as redis_now
         from tools.deploy import cpu_snapshot
 
@@ -304,8 +304,8 @@ def retry_after(response: requests.Response) -> float:
 def captcha_answer(*, sale_id: int, user_id: int) -> int | None:
     """The answer of the captcha the server just drew for this shopper, read (not taken) from
     Redis where the captcha module put it: what a person reads off the picture."""
+    from goods.sale_state import keys
     from seckill_site.redis import client
-    from seckill_site.sale_state import keys
 
     value = client().get(keys.captcha(sale_id, user_id))
     return int(value) if value is not None else None

@@ -144,9 +144,9 @@ def log_in(shoppers: list[Shopper]) -> None:
 
 def new_path(user_id: int, sale_id: int) -> str | None:
     """Solve the captcha as a person would (a test may read the answer from Redis)."""
+    from goods.sale_state import keys
     from seckill.services import paths
     from seckill_site.redis import client
-    from seckill_site.sale_state import keys
 
     paths.captcha_create(user_id=user_id, sale_id=sale_id)
     answer = client().get(keys.captcha(sale_id, user_id))
@@ -280,10 +280,10 @@ class Run:
         from django.db.models import Count
 
         from goods.models import SeckillGoods
+        from goods.sale_state import keys
         from orders.models import SeckillOrder
         from seckill.services import reconcile as services
         from seckill_site.redis import client
-        from seckill_site.sale_state import keys
 
         fault_end = max((end for _, end in self.fault_windows), default=time.monotonic())
         connections.close_all()
@@ -444,9 +444,9 @@ class Run:
             assert left >= 0
             injected.add(request_id)
         answers = self.burst(shoppers[5:], sale.pk)
+        from goods.sale_state import keys
         from orders.models import SeckillOrder
         from seckill_site.redis import client
-        from seckill_site.sale_state import keys
 
         # The first injected reserve set the sale's flush mark and published nothing: a lost
         # flush message, with the burst's reservations waiting behind it. Beat's flush sweep

@@ -24,11 +24,11 @@ from django.utils.crypto import salted_hmac
 from rest_framework.authtoken.models import Token
 
 from goods.models import Goods, SeckillGoods
+from goods.sale_state import keys
 from goods.services import goods_list_cache_drop, sale_cache_drop, sale_open
 from orders.models import Order, SeckillOrder
 from seckill.services import paths as seckill_paths
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.middleware import REFRESHED_AT
 from users.models import User
 from users.sessions import SessionStore

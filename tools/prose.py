@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# (label, folder); seckill_site/sale_state is also counted within seckill_site.
+# (label, folder); goods/sale_state is also counted within goods.
 PACKAGES = [
     ("seckill_site", "seckill_site"),
-    ("  sale_state", "seckill_site/sale_state"),
     ("users", "users"),
     ("goods", "goods"),
+    ("  sale_state", "goods/sale_state"),
     ("seckill", "seckill"),
     ("orders", "orders"),
     ("tools", "tools"),

@@ -6,12 +6,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from goods.models import Goods, SeckillGoods
+from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.tests.factories import make_order
 from seckill.services import paths as seckill_paths
 from seckill_site.redis import client as redis
-from seckill_site.sale_state import keys
 from users.tests.factories import make_merchant, make_user
 
 pytestmark = pytest.mark.django_db

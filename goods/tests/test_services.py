@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from goods import services
 from goods.models import Goods, SeckillGoods
+from goods.sale_state import keys
 from goods.selectors import sale_get
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
 from seckill_site.redis import client as redis
-from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

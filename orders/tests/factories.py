@@ -30,9 +30,9 @@ def buy(*, sale: SeckillGoods, user: User) -> Order:
     """Buy through the real pipeline pieces, minus the broker: the reserve script, then the
     order writer's flush, so Redis and the database agree as after a real purchase. The sale
     must hold no other reservation (the flush would write it too)."""
+    from goods import sale_state
     from seckill.services.writer import sale_flush
     from seckill.tests.shoppers import reserve_directly
-    from seckill_site import sale_state
 
     assert not sale_state.reservations_count([sale.pk])[sale.pk], "the flush would write other reservations too"
     left, request_id = reserve_directly(user.pk, sale.pk)

@@ -7,12 +7,12 @@ from django.db import connection
 from django.utils import timezone
 
 from goods.models import SeckillGoods
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders import services
 from orders.models import Order, OrderStatus, SeckillOrder
 from orders.tests.factories import buy, pay
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.tests.factories import make_address, make_user, make_users
 
 

@@ -5,5 +5,5 @@
 - `writer`: the order writer that turns the sale's reservations into orders;
 - `reconcile`: loading a sale into Redis from the database, and squaring the two.
 
-A sale's Redis state belongs to seckill_site.sale_state; these call its transitions.
+A sale's Redis state belongs to goods.sale_state; these call its transitions.
 """

@@ -36,10 +36,10 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
+from goods import sale_state
 from goods.models import SaleDraw
 from goods.services import sale_stock_lock
 from orders.models import SeckillOrder
-from seckill_site import sale_state
 from seckill_site.publish import task_publish
 from seckill_site.redis import server_time
 

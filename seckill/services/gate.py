@@ -12,9 +12,9 @@ from django.conf import settings
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
+from goods import sale_state
 from seckill.services.draw import sale_draw
 from seckill.services.reconcile import sale_rebuild_request
-from seckill_site import sale_state
 from seckill_site.codes import Code
 from seckill_site.logs import request_id_var
 from seckill_site.publish import task_publish
@@ -115,22 +115,7 @@ def _window_closed(sale_id: int) -> Code | None:
     """NOT_STARTED or ENDED by the shop's clock and this process's copy of the window; None
     when it may be open."""
     refusal = sale_state.window_refusal(sale_id)
-    return None if refusal is None else _REFUSALS[refusal]
-
-
-_REFUSALS = {
-    sale_state.Refusal.ALREADY_BOUGHT: Code.ALREADY_BOUGHT,
-    sale_state.Refusal.SOLD_OUT: Code.SOLD_OUT,
-    sale_state.Refusal.NOT_LOADED: Code.SERVER_BUSY,
-    sale_state.Refusal.PATH_INVALID: Code.PATH_INVALID,
-    sale_state.Refusal.NOT_STARTED: Code.NOT_STARTED,
-    sale_state.Refusal.ENDED: Code.ENDED,
-    sale_state.Refusal.RATE_LIMITED: Code.TOO_MANY_REQUESTS,
-    sale_state.Refusal.IN_DRAW: Code.DRAW_PENDING,  # enter.lua and reserve.lua disagreed by a clock tick
-    sale_state.Refusal.DRAW_PENDING: Code.DRAW_PENDING,
-    sale_state.Refusal.NOT_DURABLE: Code.TRY_AGAIN,  # no replica confirmed it: given back
-    sale_state.Refusal.SHARDS_STALE: Code.TRY_AGAIN,  # enter() calls again once: never twice in a row
-}
+    return None if refusal is None else refusal.code
 
 
 def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
@@ -139,7 +124,7 @@ def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
     elif reserved.refusal is sale_state.Refusal.NOT_LOADED:
         sale_rebuild_request(sale_id=sale_id)
     assert reserved.refusal is not None  # reserve() names its refusal whenever it took no unit
-    return Attempt(_REFUSALS[reserved.refusal], retry_after=reserved.retry_after, draw_at=reserved.draw_at)
+    return Attempt(reserved.refusal.code, retry_after=reserved.retry_after, draw_at=reserved.draw_at)
 
 
 def _flush_publish(sale_id: int) -> bool:

@@ -6,9 +6,9 @@ import time
 
 from django.conf import settings
 
+from goods import sale_state
 from seckill import captcha
 from seckill.metrics import CAPTCHAS_SERVED
-from seckill_site import sale_state
 from seckill_site.redis import client, keys
 
 logger = logging.getLogger(__name__)

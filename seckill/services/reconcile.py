@@ -14,12 +14,12 @@ from django.db import connection, transaction
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
+from goods import sale_state
 from goods.models import Admission, SaleDraw, SeckillGoods
 from goods.services import sale_stock_lock
 from orders.models import SeckillOrder
 from seckill.selectors import sales_to_reconcile
 from seckill.services.writer import BatchDone, sale_flush
-from seckill_site import sale_state
 from seckill_site.publish import task_publish
 from seckill_site.redis import LockNotAcquired, server_time
 

@@ -2,7 +2,7 @@
 
 The reservations in Redis are the outbox. The gate publishes one flush message per sale while
 none is pending (reserve.lua's flush mark); the flush claims a batch of reservations, writes
-their orders in one transaction, and settles each (seckill_site.sale_state has the table of
+their orders in one transaction, and settles each (goods.sale_state has the table of
 transitions), until the sale has none left. Beat's sweep publishes a flush for any sale whose
 reservations wait with no flush on its way. Safe to run twice, and concurrently: a claim
 belongs to one token, the database writes each order once (its request id is unique), and two
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import IntegrityError
 
+from goods import sale_state
+from goods.sale_state import Reservation, Settle, Settlement
 from orders.services import WriteOutcome, order_create_from_seckill, orders_create_from_seckill_batch
 from seckill.selectors import sales_to_reconcile
-from seckill_site import sale_state
 from seckill_site.publish import task_publish
-from seckill_site.sale_state import Reservation, Settle, Settlement
 
 logger = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import requests
 from django.conf import settings
 
+from goods import sale_state
+from goods.sale_state import keys
 from seckill.services import paths
-from seckill_site import sale_state
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.models import User
 from users.tests.factories import session_for
 

@@ -6,13 +6,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from goods import sale_state
 from goods.models import SeckillGoods
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from seckill.tests.shoppers import path_for, reserve_directly, shopper
-from seckill_site import sale_state
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.tests.factories import make_users
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

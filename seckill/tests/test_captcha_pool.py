@@ -9,6 +9,7 @@ from django.core.management import call_command
 from PIL import Image
 from prometheus_client import REGISTRY
 
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from seckill import captcha
 from seckill.selectors import captcha_pool_size
@@ -17,7 +18,6 @@ from seckill.tasks import captcha_pool_fill
 from seckill_site.codes import Code
 from seckill_site.redis import client
 from seckill_site.redis import keys as site_keys
-from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

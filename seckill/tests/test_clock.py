@@ -8,11 +8,11 @@ import pytest
 from django_ratelimit.core import _get_window
 
 from conftest import gunicorn_running
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from seckill.tests.shoppers import path_for, shopper
 from seckill_site.redis import client
 from seckill_site.redis import now as redis_now
-from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from goods import sale_state
 from goods.models import Admission, SaleDraw, SeckillGoods
+from goods.sale_state import keys
 from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_sale
 from orders.models import SeckillOrder
@@ -21,10 +23,8 @@ from seckill import selectors
 from seckill.services import draw as draw_service
 from seckill.services import gate, writer
 from seckill.tests.shoppers import path_for
-from seckill_site import sale_state
 from seckill_site.codes import Code
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.tests.factories import make_users
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,7 +141,7 @@ def test_a_draw_that_crashed_midway_is_finished_without_a_double_win(flushes, mo
     enter_all(users, sale)
     window_over(sale)
     monkeypatch.setattr(keys, "DRAW_CHUNK", 2)
-    real_script = sale_state.script
+    real_script = sale_state.draw.script
     calls = []
 
     def crashing(name):
@@ -156,7 +156,7 @@ def test_a_draw_that_crashed_midway_is_finished_without_a_double_win(flushes, mo
 
         return run
 
-    monkeypatch.setattr(sale_state, "script", crashing)
+    monkeypatch.setattr(sale_state.draw, "script", crashing)
     with pytest.raises(ConnectionError):
         draw_service.sale_draw(sale_id=sale.pk)
     assert redis_invariants(sale)["reserved"] == 2  # the first chunk went in, then the drawer died
@@ -165,7 +165,7 @@ def test_a_draw_that_crashed_midway_is_finished_without_a_double_win(flushes, mo
         sale_state.reserve(sale_id=sale.pk, user_id=0, path="", request_id="r", trace="", flush_mark_ms=5000).refusal
         is sale_state.Refusal.DRAW_PENDING
     )  # no buy before the draw is whole
-    monkeypatch.setattr(sale_state, "script", real_script)
+    monkeypatch.setattr(sale_state.draw, "script", real_script)
 
     # The next buy finishes the stored draw, then finds the stock gone to its winners.
     assert attempt(make_users(1)[0], sale).code is Code.SOLD_OUT

@@ -15,7 +15,9 @@ import pytest
 from django.conf import settings as django_settings
 from redis.crc import key_slot
 
+from goods import sale_state
 from goods.models import SaleDraw
+from goods.sale_state import keys
 from seckill.services import draw as draw_service
 from seckill.services import writer
 from seckill.tests.test_draw import (  # noqa: F401 (collected again here, with K=4)
@@ -31,9 +33,7 @@ from seckill.tests.test_draw import (  # noqa: F401 (collected again here, with 
     test_the_published_draw_reproduces_the_winners_and_is_kept_in_the_cache,
     window_over,
 )
-from seckill_site import sale_state
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.tests.factories import make_users
 
 SHARDS = 4
@@ -140,7 +140,7 @@ def test_a_draw_of_many_entrants_over_shards_equals_the_recomputation_and_is_app
     """300 entrants over 4 shards read in SSCAN pages of 7, 40 units applied 9 per call, then
     every chunk applied again (a second drawer of the same stored draw): the same 40 winners,
     each with one reservation, the recomputation from the published list."""
-    monkeypatch.setattr(sale_state, "ENTRANTS_PAGE", 7)
+    monkeypatch.setattr(sale_state.draw, "ENTRANTS_PAGE", 7)
     monkeypatch.setattr(keys, "DRAW_CHUNK", 9)
     sale = make_draw_sale(stock=40)
     users = make_users(300)
@@ -235,8 +235,8 @@ def test_a_process_whose_copy_of_the_window_predates_the_shards_enters_on_the_ri
     sale = make_draw_sale(stock=1)
     user = make_users(1)[0]
     sale_state.path_set(sale_id=sale.pk, user_id=user.pk, path="p")
-    start, end, fetched, draw, _ = sale_state._window_cached(sale.pk)
-    sale_state._windows[sale.pk] = (start, end, fetched, draw, 1)
+    start, end, fetched, draw, _ = sale_state.marks._window_cached(sale.pk)
+    sale_state.marks._windows[sale.pk] = (start, end, fetched, draw, 1)
     assert sale_state.enter(sale_id=sale.pk, user_id=user.pk, path="p").first
     assert sale_state.entrants(sale.pk) == [user.pk]
     assert not client().exists(keys.entrants(sale.pk))  # nothing in the one-shard set

@@ -19,14 +19,14 @@ import pytest
 import redis
 
 import seckill_site.redis as shop_redis
+from goods import sale_state
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from seckill.services import gate
 from seckill.tests import shoppers
 from seckill.tests.shoppers import path_for
-from seckill_site import sale_state
 from seckill_site.codes import Code
 from seckill_site.redis import NotDurable, durable_set
-from seckill_site.sale_state import keys
 from users.revocation import user_auth_revoke
 from users.tests.factories import make_user, session_for
 
@@ -92,7 +92,8 @@ def on_pair(pair, monkeypatch, settings):
     assert _until(lambda: replica.info("replication")["master_link_status"] == "up")
     primary.flushall()
     settings.REDIS_WAIT_REPLICAS, settings.REDIS_WAIT_TIMEOUT_MS = 1, 200
-    for module in (shop_redis, sale_state, shoppers):
+    state_modules = (sale_state.marks, sale_state.reservation, sale_state.draw, sale_state.limits, sale_state.stock)
+    for module in (shop_redis, *state_modules, shoppers):
         monkeypatch.setattr(module, "client", lambda: primary)
     shop_redis.script.cache_clear()
     sale_state.sold_out_clear()

@@ -3,13 +3,13 @@
 
 import pytest
 
+from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy, pay
 from seckill import selectors
 from seckill.services.writer import sale_flush
 from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import client as redis
-from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

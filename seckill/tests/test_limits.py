@@ -5,11 +5,11 @@ the merchant's live view."""
 import pytest
 from django.contrib.auth import SESSION_KEY
 
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.selectors import sale_figures
 from seckill.services import paths as services
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from tools import prepare
 from users.sessions import SessionStore

@@ -6,7 +6,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from goods import sale_state
 from goods.models import SeckillGoods
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from orders.services import order_create_from_seckill
@@ -14,9 +16,7 @@ from orders.tests.factories import buy
 from seckill.services import reconcile as services
 from seckill.services.writer import sale_flush
 from seckill.tests.shoppers import reserve_directly
-from seckill_site import sale_state
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.tests.factories import make_user, make_users
 
 

@@ -5,16 +5,16 @@ import time
 import pytest
 from kombu.exceptions import OperationalError as BrokerError
 
+from goods import sale_state
 from goods.models import SeckillGoods
+from goods.sale_state import draw, keys, limits, marks, reservation, stock
 from goods.tests.factories import make_sale
 from orders.models import Order
 from seckill.services import gate as gate_service
 from seckill.services import paths, reconcile, writer
 from seckill.tests.shoppers import path_for
-from seckill_site import sale_state
 from seckill_site.codes import Code
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -91,8 +91,8 @@ def test_already_bought_and_sold_out(flushes):
 def test_sold_out_mark_answers_without_any_network_call_and_expires(flushes, monkeypatch):
     # A mark of a minute while the path is drawn (a captcha and a Redis call, over a second on a
     # loaded machine); the expiry is checked below with the production length.
-    lasts = sale_state.SOLD_OUT_MARK_SECONDS
-    monkeypatch.setattr(sale_state, "SOLD_OUT_MARK_SECONDS", 60.0)
+    lasts = marks.SOLD_OUT_MARK_SECONDS
+    monkeypatch.setattr(marks, "SOLD_OUT_MARK_SECONDS", 60.0)
     sale = make_sale(stock=0)
     user = make_user()
     assert attempt(user, sale) is Code.SOLD_OUT  # the script said so; this process remembers
@@ -102,14 +102,15 @@ def test_sold_out_mark_answers_without_any_network_call_and_expires(flushes, mon
         raise AssertionError("the sold-out mark must answer without Redis")
 
     with monkeypatch.context() as offline:
-        offline.setattr(sale_state, "client", no_network)
-        offline.setattr(sale_state, "script", no_network)
+        for module in (marks, reservation, draw, limits, stock):
+            offline.setattr(module, "client", no_network)
+            offline.setattr(module, "script", no_network, raising=False)
         answer = gate_service.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path)
     assert answer.code is Code.SOLD_OUT
     assert not client().exists(keys.gate_rate(sale.pk, user.pk))  # not even the rate limit was counted
     # Stock comes back (a cancellation, a warm): the mark lapses within a second, and the
     # path the sold-out answer did not consume still buys.
-    monkeypatch.setattr(sale_state, "SOLD_OUT_MARK_SECONDS", lasts)
+    monkeypatch.setattr(marks, "SOLD_OUT_MARK_SECONDS", lasts)
     sale_state.sold_out_mark(sale.pk)
     client().set(keys.stock(sale.pk), 1)
     time.sleep(lasts + 0.05)

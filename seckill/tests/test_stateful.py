@@ -1,6 +1,6 @@
 """A Hypothesis state machine over a sale's whole life against real Redis and PostgreSQL.
 
-Its rules interleave every transition of seckill_site.sale_state with the crashes and late
+Its rules interleave every transition of goods.sale_state with the crashes and late
 arrivals that real processes produce: buys, a publish that fails (with a flush running, or
 not), flushes whole, one batch at a time, crashing before or after their commit and being
 redelivered, cancellations and expiries whose Redis half arrives late, reconciles, rebuys,
@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from kombu.exceptions import OperationalError as BrokerError
 
+from goods import sale_state
 from goods.models import SaleDraw, SeckillGoods
+from goods.sale_state import keys
 from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
 from orders import services as orders
@@ -35,10 +37,8 @@ from orders.tests.factories import pay
 from seckill.selectors import sales_to_reconcile, seckill_result
 from seckill.services import gate, reconcile, writer
 from seckill.tests.shoppers import path_for
-from seckill_site import sale_state
 from seckill_site.codes import Code
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.models import User
 from users.tests.factories import make_users
 

@@ -2,9 +2,9 @@
 
 import pytest
 
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from seckill_site.redis import client
-from seckill_site.sale_state import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

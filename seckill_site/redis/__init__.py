@@ -1,8 +1,9 @@
 """The project's Redis layer: one client, the key registry (`keys`) and the Lua scripts.
 
 Every app uses Redis through here, single server or Redis Cluster alike (connection.py says
-how the URL chooses); a sale's keys and scripts through seckill_site.sale_state, which owns
-them. Scripts live in `lua/` (and the sale's in `../sale_state/lua/`) and run by SHA: redis-py's Script sends
+how the URL chooses); a sale's keys and scripts through goods.sale_state, which owns
+them. Scripts are found as templates are, in every `lua/` folder of an installed app (this
+package's own, goods/sale_state/lua/), and run by SHA: redis-py's Script sends
 EVALSHA and, on NOSCRIPT (a restarted server, or a replica promoted after a failover that
 never saw SCRIPT LOAD), loads the source — on every primary of a cluster — and retries, so
 each call is one round trip in the common case.
@@ -18,7 +19,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django_redis import get_redis_connection
 from redis import Redis
 from redis._parsers.base import BaseParser
@@ -45,10 +48,6 @@ __all__ = [
     "scripts_load",
     "server_time",
 ]
-
-LUA_DIR = Path(__file__).parent / "lua"
-# Every directory of Lua scripts; a script's name is its file's stem, unique across them.
-SCRIPT_DIRECTORIES = (LUA_DIR, Path(__file__).parent.parent / "sale_state" / "lua")
 
 
 # What a Redis call may raise when it fails: a RedisError, or, from a cluster client that reaches
@@ -83,8 +82,15 @@ def is_cluster() -> bool:
     return isinstance(client(), RedisCluster)
 
 
+@cache
 def _script_paths() -> dict[str, Path]:
-    return {path.stem: path for directory in SCRIPT_DIRECTORIES for path in directory.glob("*.lua")}
+    """Every Lua script of the installed apps by name, its file's stem, which must be unique."""
+    paths: dict[str, Path] = {}
+    for app in apps.get_app_configs():
+        for path in sorted(Path(app.path).glob("**/lua/*.lua")):
+            if paths.setdefault(path.stem, path) != path:
+                raise ImproperlyConfigured(f"two Lua scripts are named {path.stem}: {paths[path.stem]} and {path}")
+    return paths
 
 
 def script_names() -> list[str]:

@@ -1,5 +1,5 @@
 """Every Redis key the shop uses outside a sale's own state, built in one place with its
-lifetime beside it. A sale's keys (`sk:{id}:*`) belong to seckill_site.sale_state, which alone
+lifetime beside it. A sale's keys (`sk:{id}:*`) belong to goods.sale_state, which alone
 names them.
 
 Every key starts with settings.REDIS_KEY_PREFIX ("" in production): a test run gets a prefix

@@ -215,10 +215,9 @@ SECKILL_TRUSTED_PROXY_COUNT = env.int("SECKILL_TRUSTED_PROXY_COUNT", default=0)
 SECKILL_MAX_REQUEST_BYTES = env.int("SECKILL_MAX_REQUEST_BYTES", default=3 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
-# The answers that sell nothing, given below Django (seckill_site/fastpath.py, seckill_site/wsgi.py).
-SECKILL_FASTPATH = env.bool("SECKILL_FASTPATH", default=True)
-# A callable wrapping the WSGI application last, by dotted path (settings.bench sets one).
-WSGI_OUTER = ""
+# WSGI wrappers around Django's handler, by dotted path, the first outermost (seckill_site/wsgi.py).
+# The fast path gives the answers that sell nothing below Django; SECKILL_FASTPATH=0 turns it off.
+WSGI_MIDDLEWARE = ["seckill.fastpath.FastPath"] if env.bool("SECKILL_FASTPATH", default=True) else []
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Rate limits (django-ratelimit) count in the Redis cache.

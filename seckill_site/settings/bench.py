@@ -22,5 +22,5 @@ SECURE_HSTS_SECONDS = 0
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="seckill-bench")
 CELERY_TASK_QUEUES = task_queues(CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL)  # noqa: F405
 
-# The `bare` scenario: a fixed answer in the same server and process (bench/bare.py).
-WSGI_OUTER = "bench.bare.wrap"
+# The `bare` scenario: a fixed answer in the same server and process (bench/bare.py), outermost.
+WSGI_MIDDLEWARE = ["bench.bare.wrap", *WSGI_MIDDLEWARE]  # noqa: F405

@@ -8,10 +8,10 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
 from seckill_site.redis import client as redis
-from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from users.models import User
 from users.tests.factories import PASSWORD, make_address, make_merchant, make_user, texted_code

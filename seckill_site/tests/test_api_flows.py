@@ -13,11 +13,11 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from goods.models import SeckillGoods
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order
 from seckill.services.writer import sale_flush
 from seckill_site.redis import client as redis
-from seckill_site.sale_state import keys
 from seckill_site.tests.clients import api
 from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile, texted_code
 from users.tokens import api_token_issue

@@ -5,11 +5,11 @@ import pytest
 from django.test import override_settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from seckill.tests.shoppers import path_for
 from seckill_site.redis import LockNotAcquired, lock, lock_try
 from seckill_site.redis import client as redis
-from seckill_site.sale_state import keys
 from users.middleware import REFRESHED_AT
 from users.sessions import SessionStore
 from users.tests.factories import PASSWORD, make_user, session_for

@@ -17,6 +17,7 @@ from django.core.cache import cache
 from redis.cluster import RedisCluster
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from goods.sale_state import keys
 from goods.selectors import stock_left
 from goods.tests.factories import make_sale
 from seckill.tests.shoppers import path_for
@@ -25,7 +26,6 @@ from seckill_site.redis import NotDurable, client, script
 from seckill_site.redis import breaker as breaker_module
 from seckill_site.redis.breaker import breaker
 from seckill_site.redis.connection import cluster_from_url
-from seckill_site.sale_state import keys
 from users.tests.factories import make_user, session_for
 
 client_redis = client  # the tests' `client` argument is Django's test client

@@ -19,15 +19,15 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from goods import sale_state
 from goods.models import SaleDraw, SeckillGoods
+from goods.sale_state import keys
 from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy, pay
 from seckill.services.draw import sale_draw
 from seckill.tests.shoppers import reserve_directly
-from seckill_site import sale_state
 from seckill_site.redis import client as redis
-from seckill_site.sale_state import keys
 from users import sms
 from users.tests.factories import make_user
 

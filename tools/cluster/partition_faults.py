@@ -48,7 +48,7 @@ class PartitionRun(ClusterRun):
     # --- helpers ---------------------------------------------------------------------------
 
     def sale_primary(self, sale) -> tuple[int, redis_cluster.Node, str]:
-        from seckill_site.sale_state import keys
+        from goods.sale_state import keys
 
         slot = slot_of(keys.stock(sale.pk))
         primary = redis_primary_for(self.topology.redis_nodes, slot)

@@ -271,7 +271,7 @@ class ClusterRun(Run):
         def during(progress):
             from redis.crc import key_slot
 
-            from seckill_site.sale_state import keys
+            from goods.sale_state import keys
 
             slot = key_slot(keys.stock(sale.pk).encode())
             primary = redis_primary_for(topology.redis_nodes, slot)

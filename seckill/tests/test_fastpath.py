@@ -1,4 +1,4 @@
-"""seckill_site.fastpath: its answers are Django's, byte for byte, and it answers nothing else.
+"""seckill.fastpath: its answers are Django's, byte for byte, and it answers nothing else.
 
 Each answer is compared, at the WSGI level (status line, header list in order, body), with what
 Django's own application gives to the same request with the fast path out of the way. Real
@@ -15,11 +15,12 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.db import close_old_connections
 from prometheus_client import REGISTRY
 
+from goods import sale_state
 from goods.tests.factories import make_sale
+from seckill.fastpath import FastPath
 from seckill.metrics import attempts_folded
 from seckill.tests.shoppers import path_for
-from seckill_site import metrics, sale_state
-from seckill_site.fastpath import FastPath
+from seckill_site import metrics
 from seckill_site.metrics import ThreadCounts
 from users.tests.factories import make_user
 
@@ -63,8 +64,8 @@ def apps():
 @pytest.fixture(autouse=True)
 def long_marks(monkeypatch):
     # A loaded machine may take over a second between two requests of a test.
-    monkeypatch.setattr(sale_state, "SOLD_OUT_MARK_SECONDS", 600.0)
-    monkeypatch.setattr(sale_state, "WINDOW_CACHE_SECONDS", 600.0)
+    monkeypatch.setattr(sale_state.marks, "SOLD_OUT_MARK_SECONDS", 600.0)
+    monkeypatch.setattr(sale_state.marks, "WINDOW_CACHE_SECONDS", 600.0)
 
 
 def environ(method: str, path: str, *, body: bytes = b"", query: str = "", **extra) -> dict:
@@ -245,7 +246,7 @@ def test_detail_for_a_shopper_goes_to_django(apps, client):
 
 
 def test_detail_copy_lasts_at_most_a_second(apps, monkeypatch):
-    from seckill_site import fastpath
+    from seckill import fastpath
 
     _django, fast = apps
     sale = make_sale(stock=5)
@@ -323,7 +324,7 @@ def test_request_id_is_returned(apps):
 
 
 def test_answers_are_logged_aggregated_not_one_line_each(apps, caplog, monkeypatch):
-    from seckill_site import fastpath
+    from seckill import fastpath
 
     _django, fast = apps
     sale, _msg = _sale("sold out")
@@ -347,7 +348,7 @@ def test_a_redis_outage_in_the_fast_path_is_left_to_django(apps, monkeypatch, er
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import RedisClusterException
 
-    from seckill_site import fastpath
+    from seckill import fastpath
 
     _django, fast = apps
     sale = make_sale(stock=5)

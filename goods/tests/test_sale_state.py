@@ -1,4 +1,4 @@
-"""The table of seckill_site.sale_state, transition by transition, against real Redis: each one
+"""The table of goods.sale_state, transition by transition, against real Redis: each one
 acts from the state it starts from and answers a no-op from any other."""
 
 import time
@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
-from seckill_site import sale_state
+from goods import sale_state
+from goods.sale_state import GiveBack, Refusal, Settle, Settlement, UnitReturn, keys
 from seckill_site.redis import client
-from seckill_site.sale_state import GiveBack, Refusal, Settle, Settlement, UnitReturn, keys
 
 SALE = 4242
 MARK_MS = 5000

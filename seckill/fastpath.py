@@ -9,7 +9,7 @@ call:
 
 - a buy (`POST /seckill/<path>/doSeckill` with the form's goodsId, `POST
   /api/v1/sales/<id>/buy/<path>`) for a sale this process knows is sold out, not started or
-  ended (seckill_site.sale_state.refusal_known without asking Redis): the bytes
+  ended (goods.sale_state.refusal_known without asking Redis): the bytes
   seckill.middleware.SoldOutMiddleware gives inside Django, built by the same `refusal_response`;
 - the anonymous detail poll (`GET /goods/getDetails/<id>`, `GET /api/v1/sales/<id>`): a copy of
   Django's own last answer to the same question, kept at most COPY_SECONDS and never past the
@@ -39,7 +39,8 @@ from django.conf import settings
 from django.http import HttpResponse, parse_cookie
 from django.utils import translation
 
-from seckill_site import sale_state
+from goods import sale_state
+from goods.sale_state.marks import SOLD_OUT_MARK_SECONDS
 from seckill_site.codes import Code
 from seckill_site.http import fail, positive_int
 from seckill_site.locale import language_for
@@ -56,16 +57,9 @@ PAGE_BUY = re.compile(r"^/seckill/[^/]+/doSeckill$")
 API_BUY = re.compile(r"^/api/v1/sales/([^/]+)/buy/[^/]+$")
 DETAIL_PATHS = (re.compile(r"^/goods/getDetails/([^/]+)$"), re.compile(r"^/api/v1/sales/([^/]+)$"))
 
-REFUSAL_CODES = {
-    sale_state.Refusal.SOLD_OUT: Code.SOLD_OUT,
-    sale_state.Refusal.NOT_STARTED: Code.NOT_STARTED,
-    sale_state.Refusal.ENDED: Code.ENDED,
-}
-# The metrics' view label of each (answered before any URL is resolved).
+# The metrics' view label of a refusal answered before any URL is resolved.
 REFUSAL_VIEWS = {
-    sale_state.Refusal.SOLD_OUT: "<sold out before routing>",
-    sale_state.Refusal.NOT_STARTED: "<not started before routing>",
-    sale_state.Refusal.ENDED: "<ended before routing>",
+    refusal: f"<{refusal.name.lower().replace('_', ' ')} before routing>" for refusal in sale_state.Refusal
 }
 
 # A buy form is `goodsId=<id>` (with a csrf token from the pages: about 100 bytes). Larger
@@ -85,7 +79,7 @@ def _id(text: str) -> int | None:
 
 # How long a copy of a public detail answer is served: the sold-out mark's bound, and what the
 # answer's Cache-Control lets a CDN keep it (seckill_site.http.PUBLIC_SECONDS).
-COPY_SECONDS = sale_state.SOLD_OUT_MARK_SECONDS
+COPY_SECONDS = SOLD_OUT_MARK_SECONDS
 COPIES_MAX = 4096  # distinct questions kept (sale × language × host × Accept ...), then cleared
 LOG_SECONDS = 10.0
 
@@ -168,7 +162,7 @@ class FastPath:
         refusal = sale_state.refusal_known(sale_id, ask=False)
         if refusal is None:
             return None
-        code = REFUSAL_CODES[refusal]
+        code = refusal.code
         language = self._language(environ)
         answer = self._refusals.get((code, language))
         if answer is None:

@@ -1,4 +1,4 @@
-"""The names of a sale's Redis keys, with their lifetimes. Private to seckill_site.sale_state:
+"""The names of a sale's Redis keys, with their lifetimes. Private to goods.sale_state:
 nothing else builds them (seckill_site/tests/test_layout.py checks).
 
 Every key of one sale shares the hash tag `{sale_id}`, so that a Lua script touching several

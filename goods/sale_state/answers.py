@@ -1,0 +1,47 @@
+"""What the sale's scripts answer a shopper: the stored result of a buy, and the refusals.
+
+A refusal carries the envelope code the shopper is given, so every layer that can refuse (the
+fast path below Django, the sold-out middleware, the gate) answers from this one table.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from seckill_site.codes import Code
+
+# The shopper's stored answer (keys.result): an order id, or one of these.
+RESULT_QUEUED = 0
+RESULT_FAILED = -1
+RESULT_ENTERED = -2  # in a draw, not drawn yet (enter.lua)
+RESULT_NOT_DRAWN = -3  # in a draw that is made, and not among its winners (never stored: read)
+
+
+class Refusal(enum.IntEnum):
+    """reserve.lua's and enter.lua's refusals, by the numbers they answer; `code` is what the
+    shopper is told."""
+
+    code: Code
+
+    def __new__(cls, number: int, code: Code | None = None) -> Refusal:
+        assert code is not None, "every refusal names its code"  # Refusal(n) looks a member up
+        member = int.__new__(cls, number)
+        member._value_ = number
+        member.code = code
+        return member
+
+    ALREADY_BOUGHT = -1, Code.ALREADY_BOUGHT
+    SOLD_OUT = -2, Code.SOLD_OUT
+    NOT_LOADED = -3, Code.SERVER_BUSY  # Redis lost the sale: it is rebuilt from the database
+    PATH_INVALID = -4, Code.PATH_INVALID  # reused, expired or guessed
+    NOT_STARTED = -5, Code.NOT_STARTED
+    ENDED = -6, Code.ENDED
+    RATE_LIMITED = -7, Code.TOO_MANY_REQUESTS
+    # A draw sale's entry window: the shopper enters instead. Told "draw pending" only when
+    # enter.lua and reserve.lua disagree by a clock tick.
+    IN_DRAW = -8, Code.DRAW_PENDING
+    DRAW_PENDING = -9, Code.DRAW_PENDING  # the entry window is over and the draw is not made yet
+    # Not a script's: no replica confirmed the reservation, which was given back.
+    NOT_DURABLE = -10, Code.TRY_AGAIN
+    # enter.lua's: this process's copy of the sale's entry shards was old (enter() asks once more).
+    SHARDS_STALE = -11, Code.TRY_AGAIN

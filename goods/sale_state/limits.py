@@ -1,0 +1,54 @@
+"""A shopper's steps before a buy: the per-sale limits, the captcha's answer, the one-time path.
+
+With entry shards a shopper's limits and captcha live on their own shard (as their entry does),
+so a draw's opening spreads over the shards' nodes too.
+"""
+
+from __future__ import annotations
+
+from goods.sale_state import keys
+from goods.sale_state.draw import shard_hashes_summed
+from goods.sale_state.marks import draw_at, shards
+from seckill_site.redis import client, script
+
+
+def limit_take(*, sale_id: int, user_id: int, action: str, limit: int) -> int:
+    """Count one `action` (captcha, path) of this shopper on this sale: 0 within `limit` per
+    LIMIT_WINDOW, else the seconds until the window ends (and the refusal is tallied)."""
+    count = shards(sale_id)
+    tally = keys.refused(sale_id, keys.entry_shard(user_id, count), count)
+    return int(
+        script("limit_take")(
+            keys=[keys.limit(sale_id, action, user_id, count), tally],
+            args=[limit, keys.LIMIT_WINDOW, action, keys.REFUSED_TTL],
+        )
+    )
+
+
+def captcha_answer_set(*, sale_id: int, user_id: int, answer: int) -> None:
+    """The answer of the captcha just drawn; it replaces any earlier one."""
+    client().set(keys.captcha(sale_id, user_id, shards(sale_id)), answer, ex=keys.CAPTCHA_TTL)
+
+
+def captcha_answer_take(*, sale_id: int, user_id: int) -> int | None:
+    """The expected answer, consumed (one try per captcha); None when none is pending."""
+    expected = client().getdel(keys.captcha(sale_id, user_id, shards(sale_id)))
+    return int(expected) if expected is not None else None
+
+
+def path_set(*, sale_id: int, user_id: int, path: str) -> None:
+    """The shopper's one-time path; in a draw sale with entry shards also a copy on their shard,
+    which enter.lua takes (the sale's copy is reserve.lua's, after the draw)."""
+    count = shards(sale_id)
+    if count == 1 or not draw_at(sale_id):
+        client().set(keys.path(sale_id, user_id), path, ex=keys.PATH_TTL)
+        return
+    pipeline = client().pipeline(transaction=False)  # two slots: two commands, one round trip per node
+    pipeline.set(keys.path(sale_id, user_id), path, ex=keys.PATH_TTL)
+    pipeline.set(keys.entry_path(sale_id, user_id, count), path, ex=keys.PATH_TTL)
+    pipeline.execute()
+
+
+def refusals(sale_id: int) -> dict[str, int]:
+    """Requests the per-sale limits refused, by action (summed over the entry shards)."""
+    return shard_hashes_summed(sale_id, keys.refused)
