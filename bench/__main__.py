@@ -146,7 +146,7 @@ def cluster_main(parser: argparse.ArgumentParser, options: dict) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     topology = BenchTopology()
     try:
-        log("starting the cluster topology (tools/cluster/topology.py) with settings.bench on every node")
+        log("starting the cluster topology (tools/cluster/topology.py) with bench.settings on every node")
         topology.start()
         os.environ.update(topology.bench_env())
         import django

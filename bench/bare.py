@@ -1,6 +1,6 @@
 """The bench's `bare` scenario: a fixed JSON answer to `POST /bench/bare`, outside Django but in
-the same web server, process and settings as the shop (settings.bench names `wrap` in
-WSGI_OUTER). Its rate is the server's own ceiling, the yardstick of every other scenario."""
+the same web server, process and settings as the shop (bench.settings names `wrap` in
+WSGI_MIDDLEWARE). Its rate is the server's own ceiling, the yardstick of every other scenario."""
 
 from collections.abc import Callable, Iterable
 

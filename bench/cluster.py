@@ -1,6 +1,6 @@
 """`make bench ARGS=--cluster`: the bench's deployment is the scale-out topology that
 `make cluster-test` starts (tools/cluster/topology.py, docs/deploy.md), with every node on
-settings.bench (production's, plus the bench's URLs and its own queue):
+bench.settings (production's, plus the bench's URLs and its own queue):
 
     HAProxy       127.0.0.1:18000, the URL the load generator drives
     web1..web3    granian on 127.0.0.2-4 (seckill_site.serve; the topology's worker and thread counts)
@@ -24,7 +24,7 @@ from tools.cluster.topology import RABBIT_NODES, WEB_HOSTS, WORKERS, Topology, l
 from tools.deploy import cpu_snapshot
 from tools.processes import tree
 
-BENCH_SETTINGS = "seckill_site.settings.bench"
+BENCH_SETTINGS = "bench.settings"
 SERVER = "granian"  # seckill_site.serve on every web node
 
 
@@ -34,7 +34,7 @@ def missing_packages() -> list[str]:
 
 
 class BenchTopology(Topology):
-    """The cluster test's topology with settings.bench on every web node and worker."""
+    """The cluster test's topology with bench.settings on every web node and worker."""
 
     def __init__(self) -> None:
         super().__init__(clock_faults=False)
@@ -89,13 +89,13 @@ class ClusterDeployment:
 
     def start_web(self, *, workers: int, threads: int, server: str = SERVER) -> None:
         """The web nodes run already; this only checks that the balancer routes the bench's
-        URLs (settings.bench) to them."""
+        URLs (bench.settings) to them."""
         answer = requests.get(f"{self.url}/bench/floor", timeout=10)
         if answer.status_code >= 500 or answer.status_code == 404:
-            raise RuntimeError(f"the balancer answered {answer.status_code} to /bench/floor: not settings.bench?")
+            raise RuntimeError(f"the balancer answered {answer.status_code} to /bench/floor: not bench.settings?")
 
     def start_celery(self, queue: str) -> None:
-        """The topology's workers consume `queue` (their settings.bench declares it); wait
+        """The topology's workers consume `queue` (their bench.settings declares it); wait
         until every one of them answers a ping."""
         from celery_app import app
 

@@ -28,7 +28,7 @@ import sys
 import time
 
 # As tools.deploy runs the web processes: production's settings on loopback.
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.bench")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
 os.environ.setdefault("LOG_LEVEL", "WARNING")

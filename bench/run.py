@@ -2,7 +2,7 @@
 
 Called by `python -m bench` (bench/__main__.py documents the options). Steps:
 
-1. deploy: migrate, a Celery worker, gunicorn (settings.bench: production with DEBUG off on
+1. deploy: migrate, a Celery worker, gunicorn (bench.settings: production with DEBUG off on
    plain http); the gunicorn worker count is the one with the best floor throughput among
    the candidates, measured here;
 2. prepare: sales (burst, sold-out, naive, warm-up), shoppers logged in through Redis

@@ -1,4 +1,4 @@
-"""URLs of the bench deployment only (settings.bench): the product's URLs plus three views
+"""URLs of the bench deployment only (bench.settings): the product's URLs plus three views
 the load test compares the product against. Never routed in the product.
 
 - `bench/floor`: the cheapest authenticated view through the same middleware stack (the

@@ -6,7 +6,7 @@ The deployment is tools.deploy's (granian and a Celery worker, its own port and 
 embedded or given PostgreSQL and Redis, with the production settings as they stand (DEBUG off,
 the production headers and cookies) and TLS (granian, a throwaway self-signed certificate for
 127.0.0.1, so HSTS and the Secure cookies are what a browser gets); only the per-request rate
-limits are off (settings/scan.py), or most attacks would meet a 429 instead of the views. The database gets
+limits are off (tools/scan_settings.py), or most attacks would meet a 429 instead of the views. The database gets
 `seed_demo`'s shop. wapiti3 runs from its own virtualenv (.venv-scan, requirements-scan.txt:
 its pins clash with the shop's) against https://127.0.0.1:<port>/ only. Its SSRF check, which
 plants URLs of wapiti's public endpoint and asks that endpoint afterwards who fetched them,
@@ -224,7 +224,7 @@ def deployment(directory: Path):
     deploy.url = f"https://127.0.0.1:{deploy.port}"
     deploy.metrics_token = secrets.token_urlsafe(24)
     deploy.env.update(
-        DJANGO_SETTINGS_MODULE="seckill_site.settings.scan",
+        DJANGO_SETTINGS_MODULE="tools.scan_settings",
         GRANIAN_SSL_CERTIFICATE=str(cert),
         GRANIAN_SSL_KEYFILE=str(key),
         GRANIAN_SSL_PROTOCOL_MIN="tls1.2",

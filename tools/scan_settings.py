@@ -3,6 +3,6 @@ limits (django-ratelimit: logins, registrations, captchas, the API's throttles) 
 that the scanner's payloads reach the views behind them instead of a 429 after the 30th
 request. The limits themselves are the test suite's to check."""
 
-from .production import *  # noqa: F403
+from seckill_site.settings.production import *  # noqa: F403
 
 RATELIMIT_ENABLE = False

@@ -2,13 +2,12 @@
 
 Everything else (DEBUG off, sessions in Redis, middleware, Celery) is production's, so the
 figures are the product's. The naive baseline and the floor view live in
-`bench.urls`, which only this module routes: no bench URL lives in seckill_site.
+`bench.urls`, which only this module routes: no bench URL or setting lives in seckill_site.
 """
 
 from seckill_site.broker import task_queues
-
-from .production import *  # noqa: F403
-from .production import env
+from seckill_site.settings.production import *  # noqa: F403
+from seckill_site.settings.production import env
 
 ROOT_URLCONF = "bench.urls"
 
