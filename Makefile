@@ -14,28 +14,11 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 
 .PHONY: help venv run dev test test-fast lint lint-commits prose stateful services-up services-down clean faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
 
-help:
-	@echo "make run            start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)"
-	@echo "make dev            the same with Django's runserver and its autoreloader"
-	@echo "make test           ruff (lint and format), mypy, lint-imports, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis"
-	@echo "make test-fast      the edit-test loop: ruff, lint-imports and the tests that are not slow and start no server process (ARGS=\"-k ...\")"
-	@echo "make lint           ruff check + ruff format --check"
-	@echo "make lint-commits   gitlint (.gitlint) over BASE..HEAD (BASE=origin/main where it exists, else HEAD~20)"
-	@echo "make prose          lines of prose (docstrings, comments) per line of code, per package"
-	@echo "make stateful       the sale's state machine with many examples (STATEFUL_EXAMPLES=1000, STATEFUL_STEPS=50)"
-	@echo "make faults         kill, freeze, restart and cut the services under load; check the invariants"
-	@echo "make cluster-test   HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load"
-	@echo "make partition-test the same, each host in its own network namespace (root): partitions, slow links"
-	@echo "make e2e            browser tests in Chromium (installs it as root when missing)"
-	@echo "make screenshots    every shopper page and the main admin screens, desktop and phone, English and Chinese: docs/screenshots.png"
-	@echo "make bench          load-test a production-like deployment with wrk (ARGS=\"--users 5000 ...\"; ARGS=--cluster: through the cluster-test topology)"
-	@echo "make captcha-attack OCR engines and a trained model against the old and new captcha"
-	@echo "make fairness       people vs a scalper's scripts at a sale's opening, over HTTP: first come, first served vs a draw (ARGS=\"--seeds 5 ...\")"
-	@echo "make draw-bench     a draw sale's entries/s, draw time and memory at 10^4..10^6 entrants, K entry shards, one server and a 3-primary cluster (ARGS=...)"
-	@echo "make scan           wapiti3 against a production-like deployment, anonymous and logged in (a few minutes)"
-	@echo "make services-up    start the embedded PostgreSQL/Redis and print their URLs"
-	@echo "make services-down  stop them (data stays in .run/)"
-	@echo "make clean          stop them, then delete .run/ and .venv/"
+# `make help` lists every target whose line carries a `## description`, in this file's order.
+# The README's table of targets is made from the same comments (tools/readme_commands.py):
+# after changing one, run `.venv/bin/python -m tools.readme_commands` (a test checks it).
+help: ## this list
+	@grep -E '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "make %-15s %s\n", $$1, $$2}'
 
 venv: $(STAMP)
 
@@ -47,15 +30,15 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	@touch $@
 
-run: venv
+run: venv ## start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops it; RELOAD=1 reloads on code changes)
 	$(PY) -m tools.run
 
 # The same with Django's runserver, which reloads on code changes.
-dev: venv
+dev: venv ## the same with Django's runserver and its autoreloader
 	$(PY) -m tools.run --dev
 
 # Each step inside one `sh -c` with `set -e`: the first failure is the exit code.
-test: venv
+test: venv ## ruff (lint and format), mypy, lint-imports, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis
 	$(PY) -m tools.with_services -- sh -c '\
 	  set -e; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	  ruff check .; \
@@ -73,7 +56,7 @@ test: venv
 # What to run between edits: no mypy, no migrations check, no test marked `slow` or `processes`
 # (conftest.py marks the tests whose fixtures start a web server, a Celery worker or a private
 # redis-server). make test runs everything before a commit.
-test-fast: venv
+test-fast: venv ## the edit-test loop: ruff, lint-imports and the tests that are not slow and start no server process (ARGS="-k ...")
 	$(PY) -m tools.with_services -- sh -c '\
 	  set -e; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	  ruff check .; \
@@ -81,13 +64,13 @@ test-fast: venv
 	  lint-imports --no-logo; \
 	  python -m pytest -q -m "not slow and not processes" $(ARGS)'
 
-lint: venv
+lint: venv ## ruff check + ruff format --check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
 # The commit rule of CONTRIBUTING.md (.gitlint) over BASE..HEAD. Without BASE: origin/main where
 # that exists, else the last 20 commits. Older history predates the rule: name a BASE after it.
-lint-commits: venv
+lint-commits: venv ## gitlint (.gitlint) over BASE..HEAD (BASE=origin/main where it exists, else HEAD~20)
 	@base='$(BASE)'; \
 	if [ -z "$$base" ]; then \
 	  if git rev-parse -q --verify origin/main >/dev/null; then base=origin/main; \
@@ -96,32 +79,32 @@ lint-commits: venv
 	echo "gitlint --commits $$base..HEAD"; \
 	$(VENV)/bin/gitlint --config .gitlint --commits "$$base..HEAD"
 
-prose: venv
+prose: venv ## lines of prose (docstrings, comments) per line of code, per package
 	$(PY) -m tools.prose $(ARGS)
 
 # The sale's life as a Hypothesis state machine (seckill/tests/test_stateful.py) on real Redis and
 # PostgreSQL, with many more examples than `make test` gives it.
 STATEFUL_EXAMPLES ?= 1000
 STATEFUL_STEPS ?= 50
-stateful: venv
+stateful: venv ## the sale's state machine with many examples (STATEFUL_EXAMPLES=1000, STATEFUL_STEPS=50; docs/architecture.md#proof)
 	STATEFUL_EXAMPLES=$(STATEFUL_EXAMPLES) STATEFUL_STEPS=$(STATEFUL_STEPS) \
 	  $(PY) -m tools.with_services -- $(PY) -m pytest seckill/tests/test_stateful.py users/tests/test_stateful_revocation.py -p no:cacheprovider -q
 
 # An opening replayed in real time over HTTP against a production-like deployment (web server,
 # Celery worker, beat) on real PostgreSQL and Redis, once first come, first served and once with
 # a draw (tools/fairness.py, docs/draw.md); ARGS=--in-process through the services instead.
-fairness: venv
+fairness: venv ## people vs a scalper's scripts at a sale's opening, over HTTP: first come, first served vs a draw (ARGS="--seeds 5 ..."; docs/draw.md#measuring-fairness-make-fairness)
 	$(PY) -m tools.with_services -- $(PY) -m tools.fairness $(ARGS)
 
 # A draw sale's Redis side at 10^4, 10^5 and 10^6 entrants, with 1 and 16 entry shards, on a
 # redis-server and a 3-primary cluster of its own (tools/draw_bench.py, docs/draw.md "Scale").
-draw-bench: venv
+draw-bench: venv ## a draw sale's entries/s, draw time and memory at 10^4..10^6 entrants, K entry shards, one server and a 3-primary cluster (ARGS=...; docs/draw.md#scale-entry-shards)
 	$(PY) -m tools.with_services -- $(PY) -m tools.draw_bench $(ARGS)
 
-services-up: venv
+services-up: venv ## start the embedded PostgreSQL/Redis and print their URLs
 	$(PY) -m tools.services up
 
-services-down:
+services-down: ## stop the embedded servers (data stays in .run/)
 	@if [ -x $(PY) ]; then $(PY) -m tools.services down; fi
 
 # How often off-the-shelf OCR (ddddocr, Tesseract) and a small model trained on the generator
@@ -137,7 +120,7 @@ $(ATTACK_STAMP): requirements-attack.txt
 	$(ATTACK_VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-attack.txt
 	@touch $@
 
-captcha-attack: $(ATTACK_STAMP)
+captcha-attack: $(ATTACK_STAMP) ## OCR engines and a trained model against the old and new captcha (docs/bots.md)
 	@tools/need.sh "make captcha-attack" tesseract:tesseract-ocr
 	OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(ATTACK_VENV)/bin/python -m tools.captcha_attack $(ARGS)
 
@@ -154,12 +137,12 @@ $(SCAN_STAMP): requirements-scan.txt
 	$(SCAN_VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-scan.txt
 	@touch $@
 
-scan: venv $(SCAN_STAMP)
+scan: venv $(SCAN_STAMP) ## wapiti3 against a production-like deployment, anonymous and logged in (a few minutes; docs/security.md)
 	@command -v openssl >/dev/null || { echo "error: openssl is needed for the scan's TLS certificate" >&2; exit 1; }
 	$(PY) -m tools.with_services -- $(PY) -m tools.scan $(ARGS)
 
 # Stop the servers first: deleting .run/ under a running PostgreSQL would orphan it.
-clean: services-down
+clean: services-down ## stop the embedded servers, then delete .run/ and .venv/
 	rm -rf .run $(VENV)
 
 # What the multi-node topology runs on (tools/cluster/): command or path : Debian package.
@@ -167,22 +150,22 @@ CLUSTER_PACKAGES := haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client \
 	/usr/lib/rabbitmq/bin/rabbitmq-server:rabbitmq-server
 
 # Fault injection against a private production-like deployment (see tools/faults.py).
-faults: venv
+faults: venv ## kill, freeze, restart and cut the services under load; check the invariants
 	$(PY) -m tools.faults
 
 # The multi-node topology of deploy/ on this machine, with faults during HTTP bursts through
-# HAProxy (tools/cluster/, docs/deploy.md). Takes minutes, so it stays out of `make test`.
+# HAProxy (tools/cluster/, docs/topology.md). Takes minutes, so it stays out of `make test`.
 # As root, installs the Debian packages it needs when they are missing.
-cluster-test: venv
+cluster-test: venv ## HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load (docs/topology.md)
 	@tools/need.sh "make cluster-test" $(CLUSTER_PACKAGES) cc:gcc \
 	  /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:libfaketime
 	$(PY) -m tools.cluster $(ARGS)
 
 # The same topology with every simulated host in its own network namespace on a bridge, and
-# faults that cut or slow links (tools/cluster/partition.py, docs/deploy.md). Root only: it
+# faults that cut or slow links (tools/cluster/partition.py, docs/topology.md). Root only: it
 # creates namespaces, veths, a bridge and iptables rules, and removes them on exit, Ctrl-C or
 # SIGTERM (`make partition-test ARGS=cleanup` removes what a kill -9 of the test left).
-partition-test: venv
+partition-test: venv ## the same, each host in its own network namespace (root): partitions, slow links (docs/topology.md)
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "error: make partition-test needs root (network namespaces, veth pairs, a bridge, iptables)" >&2; exit 2; \
 	fi
@@ -191,13 +174,13 @@ partition-test: venv
 
 # Browser tests in the system's Chromium (Playwright cannot download its own here).
 # As root, installs Debian's chromium when it is missing; `make test` runs them when present.
-e2e: venv
+e2e: venv ## browser tests in Chromium (installs it as root when missing)
 	@tools/need.sh "make e2e" chromium:chromium chromedriver:chromium-driver \
 	  /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc:fonts-noto-cjk
 	$(PY) -m tools.with_services -- $(PY) -m pytest e2e -v
 
 # The contact sheet of every shopper page and the merchant's main admin screens (e2e/screenshots.py).
-screenshots: venv
+screenshots: venv ## every shopper page and the main admin screens, desktop and phone, English and Chinese: docs/screenshots.png
 	@command -v chromium >/dev/null || { echo "error: Chromium missing: make e2e installs it" >&2; exit 1; }
 	$(PY) -m tools.with_services -- $(PY) -m pytest e2e/screenshots.py -q
 
@@ -206,7 +189,7 @@ screenshots: venv
 # otherwise falls back to a Python asyncio generator. Results land in bench-results/.
 # ARGS=--cluster runs it through the cluster-test topology instead (bench/cluster.py), which
 # brings its own Redis and database: no embedded services; as root, installs its packages.
-bench: venv
+bench: venv ## load-test a production-like deployment with wrk (ARGS="--users 5000 ..."; ARGS=--cluster: through the cluster-test topology; docs/performance.md)
 	@tools/need.sh --optional "make bench (else the Python asyncio generator)" wrk:wrk
 	@case " $(ARGS) " in *" --cluster "*) \
 	  tools/need.sh "make bench ARGS=--cluster" $(CLUSTER_PACKAGES); \
