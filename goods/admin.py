@@ -2,16 +2,13 @@
 
 Written for the merchant at a 1280-pixel screen: the columns that matter (start, end, what is
 left, revenue, the live view) fit without scrolling, every word is in the merchant's language
-and every time is in the shop's time zone (settings.TIME_ZONE).
+and every time is in the shop's time zone (settings.TIME_ZONE). The sale's form is goods.forms;
+each sale's orders and revenue on the sale list come from orders (goods.selectors.sales_with_list_figures).
 """
 
-import re
-
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
-from django.core.exceptions import ValidationError
-from django.db.models import Count, DecimalField, ExpressionWrapper, F, Func, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, Func, IntegerField, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpResponseRedirect
 from django.urls import reverse
@@ -23,9 +20,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from goods import services
-from goods.models import DRAW_WINDOW_DEFAULT, Admission, Goods, SaleDraw, SaleStatus, SeckillGoods, StockAudit
-from goods.selectors import sale_delete_blockers, sale_save_warnings, stock_left
-from goods.services import sale_edit_refusal
+from goods.admin_mixins import ReadOnlyAdminMixin
+from goods.forms import SaleForm
+from goods.models import Goods, SaleDraw, SaleStatus, SeckillGoods, StockAudit
+from goods.selectors import sale_delete_blockers, sales_with_list_figures, stock_left
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, visible_to_merchant
 
@@ -160,104 +158,6 @@ class SaleChangeList(ChangeList):
             sale._left = live[sale.pk]
 
 
-class SaleForm(forms.ModelForm):
-    """The sale's form with one more box: "save anyway", which appears beside the warnings
-    (goods.selectors.sale_save_warnings) when a save needs the merchant's second look."""
-
-    confirm = forms.BooleanField(
-        label=gettext_lazy("I have read the warnings above: save anyway"), required=False, widget=forms.HiddenInput
-    )
-
-    class Meta:
-        model = SeckillGoods
-        fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s")
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # The stock field is edited as a number and applied as a difference from the value
-        # shown, which the form posts back (a hidden initial value): see save_model.
-        self.fields["stock_count"].show_hidden_initial = True
-        for name in ("admission", "draw_window_s"):
-            if name in self.fields:
-                self.fields[name].required = False
-        pk = self.instance.pk
-        self.was = SeckillGoods.objects.select_related("goods").get(pk=pk) if pk is not None else None
-        self.stock_seen = SeckillGoodsAdmin._stock_seen(self) if self.is_bound and self.was is not None else None
-        zone = timezone.get_current_timezone_name()
-        for name in ("start_at", "end_at"):
-            if name in self.fields:
-                self.fields[name].help_text = _("Shop time (%(zone)s).") % {"zone": zone}
-
-    def _keep_seconds(self, name: str):
-        """The admin's time input shows whole seconds in English and only hours and minutes in
-        Chinese, so a form saved in Chinese would quietly move a start of 18:16:47 to 18:16:00
-        (and any form would drop microseconds); a time posted back as it was shown keeps the
-        value it had."""
-        value, was = self.cleaned_data.get(name), getattr(self.was, name, None)
-        if value is not None and was is not None:
-            if value in (was.replace(microsecond=0), was.replace(second=0, microsecond=0)):
-                return was
-        return value
-
-    def clean_admission(self):
-        """Optional in a post (a client of the form before draw sales): as it was, or the default."""
-        return self.cleaned_data.get("admission") or getattr(self.was, "admission", Admission.FCFS)
-
-    def clean_draw_window_s(self):
-        value = self.cleaned_data.get("draw_window_s")
-        return value if value is not None else getattr(self.was, "draw_window_s", DRAW_WINDOW_DEFAULT)
-
-    def clean_start_at(self):
-        return self._keep_seconds("start_at")
-
-    def clean_end_at(self):
-        return self._keep_seconds("end_at")
-
-    def changed_values(self, cleaned) -> set[str]:
-        """The fields whose value the save would change: by value, not by what the browser
-        posted (a time posted without its seconds is no change, see _keep_seconds)."""
-        if self.was is None:
-            return set(self.fields) - {"confirm"}
-        changed = {
-            name
-            for name in ("goods", "seckill_price", "start_at", "end_at", "admission", "draw_window_s")
-            if name in cleaned and cleaned[name] != getattr(self.was, name)
-        }
-        return changed | ({"stock_count"} & set(self.changed_data))
-
-    def clean(self):
-        cleaned = super().clean()
-        if self.errors:
-            return cleaned
-        # The values as they would be saved (clean runs before the form writes them on the instance).
-        candidate = SeckillGoods(
-            pk=self.instance.pk,
-            goods=cleaned["goods"],
-            seckill_price=cleaned.get("seckill_price"),
-            stock_count=cleaned.get("stock_count"),
-            start_at=cleaned.get("start_at"),
-            end_at=cleaned.get("end_at"),
-            admission=cleaned.get("admission") or Admission.FCFS,
-            draw_window_s=cleaned.get("draw_window_s") or DRAW_WINDOW_DEFAULT,
-        )
-        changed = self.changed_values(cleaned)
-        if self.was is not None:
-            refusal = sale_edit_refusal(sale=self.was, changes={name: cleaned.get(name) for name in changed})
-            if refusal:
-                raise ValidationError(refusal)
-        if self.was is not None and self.stock_seen is not None and "stock_count" in changed:
-            # The stock is applied as a difference from what the form showed (see save_model);
-            # what the sale will have left is its stock now plus that difference.
-            stock = self.was.stock_count + (cleaned["stock_count"] - self.stock_seen)
-        else:
-            stock = cleaned.get("stock_count") or 0
-        warnings = sale_save_warnings(sale=candidate, stock_count=stock, changed=changed, was=self.was)
-        if warnings and not cleaned.get("confirm"):
-            self.fields["confirm"].widget = forms.CheckboxInput()
-            raise ValidationError([ValidationError(w, code="warning") for w in warnings])
-        return cleaned
-
-
 @admin.register(SeckillGoods)
 class SeckillGoodsAdmin(MerchantScopedAdmin):
     owner_path = "goods__owner"
@@ -286,24 +186,9 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         audited = (
             StockAudit.objects.filter(sale=OuterRef("pk")).values("sale").annotate(total=Sum("delta")).values("total")
         )
-        paid = Q(orders__status="paid")
-        line_total = ExpressionWrapper(
-            F("orders__price") * F("orders__quantity"), output_field=DecimalField(max_digits=14, decimal_places=2)
-        )
-        return (
-            super()
-            .get_queryset(request)
-            .select_related("goods")
-            .annotate(
-                _unpaid=Count("orders", filter=Q(orders__status="unpaid")),
-                _paid=Count("orders", filter=paid),
-                _cancelled=Count("orders", filter=Q(orders__status="cancelled")),
-                # Paid orders only: an unpaid order may still expire or be cancelled, and
-                # gives its unit back then; it is money promised, not money taken.
-                _revenue=Sum(line_total, filter=paid),
-                _audited=Coalesce(Subquery(audited), 0),
-            )
-        )
+        # Each sale's orders and revenue come from orders (sale_list_annotation_add): goods cannot import it.
+        sales = sales_with_list_figures(super().get_queryset(request).select_related("goods"))
+        return sales.annotate(_audited=Coalesce(Subquery(audited), 0))
 
     def get_changelist(self, request, **kwargs):
         return SaleChangeList
@@ -333,17 +218,17 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         live = getattr(obj, "_left", None)
         return obj.stock_count if live is None else live
 
-    @admin.display(description=gettext_lazy("paid"), ordering="_paid")
+    @admin.display(description=gettext_lazy("paid"), ordering="orders_paid")
     def paid_display(self, obj):
-        return obj._paid
+        return obj.orders_paid
 
-    @admin.display(description=gettext_lazy("unpaid"), ordering="_unpaid")
+    @admin.display(description=gettext_lazy("unpaid"), ordering="orders_unpaid")
     def unpaid_display(self, obj):
-        return obj._unpaid
+        return obj.orders_unpaid
 
-    @admin.display(description=gettext_lazy("revenue"), ordering="_revenue")
+    @admin.display(description=gettext_lazy("revenue"), ordering="revenue")
     def revenue_display(self, obj):
-        return money(obj._revenue or 0)
+        return money(obj.revenue or 0)
 
     @admin.display(description=gettext_lazy("see"))
     def links(self, obj):
@@ -386,14 +271,6 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
 
     # --- editing ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _stock_seen(form) -> int:
-        field = form.fields["stock_count"]
-        try:
-            return int(field.to_python(form.data.get(form.add_initial_prefix("stock_count"))))
-        except (TypeError, ValueError, ValidationError):
-            return form.initial["stock_count"]
-
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "goods":
             kwargs["queryset"] = visible_to_merchant(Goods.objects.all(), user=request.user)
@@ -406,7 +283,7 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         changes = {name: form.cleaned_data[name] for name in form.changed_values(form.cleaned_data) - {"stock_count"}}
         # The stock field is edited as a number, applied as a difference from what the
         # merchant saw (the hidden initial value), so units sold since the form was loaded stay sold.
-        stock_delta = obj.stock_count - self._stock_seen(form) if "stock_count" in form.changed_data else 0
+        stock_delta = obj.stock_count - form.stock_seen if "stock_count" in form.changed_data else 0
         try:
             services.sale_update(
                 sale=SeckillGoods.objects.get(pk=obj.pk), changes=changes, stock_delta=stock_delta, actor=request.user
@@ -416,38 +293,8 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         obj.refresh_from_db()
 
 
-# --- the stock log ------------------------------------------------------------------------------
-
-_BATCH_NOTE = re.compile(r"^(\d+) orders in one batch$")
-_REPAIR_NOTE = re.compile(r"^Redis stock (\S+) -> (\S+), buyers (\S+) -> (\S+)$")
-# Notes the services store in English (goods.services, orders.services, seckill.repairs),
-# said in the merchant's language and words when shown.
-_PLAIN_NOTES = {
-    "created": gettext_lazy("sale created"),
-    "expired": gettext_lazy("expired"),
-    "cancelled by shopper": gettext_lazy("cancelled by shopper"),
-    "cancelled by merchant": gettext_lazy("cancelled by merchant"),
-}
-
-
-def stock_note_display(note: str) -> str:
-    if note in _PLAIN_NOTES:
-        return str(_PLAIN_NOTES[note])
-    if match := _BATCH_NOTE.match(note):
-        n = int(match[1])
-        return ngettext("%(n)d order placed together", "%(n)d orders placed together", n) % {"n": n}
-    if match := _REPAIR_NOTE.match(note):
-        return _("units on sale corrected from %(before)s to %(after)s; buyers from %(b1)s to %(b2)s") % {
-            "before": match[1],
-            "after": match[2],
-            "b1": match[3],
-            "b2": match[4],
-        }
-    return note
-
-
 @admin.register(SaleDraw)
-class SaleDrawAdmin(MerchantScopedAdmin):
+class SaleDrawAdmin(ReadOnlyAdminMixin, MerchantScopedAdmin):
     """A draw sale's draw, read-only, for the merchant's audit (docs/draw.md): the seed and its
     hash, the sorted entrant ids, the units drawn and the winners. Written by the draw alone."""
 
@@ -486,26 +333,48 @@ class SaleDrawAdmin(MerchantScopedAdmin):
             )
         )
 
-    def has_add_permission(self, request):
-        return False
 
-    def has_change_permission(self, request, obj=None):
-        return False
+# --- the stock log ------------------------------------------------------------------------------
 
-    def has_delete_permission(self, request, obj=None):
-        return False
+# Who cancelled (StockAuditDetail's "cancelled_by"), in the merchant's words.
+_CANCELLED_BY = {
+    "shopper": gettext_lazy("cancelled by shopper"),
+    "merchant": gettext_lazy("cancelled by merchant"),
+}
+
+
+def stock_detail_words(detail: dict) -> str:
+    """A stock change's detail (goods.models.StockAuditDetail) in the merchant's language; ""
+    when it holds nothing to say beyond the reason (an expiry, a merchant's edit)."""
+    if "stock_after" in detail:
+        figures = {"after": detail["stock_after"], "b1": detail.get("buyers_before"), "b2": detail.get("buyers_after")}
+        if detail.get("stock_before") is None:  # Redis had lost the sale: loaded again, not corrected
+            return _("units on sale restored to %(after)s; buyers from %(b1)s to %(b2)s") % figures
+        return _("units on sale corrected from %(before)s to %(after)s; buyers from %(b1)s to %(b2)s") % {
+            **figures,
+            "before": detail["stock_before"],
+        }
+    if detail.get("created"):
+        return _("sale created")
+    if "orders" in detail:
+        n = detail["orders"]
+        return ngettext("%(n)d order placed together", "%(n)d orders placed together", n) % {"n": n}
+    if detail.get("cancelled_by") in _CANCELLED_BY:
+        return str(_CANCELLED_BY[detail["cancelled_by"]])
+    # A note from before the detail that the migration could not read: shown as it was written.
+    return detail.get("note", "")
 
 
 @admin.register(StockAudit)
-class StockAuditAdmin(MerchantScopedAdmin):
+class StockAuditAdmin(ReadOnlyAdminMixin, MerchantScopedAdmin):
     """Read-only: the log is written by the services that change the stock, never by hand."""
 
     owner_path = "sale__goods__owner"
-    list_display = ("when_display", "sale", "delta_display", "reason", "actor", "reference_display", "note_display")
+    list_display = ("when_display", "sale", "delta_display", "reason", "actor", "reference_display", "detail_display")
     list_filter = ("reason", ("sale", admin.RelatedOnlyFieldListFilter))
     search_fields = ("reference",)
     list_select_related = ("sale__goods", "actor")
-    fields = ("created_at", "sale", "delta", "reason", "actor", "reference", "note_display")
+    fields = ("created_at", "sale", "delta", "reason", "actor", "reference", "detail_display")
     readonly_fields = fields
 
     @admin.display(description=gettext_lazy("when"), ordering="created_at")
@@ -523,17 +392,8 @@ class StockAuditAdmin(MerchantScopedAdmin):
         return format_html("{}<br>…{}", first, last) if sep else obj.reference
 
     @admin.display(description=gettext_lazy("note"))
-    def note_display(self, obj):
-        return stock_note_display(obj.note)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+    def detail_display(self, obj):
+        return stock_detail_words(obj.detail)
 
     def changelist_view(self, request, extra_context=None):
         response = super().changelist_view(request, extra_context)

@@ -1,4 +1,5 @@
 from datetime import timedelta
+from typing import TypedDict
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -175,13 +176,36 @@ class StockChange(models.TextChoices):
     OPENING = "opening balance", _("opening balance")
 
 
+class StockAuditDetail(TypedDict, total=False):
+    """What a stock change's `detail` may hold; each kind of change fills in its own keys.
+
+    - `created`: True on the merchant edit that put the sale on (its first stock).
+    - `orders`: on a purchase written in one batch, how many orders the batch wrote.
+    - `cancelled_by`: on a cancellation, "shopper" or "merchant" (an expiry needs none).
+    - `stock_before`, `stock_after`, `buyers_before`, `buyers_after`: on a reconcile repair,
+      Redis's units on sale and buyers before and after; `stock_before` is None when Redis
+      had lost the sale.
+    - `note`: an English note from before `detail` that the migration could not read, as it was.
+    """
+
+    created: bool
+    orders: int
+    cancelled_by: str
+    stock_before: int | None
+    stock_after: int
+    buyers_before: int
+    buyers_after: int
+    note: str
+
+
 class StockAudit(models.Model):
     """One change of a sale's database stock: who, when, by how much and why.
 
     The deltas of a sale add up to its `stock_count`: every write of the stock (the merchant
     services, the order writer, cancellation and expiry) records its row in the same
     transaction. A reconcile repair squares Redis with the database, never the other way
-    round, so it is recorded with delta 0 and the Redis figures in `note`.
+    round, so it is recorded with delta 0 and the Redis figures in `detail`. `detail` holds
+    figures, never words (StockAuditDetail): the admin says them in the merchant's language.
     """
 
     sale = models.ForeignKey(SeckillGoods, on_delete=models.CASCADE, related_name="stock_audit", verbose_name=_("sale"))
@@ -199,7 +223,8 @@ class StockAudit(models.Model):
     reason = models.CharField(_("reason"), max_length=24, choices=StockChange.choices)
     # The order number for purchases and cancellations.
     reference = models.CharField(_("order number"), max_length=64, blank=True)
-    note = models.CharField(_("note"), max_length=200, blank=True)
+    # A row inserted by a release before this column (during a rolling deploy) has no detail.
+    detail = models.JSONField(_("detail"), default=dict, db_default={}, blank=True)
 
     class Meta:
         verbose_name = _("stock change")

@@ -1,6 +1,7 @@
 """Reads on goods and sale events, cached in Redis so hot pages rarely reach PostgreSQL."""
 
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -319,3 +320,27 @@ def sales_visible_to(user: User) -> QuerySet[SeckillGoods]:
     """A merchant's own sale events, latest start first (a superuser's: everyone's)."""
     sales = SeckillGoods.objects.select_related("goods").order_by("-start_at", "-pk")
     return visible_to_merchant(sales, user=user, owner_path="goods__owner")
+
+
+# --- figures the apps above goods add to the merchant's sale list ---------------------------------
+
+SalesAnnotation = Callable[[QuerySet[SeckillGoods]], QuerySet[SeckillGoods]]
+_sale_list_annotations: list[SalesAnnotation] = []
+
+
+def sale_list_annotation_add(annotate: SalesAnnotation) -> None:
+    """Have the merchant's sale list (goods' admin) pass its sales through `annotate` too.
+
+    How an app above goods shows its own figures there without goods importing it: orders
+    adds each sale's orders and revenue (orders.selectors.sales_with_order_figures) when its
+    admin is loaded. Adding the same function again changes nothing.
+    """
+    if annotate not in _sale_list_annotations:
+        _sale_list_annotations.append(annotate)
+
+
+def sales_with_list_figures(sales: QuerySet[SeckillGoods]) -> QuerySet[SeckillGoods]:
+    """`sales` annotated by every function given to sale_list_annotation_add."""
+    for annotate in _sale_list_annotations:
+        sales = annotate(sales)
+    return sales

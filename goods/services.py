@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from PIL import Image, ImageOps
 
 from goods import sale_state
-from goods.models import Admission, Goods, SaleDraw, SeckillGoods, StockAudit, StockChange
+from goods.models import Admission, Goods, SaleDraw, SeckillGoods, StockAudit, StockAuditDetail, StockChange
 from goods.selectors import sale_writes_in_flight
 from seckill_site.http import INT32_MAX
 from seckill_site.publish import task_publish
@@ -46,13 +46,15 @@ def stock_audit_record(
     reason: StockChange,
     actor_id: int | None = None,
     reference: str = "",
-    note: str = "",
+    detail: StockAuditDetail | None = None,
 ) -> None:
-    """Log one change of a sale's stock. The caller changes the stock in the same transaction,
-    so the log and the stock commit (or roll back) together. One INSERT: the order writer calls
-    it for every order."""
+    """Log one change of a sale's stock, with the figures behind it in `detail` (never words).
+
+    The caller changes the stock in the same transaction, so the log and the stock commit (or
+    roll back) together. One INSERT: the order writer calls it for every order.
+    """
     StockAudit.objects.create(
-        sale_id=sale_id, delta=delta, reason=reason, actor_id=actor_id, reference=reference, note=note[:200]
+        sale_id=sale_id, delta=delta, reason=reason, actor_id=actor_id, reference=reference, detail=detail or {}
     )
 
 
@@ -203,7 +205,7 @@ def sale_create(*, sale: SeckillGoods, actor: User | None = None) -> SeckillGood
             delta=sale.stock_count,
             reason=StockChange.MERCHANT_EDIT,
             actor_id=actor.pk if actor else None,
-            note="created",
+            detail={"created": True},
         )
         sale_id = sale.pk
         transaction.on_commit(lambda: sale_open(sale_id=sale_id))

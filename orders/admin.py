@@ -12,11 +12,16 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from goods.models import SaleStatus, SeckillGoods
+from goods.selectors import sale_list_annotation_add
 from orders.models import Order, OrderStatus
-from orders.selectors import order_address, orders_csv_rows, sale_figures
+from orders.selectors import order_address, orders_csv_rows, sale_figures, sales_with_order_figures
 from orders.services import REASON_MERCHANT, order_cancel
 from seckill_site.admin import list_time, money, shop_time_zone
 from users.merchants import MerchantScopedAdmin, is_merchant, visible_to_merchant
+
+# The merchant's sale list, in goods' admin, shows each sale's paid and unpaid orders and its
+# revenue; goods cannot import orders, so orders hands it the query.
+sale_list_annotation_add(sales_with_order_figures)
 
 # Excel reads a CSV file as UTF-8 only when it starts with the byte order mark; without it,
 # Chinese names and addresses open as mojibake on a Chinese Windows.

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, DecimalField, F, QuerySet, Sum
+from django.db.models import Count, DecimalField, ExpressionWrapper, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncSecond
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
@@ -146,16 +146,34 @@ def orders_csv_rows(*, orders: QuerySet[Order]) -> Iterator[list[str]]:
         ]
 
 
+def _money_taken(prefix: str = "") -> Sum:
+    """The money of paid orders, price times quantity; `prefix` reaches the orders from
+    another model ("orders__" from a sale). Paid orders only: an unpaid order may still expire
+    or be cancelled, and gives its unit back then; it is money promised, not money taken."""
+    line_total = ExpressionWrapper(
+        F(f"{prefix}price") * F(f"{prefix}quantity"), output_field=DecimalField(max_digits=14, decimal_places=2)
+    )
+    return Sum(line_total, filter=Q(**{f"{prefix}status": OrderStatus.PAID}))
+
+
+def sales_with_order_figures(sales: QuerySet[SeckillGoods]) -> QuerySet[SeckillGoods]:
+    """`sales`, each annotated with its orders: `orders_paid`, `orders_unpaid` and `revenue`
+    (paid orders' money; None without any). For the merchant's sale list, which goods' admin
+    shows and cannot compute itself (goods does not import orders): orders.admin hands it this."""
+    return sales.annotate(
+        orders_unpaid=Count("orders", filter=Q(orders__status=OrderStatus.UNPAID)),
+        orders_paid=Count("orders", filter=Q(orders__status=OrderStatus.PAID)),
+        revenue=_money_taken("orders__"),
+    )
+
+
 def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
     """Live figures of one sale for the merchant: stock in both stores, orders by status,
     requests refused by the per-sale limits, and orders per second since the sale started
     (for the chart)."""
     orders = Order.objects.filter(sale=sale)
     by_status = dict(orders.values_list("status").annotate(n=Count("id")))
-    # Paid orders only (as in the sale list): an unpaid order is money promised, not taken.
-    revenue = orders.filter(status=OrderStatus.PAID).aggregate(
-        total=Sum(F("price") * F("quantity"), output_field=DecimalField(max_digits=14, decimal_places=2))
-    )["total"] or Decimal("0.00")
+    revenue = orders.aggregate(total=_money_taken())["total"] or Decimal("0.00")
     per_second = list(
         orders.annotate(second=TruncSecond("created_at")).values("second").annotate(n=Count("id")).order_by("second")
     )

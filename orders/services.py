@@ -195,7 +195,7 @@ def orders_create_from_seckill_batch(*, sale_id: int, reservations: dict[str, in
                 reason=StockChange.PURCHASE,
                 actor_id=users[0] if len(users) == 1 else None,  # one buy: its buyer
                 reference=f"{numbers[0]}…{numbers[-1]}" if len(numbers) > 1 else numbers[0],
-                note=f"{len(created)} orders in one batch",
+                detail={"orders": len(created)},
             )
             return {request_id: order_id for request_id, order_id, _order_no in created}
     except IntegrityError:
@@ -214,6 +214,8 @@ class OrderStateError(Exception):
 REASON_EXPIRED = gettext_noop("expired")
 REASON_SHOPPER = gettext_noop("cancelled by shopper")
 REASON_MERCHANT = gettext_noop("cancelled by merchant")
+# Who cancelled, as the stock log records it (StockAuditDetail); an expiry is its own reason.
+_CANCELLED_BY = {REASON_SHOPPER: "shopper", REASON_MERCHANT: "merchant"}
 
 
 def _refusal(order: Order, action: str) -> OrderStateError:
@@ -289,7 +291,7 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
             reason=StockChange.EXPIRY if reason == REASON_EXPIRED else StockChange.CANCELLATION,
             actor_id=actor_id,
             reference=seckill_order.order.order_no,
-            note=reason,
+            detail={"cancelled_by": _CANCELLED_BY[reason]} if reason in _CANCELLED_BY else {},
         )
         try:
             ticket = sale_state.ticket(seckill_order.sale_id)

@@ -19,10 +19,12 @@ def reconcile_repair_record(*, report: ReconcileReport) -> bool:
             sale_id=report.sale_id,
             delta=0,
             reason=StockChange.RECONCILE_REPAIR,
-            note=(
-                f"Redis stock {before.previous_stock} -> {after.stock}, "
-                f"buyers {before.previous_buyers} -> {after.buyers}"
-            ),
+            detail={
+                "stock_before": before.previous_stock,
+                "stock_after": after.stock,
+                "buyers_before": before.previous_buyers,
+                "buyers_after": after.buyers,
+            },
         )
     repaired = bool(report.finished or report.after)
     if repaired:

@@ -350,6 +350,59 @@ def test_stock_audit_is_listed_summed_and_scoped(client, two_merchants, django_c
     assert client.get("/admin/goods/stockaudit/add/").status_code == 403
 
 
+@pytest.mark.parametrize(
+    ("language", "words"),
+    [
+        (
+            "en",
+            [
+                "sale created",
+                "12 orders placed together",
+                "cancelled by merchant",
+                "units on sale corrected from 5 to 4; buyers from 1 to 2",
+                "units on sale restored to 4; buyers from 0 to 2",
+                "a note nobody could read",
+            ],
+        ),
+        (
+            "zh-hans",
+            [
+                "创建秒杀活动",
+                "同批写入 12 个订单",
+                "商家取消",
+                "在售件数由 5 更正为 4；买家数由 1 更正为 2",
+                "在售件数恢复为 4；买家数由 0 更正为 2",
+                "a note nobody could read",
+            ],
+        ),
+    ],
+)
+def test_the_stock_log_says_each_rows_detail_in_the_merchants_language(client, two_merchants, language, words):
+    """The log stores figures (StockAudit.detail); the list and the row's own page put them in
+    words, in the language of the request. A note the migration could not read is shown as is."""
+    from goods.models import StockAudit, StockChange
+    from goods.services import stock_audit_record
+
+    sale = two_merchants["sale_a"]
+    repair = {"stock_before": 5, "stock_after": 4, "buyers_before": 1, "buyers_after": 2}
+    for reason, detail in [
+        (StockChange.MERCHANT_EDIT, {"created": True}),
+        (StockChange.PURCHASE, {"orders": 12}),
+        (StockChange.CANCELLATION, {"cancelled_by": "merchant"}),
+        (StockChange.RECONCILE_REPAIR, repair),
+        (StockChange.RECONCILE_REPAIR, {**repair, "stock_before": None, "buyers_before": 0}),
+        (StockChange.OPENING, {"note": "a note nobody could read"}),
+    ]:
+        stock_audit_record(sale_id=sale.pk, delta=0, reason=reason, detail=detail)
+    client.force_login(two_merchants["a"])
+    client.cookies["django_language"] = language
+    page = client.get(f"/admin/goods/stockaudit/?sale__id__exact={sale.pk}").content.decode()
+    for sentence in words:
+        assert sentence in page
+    row = StockAudit.objects.get(sale=sale, detail__orders=12)
+    assert words[1] in client.get(f"/admin/goods/stockaudit/{row.pk}/change/").content.decode()
+
+
 def test_admin_column_titles_follow_the_language_of_the_request(client, two_merchants):
     client.force_login(two_merchants["a"])
     client.cookies["django_language"] = "zh-hans"

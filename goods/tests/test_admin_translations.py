@@ -150,10 +150,12 @@ def shop(django_capture_on_commit_callbacks):
     order_pay(order=paid, address=address)
     with django_capture_on_commit_callbacks(execute=True):
         order_cancel(order_id=cancelled.pk, reason=REASON_SHOPPER, actor_id=buyers[2].pk)
-    # The notes other writers leave (the batch writer, the reconciler): stored in English.
-    stock_audit_record(sale_id=sale.pk, delta=0, reason=StockChange.PURCHASE, note="12 orders in one batch")
+    # The details other writers leave (the batch writer, the reconciler, one that found Redis empty).
+    stock_audit_record(sale_id=sale.pk, delta=0, reason=StockChange.PURCHASE, detail={"orders": 12})
+    repair = {"stock_before": 5, "stock_after": 4, "buyers_before": 1, "buyers_after": 2}
+    stock_audit_record(sale_id=sale.pk, delta=0, reason=StockChange.RECONCILE_REPAIR, detail=repair)
     stock_audit_record(
-        sale_id=sale.pk, delta=0, reason=StockChange.RECONCILE_REPAIR, note="Redis stock 5 -> 4, buyers 1 -> 2"
+        sale_id=sale.pk, delta=0, reason=StockChange.RECONCILE_REPAIR, detail={**repair, "stock_before": None}
     )
     registration_record(ip="203.0.113.9")
     return {

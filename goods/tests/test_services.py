@@ -120,7 +120,15 @@ def test_stock_audit_adds_up_to_the_stock_through_every_kind_of_change(django_ca
             (StockChange.RECONCILE_REPAIR, 0, None),
         ]
     )
-    assert rows.get(reason=StockChange.RECONCILE_REPAIR).note.startswith("Redis stock 99 -> 7")
+    assert rows.get(reason=StockChange.RECONCILE_REPAIR).detail == {
+        "stock_before": 99,
+        "stock_after": 7,
+        "buyers_before": 1,  # the third shopper's order is still live
+        "buyers_after": 1,
+    }
+    assert rows.get(reason=StockChange.CANCELLATION).detail == {"cancelled_by": "shopper"}
+    assert rows.get(reason=StockChange.EXPIRY).detail == {}
+    assert rows.get(reason=StockChange.MERCHANT_EDIT, delta=5).detail == {"created": True}
     assert rows.get(reason=StockChange.CANCELLATION).reference == orders[0].order_no
 
 
