@@ -1,20 +1,9 @@
-"""A sale's shared state in Redis, beside the sale's model.
+"""A sale's shared state in Redis, beside the sale's model; this module is its public API.
 
-The one package that names a sale's keys (`sk:{id}:*`, keys.py) or runs its Lua scripts
-(lua/): the gate, the order writer, cancellations, merchant edits, the reconciler, the pages and
-the metrics all call the functions exported here. Every transition is one Lua call that checks
-the state it starts from and answers a no-op from any other, so a late, repeated or crashed
-caller changes nothing. Each module holds one family of transitions and states its table:
-
-- marks: what this process knows without asking (sold-out marks, window copies);
-- reservation: a unit handed to a shopper, until the writer settles its order;
-- draw: a draw sale's entries, its draw and its entry shards;
-- limits: the per-sale limits, the captcha's answer and the one-time path;
-- stock: loading a sale, a merchant's edits, removal, units of cancelled orders;
-- answers: the stored results and the refusals, each with the code a shopper is told.
-
-Every key of a sale shares its hash tag, so each script stays in one Redis Cluster slot (a
-draw sale's entry shards have one tag each: draw.py).
+The one package that names a sale's keys (keys.py) or runs its Lua scripts (lua/). Every
+transition is one Lua call that checks the state it starts from and answers a no-op from any
+other, so a late, repeated or crashed caller changes nothing. One module per family: marks
+(what this process knows without asking), reservation, draw, limits, stock, answers.
 """
 
 from goods.sale_state.answers import RESULT_ENTERED, RESULT_FAILED, RESULT_NOT_DRAWN, RESULT_QUEUED, Refusal

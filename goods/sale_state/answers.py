@@ -1,7 +1,7 @@
 """What the sale's scripts answer a shopper: the stored result of a buy, and the refusals.
 
-A refusal carries the envelope code the shopper is given, so every layer that can refuse (the
-fast path below Django, the sold-out middleware, the gate) answers from this one table.
+A refusal carries the envelope code the shopper is told: every layer that refuses answers
+from this one table.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ RESULT_NOT_DRAWN = -3  # in a draw that is made, and not among its winners (neve
 
 
 class Refusal(enum.IntEnum):
-    """reserve.lua's and enter.lua's refusals, by the numbers they answer; `code` is what the
-    shopper is told."""
+    """reserve.lua's and enter.lua's refusals, by the numbers they answer."""
 
     code: Code
 
@@ -37,11 +36,10 @@ class Refusal(enum.IntEnum):
     NOT_STARTED = -5, Code.NOT_STARTED
     ENDED = -6, Code.ENDED
     RATE_LIMITED = -7, Code.TOO_MANY_REQUESTS
-    # A draw sale's entry window: the shopper enters instead. Told "draw pending" only when
-    # enter.lua and reserve.lua disagree by a clock tick.
+    # The shopper enters instead; told only when enter.lua and reserve.lua disagree by a tick.
     IN_DRAW = -8, Code.DRAW_PENDING
     DRAW_PENDING = -9, Code.DRAW_PENDING  # the entry window is over and the draw is not made yet
-    # Not a script's: no replica confirmed the reservation, which was given back.
+    # No replica confirmed the reservation, which was given back.
     NOT_DURABLE = -10, Code.TRY_AGAIN
-    # enter.lua's: this process's copy of the sale's entry shards was old (enter() asks once more).
+    # This process's copy of the entry shards was old; enter() asks once more.
     SHARDS_STALE = -11, Code.TRY_AGAIN

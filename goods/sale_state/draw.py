@@ -1,13 +1,7 @@
 """A draw sale's entries and its draw (docs/draw.md), with everything about its entry shards.
 
-`enter` ((none) -> entered: in the entry window, no unit taken, one entry per shopper, on the
-shopper's entry shard), `draw_due` (entry window -> closed, per shard: no entry after it) and
-`draw_apply` (entered -> reserved for the stored winners, each at most once; the last call sets
-the drawn mark, and reserve answers DRAW_PENDING until it stands).
-
-A draw sale with several entry shards (keys.entry_shard) keeps its entries under one hash tag
-per shard: enter.lua and draw_due.lua run on one shard's slot, every other script on the
-sale's. The shard count is fixed once, when the sale is loaded as a draw sale.
+`enter` (none -> entered), `draw_due` (window -> closed, per shard), `draw_apply` (entered ->
+reserved for the stored winners); docs/architecture.md has the table.
 """
 
 from __future__ import annotations
@@ -29,13 +23,12 @@ SHARDS_MAX = 64
 
 
 def shards_stored(sale_id: int) -> int:
-    """The sale's entry shards as Redis holds them now (the drawer's reads: no process's copy)."""
+    """The sale's entry shards as Redis holds them now, not this process's copy."""
     return int(client().hget(keys.window(sale_id), "shards") or 1)
 
 
 def window_spread(*, sale_id: int, start: float, end: float, draw: float) -> None:
-    """Fix a draw sale's entry shards (settings.SECKILL_DRAW_SHARDS, once: entries already taken
-    stay where they are) and copy the window to each shard, where enter.lua reads it."""
+    """Fix a draw sale's entry shard count once, and copy the window to each shard."""
     redis = client()
     if draw:
         wanted = min(max(int(settings.SECKILL_DRAW_SHARDS), 1), SHARDS_MAX)
@@ -50,7 +43,7 @@ def window_spread(*, sale_id: int, start: float, end: float, draw: float) -> Non
 
 
 def shard_hashes_summed(sale_id: int, key: Callable[[int, int, int], str]) -> dict[str, int]:
-    """A counter hash kept once per entry shard (key(sale, shard, shards)), summed field by field."""
+    """A counter hash kept per entry shard, summed field by field."""
     count = shards(sale_id)
     pipeline = client().pipeline(transaction=False)
     for shard in range(count):
@@ -80,7 +73,7 @@ def enter_call(*, sale_id: int, user_id: int, path: str, shards: int) -> dict:
         keys.entry_rate(sale_id, user_id, shards),
         keys.entries(sale_id, shard, shards),
     ]
-    # One shard is the sale's own slot: the call checks "already bought" and sets the answer too.
+    # With one shard the call is on the sale's slot and checks "already bought" too.
     on_sale = [keys.stock(sale_id), keys.buyers(sale_id), keys.result(sale_id, user_id)] if shards == 1 else []
     return {
         "keys": on_shard + on_sale,
@@ -89,9 +82,8 @@ def enter_call(*, sale_id: int, user_id: int, path: str, shards: int) -> dict:
 
 
 def enter(*, sale_id: int, user_id: int, path: str) -> Entered:
-    """(none) -> entered: one entry per shopper in a draw sale's entry window, no stock taken;
-    the same rate limit and one-time path as reserve, and with one entry shard its "already
-    bought" (with several, the drawer leaves buyers out). One round trip, on the shopper's shard."""
+    """(none) -> entered: one entry per shopper in the entry window, no unit taken; the same rate
+    limit and one-time path as reserve. One round trip, on the shopper's shard."""
     answer, extra = script("enter")(**enter_call(sale_id=sale_id, user_id=user_id, path=path, shards=shards(sale_id)))
     if answer == Refusal.SHARDS_STALE:  # the sale became a draw sale with shards since this copy
         window_forget(sale_id)
@@ -107,10 +99,7 @@ ENTRANTS_PAGE = 1000
 
 
 def entrants(sale_id: int) -> list[int]:
-    """The sale's entrants, sorted: every entry shard's, read a page at a time (SSCAN), so no
-    one call holds a shard for long however many there are; less the sale's buyers (with
-    several shards enter.lua cannot see them: an entrant who holds a unit already draws none).
-    Complete once draw_due() answered True."""
+    """The sale's entrants less its buyers, sorted; complete once draw_due() answered True."""
     redis = client()
     count = shards_stored(sale_id)
     found: set[int] = set()
@@ -130,15 +119,13 @@ def entrants_count(sale_id: int) -> int:
 
 
 def entries_per_second(sale_id: int) -> dict[int, int]:
-    """Entries taken in each epoch second of the sale's entry window (a few dozen fields),
-    summed over the entry shards."""
+    """Entries taken per epoch second of the entry window."""
     return {int(second): n for second, n in shard_hashes_summed(sale_id, keys.entries).items()}
 
 
 def draw_due(sale_id: int) -> bool:
-    """Has the sale's entry window closed on every entry shard, each by the clock of the node
-    that holds it (the one enter.lua reads there)? A shard found due is marked closed, so from
-    then on its entrants no longer change. One call per shard, on the sale's slot with one."""
+    """Has the entry window closed on every shard, by the clock of the node holding it? A shard
+    found due is marked closed, so its entrants no longer change."""
     count = shards_stored(sale_id)
     due = [script("draw_due")(keys=[keys.shard_window(sale_id, shard, count)]) == 1 for shard in range(count)]
     return all(due)
@@ -150,8 +137,7 @@ def drawn(sale_id: int) -> bool:
 
 
 def drawn_mark(sale_id: int) -> None:
-    """Mark the sale's draw applied in full, as PostgreSQL records it (SaleDraw.applied_at):
-    for a Redis that lost the sale, so the stored draw is not applied a second time."""
+    """Restore the mark from PostgreSQL (SaleDraw.applied_at), so a draw is never applied twice."""
     client().set(keys.drawn(sale_id), "1")
 
 
@@ -171,8 +157,7 @@ class DrawApplied:
 
 def draw_apply(*, sale_id: int, winners: list[tuple[int, str]], flush_mark_ms: int) -> DrawApplied:
     """entered -> reserved for `winners` ((user id, request id), in the draw's order), a chunk
-    per call (DRAW_CHUNK), then the drawn mark. Safe to repeat: an entrant already turned, or
-    a sale already marked drawn, is left alone."""
+    per call, then the drawn mark. Safe to repeat."""
     chunks = [winners[at : at + keys.DRAW_CHUNK] for at in range(0, len(winners), keys.DRAW_CHUNK)] or [[]]
     applied, flush_due = 0, False
     for number, chunk in enumerate(chunks):

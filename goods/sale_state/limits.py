@@ -1,8 +1,5 @@
 """A shopper's steps before a buy: the per-sale limits, the captcha's answer, the one-time path.
-
-With entry shards a shopper's limits and captcha live on their own shard (as their entry does),
-so a draw's opening spreads over the shards' nodes too.
-"""
+With entry shards they live on the shopper's shard, as the entry does."""
 
 from __future__ import annotations
 
@@ -13,8 +10,7 @@ from seckill_site.redis import client, script
 
 
 def limit_take(*, sale_id: int, user_id: int, action: str, limit: int) -> int:
-    """Count one `action` (captcha, path) of this shopper on this sale: 0 within `limit` per
-    LIMIT_WINDOW, else the seconds until the window ends (and the refusal is tallied)."""
+    """Count one `action`: 0 within `limit` per window, else the seconds until it ends."""
     count = shards(sale_id)
     tally = keys.refused(sale_id, keys.entry_shard(user_id, count), count)
     return int(
@@ -37,8 +33,7 @@ def captcha_answer_take(*, sale_id: int, user_id: int) -> int | None:
 
 
 def path_set(*, sale_id: int, user_id: int, path: str) -> None:
-    """The shopper's one-time path; in a draw sale with entry shards also a copy on their shard,
-    which enter.lua takes (the sale's copy is reserve.lua's, after the draw)."""
+    """The shopper's one-time path, and with entry shards a copy on their shard for enter.lua."""
     count = shards(sale_id)
     if count == 1 or not draw_at(sale_id):
         client().set(keys.path(sale_id, user_id), path, ex=keys.PATH_TTL)
@@ -50,5 +45,5 @@ def path_set(*, sale_id: int, user_id: int, path: str) -> None:
 
 
 def refusals(sale_id: int) -> dict[str, int]:
-    """Requests the per-sale limits refused, by action (summed over the entry shards)."""
+    """Requests the per-sale limits refused, by action."""
     return shard_hashes_summed(sale_id, keys.refused)

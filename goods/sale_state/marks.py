@@ -1,9 +1,5 @@
 """What this process knows of a sale without asking Redis: sold-out marks and window copies.
-
-Both are kept in process memory and expire on their own, so a change reaches every process
-within a bounded time and no process needs to be told: a sold-out mark lasts
-SOLD_OUT_MARK_SECONDS, a window copy WINDOW_CACHE_SECONDS.
-"""
+Both expire on their own, so a change reaches every process within a bound and none is told."""
 
 from __future__ import annotations
 
@@ -14,14 +10,11 @@ from goods.sale_state.answers import Refusal
 from seckill_site.redis import client
 from seckill_site.redis import now as redis_now
 
-# Sale id -> monotonic time until which the sale counts as sold out here. When stock comes back
-# (a cancellation, a load) every process sees it within a mark's life, and a sold-out sale costs
-# each process at most one Redis call per mark instead of one per request.
+# Sale id -> monotonic deadline: one Redis call per mark, not per request, for a sold-out sale.
 SOLD_OUT_MARK_SECONDS = 1.0
 _sold_out_until: dict[int, float] = {}
 
-# Sale id -> (start, end, fetched at, draw, entry shards): the sale window as Redis holds it;
-# draw is the epoch second of a draw sale's draw, 0 for first come, first served.
+# Sale id -> (start, end, fetched at, draw second or 0, entry shards).
 WINDOW_CACHE_SECONDS = 5.0
 _windows: dict[int, tuple[float, float, float, float, int]] = {}
 
@@ -43,29 +36,25 @@ def sold_out_clear(sale_id: int | None = None) -> None:
 
 
 def window(sale_id: int) -> tuple[float, float] | None:
-    """The sale window (epoch seconds) from this process's copy, refreshed from Redis every
-    WINDOW_CACHE_SECONDS; None when Redis does not hold it (an unknown sale, or a lost one)."""
+    """(start, end) in epoch seconds from this process's copy; None when Redis holds no window."""
     cached = _window_cached(sale_id)
     return None if cached is None else (cached[0], cached[1])
 
 
 def draw_at(sale_id: int) -> float:
-    """The epoch second of the sale's draw (the end of its entry window), 0 for first come,
-    first served or when Redis does not hold the sale; from the same copy as window()."""
+    """The epoch second of the sale's draw, 0 for none or when Redis holds no window."""
     cached = _window_cached(sale_id)
     return 0.0 if cached is None else cached[3]
 
 
 def shards(sale_id: int) -> int:
-    """How many entry shards the sale's entries are spread over (1 for a first come, first
-    served sale, or when Redis does not hold the sale); from the same copy as window()."""
+    """The sale's entry shards as this process's copy says (1 when it says nothing)."""
     cached = _window_cached(sale_id)
     return 1 if cached is None else cached[4]
 
 
 def _window_cached(sale_id: int, *, ask: bool = True) -> tuple[float, float, float, float, int] | None:
-    """This process's copy of the window; a missing or stale one is read again from Redis, or
-    without `ask` (no network call) answered None."""
+    """The copy; a missing or stale one is read again, or without `ask` answered None."""
     cached = _windows.get(sale_id)
     now = time.monotonic()
     if cached is not None and now - cached[2] < WINDOW_CACHE_SECONDS:
@@ -81,19 +70,15 @@ def _window_cached(sale_id: int, *, ask: bool = True) -> tuple[float, float, flo
 
 
 def refusal_known(sale_id: int, *, ask: bool) -> Refusal | None:
-    """SOLD_OUT, NOT_STARTED or ENDED when this process knows it: a sold-out mark, or the window
-    copy and the shop's clock. These are public facts (the list page shows them), so they are
-    answered to anyone, before the session is read."""
+    """SOLD_OUT, NOT_STARTED or ENDED if this process knows it: public facts, answered to anyone."""
     if sold_out_known(sale_id):
         return Refusal.SOLD_OUT
     return window_refusal(sale_id, ask=ask)
 
 
 def window_refusal(sale_id: int, *, ask: bool = True) -> Refusal | None:
-    """NOT_STARTED or ENDED by the shop's clock (Redis's) and this process's copy of the window;
-    None when it may be open. With `ask` a missing or stale copy is read from Redis (one read per
-    sale every WINDOW_CACHE_SECONDS); without, nothing reaches the network and a stale copy
-    answers None."""
+    """NOT_STARTED or ENDED by the shop's clock and the window copy; None when it may be open.
+    Without `ask` nothing reaches the network, and a stale copy answers None."""
     cached = _window_cached(sale_id, ask=ask)
     if cached is None:
         return None

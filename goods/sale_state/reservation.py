@@ -1,9 +1,8 @@
 """A sale's reservations: units the gate handed to shoppers whose orders are not settled yet.
 
-reserve (the gate) -> claim (the order writer, under a lease) -> settle (after the writer's
-commit, by how the database settled each), or give_back (the gate, when its flush could not be
-published). docs/architecture.md, "A reservation's life", has the table of every transition
-from every state.
+reserve (the gate) -> claim (the writer, under a lease) -> settle (after its commit), or
+give_back (the gate, when its flush could not be published). docs/architecture.md, "A
+reservation's life", has the table.
 """
 
 from __future__ import annotations
@@ -27,12 +26,9 @@ class Reserved:
 
 
 def reserve(*, sale_id: int, user_id: int, path: str, request_id: str, trace: str, flush_mark_ms: int) -> Reserved:
-    """(none) -> reserved: count the buy against the shopper's rate limit, take the one-time
-    path, check "already bought" and the stock, hand out one unit. One round trip, plus the
-    replica's confirmation where REDIS_WAIT_REPLICAS asks for one (seckill_site.redis.script_durable):
-    a unit no replica confirmed is given back at once (reserved -> given back, as when the
-    flush cannot be published) and the answer is NOT_DURABLE, "try again", never "queued" —
-    unless a writer already holds it, which then settles it as usual."""
+    """(none) -> reserved: count the rate limit, take the one-time path, check "already bought"
+    and the stock, hand out one unit, in one round trip. A unit no replica confirmed (where
+    REDIS_WAIT_REPLICAS asks) is given back and answered NOT_DURABLE, unless a writer holds it."""
     (left, extra), confirmed = script_durable(
         "reserve",
         keys=[
@@ -76,8 +72,7 @@ class GiveBack(enum.Enum):
 
 
 def give_back(*, sale_id: int, user_id: int, request_id: str) -> GiveBack:
-    """reserved, unclaimed -> gone, its unit back: the flush that would write it could not be
-    published. A reservation a writer has claimed is left to that writer."""
+    """reserved, unclaimed -> gone, its unit back; a claimed one is left to its writer."""
     answer = script("give_back")(
         keys=[
             keys.reservations(sale_id),
@@ -100,7 +95,7 @@ class Reservation:
     request_id: str
     user_id: int
     reserved_at: float  # epoch seconds, by Redis's clock
-    trace: str  # the id of the HTTP request that bought the unit ("" if unknown)
+    trace: str  # the HTTP request id of the buy, or ""
 
 
 def _reservation(request_id: bytes | str, value: bytes | str) -> Reservation:
@@ -117,9 +112,8 @@ class Claim:
 def claim(
     *, sale_id: int, token: str, size: int, lease_ms: int, flush_mark_ms: int, reserved_before: float = 0
 ) -> Claim:
-    """reserved -> claimed by `token`: up to `size` reservations that no writer holds, whose
-    writer's lease ran out, or that this token holds already (a redelivered flush); with
-    `reserved_before` (epoch seconds), only those made before then."""
+    """reserved -> claimed by `token`: up to `size` that no live lease holds (or this token does),
+    made before `reserved_before` (epoch seconds) when given."""
     left, found = script("claim")(
         keys=[keys.reservations(sale_id), keys.claims(sale_id), keys.flush(sale_id)],
         args=[token, size, lease_ms, flush_mark_ms, reserved_before],
@@ -147,8 +141,7 @@ class Settle:
 
 
 def settle(*, sale_id: int, token: str, settles: list[Settle], flush_mark_ms: int) -> tuple[int, int]:
-    """claimed by `token` -> settled, each as its kind says; (settled, reservations left).
-    Reservations this token no longer holds are left alone."""
+    """claimed by `token` -> settled as each kind says; (settled, left). Others are left alone."""
     if not settles:
         return 0, reservations_count([sale_id])[sale_id]
     settled, left = script("settle")(
@@ -178,10 +171,8 @@ def flush_mark_take(*, sale_id: int, flush_mark_ms: int) -> bool:
 
 
 def result(*, sale_id: int, user_id: int) -> int | None:
-    """The shopper's answer: RESULT_QUEUED, an order id, RESULT_FAILED, RESULT_ENTERED, or
-    RESULT_NOT_DRAWN (entered in a draw that is made without them); None when Redis holds none.
-    One MGET: both keys carry the sale's hash tag. With several entry shards an entrant has no
-    answer on the sale's slot until drawn: their shard's set is the answer (one more read)."""
+    """An order id or a RESULT_* answer; None when Redis holds none. With several entry shards an
+    entrant's answer is their shard's set until the draw."""
     value, drawn_mark = client().mget([keys.result(sale_id, user_id), keys.drawn(sale_id)])
     if value is None:
         count = shards(sale_id)

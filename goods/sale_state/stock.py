@@ -1,16 +1,9 @@
-"""A sale as a whole: loading it, a merchant's stock and window edits, removing it, the units
-of cancelled orders coming back, and the stock reads.
+"""A sale as a whole: loading it, a merchant's edits, removing it, the units of cancelled
+orders coming back (docs/architecture.md has their table), and the stock reads.
 
-`load` (the reconciler and `seckill_warm`, under the sale's stock lock in PostgreSQL) rewrites
-its stock, buyers and window from the database and starts a new generation; `sale_open` loads a
-new sale; `stock_take` / `stock_add` carry a merchant's stock edit; `window_set` a new start or
-end; `sale_forget` drops a deleted sale; `unit_return` gives a cancelled order's unit back once
-(docs/architecture.md has its table).
-
-A ticket is the sale's generation read inside the database transaction that holds the sale's
-stock lock (goods.services.sale_stock_lock). A change that reaches Redis after its commit
-carries it: if a load ran in between, that load read the committed change already, and the
-ticket no longer matches.
+A ticket is the sale's generation, read in the transaction that holds the sale's stock lock
+(goods.services.sale_stock_lock). A change that reaches Redis after its commit carries it; a
+load in between read that change already, and the ticket no longer matches.
 """
 
 from __future__ import annotations
@@ -62,9 +55,8 @@ def unit_return(*, sale_id: int, user_id: int, order_id: int, request_id: str, t
 
 
 def sale_open(*, sale_id: int, stock: int, start: float, end: float, draw: float = 0) -> bool:
-    """Load a new sale (stock and window, and the second of its draw, 0 for none) unless a load
-    got there first; True when loaded. The caller holds the sale's stock lock and read `stock`
-    under it."""
+    """Load a new sale unless a load got there first; True when loaded. The caller holds the
+    sale's stock lock and read `stock` under it."""
     loaded = bool(
         script("sale_open")(
             keys=[keys.stock(sale_id), keys.window(sale_id), keys.generation(sale_id)],
@@ -82,16 +74,14 @@ class StockTake:
 
 
 def stock_take(*, sale_id: int, count: int) -> StockTake:
-    """Remove `count` units nobody holds, before the database's own UPDATE (the caller holds
-    the sale's stock lock). Units handed out to shoppers cannot be taken back."""
+    """Remove `count` units nobody holds, before the database's UPDATE, under the stock lock."""
     taken, generation = script("stock_take")(keys=[keys.stock(sale_id), keys.generation(sale_id)], args=[count])
     sold_out_clear(sale_id)
     return StockTake(None if taken == -1 else bool(taken), generation.decode() if generation else "")
 
 
 def stock_add(*, sale_id: int, count: int, ticket: str) -> bool:
-    """`count` units the database gained reach Redis (after the commit), unless a load since
-    the ticket counted them already; True when added."""
+    """Add units the database gained, after its commit, unless a load since `ticket` counted them."""
     added = script("stock_add")(keys=[keys.stock(sale_id), keys.generation(sale_id)], args=[count, ticket])
     if added == 1:
         sold_out_clear(sale_id)
@@ -99,15 +89,13 @@ def stock_add(*, sale_id: int, count: int, ticket: str) -> bool:
 
 
 def window_set(*, sale_id: int, start: float, end: float, draw: float = 0) -> None:
-    """A new start or end, or admission (from the committed row): `draw` is the epoch second of
-    the draw, 0 for first come, first served. Processes re-read it within WINDOW_CACHE_SECONDS."""
+    """A new window or admission from the committed row; processes see it within a copy's life."""
     client().hset(keys.window(sale_id), mapping={"start": start, "end": end, "draw": draw})
     window_spread(sale_id=sale_id, start=start, end=end, draw=draw)
 
 
 def sale_forget(*, sale_id: int) -> None:
-    """Drop every key of a deleted sale, per-shopper ones included, and its entry shards'. SCAN
-    visits each node of a Redis Cluster, and each DEL is one key."""
+    """Drop every key of a deleted sale and of its entry shards, on every node."""
     redis = client()
     for pattern in (keys.pattern(sale_id), keys.shards_pattern(sale_id)):
         for key in redis.scan_iter(match=pattern, count=500):
@@ -142,8 +130,8 @@ class LoadReport:
 
 
 def load(*, sale_id: int, snapshot: Snapshot, apply: bool) -> LoadReport:
-    """Compare Redis with `snapshot`, and with `apply` rewrite the stock (the database's less
-    the reservations in flight), the buyers and the window, starting a new generation."""
+    """Compare Redis with `snapshot`; with `apply` rewrite the stock (less the reservations in
+    flight), the buyers and the window, starting a new generation."""
     previous, stock, buyers_before, buyers, differ = script("load")(
         keys=[
             keys.stock(sale_id),
@@ -180,13 +168,12 @@ def reconcile_lock(sale_id: int) -> Iterator[str]:
 
 
 def rebuild_claim(sale_id: int) -> bool:
-    """Redis lost the sale: True for the one caller that gets to have it rebuilt (for a while)."""
+    """True for the one caller that gets a lost sale rebuilt (for a while)."""
     return bool(client().set(keys.rebuild_lock(sale_id), 1, nx=True, ex=keys.REBUILD_LOCK_TTL))
 
 
 def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
-    """Units left per sale; None where the sale is not loaded. Each sale's counter lives in its
-    own slot, so this is a pipeline of GETs (one MGET would be refused on a cluster)."""
+    """Units left per sale, None where it is not loaded. A pipeline: each counter has its own slot."""
     if not sale_ids:
         return {}
     pipeline = client().pipeline(transaction=False)
