@@ -1,6 +1,6 @@
-"""The README and docs/ (issue 22, "Docs where they belong"): the README stays a short front
-page, every docs page says what it covers, and no relative link points at a file or heading
-that is not there."""
+"""The README and docs/: the README stays a short front page, every reference page says what it
+covers in at most REFERENCE_LINES lines, and no relative link, dated records' included, points
+at a file or heading that is not there."""
 
 import re
 from pathlib import Path
@@ -9,6 +9,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+RECORDS = sorted((ROOT / "docs" / "records").glob("*.md"))
+# Reference pages stay short enough to stay true; measurements go to dated records.
+REFERENCE_LINES = 300
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
@@ -27,7 +30,7 @@ def links(page: Path) -> list[str]:
     return [target for target in LINK.findall(FENCE.sub("", page.read_text())) if "://" not in target]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+@pytest.mark.parametrize("page", PAGES + RECORDS, ids=lambda page: page.name)
 def test_relative_links_resolve(page: Path) -> None:
     broken = []
     for target in links(page):
@@ -48,8 +51,10 @@ def test_readme_is_a_front_page() -> None:
 
 @pytest.mark.parametrize("page", PAGES[1:], ids=lambda page: page.name)
 def test_docs_page_says_what_it_covers(page: Path) -> None:
-    title, blank, sentence = page.read_text().splitlines()[:3]
+    lines = page.read_text().splitlines()
+    title, blank, sentence = lines[:3]
     assert title.startswith("# ") and not blank and sentence, page.name
+    assert len(lines) <= REFERENCE_LINES, f"{page.name}: {len(lines)} lines; move dated runs to docs/records/"
 
 
 def test_readme_links_every_docs_page() -> None:
