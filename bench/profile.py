@@ -2,8 +2,9 @@
 
 py-spy records the web processes in its raw (collapsed-stack) format: one line per distinct
 stack, `outermost;...;innermost count`. That one file gives both the picture (an SVG drawn
-here, so no Perl flamegraph script or second py-spy run is needed) and the figures quoted in
-docs/performance.md: the share of samples under a frame (inclusive) and in it (self).
+here, so no Perl flamegraph script or second py-spy run is needed) and the figures the
+profile records in docs/records/ quote: the share of samples under a frame (inclusive) and in
+it (self).
 """
 
 from __future__ import annotations

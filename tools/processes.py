@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The web servers the harness can start. gunicorn-sync answers one request per process at a
 # time and closes the connection after each; gthread keeps them alive. granian parses HTTP in
 # Rust and runs Django in its blocking threads: it won the floor and the burst in every
-# comparison on the 2-core machine (docs/performance.md), so it is what production runs.
+# comparison (docs/records/2026-11-23-web-servers.md), so it is what production runs.
 SERVERS = ("granian", "gunicorn-gthread", "gunicorn-sync")
 DEFAULT_SERVER = "granian"
 

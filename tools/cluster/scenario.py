@@ -381,8 +381,8 @@ SCENARIOS = {
     "redis-primary": ClusterRun.redis_primary,
     "clock-skew": ClusterRun.clock_skew,
 }
-# web-sigterm is left out by default: it measures what an undrained stop costs (a few broken
-# connections per thousand requests, docs/deploy.md), which no deploy should do.
+# web-sigterm is left out by default: it measures what an undrained stop costs (broken
+# connections, docs/topology.md), which no deploy should do.
 DEFAULT_SCENARIOS = ("web-restart", "worker-kill", "rabbit-leader", "redis-primary", "clock-skew")
 
 
