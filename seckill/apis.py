@@ -1,9 +1,5 @@
-"""Seckill API: captcha, one-time path, buy (the gate), result.
-
-Same services as the pages (seckill.views) and the same rate-limit counters. None of these
-endpoints reads PostgreSQL on its way: the user id comes from the token's Redis cache or the
-session (seckill_site.api), there is no serializer, and the buy endpoint parses no body.
-"""
+"""Seckill API: captcha, one-time path, buy (the gate), result. The same steps and rate-limit
+counters as the pages; no serializer runs and no PostgreSQL read is made on the way."""
 
 from dataclasses import replace
 
@@ -41,8 +37,7 @@ class _GateApi(APIView):
 
 
 class CaptchaApi(_GateApi):
-    # Only the per-sale limit (seckill.services.paths.sale_limit_take): a per-user limit across all
-    # sales locked a shopper out of every sale after 20 captchas for one (issue 24).
+    # Only the per-sale limit (seckill.steps.captcha says why).
     throttle_classes: list = []
 
     @extend_schema(
@@ -118,8 +113,7 @@ class PathApi(_GateApi):
 
 
 class BuyApi(_GateApi):
-    # Counted inside the gate (reserve.lua), after the answers that need no network: a
-    # sold-out sale costs no Redis call, as on the page, and the count is the page's.
+    # Counted inside the gate (reserve.lua), after the refusals that need no network call.
     throttle_classes: list = []
 
     @extend_schema(

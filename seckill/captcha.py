@@ -1,19 +1,10 @@
-"""Arithmetic captcha (seed 000): a sum like `47+25`, `83−29` or `7×8`, drawn to defeat OCR.
+"""Arithmetic captcha: a sum like `47+25`, `83−29` or `7×8`, drawn to defeat OCR.
 
-What people find easy and scripts find hard pull in different directions, so each half is
-chosen on its own:
-
-- The sums are easy for people: one operator, `+` and `−` with answers 0–99, or `×` with two
-  one-digit operands. There is no precedence to get wrong (`2+3*4` was misread by about one
-  shopper in five) and no answer in the hundreds.
-- The drawing takes away what off-the-shelf OCR and template attacks rely on: every glyph gets
-  its own font, size, rotation and advance, so there is no fixed grid and glyphs overlap; the
-  clutter is drawn in the text's own colour and stroke width, so no colour or thickness filter
-  separates it; and the whole ink layer goes through a smooth random warp. `make
-  captcha-attack` measures the result (docs/bots.md): off-the-shelf OCR reads none, but
-  an attacker who cuts the two rows apart and reads each with ddddocr solves about two in three.
-
-The answer is computed from the parsed expression, never `eval`.
+The sums are easy for people: one operator, no precedence, answers 0–99. The drawing removes
+what OCR relies on: each glyph has its own font, size, rotation and advance; the clutter has the
+text's colour and stroke width, so no filter separates it; a smooth random warp bends it all.
+The design and what `make captcha-attack` measures: docs/bots.md. The answer is computed from
+the parsed expression, never `eval`.
 """
 
 import colorsys
@@ -27,32 +18,26 @@ from pathlib import Path
 
 from PIL import Image, ImageChops, ImageDraw, ImageFont
 
-# The size the page shows it at (CSS pixels). Drawn at PIXEL_SCALE times that, so it stays
-# sharp on phones and high-density screens (2 device pixels per CSS pixel) instead of being
-# upscaled and blurred; every length below is in CSS pixels and multiplied when drawn.
+# The size shown, in CSS pixels like every length below; drawn at PIXEL_SCALE times that so it
+# stays sharp on high-density screens.
 WIDTH, HEIGHT = 180, 120
 PIXEL_SCALE = 2
 PNG_WIDTH, PNG_HEIGHT = WIDTH * PIXEL_SCALE, HEIGHT * PIXEL_SCALE
 
-# Internal (ASCII) operator -> the glyph drawn. The true minus and times signs are what
-# people expect on paper; the internal form is what the answer is computed from.
+# Internal (ASCII) operator, which the answer is computed from -> the glyph drawn.
 OPERATOR_GLYPHS = {"+": "+", "-": "\u2212", "*": "\u00d7"}
 _EXPRESSION = re.compile(r"^([0-9]{1,2})([+*-])([0-9]{1,2})$")
 
-# Bundled subsets of DejaVu (free licence, see fonts/LICENSE): a clean checkout renders the
-# same captcha on any machine. The system's DejaVu is the fallback if the folder is missing,
-# and Pillow's built-in font the last resort, so the captcha never stops working.
+# Bundled DejaVu subsets (fonts/LICENSE), so every machine draws the same; the system's DejaVu
+# and then Pillow's own font are fallbacks, so the captcha never stops working.
 FONT_DIR = Path(__file__).resolve().parent / "fonts"
 SYSTEM_FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/TTF"), Path("/Library/Fonts"))
 SYSTEM_FONT_NAMES = ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf", "DejaVuSansMono-Bold.ttf")
-# Regular-weight faces are too thin to read at this size once warped (issue 24: several
-# captchas were readable only at 4x zoom): only bold ones are drawn.
+# Regular weights are too thin to read once warped.
 BOLD_ONLY = "Bold"
 
-# Legibility for people first (issue 24's contact sheet: a 3 cut off at the top, an 8 crossed
-# by a "+" that read as a female sign, "21+16 or 27+6?"): glyphs lean less, digits of one
-# number touch at most, an operator never overlaps the digit after it, the rows are a clear
-# line apart and nothing is drawn within MARGIN of an edge.
+# Legibility for people first (docs/bots.md): digits of one number touch at most, an operator
+# never overlaps the next digit, and nothing is drawn within MARGIN of an edge.
 GLYPH_SIZES = (36, 44)  # CSS pixel size range per glyph
 GLYPH_ROTATION = 12  # degrees either way
 OPERATOR_ROTATION = 5
@@ -60,15 +45,12 @@ GLYPH_ADVANCE = (0.86, 0.98)  # fraction of a digit's ink width before the next 
 OPERATOR_ADVANCE = (1.25, 1.4)  # after an operator: a gap, so "+8" never fuses into one sign
 GLYPH_JITTER = 3  # pixels up or down from a slanted baseline
 MARGIN = 5  # pixels kept clear along every edge, so the warp cannot push ink out of the picture
-# Measured with make captcha-attack: one inverted patch took ddddocr from about 35 % to 12 %,
-# a stronger warp to 8 %, both together below 5 %; outlined glyphs and more scatter did little.
 INVERT_BLOBS = (0, 0)  # ellipses inside which ink and paper swap
 ROW_SPACING = (44.0, 48.0)  # pixels between the centres of the rows: a clear gap between them
 ROW_SLOPE = (0.03, 0.07)  # how steeply the rows lean (opposite ways)
 WARP_GRID = (5, 3)  # columns x rows of the random mesh
 WARP_AMPLITUDE = 3.0  # pixels a mesh vertex may move
-# What an answer may be (the API documents it): anything else is a bad request, not a wrong
-# answer. Every sum's value lies well inside.
+# Outside these (as the API documents) an answer is a bad request, not a wrong one.
 ANSWER_MIN, ANSWER_MAX = -99_999, 999_999
 
 
@@ -175,14 +157,10 @@ def _clutter(
     operator_x: float,
     glyphs: list[tuple[float, float, float, float]],
 ) -> None:
-    """Strokes in the ink layer itself, in the glyphs' colour: a long wave that weaves between
-    the two rows, crossing digits, and a couple of short arcs that look like pieces of digits.
-    Coordinates are PNG pixels.
+    """Draw a wave between the rows and one or two short arcs into the ink (PNG pixels).
 
-    The wave's crest sits above the operator: a stroke through a `−` or `+` is the one
-    overlap that makes people compute the wrong sum. The wave is a little thinner than the
-    glyphs' strokes, and the arcs stay clear of every glyph: an arc touching a digit read as
-    a comma or a new stroke of it (issue 24)."""
+    The wave's crest sits above the operator, as a stroke through `−` or `+` makes people compute
+    the wrong sum; the arcs keep clear of the glyphs, where they read as part of a digit."""
     s = PIXEL_SCALE
     amplitude = rng.uniform(7, 11) * s
     wavelength = rng.uniform(PNG_WIDTH * 0.5, PNG_WIDTH * 0.9)
@@ -261,12 +239,9 @@ def _row(
 
 
 def image_new(expression: str, rng: random.Random | None = None) -> Image.Image:
-    """Draw an expression (internal form) as a column sum, the way people learn to add on
-    paper: the first number above, the operator and the second number below it, a rule
-    under them. Two rows are nothing to people and defeat OCR engines built to read one
-    line. The image is PNG_WIDTH x PNG_HEIGHT (PIXEL_SCALE times the shown size). `rng` is
-    for tests and the attack harness; the shop uses the operating system's randomness so
-    renders cannot be replayed."""
+    """`expression` (internal form) drawn PNG_WIDTH x PNG_HEIGHT as a column sum, as on paper;
+    ValueError when it is no expression. Two rows are nothing to people and defeat OCR built for
+    one line. `rng` is for tests and the attack harness: by default renders cannot be replayed."""
     rng = rng or secrets.SystemRandom()
     match = _EXPRESSION.match(expression)
     if match is None:
@@ -309,12 +284,8 @@ def image_png(expression: str, rng: random.Random | None = None) -> bytes:
     return buffer.getvalue()
 
 
-# --- the spoken alternative --------------------------------------------------------------
-# For shoppers who cannot see the picture: the `captcha` library's AudioCaptcha reads digits
-# aloud over a bed of reversed, slowed voices, each digit at its own speed and loudness (the
-# same idea as reCAPTCHA's audio challenge). It ships recordings of the digits 0-9 only, in
-# English, so the spoken challenge is a number to type, not a sum. Weaker than the picture:
-# speech recognition hears digits well. The per-sale limits cap what that earns.
+# The spoken alternative: the `captcha` library reads digits over noise. It has English digits
+# only, so it is a number to type, not a sum; weaker than the picture, capped by the sale limits.
 AUDIO_DIGITS = 4
 
 

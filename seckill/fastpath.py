@@ -1,28 +1,15 @@
-"""The answers that sell nothing, given below Django at the speed of the web server.
+"""`FastPath`: the answers that sell nothing, given below Django's handler with no network call.
 
-In a flash sale almost every request sells nothing: "buy" pressed before the opening, the
-thousands of presses after the last unit, the item page polling the stock. Through Django each
-costs the handler, the middleware stack and an HttpRequest, about twelve times what the server
-itself costs (docs/performance.md). `FastPath` wraps the Django WSGI application
-(seckill_site/wsgi.py) and answers, from what this process already knows and with no network
-call:
+It wraps the Django WSGI application (seckill_site/wsgi.py) and answers only:
 
-- a buy (`POST /seckill/<path>/doSeckill` with the form's goodsId, `POST
-  /api/v1/sales/<id>/buy/<path>`) for a sale this process knows is sold out, not started or
-  ended (goods.sale_state.refusal_known without asking Redis): the bytes
-  seckill.middleware.SoldOutMiddleware gives inside Django, built by the same `refusal_response`;
-- the anonymous detail poll (`GET /goods/getDetails/<id>`, `GET /api/v1/sales/<id>`): a copy of
-  Django's own last answer to the same question, kept at most COPY_SECONDS and never past the
-  second its countdown changes (the view marks such an answer public: seckill_site.http.
-  public_answer, which also tells a CDN or browser it may keep it for a second).
+- a buy for a sale this process knows is refused (sale_state.refusal_known, not asking Redis):
+  the same bytes as seckill.middleware.SoldOutMiddleware, from the same `refusal_response`;
+- an anonymous detail poll: Django's own last public answer to the same request
+  (seckill_site.http.public_answer), kept at most COPY_SECONDS and never past its countdown.
 
-Everything else goes to Django untouched: a sale with stock or whose window copy is stale, a
-request with a session cookie or an Authorization header, a body over the cap or not a plain
-form, unknown paths, bad ids. What operators rely on is kept: the request id is returned
-(X-Request-ID, echoed or made), the request is counted in seckill_http_requests_total and its
-latency histogram with the labels Django's path uses (seckill_site.metrics.ThreadCounts: no lock
-per request), and the answers are logged aggregated: one line per process every LOG_SECONDS with
-the counts by view and status, instead of one JSON line each (docs/performance.md says why).
+Anything else goes to Django untouched. The request id, the request metrics with Django's
+labels and an aggregated log line every LOG_SECONDS are kept. Why, and what it saves:
+docs/performance.md.
 """
 
 from __future__ import annotations
@@ -62,14 +49,11 @@ REFUSAL_VIEWS = {
     refusal: f"<{refusal.name.lower().replace('_', ' ')} before routing>" for refusal in sale_state.Refusal
 }
 
-# A buy form is `goodsId=<id>` (with a csrf token from the pages: about 100 bytes). Larger
-# bodies are left to Django, which applies the body cap and the form limits itself.
+# A buy form is `goodsId=<id>` and maybe a csrf token; Django reads anything larger its own way.
 FORM_BYTES_MAX = 1024
 FORM = "application/x-www-form-urlencoded"
 _GOODS_ID_ONLY = re.compile(rb"goodsId=([1-9][0-9]{0,17})")
-# An id as the fast path takes it: positive_int's plain form only (it also takes spaces, signs
-# and leading zeros, which go to Django then); a regex and int(), not parse_int's checks, which
-# were a fifth of a detail poll's samples (docs/performance.md).
+# positive_int's plain form only; its other spellings (spaces, signs, leading zeros) go to Django.
 _ID = re.compile(r"[1-9][0-9]{0,17}")
 
 
@@ -77,8 +61,7 @@ def _id(text: str) -> int | None:
     return int(text) if _ID.fullmatch(text) else None
 
 
-# How long a copy of a public detail answer is served: the sold-out mark's bound, and what the
-# answer's Cache-Control lets a CDN keep it (seckill_site.http.PUBLIC_SECONDS).
+# The sold-out mark's bound, as long as the answer's Cache-Control lets a CDN keep it.
 COPY_SECONDS = SOLD_OUT_MARK_SECONDS
 COPIES_MAX = 4096  # distinct questions kept (sale × language × host × Accept ...), then cleared
 LOG_SECONDS = 10.0
@@ -146,8 +129,6 @@ class FastPath:
             return answered
         return self.app(environ, start_response)
 
-    # --- the buy refusals --------------------------------------------------------------------
-
     def _buy(self, environ: dict, path: str, start_response: Callable, started: float) -> list[bytes] | None:
         page = PAGE_BUY.match(path)
         api = None if page else API_BUY.match(path)
@@ -185,8 +166,7 @@ class FastPath:
 
     @staticmethod
     def _form_goods_id(environ: dict, length: int) -> int | None:
-        """The form's goodsId, as request.POST.get("goodsId") reads it; None when this is not
-        a small plain form (Django reads it then). The bytes read are put back for Django."""
+        """The form's goodsId as request.POST reads it, or None for Django to read; the body is put back."""
         content_type = environ.get("CONTENT_TYPE", "")
         mime, _sep, params = content_type.partition(";")
         if mime.strip().lower() != FORM or (params.strip() and params.strip().lower() != "charset=utf-8"):
@@ -221,8 +201,6 @@ class FastPath:
     @staticmethod
     def _request_id(environ: dict) -> str:
         return request_id_for(environ.get(REQUEST_ID_META, ""))
-
-    # --- the public detail ---------------------------------------------------------------------
 
     def _detail(self, environ: dict, path: str, start_response: Callable, started: float) -> Iterable[bytes] | None:
         kind, match = next(((kind, m) for kind, p in enumerate(DETAIL_PATHS) if (m := p.match(path))), (0, None))
@@ -297,8 +275,6 @@ class FastPath:
             self._detail_views = views
         return self._detail_views[kind]
 
-    # --- the aggregated log ------------------------------------------------------------------
-
     def _logged(self, key: tuple, count: int) -> None:
         """A fold listener: the folded counts go into the summary."""
         view, _method, status = key[0], key[1], key[2]
@@ -306,8 +282,7 @@ class FastPath:
             self._summary[(view, status)] = self._summary.get((view, status), 0) + count
 
     def _log_if_due(self) -> None:
-        """A tick listener (after every fold, so also once traffic has stopped): every
-        LOG_SECONDS one line says the summary."""
+        """A tick listener (also after traffic stops): logs the summary every LOG_SECONDS."""
         with self._summary_lock:
             now = time.monotonic()
             if not self._summary:

@@ -1,9 +1,5 @@
 """The seckill app's metrics: the gate's answers, the order writer, the reconciler, and the
-reservations waiting (read at scrape time; registered in SeckillConfig.ready()).
-
-Counting costs a lock and an add in this process (an mmap write in multiprocess mode):
-nothing that reaches the network, so the gate pays almost nothing.
-"""
+reservations waiting (read at scrape time). Counting makes no network call."""
 
 import time
 
@@ -13,8 +9,6 @@ from prometheus_client.core import GaugeMetricFamily
 from goods import sale_state
 from seckill.selectors import captcha_pool_size, sales_to_reconcile
 from seckill_site.codes import Code
-
-# --- the gate ------------------------------------------------------------------------------
 
 SECKILL_ATTEMPTS = Counter("seckill_attempts_total", "doSeckill answers (page and API), by outcome", ["outcome"])
 ATTEMPT_OUTCOMES = {
@@ -44,12 +38,9 @@ def attempt_counted(code: Code) -> None:
     _attempt_counters.get(code, _attempt_other).inc()
 
 
-# Captchas handed out, by where they came from: "pool" (drawn ahead, seckill.services.paths) or
-# "drawn" in the request. Many "drawn" at an opening means the pool ran dry: make it larger.
+# Many "drawn" rather than "pool" at an opening means the captcha pool ran dry: make it larger.
 CAPTCHAS_SERVED = Counter("seckill_captchas_total", "captcha pictures handed out, by source", ["source"])
 
-
-# --- the order writer and the reconciler (Celery workers) --------------------------------------
 
 DRAWS = Counter(
     "seckill_draws_total",
@@ -81,13 +72,8 @@ RECONCILE_FAILURES = Counter(
 )
 
 
-# --- read at scrape time -----------------------------------------------------------------------
-
-
 def redis_figures() -> list[GaugeMetricFamily]:
-    """Units handed out whose orders are not settled yet, and the oldest one's age, over the
-    sales the reconciler looks at (one pipeline: each sale's hash is its own slot); and the
-    captchas drawn ahead, ready for the next opening."""
+    """The scrape-time gauges: reservations waiting, the oldest one's age, the captcha pool."""
     waiting, oldest_at = sale_state.reservations_oldest(sales_to_reconcile())
     return [
         GaugeMetricFamily(

@@ -1,14 +1,9 @@
-"""The cheapest answers in the shop: a buy request for a sale this process knows is sold out,
-not started or ended.
+"""`SoldOutMiddleware`: a buy for a sale this process knows is sold out, not started or ended
+is refused first in the stack, before the session, CSRF or locale middleware.
 
-At the opening second most buy requests arrive before the opening or after the stock is gone.
-Once this process knows it (its per-process sold-out mark, its copy of the sale window:
-goods.sale_state), such a request is answered here, first in the middleware stack: before
-the session is loaded, before CSRF, locale or any other middleware. These are public facts (the
-list page shows them), so answering them to anyone leaks nothing; the answer is the gate's own,
-in the shopper's language. Under granian/gunicorn most of them never get this far:
-seckill.fastpath gives the same bytes below Django; this middleware is the same rule for
-every other way in (runserver, the test client, ASGI) and for what the fast path leaves to Django.
+The answer is the gate's own (seckill.services.gate.seckill_attempt says why it may be given to
+anyone), with the bytes seckill.fastpath gives below Django. This covers what the fast path
+leaves to Django and every other way in (runserver, the test client, ASGI).
 """
 
 from django.conf import settings

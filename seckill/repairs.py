@@ -1,8 +1,4 @@
-"""What a reconcile repair leaves behind: a stock audit row per repaired sale, and its count.
-
-Called by the reconcile task and the `seckill_reconcile --repair` command with the report
-of `seckill.services.reconcile.sale_reconcile`, so the reconciler itself stays as it is.
-"""
+"""What a reconcile repair leaves behind: a stock audit row per repaired sale, and its count."""
 
 from goods.models import StockChange
 from goods.services import stock_audit_record

@@ -29,8 +29,7 @@ STATE_NOT_DRAWN = "not_drawn"  # in a draw that is made, not among its winners: 
 
 
 def _result(*, user_id: int, sale_id: int) -> tuple[int, bool]:
-    """The answer and whether Redis held it (only Redis remembers a failure: the database
-    has no row for an order that was never written)."""
+    """The answer and whether Redis held it (only Redis remembers a failure)."""
     answer = sale_state.result(sale_id=sale_id, user_id=user_id)
     if answer is not None:
         return answer, True
@@ -44,10 +43,7 @@ def _result(*, user_id: int, sale_id: int) -> tuple[int, bool]:
 
 def seckill_result(*, user_id: int, sale_id: int) -> int:
     """The order id once written, 0 while queued, -1 failed or never bought, -2 entered in the
-    sale's draw (not made yet), -3 not drawn.
-
-    Redis holds the answer for a day; after that the database does.
-    """
+    sale's draw (not made yet), -3 not drawn. After a day only the database answers."""
     return _result(user_id=user_id, sale_id=sale_id)[0]
 
 
@@ -99,10 +95,9 @@ def sales_to_reconcile() -> list[int]:
 
 
 def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | None:
-    """What anyone may know of a draw sale's draw (docs/draw.md): the seed's SHA-256 from the
-    start; once drawn, the seed, the units drawn and the counts, and with `lists` the sorted
-    entrant ids and the winners. None for a first come, first served sale. The lists (a million
-    entrants are megabytes) are read only with `lists`, then kept in the cache: they never change."""
+    """What anyone may know of a draw sale's draw (docs/draw.md), None without a draw: the seed's
+    SHA-256; once drawn, the seed, units and counts, and with `lists` the sorted entrant ids and
+    winners, which are megabytes and never change, so they are cached."""
     if lists:
         cached = cache.get(keys.draw_public(sale_id))
         if cached is not None:

@@ -1,7 +1,5 @@
-"""The steps a seckill page and its API share, after each has parsed its request its own way
-(the pages read `goodsId` from the query or form, the API the URL) and checked who asks (the
-session, or the API's authentication). Each returns a seckill_site.http.Answer, which the page
-renders with page_answer and the API with api_answer: the same codes, messages and headers.
+"""The steps a seckill page and its API share once each has parsed its request and checked who
+asks. Each returns a seckill_site.http.Answer, so both give the same codes, messages and headers.
 """
 
 from datetime import UTC, datetime
@@ -43,7 +41,7 @@ def sale_limited(error: paths.SaleLimitReached) -> Answer:
 
 def captcha(*, user_id: int, sale_id: int, spoken: bool = False) -> Answer:
     """A new captcha for the sale, drawn (PNG) or spoken (WAV). Only the per-sale limit counts: a
-    per-user limit across all sales locked a shopper out of every sale after 20 captchas for one."""
+    per-user limit across all sales would lock a shopper out of every sale for retrying one."""
     if sale_get(sale_id=sale_id) is None:
         return NO_SUCH_SALE
     create = paths.captcha_audio_create if spoken else paths.captcha_create

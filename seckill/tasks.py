@@ -1,7 +1,5 @@
-"""The seckill app's Celery tasks. Thin: each calls one service; metrics and log lines here.
-
-Services publish these by name (seckill_site.publish), so they never import this module.
-"""
+"""The seckill app's Celery tasks: each calls one service and adds metrics and log lines.
+Services publish them by name (seckill_site.publish), never importing this module."""
 
 import logging
 import time
@@ -25,8 +23,7 @@ logger = logging.getLogger(__name__)
 
 
 def _batch_observed(sale_id: int, done: writer.BatchDone) -> None:
-    """Metrics for the batch, and a log line for each order it wrote: the line carries the
-    reservation id that the buy's own request line carries too (seckill.observe)."""
+    """Metrics for the batch, and a log line per order written carrying its buy's request id."""
     WRITER_BATCH_SIZE.observe(len(done.reservations))
     WRITER_BATCH_SECONDS.observe(done.seconds)
     if not done.created:
@@ -64,8 +61,7 @@ def _batch_observed(sale_id: int, done: writer.BatchDone) -> None:
     max_retries=None,
 )
 def order_flush(self, *, sale_id: int) -> dict:
-    """Write the sale's reservations as orders until none are left (seckill.services.writer).
-    The gate publishes this when a buy finds no flush pending; beat's sweep when one was lost."""
+    """Write the sale's reservations as orders until none are left (seckill.services.writer)."""
     started = time.perf_counter()
     report = writer.sale_flush(
         sale_id=sale_id, token=self.request.id, on_batch=lambda done: _batch_observed(sale_id, done)
@@ -86,8 +82,8 @@ def order_flush(self, *, sale_id: int) -> dict:
 
 @shared_task(name="seckill.order_write", bind=True, acks_late=True, autoretry_for=OUTAGES, max_retries=None)
 def order_write(self, *, sale_id: int, **_reservation) -> dict:
-    """The per-request writer's message, from a web node of an older release during a rolling
-    deploy: its reservation is in the sale's outbox like any other, so a flush writes it."""
+    """An older release's per-request message (a rolling deploy): its reservation is in the
+    sale's outbox like any other, so a flush writes it."""
     return order_flush.run(sale_id=sale_id)
 
 
@@ -102,8 +98,7 @@ def flush_sweep() -> list[int]:
 
 @shared_task(name="seckill.captcha_pool_fill", acks_late=True)
 def captcha_pool_fill() -> int:
-    """Celery beat: top the captcha pool up, drawing for at most SECKILL_CAPTCHA_POOL_FILL_SECONDS
-    (a flash sale's shoppers then take finished captchas instead of drawing theirs at the opening)."""
+    """Celery beat: top the captcha pool up for at most SECKILL_CAPTCHA_POOL_FILL_SECONDS."""
     drawn = paths.captcha_pool_fill(seconds=settings.SECKILL_CAPTCHA_POOL_FILL_SECONDS)
     if drawn:
         logger.info("captcha pool: %s drawn", drawn, extra={"captchas_drawn": drawn})
@@ -114,9 +109,8 @@ def captcha_pool_fill() -> int:
 def sale_rebuild(*, sale_id: int, passes_left: int = 1) -> None:
     """Rebuild a sale whose keys Redis lost, once the queue has gone round.
 
-    Flushes published before the loss may still be writing orders the database has not seen
-    yet. This task was queued behind them; it queues itself once more so that those already
-    taken by other workers have finished too. Only then does the database stock count them all.
+    Flushes published before the loss may still be writing orders. Queued behind them, this task
+    queues itself once more, so that those other workers took finish too; then the stock counts all.
     """
     if passes_left > 0:
         sale_rebuild.apply_async(kwargs={"sale_id": sale_id, "passes_left": passes_left - 1})
@@ -127,8 +121,7 @@ def sale_rebuild(*, sale_id: int, passes_left: int = 1) -> None:
 
 @shared_task(name="seckill.reconcile", acks_late=True)
 def reconcile_sales() -> int:
-    """Celery beat, every minute: finish stale reservations and repair drift on the sales in
-    play, each on its own (a sale that fails is counted and the others go on)."""
+    """Celery beat: reconcile and repair the sales in play; a sale that fails is counted, the rest go on."""
     repaired = 0
     for report in reconcile.sales_reconcile(repair=True):
         if report.error:
@@ -140,8 +133,7 @@ def reconcile_sales() -> int:
 
 @shared_task(name="seckill.sale_draw", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)
 def sale_draw(*, sale_id: int) -> str:
-    """A draw sale's draw, published with an ETA at the end of its entry window (goods.services).
-    Exactly one caller draws, whoever comes first (seckill.services.draw)."""
+    """A draw sale's draw, published with an ETA at the end of its entry window (goods.services)."""
     report = draw.sale_draw(sale_id=sale_id)
     if report.state in ("drawn", "applied"):
         DRAWS.labels(report.state).inc()
@@ -150,8 +142,7 @@ def sale_draw(*, sale_id: int) -> str:
 
 @shared_task(name="seckill.draw_sweep", acks_late=True)
 def draw_sweep() -> list[int]:
-    """Celery beat: the draw of any sale whose entry window is over and whose draw is not made
-    (its ETA message lost or late)."""
+    """Celery beat: the draws due and not made (their ETA message lost or late)."""
     drawn = draw.draws_due()
     if drawn:
         DRAWS.labels("sweep").inc(len(drawn))

@@ -1,7 +1,5 @@
-"""Seckill endpoints (seed 000 contract). Thin: parse, check the session, call a service.
-
-None of these load the user from PostgreSQL: the user id comes from the Redis session.
-"""
+"""Seckill pages. Thin: parse, check the session, call seckill.steps. None loads the user from
+PostgreSQL: the user id comes from the Redis session."""
 
 from functools import wraps
 from urllib.parse import quote
@@ -20,7 +18,7 @@ from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, page_answer, positive_int
 from seckill_site.ratelimit import rate_period
 
-# Seed 000 @AccessLimit(seconds = 5, maxAccessCount = 5): per user, per endpoint.
+# Per user, per endpoint.
 SECKILL_RATE = "5/5s"
 CAPTCHA_RATE = "20/m"
 
@@ -39,8 +37,7 @@ def _limited(request: HttpRequest, group: str) -> bool:
 
 
 def _too_many(rate: str) -> HttpResponse:
-    """429 with Retry-After, like every other limit: the rate's whole period, which the fixed
-    window a refusal counted in never outlasts (the API's throttles answer the same)."""
+    """429 with Retry-After the rate's whole period, which the refusal's fixed window never outlasts."""
     response = fail(Code.TOO_MANY_REQUESTS)
     response["Retry-After"] = str(rate_period(rate))
     return response
@@ -51,9 +48,8 @@ def _sale_id(request: HttpRequest) -> int | None:
 
 
 def _for_shopper_and_sale(*, limit_group: str | None = None):
-    """A view for a logged-in shopper and the sale in `goodsId`: called as view(request, user_id,
-    sale_id, ...), after the answers that refuse the request (not logged in; over the per-user
-    rate of `limit_group`, counted before the sale id is read; a sale id that is no number)."""
+    """Call the view as view(request, user_id, sale_id, ...) unless the request is refused: not
+    logged in, over the per-user rate of `limit_group` (counted first), or no sale id in `goodsId`."""
 
     def decorate(view):
         @wraps(view)
@@ -117,10 +113,8 @@ def _shopper_state(request: HttpRequest, sale_id: int, status: int) -> dict | No
 
 @allow("GET")
 def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
-    """The item page (`/goods/detail/<id>`): the sale, and where this shopper stands with it
-    (not bought / queued / ordered with "Pay now" / paid / failed), from the server, so a
-    reload shows the same thing. It lives here, not in goods, because the shopper's state
-    comes from orders and seckill (imports point down: goods < orders < seckill)."""
+    """The item page (`/goods/detail/<id>`): the sale and where this shopper stands with it. It
+    lives in seckill, not goods, because imports point down: goods < orders < seckill."""
     parsed = positive_int(sale_id)
     data = sale_page(sale_id=parsed) if parsed is not None else None
     if parsed is None or data is None:
@@ -144,9 +138,8 @@ def _state_json(state: dict | None) -> dict | None:
 
 @allow("GET")
 def item_state(request: HttpRequest) -> HttpResponse:
-    """What the item page refreshes every few seconds: the sale's status and live stock, and
-    the shopper's state (null when logged out) with the page's panels rendered for it, so a
-    refresh never re-enables "Buy now" for a shopper who is queued or holds an order."""
+    """The item page's refresh: the sale's status and stock, and the shopper's state (null when
+    logged out) with the panels rendered for it, so "Buy now" never returns to a queued shopper."""
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
@@ -178,8 +171,7 @@ def item_state(request: HttpRequest) -> HttpResponse:
 
 @allow("GET")
 def sale_draw(request: HttpRequest) -> HttpResponse:
-    """A draw sale's public draw (docs/draw.md): the seed's SHA-256 before, and after the draw
-    the seed, the sorted entrant ids and the winners, for anyone to recompute."""
+    """A draw sale's public draw, for anyone to recompute (selectors.sale_draw_public)."""
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))

@@ -1,9 +1,4 @@
-"""The seckill app's writes, one module per part of a purchase's way:
-
-- `paths`: the captcha and the one-time path that earn a shopper one try at the gate;
-- `gate`: the gate itself (`seckill_attempt`), the hottest code in the shop;
-- `writer`: the order writer that turns the sale's reservations into orders;
-- `reconcile`: loading a sale into Redis from the database, and squaring the two.
-
-A sale's Redis state belongs to goods.sale_state; these call its transitions.
+"""The seckill app's writes, a module per step of a purchase: `paths` (captcha and one-time
+path), `gate`, `writer` (orders), `draw` and `reconcile`. They change a sale's Redis state only
+through goods.sale_state's transitions.
 """

@@ -1,29 +1,12 @@
-"""A draw sale's draw (docs/draw.md): the entrants of its opening window, drawn once.
+"""A draw sale's draw: the entrants of its opening window, drawn once (docs/draw.md).
 
-Anyone may call `sale_draw` at any time, as often as they like, from any process: the ETA task
-published when the sale was set to draw, beat's sweep, and the first buy after the window
-(the gate). Exactly one draw is stored and applied:
-
-1. Nothing happens before the clock of the Redis node holding the sale reaches the draw's
-   second (sale_state.draw_due): from then on enter.lua, on that node, takes no entry, so the
-   entrants read now are all of them.
-2. The draw is claimed in PostgreSQL: one UPDATE sets `drawn_at` on the sale's SaleDraw row
-   where it is still empty, with the entrants and the winners. One caller's UPDATE changes the
-   row; every other caller reads what it stored. A Redis lock only spares the others the work.
-3. The stored winners become reservations (sale_state.draw_apply, a chunk per call), then the
-   drawn mark is set and buys resume, first come, first served, with what is left. Applying
-   is idempotent, so a drawer that died between 2 and 3, or midway through 3, is finished by
-   the next caller with the same winners: nobody wins twice, and no winner is lost.
-4. `applied_at` is set in PostgreSQL. A Redis that lost the sale (and with it the drawn mark
-   and the set of winners turned) gets the mark back from there, on its rebuild or here;
-   before that, a winner with an order for the sale, cancelled ones included, is never turned
-   again.
-
-Step 2 counts the units under the sale's stock lock, and a merchant cannot remove units from
-a sale whose draw is stored but not applied (goods.services.sale_update): every stored winner
-gets a unit.
-
-The winners are a function of the seed and the sorted entrant ids alone (`winners_of`).
+`sale_draw` may be called any time, any number of times, from any process (the ETA task, beat's
+sweep, the gate); exactly one draw is stored and applied. It waits for the Redis node's clock to
+close the entries (sale_state.draw_due), claims the draw with one conditional UPDATE of the
+SaleDraw row in PostgreSQL (a Redis lock only spares the losers the work), applies the winners
+idempotently, so the next caller finishes a drawer that died, and records `applied_at`, which a
+Redis that lost the sale reads its drawn mark back from. The winners depend only on the seed
+and the sorted entrant ids (`winners_of`).
 """
 
 import hashlib
@@ -64,8 +47,7 @@ def reservation_id(sale_id: int, user_id: int) -> str:
 
 @dataclass(frozen=True)
 class DrawReport:
-    # "not_due", "busy" (another drawer is at it), "drawn" (by this call), "applied" (finished
-    # a draw stored before), "done" (made before)
+    # "not_due", "busy" (another drawer at it), "drawn" (here), "applied" (stored before), "done"
     state: str
     entrants: int = 0
     winners: int = 0

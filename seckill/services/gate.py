@@ -32,18 +32,16 @@ class Attempt:
 
 
 def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
-    """Try to take one unit of a sale for a user. The caller checked the login (the session
-    or token, layer 1).
+    """Try to take one unit of a sale for a user; the caller checked the login (layer 1).
 
-    The answers this process knows without asking anybody come first, so a sold-out sale costs
-    no network call at all. They are public facts (the list page shows them), so answering them
-    to anyone leaks nothing, and a shopper's unused path survives a "sold out" that a
-    cancellation may soon undo. Everything else is one Redis call (reserve.lua): it counts the
-    rate limit, takes the path and the unit. With the session's own read, an accepted buy costs
-    two Redis round trips: the session lives under its user's hash tag and the sale's keys
-    under the sale's, which on a cluster are different slots, so no one call can hold both.
+    Refusals come back as the Attempt's code; Redis failures propagate. Sold out, not started
+    and ended are public facts (the list page shows them), so they are answered first, from this
+    process's copies, before the rate limit or the path is touched: a shopper's path survives a
+    "sold out" that a cancellation may undo. seckill.middleware and seckill.fastpath give these
+    same answers earlier. Then one Redis call (reserve.lua) counts the rate limit and takes the
+    path and the unit; the session's read cannot join it, its keys being in another cluster slot.
     """
-    # Layer 2: what this process already knows (seckill.middleware answers most sold-outs earlier).
+    # Layer 2: what this process already knows.
     if sale_state.sold_out_known(sale_id):
         return Attempt(Code.SOLD_OUT)
     closed = _window_closed(sale_id)
@@ -102,9 +100,8 @@ def _enter(*, sale_id: int, user_id: int, path: str) -> Attempt | None:
 
 
 def _draw(sale_id: int) -> None:
-    """Make the sale's draw now if it is due (one PostgreSQL claim: only the buys in the
-    moments after a draw sale's window pay for it). Another drawer at it, or a failure, leaves
-    the buy to answer DRAW_PENDING: the shopper tries again in a moment."""
+    """Make the sale's draw if it is due. Never raises: a failure, or another drawer at it,
+    leaves the buy to answer DRAW_PENDING and the shopper to try again."""
     try:
         sale_draw(sale_id=sale_id)
     except Exception:  # the ETA task and beat's sweep draw it  # noqa: BLE001

@@ -31,9 +31,8 @@ SALE_LIMITS = {"captcha": "SECKILL_CAPTCHAS_PER_MINUTE", "path": "SECKILL_PATHS_
 def sale_limit_take(*, sale_id: int, user_id: int, action: str) -> None:
     """Count one `action` of this shopper on this sale; raise SaleLimitReached over the limit.
 
-    The per-request rate limits stop floods; this stops a script that paces itself from
-    drawing captchas all through a sale until its OCR gets one right. Redis holds the count,
-    so every web node shares it, and refusals are tallied for the merchant's live view."""
+    Unlike the rate limits, this stops a script that paces itself from drawing captchas until its
+    OCR gets one right. The count is in Redis, shared by every web node."""
     limit = getattr(settings, SALE_LIMITS[action])
     retry_after = sale_state.limit_take(sale_id=sale_id, user_id=user_id, action=action, limit=limit)
     if retry_after:
@@ -41,8 +40,7 @@ def sale_limit_take(*, sale_id: int, user_id: int, action: str) -> None:
 
 
 def captcha_create(*, user_id: int, sale_id: int) -> bytes:
-    """Draw a new captcha for this user and sale; its answer replaces any earlier one.
-    Raises SaleLimitReached past SECKILL_CAPTCHAS_PER_MINUTE for this sale."""
+    """A new captcha (PNG) whose answer replaces any earlier one; SaleLimitReached past the limit."""
     sale_limit_take(sale_id=sale_id, user_id=user_id, action="captcha")
     drawn = captcha_pool_take()
     if drawn is None:
@@ -56,14 +54,13 @@ def captcha_create(*, user_id: int, sale_id: int) -> bytes:
 
 
 def _captcha_draw() -> tuple[int, bytes]:
-    """(answer, PNG) of a new captcha: about 9 ms of CPU."""
+    """(answer, PNG) of a new captcha."""
     expression = captcha.expression_new()
     return captcha.expression_value(expression), captcha.image_png(expression)
 
 
 def captcha_audio_create(*, user_id: int, sale_id: int) -> bytes:
-    """The spoken alternative to the picture (a WAV of digits to type): its answer replaces
-    any earlier captcha's, and it counts against the same per-sale captcha limit."""
+    """The spoken captcha (WAV): as captcha_create, under the same limit."""
     sale_limit_take(sale_id=sale_id, user_id=user_id, action="captcha")
     digits = captcha.audio_answer_new()
     sale_state.captcha_answer_set(sale_id=sale_id, user_id=user_id, answer=int(digits))
@@ -71,10 +68,8 @@ def captcha_audio_create(*, user_id: int, sale_id: int) -> bytes:
 
 
 def path_create(*, user_id: int, sale_id: int, answer: int) -> str | None:
-    """Exchange a right captcha answer for a one-time path. The answer is single-use: any
-    attempt, right or wrong, consumes it, so answers cannot be guessed in a loop. Raises
-    SaleLimitReached past SECKILL_PATHS_PER_MINUTE tries for this sale (the captcha is then
-    left alone)."""
+    """A one-time path for a right captcha answer, else None. Any try consumes the answer, so it
+    cannot be guessed in a loop; past the limit SaleLimitReached, and the answer is left alone."""
     sale_limit_take(sale_id=sale_id, user_id=user_id, action="path")
     if sale_state.captcha_answer_take(sale_id=sale_id, user_id=user_id) != answer:
         return None
@@ -83,14 +78,9 @@ def path_create(*, user_id: int, sale_id: int, answer: int) -> str | None:
     return path
 
 
-# --- captchas drawn ahead ---------------------------------------------------------------------
-#
-# Drawing one costs about 9 ms of CPU, several times a whole buy, and shoppers draw theirs when
-# they press "buy", that is in the opening seconds: 3,000 shoppers are half a minute of one core.
-# The pool moves that work before the opening, into the Celery worker (beat tops it up every
-# SECKILL_CAPTCHA_POOL_SECONDS, `manage.py seckill_warm` fills it): a web process then takes a
-# finished one in one Redis round trip. Each entry is taken once (LPOP), and it is bound to its
-# shopper and sale only when taken, as a drawn one is; an empty pool falls back to drawing.
+# Captchas drawn ahead by beat and `seckill_warm`, so shoppers do not pay for drawing theirs in
+# the opening seconds (docs/performance.md). An entry is taken once (LPOP) and bound to its
+# shopper and sale only then; an empty pool falls back to drawing.
 
 
 def captcha_pool_take() -> tuple[int, bytes] | None:
@@ -109,9 +99,8 @@ def captcha_pool_take() -> tuple[int, bytes] | None:
 
 
 def captcha_pool_fill(*, size: int | None = None, seconds: float | None = None) -> int:
-    """Draw captchas into the pool until it holds `size` (SECKILL_CAPTCHA_POOL) or `seconds`
-    have passed (no limit by default); the number drawn. Two fillers at once may draw a few too
-    many: the pool is trimmed back to `size`."""
+    """Draw captchas into the pool until it holds `size` or `seconds` have passed; the number
+    drawn. Concurrent fillers may overdraw, so the pool is trimmed back to `size`."""
     size = settings.SECKILL_CAPTCHA_POOL if size is None else size
     if size <= 0:
         return 0

@@ -1,9 +1,6 @@
-"""Loading a sale into Redis from the database, and squaring the two (the reconciler).
-
-The database is the truth for stock and orders; Redis holds what the gate needs to answer
-without it. `stock_warm` loads a sale; `sale_reconcile` finishes reservations whose flush was
-lost and reloads a sale whose Redis state drifted; `sales_reconcile` does that for every sale
-in play, one at a time, so that a sale that fails never keeps the others from being reconciled.
+"""Loading a sale into Redis from the database, the truth for stock and orders, and squaring
+the two: `stock_warm` loads a sale; `sale_reconcile` finishes reservations whose flush was lost
+and reloads a sale whose Redis state drifted; `sales_reconcile` does it for every sale in play.
 """
 
 import logging
@@ -156,8 +153,8 @@ def _sale_reconcile_locked(report: ReconcileReport, *, repair: bool, stale_after
 
 
 def sales_reconcile(*, repair: bool, stale_after: float = RESERVATION_STALE_SECONDS) -> list[ReconcileReport]:
-    """sale_reconcile for every sale in play (seckill.selectors.sales_to_reconcile). A sale
-    that fails is logged and reported with its error, and the rest go on."""
+    """sale_reconcile for every sale in play; a sale that fails is logged and reported with its
+    error, and the rest go on."""
     reports = []
     for sale_id in sales_to_reconcile():
         try:

@@ -1,12 +1,8 @@
-"""The order writer: a sale's reservations become orders, a batch per transaction.
+"""The order writer: a sale's reservations, its outbox in Redis, become orders a batch per
+transaction, each then settled (goods.sale_state).
 
-The reservations in Redis are the outbox. The gate publishes one flush message per sale while
-none is pending (reserve.lua's flush mark); the flush claims a batch of reservations, writes
-their orders in one transaction, and settles each (goods.sale_state has the table of
-transitions), until the sale has none left. Beat's sweep publishes a flush for any sale whose
-reservations wait with no flush on its way. Safe to run twice, and concurrently: a claim
-belongs to one token, the database writes each order once (its request id is unique), and two
-flushes of one sale take turns on the sale's stock lock.
+Safe to run twice and concurrently: a claim belongs to one token, the database writes each
+order once (its request id is unique), and two flushes of one sale take turns on its stock lock.
 """
 
 import logging
@@ -39,8 +35,7 @@ class BatchDone:
 class FlushReport:
     batches: int = 0
     created: int = 0
-    # outcome -> count, of the batches the database refused as a whole (a redelivered flush's
-    # orders are found here: "already written"; a row refused for good: "refused")
+    # outcome -> count, over the batches the database refused whole and were written one by one
     one_by_one: dict[str, int] = field(default_factory=dict)
 
 
@@ -53,11 +48,9 @@ def sale_flush(
 ) -> FlushReport:
     """Write the sale's reservations as orders until none is left that this token may claim.
 
-    `token` names this flush's claims: the flush task passes its task id, which a redelivered
-    or retried message keeps, so it takes its own claims back at once. A batch the database
-    refuses as a whole is written one reservation at a time, so the database has the last word
-    on each, and one that it refuses for good is settled as refused: it never holds up the
-    reservations behind it. `on_batch` is told of every batch (metrics and logs). With
+    `token` names this flush's claims; a redelivered task keeps its id, so it takes its own claims
+    back at once. A batch the database refuses whole is written one by one, and a row refused for
+    good is settled as refused, never holding up the rest. `on_batch` is told of every batch. With
     `reserved_before` (epoch seconds) only reservations made before then are written."""
     token = token or uuid.uuid4().hex
     report = FlushReport()
@@ -112,9 +105,8 @@ def _write_one(sale_id: int, reservation: Reservation) -> tuple[Settle, str]:
             sale_id=sale_id, user_id=reservation.user_id, request_id=reservation.request_id
         )
     except IntegrityError as error:
-        # Not "already written" nor "already holds a live order" (order_create_from_seckill
-        # answers those): a row the database will never take, such as one whose shopper's
-        # account was deleted after the buy. Its unit goes back and the shopper is told it failed.
+        # A row the database will never take (say, the shopper's account was deleted after the
+        # buy): its unit goes back and the shopper is told it failed.
         logger.error(
             "order write refused for good: %s",
             str(error).splitlines()[0],
@@ -129,13 +121,11 @@ def _write_one(sale_id: int, reservation: Reservation) -> tuple[Settle, str]:
 
 
 def flushes_lapsed_publish() -> list[int]:
-    """Publish a flush for every sale that holds reservations but no flush mark (Celery beat,
-    every SECKILL_WRITER_SWEEP_SECONDS); the sale ids.
+    """Publish a flush for every sale holding reservations but no flush mark; the sale ids.
 
-    A flush message can be lost after its mark was set: the web process died between the
-    reserve script and the publish, or the broker lost it. The mark lapses, but only a later
-    buy would publish again, and a sold-out sale has none. Without this sweep its reservations
-    would wait for the reconciler, minutes later."""
+    A flush can be lost after its mark was set (the web process died before publishing, or the
+    broker lost it). Once the mark lapses only a later buy would publish again, and a sold-out
+    sale has none: without this sweep its reservations would wait minutes for the reconciler."""
     waiting = sale_state.reservations_count(sales_to_reconcile())
     published = []
     for sale_id, count in waiting.items():

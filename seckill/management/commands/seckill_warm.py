@@ -37,7 +37,7 @@ class Command(BaseCommand):
             change = "unchanged" if report.previous_stock == report.stock else f"{before} -> {report.stock}"
             buyers = f"{report.previous_buyers} -> {report.buyers}" if report.buyers_differ else "unchanged"
             self.stdout.write(f"sale {report.sale_id}: stock {change}, buyers {buyers} ({report.buyers})")
-        # The opening's shoppers take these instead of drawing their own (about 9 ms each).
+        # The opening's shoppers take these instead of drawing their own.
         drawn = captcha_pool_fill(size=captchas)
         self.stdout.write(f"captcha pool: {drawn} drawn, {captcha_pool_size()} ready")
         self.stdout.write(self.style.SUCCESS(f"warmed {len(reports)} sale(s)"))
