@@ -20,7 +20,7 @@ import psutil
 from django.db import connection
 from redis.cluster import RedisCluster
 
-from goods.models import SeckillGoods
+from goods.models import Sale
 from orders.models import Order
 from orders.services import ORDER_NUMBER_SEQUENCE
 
@@ -29,7 +29,7 @@ def _purchase_sql(*, sale: str, goods_id: int, user_id: int) -> list[str]:
     """One purchase the way one transaction per order makes it: the conditional UPDATE of the hot
     row and the order's INSERT. The order writer also inserts its seckill order and an audit row
     in that transaction, so this is an upper bound on the one-by-one rate."""
-    sale_table, order_table = SeckillGoods._meta.db_table, Order._meta.db_table
+    sale_table, order_table = Sale._meta.db_table, Order._meta.db_table
     return [
         f"UPDATE {sale_table} SET stock_count = stock_count - 1 WHERE id = {sale} AND stock_count > 0",
         f"INSERT INTO {order_table} (order_no, user_id, goods_id, sale_id, goods_name, price, quantity, status,"

@@ -16,7 +16,7 @@ from django.db.models import Count
 from bench import figures
 from bench.load import Request
 from bench.measure import NOT_STARTED_CODE, SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.sale_state import keys
 from orders.models import Order, SeckillOrder
 from seckill.selectors import captcha_pool_size
@@ -426,7 +426,7 @@ class Scenarios:
         ):
             orders = SeckillOrder.objects.filter(sale_id=sale_id, live=True)
             count = orders.count()
-            db_stock = SeckillGoods.objects.get(pk=sale_id).stock_count
+            db_stock = Sale.objects.get(pk=sale_id).stock_count
             duplicates = orders.values("user_id").annotate(n=Count("pk")).filter(n__gt=1).count()
             facts = {"initial_stock": stock, "orders": count, "db_stock": db_stock, "duplicates": duplicates,
                      "oversold": max(0, count - stock) + max(0, -db_stock)}  # fmt: skip

@@ -22,7 +22,7 @@ from django.template.loader import render_to_string
 from django.urls import path
 from django.utils import timezone
 
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.selectors import sales_for_list
 from orders.models import Order, SeckillOrder
 from seckill.views import session_user_id
@@ -50,7 +50,7 @@ def naive_seckill(request: HttpRequest) -> HttpResponse:
         return fail(Code.BAD_REQUEST)
     # Seed 000's synchronous flow, with the database as the only guard: read the stock,
     # look for an earlier order, then take a unit and write the order in one transaction.
-    sale = SeckillGoods.objects.select_related("goods").filter(pk=sale_id).first()
+    sale = Sale.objects.select_related("goods").filter(pk=sale_id).first()
     if sale is None:
         return fail(Code.NOT_FOUND)
     if sale.stock_count <= 0:
@@ -59,7 +59,7 @@ def naive_seckill(request: HttpRequest) -> HttpResponse:
         return fail(Code.ALREADY_BOUGHT)
     try:
         with transaction.atomic():
-            taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
+            taken = Sale.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
             if not taken:
                 return fail(Code.SOLD_OUT)
             order = Order.objects.create(

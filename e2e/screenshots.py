@@ -103,7 +103,7 @@ def test_contact_sheet(browser, live_server, celery_worker):
         ("My orders", "/orders/", ordered, None),
         ("Not found (404)", "/goods/detail/999999", None, None),
         ("Admin: home", "/admin/", merchant, None),
-        ("Admin: sales", "/admin/goods/seckillgoods/", merchant, None),
+        ("Admin: sales", "/admin/goods/sale/", merchant, None),
         ("Admin: orders", "/admin/orders/order/", merchant, None),
         ("Admin: live view", f"/admin/orders/order/sale/{on_sale.pk}/live/", merchant, None),
     ]

@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from e2e.conftest import poll
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
@@ -198,7 +198,7 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
     assert page.locator("text=Rival Kettle").count() == 0
     tab.shoot("goods-list")
 
-    tab.go("/admin/goods/seckillgoods/add/")
+    tab.go("/admin/goods/sale/add/")
     page.select_option("select[name=goods]", label="Toaster")
     page.fill("input[name=seckill_price]", "9.90")
     page.fill("input[name=stock_count]", "4")
@@ -209,7 +209,7 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
     page.fill("input[name=end_at_1]", later.strftime("%H:%M:%S"))
     page.click("input[name=_save]")
     page.wait_for_selector("text=was added successfully")
-    sale = SeckillGoods.objects.get(goods__name="Toaster")
+    sale = Sale.objects.get(goods__name="Toaster")
     assert client().get(keys.stock(sale.pk)) == b"4"  # pre-heated on save
 
     tab.go("/goods/goodsList")
@@ -218,7 +218,7 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
 
     for user in (make_user(), make_user()):
         buy(sale=sale, user=user)
-    tab.go("/admin/goods/seckillgoods/")
+    tab.go("/admin/goods/sale/")
     row = page.locator("tr", has_text="Toaster")
     cells = row.locator("td").all_inner_texts()
     assert "2" in cells and "4" not in cells[:3], cells  # 2 left and two unpaid orders
@@ -231,9 +231,9 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
     rival_tab = watched("rival")
     rival_page = rival_tab.page
     admin_log_in(rival_tab, rival.mobile)
-    rival_tab.go("/admin/goods/seckillgoods/")
+    rival_tab.go("/admin/goods/sale/")
     assert rival_page.locator("text=Toaster").count() == 0
-    response = rival_page.goto(f"{rival_tab.base_url}/admin/goods/seckillgoods/{sale.pk}/change/")
+    response = rival_page.goto(f"{rival_tab.base_url}/admin/goods/sale/{sale.pk}/change/")
     assert "Toaster" not in rival_page.content() and response.status in (200, 302, 404)
 
 

@@ -17,7 +17,7 @@ import pytest
 from django.utils import timezone
 
 from e2e.conftest import SHOTS, poll
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.tests.factories import buy
@@ -125,9 +125,9 @@ def test_sales_orders_and_stock_log_fit_a_1280_pixel_screen(watched, language):
     admin_log_in(tab, merchant.mobile, language)
     page = tab.page
 
-    tab.go("/admin/goods/seckillgoods/")
+    tab.go("/admin/goods/sale/")
     shoot(tab, "sales")
-    layout = fits(page, "seckillgoods")
+    layout = fits(page, "sale")
     assert layout["hiddenToTheRight"] <= 0 and layout["tableRight"] <= layout["window"], layout
     live = page.locator(f"a[href='/admin/orders/order/sale/{sale.pk}/live/']")
     assert live.is_visible() and live.bounding_box()["x"] + live.bounding_box()["width"] <= 1280
@@ -150,7 +150,7 @@ def test_each_sale_shows_its_revenue_from_paid_orders(watched):
     buy(sale=sale, user=make_user())  # unpaid: not revenue (yet)
     tab = watched("revenue")
     admin_log_in(tab, merchant.mobile)
-    tab.go("/admin/goods/seckillgoods/")
+    tab.go("/admin/goods/sale/")
     headers = [h.strip().lower() for h in tab.page.locator("#result_list thead th").all_inner_texts()]
     assert "revenue" in headers, headers
     assert tab.page.inner_text("#result_list tr:has-text('Tea') td.field-revenue_display") == "¥19.80"
@@ -198,7 +198,7 @@ def test_saving_a_sale_beyond_the_goods_stock_or_changing_a_live_sale_asks_first
     admin_log_in(tab, merchant.mobile)
     page = tab.page
 
-    tab.go("/admin/goods/seckillgoods/add/")
+    tab.go("/admin/goods/sale/add/")
     page.select_option("select[name=goods]", label="Kettle")
     page.fill("input[name=seckill_price]", "1.00")
     page.fill("input[name=stock_count]", "50")
@@ -209,23 +209,23 @@ def test_saving_a_sale_beyond_the_goods_stock_or_changing_a_live_sale_asks_first
     page.fill("input[name=end_at_1]", end.strftime("%H:%M:%S"))
     page.click("input[name=_save]")
     page.wait_for_selector("text=This sale offers 50 units, but Kettle has only 30 in stock.")
-    assert SeckillGoods.objects.filter(goods=goods).count() == 1  # not saved
+    assert Sale.objects.filter(goods=goods).count() == 1  # not saved
     shoot(tab, "stock-warning")
     page.check("input[name=confirm]")
     page.click("input[name=_save]")
     page.wait_for_selector(".messagelist .success")
-    assert SeckillGoods.objects.filter(goods=goods, stock_count=50).exists()
+    assert Sale.objects.filter(goods=goods, stock_count=50).exists()
 
-    tab.go(f"/admin/goods/seckillgoods/{live.pk}/change/")
+    tab.go(f"/admin/goods/sale/{live.pk}/change/")
     page.fill("input[name=seckill_price]", "4.90")
     page.click("input[name=_save]")
     page.wait_for_selector("text=This sale is on now. Shoppers have already bought at ¥9.90")
-    assert SeckillGoods.objects.get(pk=live.pk).seckill_price == Decimal("9.90")
+    assert Sale.objects.get(pk=live.pk).seckill_price == Decimal("9.90")
     shoot(tab, "live-sale-warning")
     page.check("input[name=confirm]")
     page.click("input[name=_save]")
     page.wait_for_selector(".messagelist .success")
-    assert SeckillGoods.objects.get(pk=live.pk).seckill_price == Decimal("4.90")
+    assert Sale.objects.get(pk=live.pk).seckill_price == Decimal("4.90")
 
 
 def test_the_live_view_speaks_plainly_has_axes_and_the_shops_clock(watched):
@@ -268,7 +268,7 @@ def test_the_blocked_delete_of_a_live_sale_says_why_in_a_merchants_words(watched
     tab = watched("delete")
     admin_log_in(tab, merchant.mobile)
     page = tab.page
-    tab.go(f"/admin/goods/seckillgoods/{sale.pk}/change/")
+    tab.go(f"/admin/goods/sale/{sale.pk}/change/")
     page.click("a.deletelink")
     page.wait_for_url("**/delete/")
     text = page.inner_text("#content")
@@ -277,8 +277,8 @@ def test_the_blocked_delete_of_a_live_sale_says_why_in_a_merchants_words(watched
     assert "edit it and set its end to now" in text
     shoot(tab, "blocked")
     page.click("text=Edit the sale")
-    page.wait_for_url(f"**/seckillgoods/{sale.pk}/change/")
-    assert SeckillGoods.objects.filter(pk=sale.pk).exists()
+    page.wait_for_url(f"**/admin/goods/sale/{sale.pk}/change/")
+    assert Sale.objects.filter(pk=sale.pk).exists()
 
 
 # --- item 6: the admin in Chinese ---------------------------------------------------------------
@@ -296,8 +296,8 @@ def test_the_admin_in_chinese_has_no_english_left(watched):
     left = {}
     for url, label in [
         ("/admin/", "home"),
-        ("/admin/goods/seckillgoods/", "sales"),
-        (f"/admin/goods/seckillgoods/{sale.pk}/change/", "sale"),
+        ("/admin/goods/sale/", "sales"),
+        (f"/admin/goods/sale/{sale.pk}/change/", "sale"),
         (f"/admin/orders/order/sale/{sale.pk}/live/", "live"),
         ("/admin/orders/order/", "orders"),
         ("/admin/goods/stockaudit/", "stock-log"),
@@ -330,7 +330,7 @@ def test_times_are_the_shops_whatever_the_merchants_computer_says(watched):
     tab.go("/admin/goods/stockaudit/")
     sale_filter = page.inner_text("#changelist-filter")
     assert shop_start in sale_filter and utc_start not in sale_filter, sale_filter
-    tab.go(f"/admin/goods/seckillgoods/{sale.pk}/change/")
+    tab.go(f"/admin/goods/sale/{sale.pk}/change/")
     crumbs = page.inner_text(".breadcrumbs")
     assert shop_start in crumbs and utc_start not in crumbs, crumbs
     assert SHOP_ZONE in page.inner_text("#header")  # the zone is named
@@ -419,11 +419,11 @@ def test_a_started_draw_sale_keeps_its_start_and_the_form_says_why(watched, lang
     draw_seed_ensure(sale=sale)
     tab = watched(f"draw-start-{language}")
     admin_log_in(tab, merchant.mobile, language)
-    tab.go(f"/admin/goods/seckillgoods/{sale.pk}/change/")
+    tab.go(f"/admin/goods/sale/{sale.pk}/change/")
     earlier = timezone.localtime(sale.start_at) - timedelta(minutes=1)
     tab.page.fill("input[name=start_at_1]", earlier.strftime("%H:%M:%S"))
     tab.page.fill("input[name=start_at_0]", earlier.strftime("%Y-%m-%d"))
     tab.page.click("input[name=_save]")
     tab.page.wait_for_selector(f"text={refusal}")
     tab.shoot("refused")
-    assert SeckillGoods.objects.get(pk=sale.pk).start_at == sale.start_at
+    assert Sale.objects.get(pk=sale.pk).start_at == sale.start_at

@@ -22,14 +22,14 @@ from django.utils.translation import gettext_lazy, ngettext
 from goods import services
 from goods.admin_mixins import ReadOnlyAdminMixin
 from goods.forms import SaleForm
-from goods.models import Goods, SaleDraw, SaleStatus, SeckillGoods, StockAudit
+from goods.models import Goods, Sale, SaleDraw, SaleStatus, StockAudit
 from goods.selectors import sale_delete_blockers, sales_with_list_figures, stock_left
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, visible_to_merchant
 
 
 class SaleInline(admin.TabularInline):
-    model = SeckillGoods
+    model = Sale
     extra = 0
     can_delete = False  # deleted on their own page, through services.sale_delete (Redis and caches too)
     fields = ("seckill_price", "stock_count", "start_at", "end_at")
@@ -73,7 +73,7 @@ class GoodsAdmin(MerchantScopedAdmin):
 
     @admin.display(description=gettext_lazy("sales"), ordering="_sales")
     def sales_count(self, obj):
-        url = reverse("admin:goods_seckillgoods_changelist") + f"?goods__id__exact={obj.pk}"
+        url = reverse("admin:goods_sale_changelist") + f"?goods__id__exact={obj.pk}"
         return format_html('<a href="{}">{}</a>', url, obj._sales)
 
     @admin.display(description=gettext_lazy("created"), ordering="created_at")
@@ -158,8 +158,8 @@ class SaleChangeList(ChangeList):
             sale._left = live[sale.pk]
 
 
-@admin.register(SeckillGoods)
-class SeckillGoodsAdmin(MerchantScopedAdmin):
+@admin.register(Sale)
+class SaleAdmin(MerchantScopedAdmin):
     owner_path = "goods__owner"
     form = SaleForm
     list_display = (
@@ -266,7 +266,7 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         obj = context.get("object")
         if obj is not None:
             context["sale_on_now"] = obj.status_at() == SaleStatus.ON
-            context["change_url"] = reverse("admin:goods_seckillgoods_change", args=[obj.pk])
+            context["change_url"] = reverse("admin:goods_sale_change", args=[obj.pk])
         return super().render_delete_form(request, context)
 
     # --- editing ----------------------------------------------------------------------------
@@ -286,7 +286,7 @@ class SeckillGoodsAdmin(MerchantScopedAdmin):
         stock_delta = obj.stock_count - form.stock_seen if "stock_count" in form.changed_data else 0
         try:
             services.sale_update(
-                sale=SeckillGoods.objects.get(pk=obj.pk), changes=changes, stock_delta=stock_delta, actor=request.user
+                sale=Sale.objects.get(pk=obj.pk), changes=changes, stock_delta=stock_delta, actor=request.user
             )
         except services.StockShortage as shortage:
             self.message_user(request, str(shortage), messages.ERROR)

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from goods import services
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, Sale
 from goods.selectors import goods_visible_to, sale_detail_public, sales_for_list, sales_visible_to, stock_left
 from goods.serializers import (
     GoodsSerializer,
@@ -74,7 +74,7 @@ class SaleDetailApi(APIView):
 # --- merchants -------------------------------------------------------------------------------------
 
 
-def _sales_data(sales: list[SeckillGoods]) -> Any:
+def _sales_data(sales: list[Sale]) -> Any:
     context = {"stock_redis": stock_left([sale.pk for sale in sales])}
     return MerchantSaleSerializer(sales, many=True, context=context).data
 
@@ -166,7 +166,7 @@ class MerchantSaleListApi(APIView):
         goods = goods_visible_to(signed_in(request)).filter(pk=data["goodsId"]).first()
         if goods is None:
             return api_fail(Code.BAD_REQUEST, _("goodsId: no such goods of yours"), data={"goodsId": ["not found"]})
-        sale = SeckillGoods(
+        sale = Sale(
             goods=goods,
             seckill_price=data["seckillPrice"],
             stock_count=data["stockCount"],

@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from goods.models import DRAW_WINDOW_DEFAULT, Admission, SeckillGoods
+from goods.models import DRAW_WINDOW_DEFAULT, Admission, Sale
 from goods.selectors import sale_save_warnings
 from goods.services import sale_edit_refusal
 
@@ -25,7 +25,7 @@ class SaleForm(forms.ModelForm):
     )
 
     class Meta:
-        model = SeckillGoods
+        model = Sale
         fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s")
 
     def __init__(self, *args, **kwargs) -> None:
@@ -35,7 +35,7 @@ class SaleForm(forms.ModelForm):
             if name in self.fields:
                 self.fields[name].required = False
         pk = self.instance.pk
-        self.was = SeckillGoods.objects.select_related("goods").get(pk=pk) if pk is not None else None
+        self.was = Sale.objects.select_related("goods").get(pk=pk) if pk is not None else None
         self.stock_seen = self._stock_shown() if self.is_bound and self.was is not None else None
         zone = timezone.get_current_timezone_name()
         for name in ("start_at", "end_at"):
@@ -92,7 +92,7 @@ class SaleForm(forms.ModelForm):
         if self.errors:
             return cleaned
         # The values as they would be saved (clean runs before the form writes them on the instance).
-        candidate = SeckillGoods(
+        candidate = Sale(
             pk=self.instance.pk,
             goods=cleaned["goods"],
             seckill_price=cleaned.get("seckill_price"),

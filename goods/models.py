@@ -39,7 +39,7 @@ def validate_image_dimensions(image) -> None:
 
 
 class Goods(models.Model):
-    """The catalogue item: read-mostly, never locked by a sale (the hot counter is SeckillGoods)."""
+    """The catalogue item: read-mostly, never locked by a sale (the hot counter is Sale)."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="goods", verbose_name=_("merchant")
@@ -89,7 +89,7 @@ DRAW_WINDOW_MAX = 120
 DRAW_WINDOW_DEFAULT = 10
 
 
-class SeckillGoods(models.Model):
+class Sale(models.Model):
     """A sale event: its own table so the hot `stock_count` update never locks the catalogue row."""
 
     goods = models.ForeignKey(Goods, on_delete=models.PROTECT, related_name="sales", verbose_name=_("goods"))
@@ -119,6 +119,8 @@ class SeckillGoods(models.Model):
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
+        # The table keeps its first name: a rolling deploy's old processes still query it.
+        db_table = "goods_seckillgoods"
         verbose_name = _("sale")
         verbose_name_plural = _("sales")
         ordering = ("start_at",)
@@ -208,7 +210,7 @@ class StockAudit(models.Model):
     figures, never words (StockAuditDetail): the admin says them in the merchant's language.
     """
 
-    sale = models.ForeignKey(SeckillGoods, on_delete=models.CASCADE, related_name="stock_audit", verbose_name=_("sale"))
+    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="stock_audit", verbose_name=_("sale"))
     # The merchant who edited, the shopper who bought or cancelled; empty for the system (expiry, reconcile).
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -247,7 +249,7 @@ class SaleDraw(models.Model):
     cannot both store a draw.
     """
 
-    sale = models.OneToOneField(SeckillGoods, on_delete=models.CASCADE, related_name="draw", verbose_name=_("sale"))
+    sale = models.OneToOneField(Sale, on_delete=models.CASCADE, related_name="draw", verbose_name=_("sale"))
     seed = models.CharField(_("seed"), max_length=64)
     seed_sha256 = models.CharField(_("seed SHA-256"), max_length=64)
     entrant_ids = models.JSONField(_("entrants"), default=list, blank=True)

@@ -13,14 +13,14 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from goods import sale_state
-from goods.models import Goods, SaleStatus, SeckillGoods, StockAudit, StockChange
+from goods.models import Goods, Sale, SaleStatus, StockAudit, StockChange
 from seckill_site.redis import keys, lock_try
 from seckill_site.redis import now as redis_now
 from users.merchants import visible_to_merchant
 from users.models import User
 
 
-def _sale_row(sale: SeckillGoods) -> dict[str, Any]:
+def _sale_row(sale: Sale) -> dict[str, Any]:
     goods = sale.goods
     return {
         # `id` is the sale event: it is what the shopper buys and what every endpoint's goodsId means.
@@ -120,7 +120,7 @@ def claimed_percent(*, offered: int | None, left: int) -> int | None:
 
 
 def _sale_load(sale_id: int) -> dict[str, Any] | None:
-    sale = SeckillGoods.objects.select_related("goods").filter(pk=sale_id).first()
+    sale = Sale.objects.select_related("goods").filter(pk=sale_id).first()
     if sale is None:
         cache.set(keys.sale_missing(sale_id), 1, keys.jittered(keys.SALE_MISSING_TTL))
         cache.delete(keys.sale_cache(sale_id))  # a sale deleted since: no stale copy either
@@ -202,7 +202,7 @@ def sale_writes_in_flight(*, sale_id: int) -> bool:
 def sales_for_list() -> list[dict[str, Any]]:
     """Sales for the public list: running and upcoming first, then recently ended."""
     recent = timezone.now() - timedelta(days=7)
-    sales = SeckillGoods.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
+    sales = Sale.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
     rows = [_sale_row(sale) for sale in sales]
     live = stock_left([row["id"] for row in rows])
     offered = units_offered([row["id"] for row in rows])
@@ -238,7 +238,7 @@ def _discount(row: dict[str, Any]) -> int:
 # --- the merchant's checks -----------------------------------------------------------------------
 
 
-def sale_units_offered(*, sale: SeckillGoods, stock_count: int) -> int:
+def sale_units_offered(*, sale: Sale, stock_count: int) -> int:
     """What a sale offers in all: the units left to sell (`stock_count`, as the merchant sets
     it) plus the units already in live orders (unpaid or paid; a cancelled order gave its unit back)."""
     if sale.pk is None:
@@ -247,9 +247,7 @@ def sale_units_offered(*, sale: SeckillGoods, stock_count: int) -> int:
     return stock_count + ordered
 
 
-def sale_save_warnings(
-    *, sale: SeckillGoods, stock_count: int, changed: set[str], was: SeckillGoods | None
-) -> list[str]:
+def sale_save_warnings(*, sale: Sale, stock_count: int, changed: set[str], was: Sale | None) -> list[str]:
     """What a merchant should confirm before a sale is saved, in their words; empty when
     nothing is odd. `sale` carries the new values, `was` the saved sale (None when new),
     `changed` the names of the fields the merchant changed.
@@ -286,11 +284,11 @@ def sale_save_warnings(
     return warnings
 
 
-def sale_delete_blockers(*, sale: SeckillGoods) -> list[str]:
+def sale_delete_blockers(*, sale: Sale) -> list[str]:
     """Why a sale cannot be deleted, in the merchant's words; empty when it can
     (goods.services.sale_delete refuses the same two cases)."""
     blockers = []
-    counts = SeckillGoods.objects.filter(pk=sale.pk).aggregate(
+    counts = Sale.objects.filter(pk=sale.pk).aggregate(
         total=Count("orders"),
         paid=Count("orders", filter=Q(orders__status="paid")),
         unpaid=Count("orders", filter=Q(orders__status="unpaid")),
@@ -316,15 +314,15 @@ def goods_visible_to(user: User) -> QuerySet[Goods]:
     return visible_to_merchant(Goods.objects.order_by("-created_at", "-pk"), user=user)
 
 
-def sales_visible_to(user: User) -> QuerySet[SeckillGoods]:
+def sales_visible_to(user: User) -> QuerySet[Sale]:
     """A merchant's own sale events, latest start first (a superuser's: everyone's)."""
-    sales = SeckillGoods.objects.select_related("goods").order_by("-start_at", "-pk")
+    sales = Sale.objects.select_related("goods").order_by("-start_at", "-pk")
     return visible_to_merchant(sales, user=user, owner_path="goods__owner")
 
 
 # --- figures the apps above goods add to the merchant's sale list ---------------------------------
 
-SalesAnnotation = Callable[[QuerySet[SeckillGoods]], QuerySet[SeckillGoods]]
+SalesAnnotation = Callable[[QuerySet[Sale]], QuerySet[Sale]]
 _sale_list_annotations: list[SalesAnnotation] = []
 
 
@@ -339,7 +337,7 @@ def sale_list_annotation_add(annotate: SalesAnnotation) -> None:
         _sale_list_annotations.append(annotate)
 
 
-def sales_with_list_figures(sales: QuerySet[SeckillGoods]) -> QuerySet[SeckillGoods]:
+def sales_with_list_figures(sales: QuerySet[Sale]) -> QuerySet[Sale]:
     """`sales` annotated by every function given to sale_list_annotation_add."""
     for annotate in _sale_list_annotations:
         sales = annotate(sales)

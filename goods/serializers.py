@@ -4,7 +4,7 @@ merchant's own goods and sales. Field names are camelCase, as in seed 000's JSON
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from goods.models import DRAW_WINDOW_DEFAULT, DRAW_WINDOW_MAX, DRAW_WINDOW_MIN, Admission, Goods, SeckillGoods
+from goods.models import DRAW_WINDOW_DEFAULT, DRAW_WINDOW_MAX, DRAW_WINDOW_MIN, Admission, Goods, Sale
 
 
 class MoneyField(serializers.DecimalField):
@@ -99,7 +99,7 @@ class MerchantSaleSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
 
     class Meta:
-        model = SeckillGoods
+        model = Sale
         fields = (
             "id",
             "goodsId",
@@ -115,10 +115,10 @@ class MerchantSaleSerializer(serializers.ModelSerializer):
             "createdAt",
         )
 
-    def get_stockRedis(self, sale: SeckillGoods) -> int | None:
+    def get_stockRedis(self, sale: Sale) -> int | None:
         return self.context.get("stock_redis", {}).get(sale.pk)
 
-    def get_status(self, sale: SeckillGoods) -> int:
+    def get_status(self, sale: Sale) -> int:
         return int(sale.status_at())
 
 

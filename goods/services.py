@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from PIL import Image, ImageOps
 
 from goods import sale_state
-from goods.models import Admission, Goods, SaleDraw, SeckillGoods, StockAudit, StockAuditDetail, StockChange
+from goods.models import Admission, Goods, Sale, SaleDraw, StockAudit, StockAuditDetail, StockChange
 from goods.selectors import sale_writes_in_flight
 from seckill_site.http import INT32_MAX
 from seckill_site.publish import task_publish
@@ -94,7 +94,7 @@ def sale_open(*, sale_id: int) -> None:
     before this load is in it, and one committed after finds the sale loaded."""
     with transaction.atomic():
         sale_stock_lock(sale_id=sale_id)
-        sale = SeckillGoods.objects.filter(pk=sale_id).first()
+        sale = Sale.objects.filter(pk=sale_id).first()
         if sale is not None:
             sale_state.sale_open(
                 sale_id=sale_id,
@@ -108,12 +108,12 @@ def sale_open(*, sale_id: int) -> None:
     sale_pages_drop(sale_id=sale_id)
 
 
-def _draw_second(sale: SeckillGoods) -> float:
+def _draw_second(sale: Sale) -> float:
     """The epoch second of the sale's draw as Redis holds it: 0 for first come, first served."""
     return sale.draw_at.timestamp() if sale.draw_at is not None else 0
 
 
-def draw_seed_ensure(*, sale: SeckillGoods) -> None:
+def draw_seed_ensure(*, sale: Sale) -> None:
     """A draw sale's secret seed, made once when the sale is set to draw (its SHA-256 is public
     from now on); an undrawn seed of a sale set back to first come, first served goes."""
     if sale.admission == Admission.DRAW:
@@ -131,7 +131,7 @@ def draw_seed_ensure(*, sale: SeckillGoods) -> None:
 DRAW_ETA_AHEAD = timedelta(hours=1)
 
 
-def draw_schedule(*, sale: SeckillGoods) -> None:
+def draw_schedule(*, sale: Sale) -> None:
     """Have a worker make the sale's draw when its entry window ends (seckill.sale_draw). Beat's
     sweep and the first buy after the window draw it too when this message is lost or late."""
     if sale.draw_at is None or sale.draw_at - timezone.now() > DRAW_ETA_AHEAD:
@@ -194,7 +194,7 @@ def goods_save(*, goods: Goods, fields: list[str] | None = None) -> Goods:
     return goods
 
 
-def sale_create(*, sale: SeckillGoods, actor: User | None = None) -> SeckillGoods:
+def sale_create(*, sale: Sale, actor: User | None = None) -> Sale:
     """Put a new sale event on (validated); it is loaded into Redis once committed (sale_open)."""
     with transaction.atomic():
         sale.full_clean()
@@ -212,9 +212,7 @@ def sale_create(*, sale: SeckillGoods, actor: User | None = None) -> SeckillGood
     return sale
 
 
-def sale_update(
-    *, sale: SeckillGoods, changes: dict[str, Any], stock_delta: int = 0, actor: User | None = None
-) -> SeckillGoods:
+def sale_update(*, sale: Sale, changes: dict[str, Any], stock_delta: int = 0, actor: User | None = None) -> Sale:
     """Edit a sale event: the fields in `changes`, and its stock by a difference.
 
     The stock is never written as an absolute value: order writes decrement it all through a
@@ -263,7 +261,7 @@ def sale_update(
     return sale
 
 
-def sale_edit_refusal(*, sale: SeckillGoods, changes: dict[str, Any]) -> dict[str, str]:
+def sale_edit_refusal(*, sale: Sale, changes: dict[str, Any]) -> dict[str, str]:
     """Why these changes of `sale` (as stored) are refused, by field; empty when they are not.
     A started sale keeps its admission; a draw sale's entry window, which the draw's second
     follows and shoppers were shown, can neither move once it has opened nor open in the past.
@@ -282,7 +280,7 @@ def sale_edit_refusal(*, sale: SeckillGoods, changes: dict[str, Any]) -> dict[st
     return refusal
 
 
-def _stock_take(*, sale: SeckillGoods, count: int) -> sale_state.StockTake:
+def _stock_take(*, sale: Sale, count: int) -> sale_state.StockTake:
     """Take `count` units nobody holds out of Redis (the caller holds the sale's stock lock)."""
     taken = sale_state.stock_take(sale_id=sale.pk, count=count)
     if taken.taken is False:  # the rest are held by shoppers whose orders are on their way
@@ -290,10 +288,10 @@ def _stock_take(*, sale: SeckillGoods, count: int) -> sale_state.StockTake:
     return taken
 
 
-def _stock_change(*, sale: SeckillGoods, delta: int, actor: User | None) -> None:
+def _stock_change(*, sale: Sale, delta: int, actor: User | None) -> None:
     """The database's side of a stock edit (the caller holds the sale's stock lock); added
     units reach Redis once committed, with the ticket read here."""
-    rows = SeckillGoods.objects.filter(pk=sale.pk)
+    rows = Sale.objects.filter(pk=sale.pk)
     if delta < 0:
         rows = rows.filter(stock_count__gte=-delta)
         shortage = _("Not enough units left to remove %(n)s; nothing changed.") % {"n": -delta}
@@ -315,7 +313,7 @@ def _sale_edited(*, sale_id: int, window_changed: bool) -> None:
     """After an edit's commit: a new window to Redis (from the row as committed now, so edits
     whose commits run out of order still end on the last one), and the pages dropped."""
     if window_changed:
-        row = SeckillGoods.objects.filter(pk=sale_id).first()
+        row = Sale.objects.filter(pk=sale_id).first()
         if row is not None:
             sale_state.window_set(
                 sale_id=sale_id, start=row.start_at.timestamp(), end=row.end_at.timestamp(), draw=_draw_second(row)
@@ -325,7 +323,7 @@ def _sale_edited(*, sale_id: int, window_changed: bool) -> None:
     sale_pages_drop(sale_id=sale_id)
 
 
-def sale_delete(*, sale: SeckillGoods) -> None:
+def sale_delete(*, sale: Sale) -> None:
     """Delete a sale event with everything it left in Redis and the page caches.
 
     Refused (SaleInUse) while it has orders (they keep their sale) or units reserved whose

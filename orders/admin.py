@@ -11,7 +11,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from goods.models import SaleStatus, SeckillGoods
+from goods.models import Sale, SaleStatus
 from goods.selectors import sale_list_annotation_add
 from orders.models import Order, OrderStatus
 from orders.selectors import order_address, orders_csv_rows, sale_figures, sales_with_order_figures
@@ -245,13 +245,11 @@ class OrderAdmin(MerchantScopedAdmin):
         ]
         return own + super().get_urls()
 
-    def _sale_or_404(self, request, sale_id: int) -> SeckillGoods:
+    def _sale_or_404(self, request, sale_id: int) -> Sale:
         """Another merchant's sale is a 404, like a missing one."""
         if not (request.user.is_superuser or is_merchant(request)):
             raise Http404
-        sales = visible_to_merchant(
-            SeckillGoods.objects.select_related("goods"), user=request.user, owner_path="goods__owner"
-        )
+        sales = visible_to_merchant(Sale.objects.select_related("goods"), user=request.user, owner_path="goods__owner")
         sale = sales.filter(pk=sale_id).first()
         if sale is None:
             raise Http404
@@ -263,13 +261,13 @@ class OrderAdmin(MerchantScopedAdmin):
             **self.admin_site.each_context(request),
             "title": _("Live: %(sale)s") % {"sale": sale.goods.name},
             "sale": sale,
-            "opts": SeckillGoods._meta,
+            "opts": Sale._meta,
             "data_url": reverse("admin:orders_sale_live_data", args=[sale.pk]),
             "orders_url": reverse("admin:orders_order_changelist") + f"?sale__id__exact={sale.pk}",
             "zone": shop_time_zone(),
             "live_words": _live_words(),
         }
-        return TemplateResponse(request, "admin/goods/seckillgoods/live.html", context)
+        return TemplateResponse(request, "admin/goods/sale/live.html", context)
 
     def live_data(self, request, sale_id: int):
         return JsonResponse(sale_figures(sale=self._sale_or_404(request, sale_id)))

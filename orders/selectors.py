@@ -11,7 +11,7 @@ from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
 
 from goods import sale_state
-from goods.models import SaleDraw, SeckillGoods
+from goods.models import Sale, SaleDraw
 from goods.selectors import sale_status, stock_left
 from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus
 from seckill_site.redis import now as redis_now
@@ -156,7 +156,7 @@ def _money_taken(prefix: str = "") -> Sum:
     return Sum(line_total, filter=Q(**{f"{prefix}status": OrderStatus.PAID}))
 
 
-def sales_with_order_figures(sales: QuerySet[SeckillGoods]) -> QuerySet[SeckillGoods]:
+def sales_with_order_figures(sales: QuerySet[Sale]) -> QuerySet[Sale]:
     """`sales`, each annotated with its orders: `orders_paid`, `orders_unpaid` and `revenue`
     (paid orders' money; None without any). For the merchant's sale list, which goods' admin
     shows and cannot compute itself (goods does not import orders): orders.admin hands it this."""
@@ -167,7 +167,7 @@ def sales_with_order_figures(sales: QuerySet[SeckillGoods]) -> QuerySet[SeckillG
     )
 
 
-def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
+def sale_figures(*, sale: Sale) -> dict[str, Any]:
     """Live figures of one sale for the merchant: stock in both stores, orders by status,
     requests refused by the per-sale limits, and orders per second since the sale started
     (for the chart)."""
@@ -207,7 +207,7 @@ def sale_figures(*, sale: SeckillGoods) -> dict[str, Any]:
     return figures
 
 
-def _draw_figures(sale: SeckillGoods) -> dict[str, Any] | None:
+def _draw_figures(sale: Sale) -> dict[str, Any] | None:
     """A draw sale's entrants (in all, and a second at a time) and its outcome; None for first
     come, first served. Entrants hold no unit: they are not reservations nor orders."""
     draw = SaleDraw.objects.filter(sale=sale).first()

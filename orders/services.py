@@ -15,7 +15,7 @@ from django.utils.translation import gettext_noop
 from redis.exceptions import RedisError
 
 from goods import sale_state
-from goods.models import SeckillGoods, StockChange
+from goods.models import Sale, StockChange
 from goods.selectors import sale_get
 from goods.services import sale_stock_lock, stock_audit_record
 from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus, SeckillOrder
@@ -72,7 +72,7 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
     try:
         with transaction.atomic():
             sale_stock_lock(sale_id=sale_id)
-            taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
+            taken = Sale.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
             if not taken:
                 # A redelivered flush whose order took the last unit finds it here.
                 return _written(request_id) or WriteResult(WriteOutcome.SOLD_OUT)
@@ -180,7 +180,7 @@ def orders_create_from_seckill_batch(*, sale_id: int, reservations: dict[str, in
     try:
         with transaction.atomic():
             sale_stock_lock(sale_id=sale_id)
-            taken = SeckillGoods.objects.filter(pk=sale_id, stock_count__gte=len(reservations)).update(
+            taken = Sale.objects.filter(pk=sale_id, stock_count__gte=len(reservations)).update(
                 stock_count=F("stock_count") - len(reservations)
             )
             if not taken:
@@ -284,7 +284,7 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
         if seckill_order is None:
             return True  # not a seckill order: no unit to return
         SeckillOrder.objects.filter(pk=seckill_order.pk).update(live=False)
-        SeckillGoods.objects.filter(pk=seckill_order.sale_id).update(stock_count=F("stock_count") + 1)
+        Sale.objects.filter(pk=seckill_order.sale_id).update(stock_count=F("stock_count") + 1)
         stock_audit_record(
             sale_id=seckill_order.sale_id,
             delta=1,

@@ -9,7 +9,7 @@ from django.db.models import Func, IntegerField
 from django.utils import timezone
 
 from goods import sale_state
-from goods.models import SaleDraw, SeckillGoods
+from goods.models import Sale, SaleDraw
 from orders.models import Order, OrderStatus, SeckillOrder
 from seckill_site.redis import client, keys
 
@@ -85,8 +85,8 @@ def sales_to_reconcile() -> list[int]:
     """The sales the reconciler, the flush sweep and the metrics look at: every sale running,
     upcoming or ended within RECENTLY_ENDED, and any older one with reservations in flight."""
     recent = timezone.now() - RECENTLY_ENDED
-    sales = list(SeckillGoods.objects.filter(end_at__gte=recent).order_by("pk").values_list("pk", flat=True))
-    older = SeckillGoods.objects.filter(end_at__lt=recent).order_by("pk").values_list("pk", flat=True)
+    sales = list(Sale.objects.filter(end_at__gte=recent).order_by("pk").values_list("pk", flat=True))
+    older = Sale.objects.filter(end_at__lt=recent).order_by("pk").values_list("pk", flat=True)
     last = 0
     while page := list(older.filter(pk__gt=last)[:_OLDER_SALES_PAGE]):
         sales += [sale_id for sale_id, waiting in sale_state.reservations_count(page).items() if waiting]

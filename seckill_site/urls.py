@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from django.views.i18n import JavaScriptCatalog
 from django.views.static import serve
@@ -21,6 +21,11 @@ urlpatterns = [
     path("seckill/", include("seckill.urls")),
     path("orders/", include("orders.urls")),
     path("api/", include("seckill_site.api_urls")),
+    # A merchant's bookmarks from before the sale model was named Sale.
+    re_path(
+        r"^admin/goods/seckillgoods/(?P<rest>.*)$",
+        RedirectView.as_view(url="/admin/goods/sale/%(rest)s", permanent=True, query_string=True),
+    ),
     path("admin/", admin.site.urls),
     path("language", switch_language, name="switch-language"),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),

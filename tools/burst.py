@@ -38,7 +38,7 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
     from django.contrib.auth.hashers import make_password
     from django.utils import timezone
 
-    from goods.models import Goods, SeckillGoods
+    from goods.models import Goods, Sale
     from goods.sale_state import keys
     from goods.services import sale_create
     from seckill.services import paths
@@ -50,7 +50,7 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
     )
     goods = Goods.objects.create(owner=owner, name="Burst", title="tools.burst", price=Decimal("10"), stock=count)
     now = timezone.now()
-    sale = SeckillGoods(
+    sale = Sale(
         goods=goods, seckill_price=Decimal("1"), stock_count=count, start_at=now, end_at=now + timedelta(hours=1)
     )
     sale_create(sale=sale, actor=owner)

@@ -225,13 +225,13 @@ class Run:
 
         from django.utils import timezone
 
-        from goods.models import Goods, SeckillGoods
+        from goods.models import Goods, Sale
         from goods.services import sale_open
         from users.models import User
 
         owner, _ = User.objects.get_or_create(mobile="19900000000", defaults={"is_staff": True})
         goods = Goods.objects.create(owner=owner, name="Fault phone", title="x", price=100, stock=stock)
-        sale = SeckillGoods.objects.create(goods=goods, seckill_price=1, stock_count=stock,
+        sale = Sale.objects.create(goods=goods, seckill_price=1, stock_count=stock,
                                            start_at=timezone.now() - timedelta(seconds=5),
                                            end_at=timezone.now() + timedelta(hours=1))  # fmt: skip
         sale_open(sale_id=sale.pk)  # not in a transaction: warms Redis right away
@@ -279,7 +279,7 @@ class Run:
         from django.db import close_old_connections, connections
         from django.db.models import Count
 
-        from goods.models import SeckillGoods
+        from goods.models import Sale
         from goods.sale_state import keys
         from orders.models import SeckillOrder
         from seckill.services import reconcile as services
@@ -308,7 +308,7 @@ class Run:
         row.accepted = len(queued)
         orders = SeckillOrder.objects.filter(sale=sale)
         row.orders = orders.count()
-        db_stock = SeckillGoods.objects.get(pk=sale.pk).stock_count
+        db_stock = Sale.objects.get(pk=sale.pk).stock_count
         row.oversold = max(0, row.orders - initial) + max(0, -db_stock)
         row.duplicates = orders.filter(live=True).values("user").annotate(n=Count("id")).filter(n__gt=1).count()
         redis_stock = int(client().get(keys.stock(sale.pk)) or -1)

@@ -114,7 +114,7 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
     ETA task published)."""
     from django.utils import timezone
 
-    from goods.models import Admission, Goods, SeckillGoods
+    from goods.models import Admission, Goods, Sale
     from goods.services import sale_create
     from users.models import User
 
@@ -122,7 +122,7 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
     goods = Goods.objects.get_or_create(owner=merchant, name="fairness", defaults={"title": "-", "price": 1})[0]
     start = timezone.now() + timedelta(seconds=opening)
     return sale_create(
-        sale=SeckillGoods(
+        sale=Sale(
             goods=goods,
             seckill_price=1,
             stock_count=units,
@@ -138,12 +138,12 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
 def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:
     """What PostgreSQL holds for the sale: its orders (by scripts, by people), duplicates,
     the stock left, the draw's entrants; and whether the invariants hold."""
-    from goods.models import SaleDraw, SeckillGoods
+    from goods.models import Sale, SaleDraw
     from orders.models import Order, SeckillOrder
 
     winners = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
     scripts = {a.user_id for a in actors if a.script}
-    stock_left = SeckillGoods.objects.get(pk=sale_id).stock_count
+    stock_left = Sale.objects.get(pk=sale_id).stock_count
     orders_rows = Order.objects.filter(sale_id=sale_id).count()
     draw = SaleDraw.objects.filter(sale_id=sale_id).values("entrant_ids", "winner_ids").first() or {}
     drawn, drawn_winners = draw.get("entrant_ids") or [], set(draw.get("winner_ids") or [])

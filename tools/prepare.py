@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from rest_framework.authtoken.models import Token
 
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, Sale
 from goods.sale_state import keys
 from goods.services import goods_list_cache_drop, sale_cache_drop, sale_open
 from orders.models import Order, SeckillOrder
@@ -64,14 +64,14 @@ class Sales:
         return [*self.burst, self.sold_out, self.naive, *self.api_burst, self.warmup, *self.extra]
 
 
-def sale_create(*, name: str, units: int, starts_in: timedelta = timedelta(minutes=-1)) -> SeckillGoods:
+def sale_create(*, name: str, units: int, starts_in: timedelta = timedelta(minutes=-1)) -> Sale:
     """A bench sale, open from `starts_in` from now (a minute ago) for two hours, its Redis keys warmed."""
     owner, _ = User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"is_staff": True, "nickname": "bench"})
     goods = Goods.objects.create(
         owner=owner, name=f"{GOODS_PREFIX}{name} {time.strftime('%H%M%S')}", title=f"Bench {name}", price=999,
         stock=units,
     )  # fmt: skip
-    sale = SeckillGoods.objects.create(
+    sale = Sale.objects.create(
         goods=goods,
         seckill_price=1,
         stock_count=units,
@@ -204,7 +204,7 @@ def cleanup(*, sales: Sales | None, shoppers: list[Shopper], user_ids: list[int]
 def leftovers_remove() -> int:
     """Remove what an earlier run left behind when it was killed before its cleanup; their
     sessions expire by themselves. Returns how many sales and shoppers were removed."""
-    sale_ids = list(SeckillGoods.objects.filter(goods__name__startswith=GOODS_PREFIX).values_list("pk", flat=True))
+    sale_ids = list(Sale.objects.filter(goods__name__startswith=GOODS_PREFIX).values_list("pk", flat=True))
     user_ids = list(
         User.objects.filter(mobile__startswith=MOBILE_PREFIX, nickname__startswith=SHOPPER_NICKNAME).values_list(
             "pk", flat=True
@@ -220,8 +220,8 @@ def _remove(*, sale_ids: list[int], user_ids: list[int]) -> None:
         order_ids = list(Order.objects.filter(sale_id__in=sale_ids).values_list("pk", flat=True))
         SeckillOrder.objects.filter(sale_id__in=sale_ids).delete()
         Order.objects.filter(pk__in=order_ids).delete()
-        goods_ids = list(SeckillGoods.objects.filter(pk__in=sale_ids).values_list("goods_id", flat=True))
-        SeckillGoods.objects.filter(pk__in=sale_ids).delete()
+        goods_ids = list(Sale.objects.filter(pk__in=sale_ids).values_list("goods_id", flat=True))
+        Sale.objects.filter(pk__in=sale_ids).delete()
         Goods.objects.filter(pk__in=goods_ids).delete()
         for start in range(0, len(user_ids), 1000):
             User.objects.filter(pk__in=user_ids[start : start + 1000]).delete()

@@ -3,7 +3,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, Sale
 from goods.services import sale_open
 from users.models import User
 from users.tests.factories import make_merchant
@@ -19,10 +19,10 @@ def make_goods(*, owner: User | None = None, **fields) -> Goods:
 
 def make_sale(
     *, goods: Goods | None = None, stock: int = 10, starts_in: int = -60, lasts: int = 3600, warm: bool = True, **fields
-) -> SeckillGoods:
+) -> Sale:
     """A sale event starting `starts_in` seconds from now (negative: already on), loaded into Redis."""
     start = timezone.now() + timedelta(seconds=starts_in)
-    sale = SeckillGoods.objects.create(
+    sale = Sale.objects.create(
         goods=goods or make_goods(),
         seckill_price=fields.pop("seckill_price", Decimal("1.00")),
         stock_count=stock,

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
@@ -39,11 +39,20 @@ def test_lists_show_only_own_rows(client, two_merchants):
     client.force_login(two_merchants["a"])
     goods = client.get("/admin/goods/goods/").content
     assert b"A-Phone" in goods and b"B-Phone" not in goods
-    sales = client.get("/admin/goods/seckillgoods/").content
+    sales = client.get("/admin/goods/sale/").content
     assert b"A-Phone" in sales and b"B-Phone" not in sales
     orders = client.get("/admin/orders/order/").content
     assert two_merchants["order_a"].order_no.encode() in orders
     assert two_merchants["order_b"].order_no.encode() not in orders
+
+
+def test_a_bookmark_from_before_the_sale_model_was_renamed_still_opens_the_sale(client, two_merchants):
+    client.force_login(two_merchants["a"])
+    sale = two_merchants["sale_a"]
+    response = client.get(f"/admin/goods/seckillgoods/{sale.pk}/change/?_changelist_filters=o%3D1")
+    assert response.status_code == 301
+    assert response["Location"] == f"/admin/goods/sale/{sale.pk}/change/?_changelist_filters=o%3D1"
+    assert b"A-Phone" in client.get(response["Location"]).content
 
 
 @pytest.mark.parametrize(
@@ -51,7 +60,7 @@ def test_lists_show_only_own_rows(client, two_merchants):
     [
         "/admin/goods/goods/{goods_b}/change/",
         "/admin/goods/goods/{goods_b}/delete/",
-        "/admin/goods/seckillgoods/{sale_b}/change/",
+        "/admin/goods/sale/{sale_b}/change/",
         "/admin/orders/order/{order_b}/change/",
     ],
 )
@@ -74,7 +83,7 @@ def test_cannot_post_changes_to_another_merchants_goods(client, two_merchants):
 def test_cannot_create_a_sale_on_another_merchants_goods(client, two_merchants):
     client.force_login(two_merchants["a"])
     response = client.post(
-        "/admin/goods/seckillgoods/add/",
+        "/admin/goods/sale/add/",
         {
             "goods": two_merchants["goods_b"].pk,
             "seckill_price": "1",
@@ -86,7 +95,7 @@ def test_cannot_create_a_sale_on_another_merchants_goods(client, two_merchants):
         },
     )
     assert response.status_code == 200  # the form comes back with an error
-    assert not SeckillGoods.objects.filter(goods=two_merchants["goods_b"], stock_count=5).exists()
+    assert not Sale.objects.filter(goods=two_merchants["goods_b"], stock_count=5).exists()
 
 
 def test_merchant_creates_goods_with_image_and_a_sale_that_reaches_redis_and_the_list(
@@ -115,7 +124,7 @@ def test_merchant_creates_goods_with_image_and_a_sale_that_reaches_redis_and_the
     client.get("/goods/goodsList")  # cache the list before the sale exists
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            "/admin/goods/seckillgoods/add/",
+            "/admin/goods/sale/add/",
             {
                 "goods": goods.pk,
                 "seckill_price": "9.9",
@@ -127,7 +136,7 @@ def test_merchant_creates_goods_with_image_and_a_sale_that_reaches_redis_and_the
             },
         )
     assert response.status_code == 302
-    sale = SeckillGoods.objects.get(goods=goods)
+    sale = Sale.objects.get(goods=goods)
     assert redis().get(keys.stock(sale.pk)) == b"6"
     assert b"Brand New" in client.get("/goods/goodsList").content
 
@@ -196,14 +205,14 @@ def test_a_stock_edit_keeps_units_sold_since_the_form_was_loaded(
 
     sale = two_merchants["sale_a"]  # stock 10
     client.force_login(two_merchants["a"])
-    form = client.get(f"/admin/goods/seckillgoods/{sale.pk}/change/")
+    form = client.get(f"/admin/goods/sale/{sale.pk}/change/")
     assert form.status_code == 200 and b'name="initial-stock_count" value="10"' in form.content
     buy(sale=sale, user=make_user())  # a unit sells while the merchant looks at the form: 9 left
     local = sale.start_at.astimezone(timezone.get_current_timezone())
     end = sale.end_at.astimezone(timezone.get_current_timezone())
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            f"/admin/goods/seckillgoods/{sale.pk}/change/",
+            f"/admin/goods/sale/{sale.pk}/change/",
             {
                 "goods": sale.goods_id,
                 "seckill_price": "1.00",
@@ -250,11 +259,11 @@ def test_admin_delete_of_a_live_sale_leaves_no_redis_key_or_cached_page(
     assert len(_sale_keys_left(sale.pk)) >= 5 and _list_pages_cached()
 
     client.force_login(two_merchants["a"])
-    assert client.get(f"/admin/goods/seckillgoods/{sale.pk}/delete/").status_code == 200
+    assert client.get(f"/admin/goods/sale/{sale.pk}/delete/").status_code == 200
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(f"/admin/goods/seckillgoods/{sale.pk}/delete/", {"post": "yes"})
+        response = client.post(f"/admin/goods/sale/{sale.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
-    assert not SeckillGoods.objects.filter(pk=sale.pk).exists()
+    assert not Sale.objects.filter(pk=sale.pk).exists()
     assert _sale_keys_left(sale.pk) == []
     assert _list_pages_cached() == []
 
@@ -266,11 +275,11 @@ def test_bulk_delete_action_goes_through_the_service(client, two_merchants, djan
     client.force_login(two_merchants["a"])
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            "/admin/goods/seckillgoods/",
+            "/admin/goods/sale/",
             {"action": "delete_selected", "_selected_action": [s.pk for s in sales], "post": "yes"},
         )
     assert response.status_code == 302
-    assert not SeckillGoods.objects.filter(pk__in=[s.pk for s in sales]).exists()
+    assert not Sale.objects.filter(pk__in=[s.pk for s in sales]).exists()
     assert all(_sale_keys_left(s.pk) == [] for s in sales) and _list_pages_cached() == []
 
 
@@ -281,10 +290,10 @@ def test_a_sale_with_orders_being_written_is_not_deleted(client, two_merchants):
     left, _request_id = reserve_directly(make_user().pk, sale.pk)  # handed out, order not written yet
     assert left == 4
     client.force_login(two_merchants["a"])
-    page = client.get(f"/admin/goods/seckillgoods/{sale.pk}/delete/")
+    page = client.get(f"/admin/goods/sale/{sale.pk}/delete/")
     assert b"Shoppers are buying it right now: some of their orders are still being placed." in page.content
-    client.post(f"/admin/goods/seckillgoods/{sale.pk}/delete/", {"post": "yes"})
-    assert SeckillGoods.objects.filter(pk=sale.pk).exists()
+    client.post(f"/admin/goods/sale/{sale.pk}/delete/", {"post": "yes"})
+    assert Sale.objects.filter(pk=sale.pk).exists()
     assert redis().get(keys.stock(sale.pk)) == b"4"
 
 
@@ -293,7 +302,7 @@ def test_the_service_refuses_a_sale_with_orders(two_merchants):
 
     with pytest.raises(services.SaleInUse):
         services.sale_delete(sale=two_merchants["sale_a"])  # the fixture made an order
-    assert SeckillGoods.objects.filter(pk=two_merchants["sale_a"].pk).exists()
+    assert Sale.objects.filter(pk=two_merchants["sale_a"].pk).exists()
 
 
 def test_admin_deletes_goods_through_the_service(client, two_merchants, django_capture_on_commit_callbacks):
@@ -323,7 +332,7 @@ def test_stock_audit_is_listed_summed_and_scoped(client, two_merchants, django_c
     client.force_login(two_merchants["a"])
     with django_capture_on_commit_callbacks(execute=True):
         client.post(
-            "/admin/goods/seckillgoods/add/",
+            "/admin/goods/sale/add/",
             {
                 "goods": two_merchants["goods_a"].pk,
                 "seckill_price": "9.9",
@@ -334,7 +343,7 @@ def test_stock_audit_is_listed_summed_and_scoped(client, two_merchants, django_c
                 "end_at_1": "11:00:00",
             },
         )
-    sale = SeckillGoods.objects.get(goods=two_merchants["goods_a"], stock_count=6)
+    sale = Sale.objects.get(goods=two_merchants["goods_a"], stock_count=6)
     order = buy(sale=sale, user=make_user())
     sale.refresh_from_db()
     assert sale.stock_count == 5
@@ -342,7 +351,7 @@ def test_stock_audit_is_listed_summed_and_scoped(client, two_merchants, django_c
     page = client.get(f"/admin/goods/stockaudit/?sale__id__exact={sale.pk}").content.decode()
     assert "Sum of the changes shown: 5" in page
     assert order.order_no in page and "merchant edit" in page and "purchase" in page
-    sales_page = client.get("/admin/goods/seckillgoods/").content.decode()
+    sales_page = client.get("/admin/goods/sale/").content.decode()
     assert f'?sale__id__exact={sale.pk}" class="audit-link">Stock log (5)</a>' in sales_page
     # Merchant B sees none of A's stock changes, and cannot write any.
     client.force_login(two_merchants["b"])
@@ -406,8 +415,8 @@ def test_the_stock_log_says_each_rows_detail_in_the_merchants_language(client, t
 def test_admin_column_titles_follow_the_language_of_the_request(client, two_merchants):
     client.force_login(two_merchants["a"])
     client.cookies["django_language"] = "zh-hans"
-    page = client.get("/admin/goods/seckillgoods/").content.decode()
+    page = client.get("/admin/goods/sale/").content.decode()
     assert "剩余" in page and "销售额" in page and "库存流水（" in page
     client.cookies["django_language"] = "en"  # the same process, another language: titles are lazy
-    page = client.get("/admin/goods/seckillgoods/").content.decode()
+    page = client.get("/admin/goods/sale/").content.decode()
     assert "Left" in page and "Revenue" in page and "Stock log (" in page

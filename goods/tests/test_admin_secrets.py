@@ -38,7 +38,7 @@ def test_a_merchant_cannot_learn_the_seed_by_filtering_the_draw_list(client, dra
     "url, path",
     [
         ("/admin/goods/saledraw/", "seed"),
-        ("/admin/goods/seckillgoods/", "draw__seed"),
+        ("/admin/goods/sale/", "draw__seed"),
         ("/admin/goods/goods/", "sales__draw__seed"),
         ("/admin/users/user/", "password"),
     ],

@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from goods import services as goods_services
-from goods.models import Goods, SeckillGoods, StockChange
+from goods.models import Goods, Sale, StockChange
 from goods.services import stock_audit_record
 from orders.services import REASON_SHOPPER, order_cancel, order_pay
 from orders.tests.factories import buy
@@ -107,7 +107,7 @@ def shop(django_capture_on_commit_callbacks):
     now = timezone.now()
     with django_capture_on_commit_callbacks(execute=True):
         sale = goods_services.sale_create(
-            sale=SeckillGoods(
+            sale=Sale(
                 goods=goods,
                 seckill_price="9.90",
                 stock_count=20,
@@ -117,7 +117,7 @@ def shop(django_capture_on_commit_callbacks):
             actor=merchant,
         )
         later = goods_services.sale_create(
-            sale=SeckillGoods(
+            sale=Sale(
                 goods=goods,
                 seckill_price="19.90",
                 stock_count=5,
@@ -127,7 +127,7 @@ def shop(django_capture_on_commit_callbacks):
             actor=merchant,
         )
         goods_services.sale_create(
-            sale=SeckillGoods(
+            sale=Sale(
                 goods=goods,
                 seckill_price="29.90",
                 stock_count=5,
@@ -170,7 +170,7 @@ def shop(django_capture_on_commit_callbacks):
     }
 
 
-def _sale_form(sale: SeckillGoods, **changes) -> dict:
+def _sale_form(sale: Sale, **changes) -> dict:
     start, end = timezone.localtime(sale.start_at), timezone.localtime(sale.end_at)
     data = {
         "goods": sale.goods_id,
@@ -194,14 +194,14 @@ MERCHANT_SCREENS = [
     ("get", "/admin/goods/goods/{goods}/change/"),
     ("get", "/admin/goods/goods/{goods}/delete/"),  # refused: its sale has orders
     ("get", "/admin/goods/goods/{spare}/delete/"),  # the confirmation
-    ("get", "/admin/goods/seckillgoods/"),
-    ("get", "/admin/goods/seckillgoods/?status=1"),
-    ("get", "/admin/goods/seckillgoods/?status=0&goods__id__exact={goods}"),
-    ("get", "/admin/goods/seckillgoods/add/"),
-    ("get", "/admin/goods/seckillgoods/{sale}/change/"),
-    ("get", "/admin/goods/seckillgoods/{sale}/delete/"),  # refused: it has orders
-    ("get", "/admin/goods/seckillgoods/{later}/delete/"),  # the confirmation
-    ("get", "/admin/goods/seckillgoods/{sale}/history/"),
+    ("get", "/admin/goods/sale/"),
+    ("get", "/admin/goods/sale/?status=1"),
+    ("get", "/admin/goods/sale/?status=0&goods__id__exact={goods}"),
+    ("get", "/admin/goods/sale/add/"),
+    ("get", "/admin/goods/sale/{sale}/change/"),
+    ("get", "/admin/goods/sale/{sale}/delete/"),  # refused: it has orders
+    ("get", "/admin/goods/sale/{later}/delete/"),  # the confirmation
+    ("get", "/admin/goods/sale/{sale}/history/"),
     ("get", "/admin/orders/order/sale/{sale}/live/"),
     ("get", "/admin/orders/order/"),
     ("get", "/admin/orders/order/?sale__id__exact={sale}&status=paid"),
@@ -213,11 +213,11 @@ MERCHANT_SCREENS = [
     ("get", "/admin/users/user/registrations/"),
     ("get", "/admin/password_change/"),
     # Saving a sale that needs a second look: the warnings and the "save anyway" box.
-    ("post", "/admin/goods/seckillgoods/{sale}/change/", {"seckill_price": "5.00", "stock_count": 40}),
-    ("post", "/admin/goods/seckillgoods/add/", {"stock_count": 500}),
+    ("post", "/admin/goods/sale/{sale}/change/", {"seckill_price": "5.00", "stock_count": 40}),
+    ("post", "/admin/goods/sale/add/", {"stock_count": 500}),
     # The bulk delete's confirmation, refused for the sale with orders.
-    ("post", "/admin/goods/seckillgoods/", {"action": "delete_selected", "_selected_action": ["{sale}", "{later}"]}),
-    ("post", "/admin/goods/seckillgoods/", {"action": "delete_selected", "_selected_action": ["{later}"]}),
+    ("post", "/admin/goods/sale/", {"action": "delete_selected", "_selected_action": ["{sale}", "{later}"]}),
+    ("post", "/admin/goods/sale/", {"action": "delete_selected", "_selected_action": ["{later}"]}),
 ]
 
 
@@ -255,7 +255,7 @@ def test_every_merchant_admin_screen_is_in_chinese(chinese_merchant, shop):
 
 def test_the_warnings_and_their_box_are_on_the_page_checked_above(chinese_merchant, shop):
     """The POSTs above render the warnings (not a saved sale), so their words were checked."""
-    url = f"/admin/goods/seckillgoods/{shop['sale'].pk}/change/"
+    url = f"/admin/goods/sale/{shop['sale'].pk}/change/"
     page = chinese_merchant.post(url, _sale_form(shop["sale"], seckill_price="5.00", stock_count=40)).content.decode()
     assert 'name="confirm"' in page and 'type="checkbox"' in page
     assert "¥9.90" in page and "龙井茶" in page  # the price warning and the stock warning

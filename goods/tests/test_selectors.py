@@ -8,7 +8,7 @@ from django.core.cache import cache
 from django.db import connection
 
 from goods import selectors
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.tests.factories import make_sale
 from seckill_site.redis import client as redis
 from seckill_site.redis import keys, lock
@@ -25,7 +25,7 @@ class SaleReads:
         self._guard = threading.Lock()
 
     def __call__(self, execute, sql, params, many, context):
-        if SeckillGoods._meta.db_table in sql:
+        if Sale._meta.db_table in sql:
             with self._guard:
                 self.queries.append(sql)
         return execute(sql, params, many, context)

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from goods import services
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, Sale
 from goods.sale_state import keys
 from goods.selectors import sale_get
 from goods.tests.factories import make_goods, make_sale
@@ -24,21 +24,21 @@ def test_removing_more_units_than_are_left_changes_nothing(django_capture_on_com
     sale = make_sale(stock=3)
     with pytest.raises(services.StockShortage), django_capture_on_commit_callbacks(execute=True) as callbacks:
         services.sale_update(sale=sale, changes={"seckill_price": Decimal("5.00")}, stock_delta=-4)
-    fresh = SeckillGoods.objects.get(pk=sale.pk)
+    fresh = Sale.objects.get(pk=sale.pk)
     assert (fresh.stock_count, fresh.seckill_price) == (3, Decimal("1.00"))  # the price did not change either
     assert callbacks == []  # nor was Redis reloaded
     services.sale_update(sale=fresh, changes={}, stock_delta=-3)
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
+    assert Sale.objects.get(pk=sale.pk).stock_count == 0
 
 
 def test_an_edit_never_writes_back_a_stock_count_it_read_earlier(django_capture_on_commit_callbacks):
     sale = make_sale(stock=10)
-    stale = SeckillGoods.objects.get(pk=sale.pk)  # a form or API client loads the sale: 10 units
+    stale = Sale.objects.get(pk=sale.pk)  # a form or API client loads the sale: 10 units
     buy(sale=sale, user=make_user())  # an order is written meanwhile: 9 units
     with django_capture_on_commit_callbacks(execute=True):
         edited = services.sale_update(sale=stale, changes={"seckill_price": Decimal("2.00")}, stock_delta=2)
     assert edited.stock_count == 11  # 9 + 2, not 10 + 2, and not the 10 it was loaded with
-    assert SeckillGoods.objects.get(pk=sale.pk).seckill_price == Decimal("2.00")
+    assert Sale.objects.get(pk=sale.pk).seckill_price == Decimal("2.00")
     assert redis().get(keys.stock(sale.pk)) == b"11"
 
 
@@ -63,7 +63,7 @@ def test_renaming_goods_reaches_the_cached_sale_the_order_writer_reads(django_ca
 def test_a_new_sale_is_in_redis_once_committed(django_capture_on_commit_callbacks):
     goods = make_goods()
     now = timezone.now()
-    sale = SeckillGoods(goods=goods, seckill_price=Decimal("1"), stock_count=4, start_at=now, end_at=now)
+    sale = Sale(goods=goods, seckill_price=Decimal("1"), stock_count=4, start_at=now, end_at=now)
     with pytest.raises(ValidationError):
         services.sale_create(sale=sale)
     sale.end_at = now + timedelta(hours=1)
@@ -86,7 +86,7 @@ def test_stock_audit_adds_up_to_the_stock_through_every_kind_of_change(django_ca
 
     merchant = make_merchant()
     now = timezone.now()
-    sale = SeckillGoods(
+    sale = Sale(
         goods=make_goods(owner=merchant),
         seckill_price=Decimal("1"),
         stock_count=5,
@@ -170,13 +170,13 @@ def _draw_sale(**fields):
 
 def test_a_started_draw_sale_keeps_its_start_even_from_a_stale_read():
     sale = _draw_sale(starts_in=60)
-    stale = SeckillGoods.objects.get(pk=sale.pk)  # read while the window had not opened
+    stale = Sale.objects.get(pk=sale.pk)  # read while the window had not opened
     opened = timezone.now() - timedelta(seconds=1)
-    SeckillGoods.objects.filter(pk=sale.pk).update(start_at=opened)
+    Sale.objects.filter(pk=sale.pk).update(start_at=opened)
     with pytest.raises(ValidationError) as refused:
         services.sale_update(sale=stale, changes={"start_at": opened - timedelta(minutes=1)})
     assert "start_at" in refused.value.message_dict
-    assert SeckillGoods.objects.get(pk=sale.pk).start_at == opened
+    assert Sale.objects.get(pk=sale.pk).start_at == opened
 
 
 def test_a_draw_sale_cannot_be_moved_to_start_in_the_past():
@@ -185,14 +185,14 @@ def test_a_draw_sale_cannot_be_moved_to_start_in_the_past():
         services.sale_update(sale=sale, changes={"start_at": timezone.now() - timedelta(seconds=5)})
     later = timezone.now() + timedelta(hours=1)
     services.sale_update(sale=sale, changes={"start_at": later, "end_at": later + timedelta(hours=1)})
-    assert SeckillGoods.objects.get(pk=sale.pk).start_at == later
+    assert Sale.objects.get(pk=sale.pk).start_at == later
 
 
 def test_a_started_first_come_sale_may_still_move_its_start():
     sale = make_sale(starts_in=-10)
     earlier = sale.start_at - timedelta(minutes=5)
     services.sale_update(sale=sale, changes={"start_at": earlier})
-    assert SeckillGoods.objects.get(pk=sale.pk).start_at == earlier
+    assert Sale.objects.get(pk=sale.pk).start_at == earlier
 
 
 def test_the_merchant_api_refuses_moving_a_started_draw_sale(client):
@@ -201,4 +201,4 @@ def test_the_merchant_api_refuses_moving_a_started_draw_sale(client):
     moved = (sale.start_at + timedelta(minutes=1)).isoformat()
     answer = client.patch(f"/api/v1/merchant/sales/{sale.pk}", {"startAt": moved}, content_type="application/json")
     assert answer.status_code == 400
-    assert SeckillGoods.objects.get(pk=sale.pk).start_at == sale.start_at
+    assert Sale.objects.get(pk=sale.pk).start_at == sale.start_at

@@ -3,14 +3,14 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from goods.models import SeckillGoods
+from goods.models import Sale
 from orders.models import Order, SeckillOrder
 from orders.services import order_number_next
 from users.models import User
 from users.tests.factories import make_user
 
 
-def make_order(*, sale: SeckillGoods, user: User | None = None, **fields) -> Order:
+def make_order(*, sale: Sale, user: User | None = None, **fields) -> Order:
     user = user or make_user()
     order = Order.objects.create(
         order_no=order_number_next(),
@@ -26,7 +26,7 @@ def make_order(*, sale: SeckillGoods, user: User | None = None, **fields) -> Ord
     return order
 
 
-def buy(*, sale: SeckillGoods, user: User) -> Order:
+def buy(*, sale: Sale, user: User) -> Order:
     """Buy through the real pipeline pieces, minus the broker: the reserve script, then the
     order writer's flush, so Redis and the database agree as after a real purchase. The sale
     must hold no other reservation (the flush would write it too)."""

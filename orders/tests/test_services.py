@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders import services
@@ -21,7 +21,7 @@ def redis_stock(sale) -> int:
 
 
 def db_stock(sale) -> int:
-    return SeckillGoods.objects.get(pk=sale.pk).stock_count
+    return Sale.objects.get(pk=sale.pk).stock_count
 
 
 def overdue(*orders):

@@ -12,7 +12,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
 from goods import sale_state
-from goods.models import Admission, SaleDraw, SeckillGoods
+from goods.models import Admission, Sale, SaleDraw
 from goods.services import sale_stock_lock
 from orders.models import SeckillOrder
 from seckill.selectors import sales_to_reconcile
@@ -41,7 +41,7 @@ def _sale_snapshot(sale_id: int) -> sale_state.Snapshot | None:
     request_ids = sale_state.reservation_ids(sale_id)
     sql = _SNAPSHOT.format(
         seckill_order=connection.ops.quote_name(SeckillOrder._meta.db_table),
-        sale=connection.ops.quote_name(SeckillGoods._meta.db_table),
+        sale=connection.ops.quote_name(Sale._meta.db_table),
         draw=connection.ops.quote_name(SaleDraw._meta.db_table),
     )
     with connection.cursor() as cursor:
@@ -81,7 +81,7 @@ def stock_warm(*, sale_id: int) -> WarmReport | None:
 
 
 def stock_warm_all() -> list[WarmReport]:
-    reports = [stock_warm(sale_id=sale_id) for sale_id in SeckillGoods.objects.values_list("pk", flat=True)]
+    reports = [stock_warm(sale_id=sale_id) for sale_id in Sale.objects.values_list("pk", flat=True)]
     return [report for report in reports if report is not None]
 
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from goods import sale_state
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
@@ -53,7 +53,7 @@ def test_burst_sells_exactly_the_stock(gunicorn_server, celery_worker):
     orders = Order.objects.filter(sale=sale)
     assert orders.count() == stock
     assert set(orders.values_list("user_id", flat=True)) == queued  # every queued shopper got an order
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
+    assert Sale.objects.get(pk=sale.pk).stock_count == 0
     assert int(client().get(keys.stock(sale.pk))) == 0
     assert client().hlen(keys.reservations(sale.pk)) == 0
     for user_id in queued:
@@ -77,7 +77,7 @@ def test_one_shopper_firing_twenty_requests_gets_one_order(gunicorn_server, cele
 
     assert sum(answer["code"] == 0 for answer in answers) == 1
     assert SeckillOrder.objects.filter(user=user, sale=sale).count() == 1
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 9
+    assert Sale.objects.get(pk=sale.pk).stock_count == 9
     assert int(client().get(keys.stock(sale.pk))) == 9
 
 
@@ -117,7 +117,7 @@ def test_the_same_flush_message_twice_creates_one_order(celery_worker):
     time.sleep(1)  # let the second message finish too
 
     assert Order.objects.filter(sale=sale).count() == 1
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
+    assert Sale.objects.get(pk=sale.pk).stock_count == 4
     order = Order.objects.get(sale=sale)
     assert int(client().get(keys.result(sale.pk, user.pk))) == order.pk
 

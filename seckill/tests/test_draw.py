@@ -14,7 +14,7 @@ import pytest
 from django.utils import timezone
 
 from goods import sale_state
-from goods.models import Admission, SaleDraw, SeckillGoods
+from goods.models import Admission, Sale, SaleDraw
 from goods.sale_state import keys
 from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_sale
@@ -30,7 +30,7 @@ from users.tests.factories import make_users
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def make_draw_sale(*, stock: int, window: int = 60) -> SeckillGoods:
+def make_draw_sale(*, stock: int, window: int = 60) -> Sale:
     """A draw sale whose entry window opened a second ago and lasts `window` seconds."""
     sale = make_sale(stock=stock, starts_in=-1, warm=False, admission=Admission.DRAW, draw_window_s=window)
     draw_seed_ensure(sale=sale)
@@ -38,10 +38,10 @@ def make_draw_sale(*, stock: int, window: int = 60) -> SeckillGoods:
     return sale
 
 
-def window_over(sale: SeckillGoods) -> None:
+def window_over(sale: Sale) -> None:
     """Move the sale's start back so that its entry window is over, in both stores."""
     start = timezone.now() - timedelta(seconds=sale.draw_window_s + 1)
-    SeckillGoods.objects.filter(pk=sale.pk).update(start_at=start)
+    Sale.objects.filter(pk=sale.pk).update(start_at=start)
     sale.refresh_from_db()
     sale_state.window_set(
         sale_id=sale.pk, start=sale.start_at.timestamp(), end=sale.end_at.timestamp(), draw=sale.draw_at.timestamp()
@@ -58,7 +58,7 @@ def enter_all(users, sale) -> None:
         assert attempt(user, sale).code is Code.ENTERED
 
 
-def recomputed(sale: SeckillGoods) -> list[int]:
+def recomputed(sale: Sale) -> list[int]:
     """The docs' recomputation, from the published seed and entrants only."""
     draw = SaleDraw.objects.get(sale=sale)
     assert hashlib.sha256(draw.seed.encode()).hexdigest() == draw.seed_sha256
@@ -66,7 +66,7 @@ def recomputed(sale: SeckillGoods) -> list[int]:
     return ranked[: draw.units]
 
 
-def redis_invariants(sale: SeckillGoods) -> dict:
+def redis_invariants(sale: Sale) -> dict:
     reservations = client().hgetall(keys.reservations(sale.pk))
     users = [value.decode().split(":")[0] for value in reservations.values()]
     assert len(users) == len(set(users)), "a shopper holds two reservations"
@@ -111,7 +111,7 @@ def test_draw_makes_winners_orders_and_losers_not_drawn(flushes):
     for user in users:
         answer = selectors.seckill_result(user_id=user.pk, sale_id=sale.pk)
         assert answer == (orders[user.pk] if user.pk in orders else sale_state.RESULT_NOT_DRAWN)
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
+    assert Sale.objects.get(pk=sale.pk).stock_count == 0
     assert draw_service.sale_draw(sale_id=sale.pk).state == "done"  # a late trigger changes nothing
     loser = next(u for u in users if u.pk not in orders)
     assert attempt(loser, sale).code is Code.SOLD_OUT
@@ -236,7 +236,7 @@ def test_exactly_one_draw_under_concurrent_drawers_threads_and_processes(flushes
     assert writer.sale_flush(sale_id=sale.pk).created == 20
     orders = list(SeckillOrder.objects.filter(sale=sale).values_list("user_id", flat=True))
     assert sorted(orders) == sorted(winners)
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
+    assert Sale.objects.get(pk=sale.pk).stock_count == 0
 
 
 def _test_database_url() -> str:
@@ -320,11 +320,11 @@ def test_the_admin_form_refuses_a_draw_window_out_of_bounds_and_a_change_after_t
         "admission": "draw",
     }
     for window in (3, 500):
-        response = client.post("/admin/goods/seckillgoods/add/", {**form, "draw_window_s": window})
-        assert response.status_code == 200 and not SeckillGoods.objects.filter(goods=goods).exists()
-    response = client.post("/admin/goods/seckillgoods/add/", {**form, "draw_window_s": 30})
+        response = client.post("/admin/goods/sale/add/", {**form, "draw_window_s": window})
+        assert response.status_code == 200 and not Sale.objects.filter(goods=goods).exists()
+    response = client.post("/admin/goods/sale/add/", {**form, "draw_window_s": 30})
     assert response.status_code == 302
-    sale = SeckillGoods.objects.get(goods=goods)
+    sale = Sale.objects.get(goods=goods)
     assert (sale.admission, sale.draw_window_s) == ("draw", 30) and SaleDraw.objects.filter(sale=sale).exists()
 
     started = make_draw_sale(stock=2)
@@ -332,7 +332,7 @@ def test_the_admin_form_refuses_a_draw_window_out_of_bounds_and_a_change_after_t
     started.goods.save()
     local = timezone.localtime(started.start_at)
     response = client.post(
-        f"/admin/goods/seckillgoods/{started.pk}/change/",
+        f"/admin/goods/sale/{started.pk}/change/",
         {
             **form,
             "goods": started.goods.pk,
@@ -479,4 +479,4 @@ def test_units_cannot_be_removed_between_the_draw_and_its_application(flushes):
     SaleDraw.objects.filter(sale=sale).update(drawn_at=timezone.now(), winner_ids=[], units=0)  # stored, not applied
     with pytest.raises(StockShortage):
         sale_update(sale=sale, changes={}, stock_delta=-1)
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3
+    assert Sale.objects.get(pk=sale.pk).stock_count == 3

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from goods import sale_state
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
@@ -28,7 +28,7 @@ def strand(sale, user, age: float = 600) -> str:
 
 
 def agree(sale) -> bool:
-    return int(client().get(keys.stock(sale.pk))) == SeckillGoods.objects.get(pk=sale.pk).stock_count
+    return int(client().get(keys.stock(sale.pk))) == Sale.objects.get(pk=sale.pk).stock_count
 
 
 @pytest.mark.django_db
@@ -54,7 +54,7 @@ class TestReconcile:
             order = SeckillOrder.objects.get(request_id=request_id).order
             assert order.user == user and int(client().get(keys.result(sale.pk, user.pk))) == order.pk
         assert list(client().hkeys(keys.reservations(sale.pk))) == [fresh.encode()]
-        assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 5
+        assert Sale.objects.get(pk=sale.pk).stock_count == 5
         assert int(client().get(keys.stock(sale.pk))) == 4  # 5 in the database, 1 still in flight
         # Its flush arrives late after all: it writes the one in flight, and no second order.
         sale_flush(sale_id=sale.pk)
@@ -112,7 +112,7 @@ def test_concurrent_reconcilers_finish_each_stranded_unit_once():
     with ThreadPoolExecutor(3) as pool:
         reports = list(pool.map(run, range(3)))
     assert Order.objects.count() == 20
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 10 and agree(sale)
+    assert Sale.objects.get(pk=sale.pk).stock_count == 10 and agree(sale)
     assert client().hlen(keys.reservations(sale.pk)) == 0
     assert sum(len(r.finished) for r in reports) == 20  # the reconcile lock let one run at a time
 
@@ -160,7 +160,7 @@ def test_an_order_written_while_the_reconciler_reads_is_counted_once(monkeypatch
     services.stock_warm(sale_id=sale.pk)
     assert landed.wait(10)
 
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
+    assert Sale.objects.get(pk=sale.pk).stock_count == 4
     assert int(client().get(keys.stock(sale.pk))) == 3  # 4 in the database, 1 in flight
     assert {int(user) for user in client().smembers(keys.buyers(sale.pk))} == {first.pk, second.pk}
 
@@ -182,7 +182,7 @@ def test_a_cancellation_the_reconciler_already_loaded_returns_its_unit_once(monk
 
     monkeypatch.setattr(sale_state, "unit_return", reconcile_first)
     assert orders.order_cancel(order_id=order.pk, reason=orders.REASON_SHOPPER)
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3
+    assert Sale.objects.get(pk=sale.pk).stock_count == 3
     assert int(client().get(keys.stock(sale.pk))) == 3
     assert not client().sismember(keys.buyers(sale.pk), user.pk)
 
@@ -208,7 +208,7 @@ def test_a_unit_comes_back_once_when_its_return_a_reconcile_and_a_rebuy_overlap(
     assert orders.order_cancel(order_id=order.pk, reason=orders.REASON_SHOPPER)
     sale_flush(sale_id=sale.pk)
 
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 2
+    assert Sale.objects.get(pk=sale.pk).stock_count == 2
     assert int(client().get(keys.stock(sale.pk))) == 2
     assert Order.objects.filter(user=user, status="unpaid").count() == 1
 

@@ -6,7 +6,7 @@ import pytest
 from kombu.exceptions import OperationalError as BrokerError
 
 from goods import sale_state
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.sale_state import draw, keys, limits, marks, reservation, stock
 from goods.tests.factories import make_sale
 from orders.models import Order
@@ -70,7 +70,7 @@ def test_queued_then_written_then_result(flushes):
     assert order.price == sale.seckill_price and order.status == "unpaid"
     assert int(client().get(keys.result(sale.pk, user.pk))) == order.pk
     assert client().hlen(keys.reservations(sale.pk)) == 0
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 1
+    assert Sale.objects.get(pk=sale.pk).stock_count == 1
     # Redelivery of the same flush: nothing left to claim, no second order.
     assert flush(sale).batches == 0
     assert Order.objects.count() == 1
@@ -194,7 +194,7 @@ def test_redis_lost_the_sale_keys_answers_busy_and_rebuilds(published):
 
 def test_database_sold_out_tells_the_user_and_frees_the_buyer(flushes):
     sale, user = make_sale(stock=1), make_user()
-    SeckillGoods.objects.filter(pk=sale.pk).update(stock_count=0)  # Redis now runs ahead of the database
+    Sale.objects.filter(pk=sale.pk).update(stock_count=0)  # Redis now runs ahead of the database
     assert attempt(user, sale) is Code.SUCCESS
     assert flush(sale).one_by_one == {"sold out": 1}
     assert client().get(keys.result(sale.pk, user.pk)) == b"-1"
@@ -211,7 +211,7 @@ def test_duplicate_after_redis_lost_the_buyer_set_returns_the_unit(flushes):
     assert attempt(user, sale) is Code.SUCCESS
     assert flush(sale).one_by_one == {"duplicate": 1}
     assert Order.objects.filter(user=user).count() == 1
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
+    assert Sale.objects.get(pk=sale.pk).stock_count == 4
     assert client().get(keys.stock(sale.pk)) == b"4"
     assert client().sismember(keys.buyers(sale.pk), user.pk)
 
@@ -278,4 +278,4 @@ def test_a_flush_the_broker_took_despite_a_failed_publish_writes_nothing(monkeyp
     assert client().get(keys.stock(sale.pk)) == b"2"
     assert not client().exists(keys.flush(sale.pk))  # the next buy publishes
     assert writer.sale_flush(**delivered[0]).batches == 0
-    assert not Order.objects.exists() and SeckillGoods.objects.get(pk=sale.pk).stock_count == 2
+    assert not Order.objects.exists() and Sale.objects.get(pk=sale.pk).stock_count == 2

@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from kombu.exceptions import OperationalError as BrokerError
 
 from goods import sale_state
-from goods.models import SaleDraw, SeckillGoods
+from goods.models import Sale, SaleDraw
 from goods.sale_state import keys
 from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
@@ -58,7 +58,7 @@ def _fresh_world() -> None:
     from orders.models import OrderAddress
     from users.models import Address
 
-    models = (OrderAddress, SeckillOrder, Order, StockAudit, SeckillGoods, Goods, Address, User)
+    models = (OrderAddress, SeckillOrder, Order, StockAudit, Sale, Goods, Address, User)
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {', '.join(m._meta.db_table for m in models)} RESTART IDENTITY CASCADE")
     redis_keys_delete(django_settings.REDIS_KEY_PREFIX)
@@ -269,7 +269,7 @@ class SaleLife(RuleBasedStateMachine):
 
     @rule(delta=st.sampled_from((-2, -1, 1, 2)))
     def stock_edited(self, delta):
-        sale = SeckillGoods.objects.get(pk=self.sale.pk)
+        sale = Sale.objects.get(pk=self.sale.pk)
         try:
             sale_update(sale=sale, changes={}, stock_delta=delta)
         except StockShortage:
@@ -285,7 +285,7 @@ class SaleLife(RuleBasedStateMachine):
 
     def check_everything(self, *, quiet: bool) -> None:
         sale_id = self.sale.pk
-        db_stock = SeckillGoods.objects.get(pk=sale_id).stock_count
+        db_stock = Sale.objects.get(pk=sale_id).stock_count
         live_orders = Order.objects.filter(sale=self.sale).exclude(status=OrderStatus.CANCELLED)
         assert db_stock >= 0
         assert db_stock + live_orders.count() == self.stock_added, "units were made or lost"
@@ -380,7 +380,7 @@ class DrawSaleLife(SaleLife):
     @rule()
     def window_closes(self):
         start = timezone.now() - timedelta(seconds=self.sale.draw_window_s + 1)
-        SeckillGoods.objects.filter(pk=self.sale.pk).update(start_at=start)
+        Sale.objects.filter(pk=self.sale.pk).update(start_at=start)
         self.sale.refresh_from_db()
         sale_state.window_set(
             sale_id=self.sale.pk,

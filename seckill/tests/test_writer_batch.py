@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import Sum
 from kombu.exceptions import OperationalError as BrokerError
 
-from goods.models import SeckillGoods, StockAudit, StockChange
+from goods.models import Sale, StockAudit, StockChange
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
@@ -40,7 +40,7 @@ def assert_settled(sale, *, units: int, stock: int) -> None:
     orders = Order.objects.filter(sale=sale)
     assert orders.count() == units
     assert orders.values("user_id").distinct().count() == units
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == stock
+    assert Sale.objects.get(pk=sale.pk).stock_count == stock
     assert int(client().get(keys.stock(sale.pk))) == stock
     assert client().hlen(keys.reservations(sale.pk)) == 0
     purchases = StockAudit.objects.filter(sale=sale, reason=StockChange.PURCHASE)
@@ -135,7 +135,7 @@ class TestFlush:
         assert report.one_by_one == {"created": 1, "duplicate": 1}
         assert set(Order.objects.filter(sale=sale).values_list("user_id", flat=True)) == {holder.pk, other.pk}
         assert client().get(keys.result(sale.pk, holder.pk)) == str(held.pk).encode()
-        assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 3
+        assert Sale.objects.get(pk=sale.pk).stock_count == 3
         assert int(client().get(keys.stock(sale.pk))) == 3  # the duplicate's unit went back
         assert client().hlen(keys.reservations(sale.pk)) == 0
 
@@ -144,13 +144,13 @@ class TestFlush:
         users = make_users(3)
         for user in users:
             reserve_directly(user.pk, sale.pk)
-        SeckillGoods.objects.filter(pk=sale.pk).update(stock_count=1)  # Redis ran ahead of the database
+        Sale.objects.filter(pk=sale.pk).update(stock_count=1)  # Redis ran ahead of the database
 
         report = writer.sale_flush(sale_id=sale.pk)
 
         assert report.one_by_one == {"created": 1, "sold out": 2}
         assert Order.objects.filter(sale=sale).count() == 1
-        assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 0
+        assert Sale.objects.get(pk=sale.pk).stock_count == 0
         answers = sorted(client().get(keys.result(sale.pk, user.pk)) for user in users)
         assert answers.count(b"-1") == 2
         assert client().hlen(keys.reservations(sale.pk)) == 0
@@ -274,7 +274,7 @@ class TestExclusiveSettlements:
 
         assert report.one_by_one == {"refused": 1, "created": 1}
         assert Order.objects.filter(sale=sale, user=later).exists()
-        assert int(client().get(keys.stock(sale.pk))) == SeckillGoods.objects.get(pk=sale.pk).stock_count == 4
+        assert int(client().get(keys.stock(sale.pk))) == Sale.objects.get(pk=sale.pk).stock_count == 4
         assert client().get(keys.result(sale.pk, doomed_id)) == b"-1"
         assert not client().sismember(keys.buyers(sale.pk), doomed_id)
         assert client().hlen(keys.reservations(sale.pk)) == 0
@@ -295,7 +295,7 @@ class TestExclusiveSettlements:
         assert gate(user, sale) is Code.SUCCESS
         order = Order.objects.get(user=user, sale=sale)
         assert client().get(keys.result(sale.pk, user.pk)) == str(order.pk).encode()
-        assert int(client().get(keys.stock(sale.pk))) == SeckillGoods.objects.get(pk=sale.pk).stock_count == 2
+        assert int(client().get(keys.stock(sale.pk))) == Sale.objects.get(pk=sale.pk).stock_count == 2
 
     def test_a_give_back_while_a_flush_holds_the_reservation_changes_nothing(self, flushes, monkeypatch):
         from goods import sale_state
@@ -314,7 +314,7 @@ class TestExclusiveSettlements:
         writer.sale_flush(sale_id=sale.pk)
 
         assert answers == [sale_state.GiveBack.CLAIMED]
-        assert int(client().get(keys.stock(sale.pk))) == SeckillGoods.objects.get(pk=sale.pk).stock_count == 2
+        assert int(client().get(keys.stock(sale.pk))) == Sale.objects.get(pk=sale.pk).stock_count == 2
 
     def test_the_give_back_leaves_a_flush_mark_a_running_flush_renewed(self, flushes):
         """A buy set the mark (its flush was due) and its publish failed; meanwhile a flush that
@@ -362,4 +362,4 @@ class TestExclusiveSettlements:
         writer.sale_flush(sale_id=sale.pk, token="stopped")  # and its message comes back too
 
         assert client().get(keys.result(sale.pk, user.pk)) == str(second.pk).encode()
-        assert int(client().get(keys.stock(sale.pk))) == SeckillGoods.objects.get(pk=sale.pk).stock_count == 2
+        assert int(client().get(keys.stock(sale.pk))) == Sale.objects.get(pk=sale.pk).stock_count == 2

@@ -12,7 +12,7 @@ import requests
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order
@@ -119,7 +119,7 @@ def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(flush
     assert (figures["stockDatabase"], figures["stockRedis"]) == (1, 1)
     assert (figures["unpaid"], figures["paid"], figures["cancelled"]) == (0, 1, 1)
     assert Order.objects.filter(sale_id=sale["id"]).count() == 2
-    assert SeckillGoods.objects.get(pk=sale["id"]).stock_count == 1
+    assert Sale.objects.get(pk=sale["id"]).stock_count == 1
 
 
 def test_an_edited_sale_reaches_redis_at_once_and_stock_edits_are_differences(django_capture_on_commit_callbacks):
@@ -177,7 +177,7 @@ def test_a_merchant_cannot_put_a_sale_on_someone_elses_goods():
         400,
     )
     assert "goodsId" in answer["data"]
-    assert SeckillGoods.objects.count() == 1
+    assert Sale.objects.count() == 1
 
 
 @pytest.mark.slow
@@ -244,6 +244,6 @@ def test_a_merchant_puts_a_sale_on_and_shoppers_race_for_it_over_http(gunicorn_s
     assert {result["state"] for user_id, result in results.items() if user_id not in queued} == {"failed"}
     orders = Order.objects.filter(sale_id=sale_id)
     assert orders.count() == stock and orders.values("user_id").distinct().count() == stock
-    assert SeckillGoods.objects.get(pk=sale_id).stock_count == 0 == int(redis().get(keys.stock(sale_id)))
+    assert Sale.objects.get(pk=sale_id).stock_count == 0 == int(redis().get(keys.stock(sale_id)))
     figures = merchant.get(f"{gunicorn_server}/api/v1/merchant/sales/{sale_id}/figures", timeout=10).json()["data"]
     assert (figures["stockDatabase"], figures["stockRedis"], figures["unpaid"], figures["inFlight"]) == (0, 0, stock, 0)

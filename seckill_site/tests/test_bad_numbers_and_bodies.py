@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, Sale
 from goods.tests.factories import make_goods, make_sale
 from seckill_site.api import JSON_MAX_BYTES, json_depth
 from seckill_site.http import INT32_MAX, parse_int, positive_int
@@ -89,7 +89,7 @@ def test_stock_delta_past_the_column_is_a_clear_400(merchant_client, delta):
     response = client.patch(f"/api/v1/merchant/sales/{sale.pk}", {"stockDelta": delta}, format="json")
     assert response.status_code == 400, response.content[:300]
     assert "stockDelta" in response.json()["msg"] or "stock" in response.json()["msg"]
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 5
+    assert Sale.objects.get(pk=sale.pk).stock_count == 5
 
 
 def test_stock_delta_up_to_the_column_is_taken(merchant_client):
@@ -114,7 +114,7 @@ def test_admin_stock_edit_with_a_forged_initial_value_is_refused(client):
     local = timezone.localtime(sale.start_at)
     end = timezone.localtime(sale.end_at)
     response = client.post(
-        f"/admin/goods/seckillgoods/{sale.pk}/change/",
+        f"/admin/goods/sale/{sale.pk}/change/",
         {
             "goods": sale.goods_id,
             "seckill_price": "1.00",
@@ -127,4 +127,4 @@ def test_admin_stock_edit_with_a_forged_initial_value_is_refused(client):
         },
     )
     assert response.status_code < 500
-    assert SeckillGoods.objects.get(pk=sale.pk).stock_count == 10
+    assert Sale.objects.get(pk=sale.pk).stock_count == 10

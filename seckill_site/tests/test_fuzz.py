@@ -7,7 +7,7 @@ from django.urls import Resolver404
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goods.models import SeckillGoods
+from goods.models import Sale
 from goods.tests.factories import make_sale
 from orders.models import Order
 from orders.tests.factories import make_order
@@ -54,7 +54,7 @@ def world():
 
 def snapshot(world):
     return (
-        SeckillGoods.objects.get(pk=world["sale"].pk).stock_count,
+        Sale.objects.get(pk=world["sale"].pk).stock_count,
         list(Order.objects.order_by("pk").values_list("status", flat=True)),
     )
 

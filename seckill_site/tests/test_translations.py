@@ -20,7 +20,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from goods import sale_state
-from goods.models import SaleDraw, SeckillGoods
+from goods.models import Sale, SaleDraw
 from goods.sale_state import keys
 from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_goods, make_sale
@@ -99,7 +99,7 @@ def test_every_shopper_page_is_chinese_in_zh_hans(client, settings):
         sale_state.path_set(sale_id=sale.pk, user_id=user.pk, path="p")
         assert sale_state.enter(sale_id=sale.pk, user_id=user.pk, path="p").refusal is None
     start = timezone.now() - timedelta(seconds=130)
-    SeckillGoods.objects.filter(pk=draw_made.pk).update(start_at=start)
+    Sale.objects.filter(pk=draw_made.pk).update(start_at=start)
     draw_made.refresh_from_db()
     sale_state.window_set(
         sale_id=draw_made.pk,

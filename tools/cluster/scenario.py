@@ -362,7 +362,7 @@ class ClusterRun(Run):
     def sale_starting_in(self, seconds: float):
         from django.utils import timezone
 
-        from goods.models import SeckillGoods
+        from goods.models import Sale
         from goods.services import sale_update
 
         # Through the service that moves a sale's window in Redis too: sale_open loads a sale
@@ -370,7 +370,7 @@ class ClusterRun(Run):
         # (started a moment ago) and every node sold before the "start".
         sale = self.sale(self.stock)
         sale_update(sale=sale, changes={"start_at": timezone.now() + timedelta(seconds=seconds)})
-        return SeckillGoods.objects.get(pk=sale.pk)
+        return Sale.objects.get(pk=sale.pk)
 
 
 SCENARIOS = {

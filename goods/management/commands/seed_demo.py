@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from PIL import Image, ImageDraw, ImageFont
 
-from goods.models import Goods, SeckillGoods
+from goods.models import Goods, Sale
 from goods.services import sale_create
 from users.models import MERCHANTS_GROUP, User
 
@@ -80,7 +80,7 @@ class Command(BaseCommand):
                 image=product_image(name, colour),
             )
             start = now + timedelta(minutes=starts)
-            sale = SeckillGoods(
+            sale = Sale(
                 goods=goods,
                 seckill_price=Decimal(sale_price),
                 stock_count=stock,

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from goods.models import SeckillGoods
+from goods.models import Sale
 from seckill.repairs import reconcile_repair_record
 from seckill.selectors import sales_to_reconcile
 from seckill.services.reconcile import RESERVATION_STALE_SECONDS, sale_reconcile
@@ -23,7 +23,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, sale: int | None, repair: bool, stale_after: float, **options) -> None:
-        if sale is not None and not SeckillGoods.objects.filter(pk=sale).exists():
+        if sale is not None and not Sale.objects.filter(pk=sale).exists():
             raise CommandError(f"no sale event with id {sale}")
         problems = 0
         for sale_id in [sale] if sale is not None else sales_to_reconcile():
