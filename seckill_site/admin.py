@@ -1,5 +1,4 @@
-"""What every app's admin shows the same way: times in the shop's zone, money, yes and no in the
-merchant's language. (The admin site itself, with its login limits, is users.admin_site.)"""
+"""Admin helpers every app shares: times, money, yes and no, and secret fields kept unqueryable."""
 
 from functools import cache
 
@@ -13,8 +12,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-# What Django 5.2's admin says (to screen readers, or on the add-user page) that its own
-# zh-Hans catalogue does not translate yet: marked here so makemessages keeps them in this
+# Django admin strings its zh-Hans catalogue lacks, marked so makemessages keeps them in this
 # project's catalogue, which Django reads before its own.
 DJANGO_ADMIN_WORDS = (
     gettext_noop("Model name"),
@@ -26,14 +24,11 @@ DJANGO_ADMIN_WORDS = (
 
 
 def yes_no(value: bool) -> str:
-    """Django's tick or cross icon, named in the merchant's language (Django's own list
-    cells call them "True" and "False" in English, to every screen reader)."""
+    """Django's tick or cross icon, named in the merchant's language (Django's alt is English)."""
     icon = static(f"admin/img/icon-{'yes' if value else 'no'}.svg")
     return format_html('<img src="{}" alt="{}">', icon, _("Yes") if value else _("No"))
 
 
-# Times in lists: the shop's zone, one compact form for every language (the admin's own
-# format, "Nov. 24, 2026, 6:16 p.m.", takes twice the width).
 LIST_TIME = "%Y-%m-%d %H:%M"
 
 
@@ -46,15 +41,13 @@ def money(value) -> str:
 
 
 def shop_time_zone() -> dict[str, str]:
-    """The zone every time in the shop and the admin is shown in (settings.TIME_ZONE), with
-    its current offset from UTC: "Asia/Shanghai", "UTC+08:00"."""
+    """The shop's zone (settings.TIME_ZONE) and its current UTC offset: "Asia/Shanghai", "UTC+08:00"."""
     offset = timezone.localtime().strftime("%z")  # "+0800"
     return {"name": timezone.get_current_timezone_name(), "offset": f"UTC{offset[:3]}:{offset[3:]}"}
 
 
 def _names_secret(model, path: str) -> bool:
-    """Does the lookup, search or ordering `path` ("sale__draw__seed__startswith") reach a field
-    its model declares secret (a model's `secret_fields`)? Walks relations as the ORM does."""
+    """Does the lookup, search or ordering `path` reach a field in its model's `secret_fields`?"""
     for part in path.lstrip("-").split(LOOKUP_SEP):
         try:
             field = model._meta.get_field(part)
@@ -86,11 +79,9 @@ def _secrets_unordered(changelist: type[ChangeList]) -> type[ChangeList]:
 
 
 class SecretsUnqueryable:
-    """No changelist filters, searches or sorts on a secret field, whatever the query string
-    asks: a changelist that answers "rows whose seed starts with 3f" gives the whole secret
-    away a character at a time. A model names its secrets in `secret_fields`; the admin site
-    mixes this into every ModelAdmin it registers (users.admin_site), so a new admin cannot
-    forget it. A refused filter is Django's DisallowedModelAdminLookup: a 400."""
+    """No changelist filters, searches or sorts on a field in the model's `secret_fields`, which
+    "seed starts with 3f" would leak a character at a time. users.admin_site mixes this into
+    every ModelAdmin; a refused filter is a 400 (DisallowedModelAdminLookup)."""
 
     model: type[Model]
 

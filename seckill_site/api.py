@@ -1,12 +1,6 @@
-"""Shared pieces of the REST API (/api/v1/): bounded body parsers, the `{code, msg, data}`
-envelope and the one exception handler, pagination, the credentials authentication leaves on a
-request, throttles on the pages' rate-limit counters, and the schema helpers that document it.
-
-Who may call what is the users app's: token and session authentication (users/authentication.py)
-and the shopper and merchant permissions (users/permissions.py). The seckill gate's endpoints
-must not query PostgreSQL, so authentication never loads the user row: it yields the user id
-(`request.auth.user_id`) and a lazy user that only endpoints needing the row ever evaluate.
-"""
+"""Shared pieces of the REST API (/api/v1/): body parsers, the `{code, msg, data}` envelope and
+its exception handler, pagination, credentials, throttles and schema helpers. Authentication
+leaves `Credentials` on `request.auth`, so the gate's endpoints never load the user row."""
 
 import io
 import re
@@ -39,11 +33,8 @@ from seckill_site.http import (
 )
 from seckill_site.ratelimit import rate_period
 
-# --- JSON bodies ---------------------------------------------------------------------------------
-
-# A JSON body is read whole (Django's DATA_UPLOAD_MAX_MEMORY_SIZE does not apply to a
-# stream DRF reads itself), so it is capped before parsing, and so is its nesting: Python's
-# json module recurses once per level, and 200,000 "[" end in RecursionError (a 500).
+# DRF reads a JSON body whole, past DATA_UPLOAD_MAX_MEMORY_SIZE, and json recurses once per
+# level (deep nesting is a RecursionError, a 500): size and depth are capped before parsing.
 JSON_MAX_BYTES = 256 * 1024
 JSON_MAX_DEPTH = 32
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
@@ -74,8 +65,6 @@ def _read_capped(stream, limit: int, what: str) -> bytes:
 
 
 class BoundedJSONParser(JSONParser):
-    """DRF's JSONParser behind a size and a depth limit checked before json.loads runs."""
-
     def parse(self, stream, media_type=None, parser_context=None):
         body = _read_capped(stream, JSON_MAX_BYTES, "JSON")
         if json_depth(body) > JSON_MAX_DEPTH:
@@ -84,17 +73,13 @@ class BoundedJSONParser(JSONParser):
 
 
 class BoundedFormParser(FormParser):
-    """A form body (a browser posting to the API with its session) under the pages' limit:
-    DRF reads it itself, so Django's DATA_UPLOAD_MAX_MEMORY_SIZE would not apply."""
+    """DRF's FormParser under DATA_UPLOAD_MAX_MEMORY_SIZE, which DRF's own read would skip."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         from django.conf import settings
 
         body = _read_capped(stream, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "form")
         return super().parse(io.BytesIO(body), media_type, parser_context)
-
-
-# --- the envelope ------------------------------------------------------------------------------
 
 
 def api_ok(data: Any = None, *, status_code: int = status.HTTP_200_OK) -> Response:
@@ -128,7 +113,6 @@ def request_fields(request: Request, *names: str) -> dict:
 
 
 def _flatten(detail: Any, prefix: str = "") -> list[str]:
-    """DRF's nested error detail as `field: message` lines, for a readable `msg`."""
     if isinstance(detail, dict):
         return [line for key, value in detail.items() for line in _flatten(value, f"{prefix}{key}: ")]
     if isinstance(detail, list):
@@ -137,10 +121,7 @@ def _flatten(detail: Any, prefix: str = "") -> list[str]:
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
-    """Every error the API raises answers in the pages' envelope with their codes.
-
-    Anything not listed (database or Redis outages) propagates to
-    ServiceUnavailableMiddleware, which answers 503 in the same envelope."""
+    """The envelope for every API error; None for the rest (outages: ServiceUnavailableMiddleware)."""
     if isinstance(exc, Http404):
         return api_fail(Code.NOT_FOUND)
     if isinstance(exc, DjangoValidationError):
@@ -209,7 +190,7 @@ class EnvelopePagination(PageNumberPagination):
         return raw
 
     def get_paginated_response(self, data: Any) -> Response:
-        assert self.page is not None  # paginate_queryset() ran first
+        assert self.page is not None
         return api_ok(
             {
                 "count": self.page.paginator.count,
@@ -236,12 +217,6 @@ class EnvelopePagination(PageNumberPagination):
         return parameters
 
 
-# --- who is asking ------------------------------------------------------------------------------
-# Authentication itself (tokens, sessions) is the users app's (users/authentication.py, named in
-# settings.REST_FRAMEWORK); what it leaves on the request is this, which the gate's endpoints
-# read without loading the user row.
-
-
 @dataclass(frozen=True)
 class Credentials:
     """`request.auth` of an API request: who, without loading the user row."""
@@ -255,25 +230,16 @@ def user_id_of(request: Request) -> int:
     return request.auth.user_id
 
 
-# --- permissions -------------------------------------------------------------------------------
-
-
 class HasUserId(BasePermission):
-    """Logged in, judged from the token or session alone: the gate's endpoints use this so
-    they never load the user row."""
+    """Logged in, judged from the token or session alone (no user row loaded)."""
 
     def has_permission(self, request: Request, view) -> bool:
         return isinstance(request.auth, Credentials)
 
 
-# --- throttles ---------------------------------------------------------------------------------
-
-
 class RatelimitThrottle(BaseThrottle):
-    """A DRF throttle on django-ratelimit's counters, with the pages' groups and keys: the
-    page and the API share one budget per user (or IP, or mobile), so switching between
-    them buys nothing; and ratelimit's atomic INCR is cheaper than DRF's read-modify-write
-    of a timestamp list. Subclasses set `group`, `rate` and `key_of`."""
+    """A DRF throttle on the pages' django-ratelimit counters, so a page and its API share one
+    budget. Subclasses set `group`, `rate` and `key_of`."""
 
     group: str
     rate: str
@@ -284,7 +250,7 @@ class RatelimitThrottle(BaseThrottle):
     def allow_request(self, request: Request, view) -> bool:
         value = self.key_of(request)
         if value is None:
-            return True  # nobody to count (anonymous on an endpoint that refuses them anyway)
+            return True  # nobody to count (anonymous, refused by the endpoint anyway)
         return not is_ratelimited(
             request._request, group=self.group, key=lambda _group, _request: value, rate=self.rate, increment=True
         )
@@ -308,17 +274,13 @@ def throttle(base: type[RatelimitThrottle], group: str, rate: str) -> type[Ratel
     return type(f"{base.__name__}_{group}", (base,), {"group": group, "rate": rate})
 
 
-# --- schema helpers ----------------------------------------------------------------------------
-
-
 class ErrorEnvelopeSerializer(serializers.Serializer):
     code = serializers.IntegerField(help_text="non-zero error code (seckill_site.codes)")
     msg = serializers.CharField(help_text="a message for people")
-    data = serializers.JSONField(allow_null=True, help_text="field errors on a 400, else null")  # type: ignore[assignment]  # the envelope's field, documented only
+    data = serializers.JSONField(allow_null=True, help_text="field errors on a 400, else null")  # type: ignore[assignment]
 
 
 def envelope(name: str, data: serializers.Field | serializers.Serializer | None = None) -> serializers.Serializer:
-    """Schema of a success envelope with `data` of the given shape."""
     return inline_serializer(
         name=name,
         fields={
@@ -344,9 +306,8 @@ _ERROR_DESCRIPTIONS = {
 
 
 def errors(*statuses: int) -> dict[int, OpenApiResponse]:
-    """Error responses of an operation, all in the envelope. 503 is added everywhere: any
-    endpoint answers it while PostgreSQL or Redis is unreachable; and 413, a body over the
-    limits (BoundedJSONParser, DATA_UPLOAD_MAX_MEMORY_SIZE), which any endpoint refuses."""
+    """Error responses of an operation, in the envelope; 413 and 503, which any endpoint may
+    answer, are always added."""
     return {
         code: OpenApiResponse(ErrorEnvelopeSerializer, description=_ERROR_DESCRIPTIONS[code])
         for code in sorted({*statuses, 413, 503})

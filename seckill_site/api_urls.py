@@ -1,6 +1,5 @@
-"""/api/: the REST API (v1), its OpenAPI schema, and the documentation page (served from
-drf-spectacular-sidecar's static files: no CDN). Each app lists its own endpoints in its
-api_urls.py, included by name, so the site imports no app."""
+"""/api/: the REST API (v1), its OpenAPI schema and docs page (sidecar static files, no CDN).
+Each app lists its endpoints in its api_urls.py, included by name, so the site imports no app."""
 
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView

@@ -1,16 +1,10 @@
-"""The Celery broker's queues: RabbitMQ quorum queues with a dead-letter queue in production,
-Redis in the embedded single-node mode.
+"""The Celery broker's queues: RabbitMQ in production, Redis in the embedded single-node mode.
 
-    CELERY_BROKER_URL=amqp://u:p@rabbit1:5672//;amqp://u:p@rabbit2:5672//;...
+    CELERY_BROKER_URL=amqp://u:p@rabbit1:5672//;amqp://u:p@rabbit2:5672//;...  (failover list)
 
-A `;`-separated list is kombu's failover list: a publisher or worker that loses its broker
-node moves to the next. On RabbitMQ the task queue is a quorum queue (Raft-replicated over
-the cluster's nodes, so losing its leader loses no message), on a topic exchange, which
-Celery's native delayed delivery needs for retries with a countdown on quorum queues. A
-message that fails for good (a task that raised past its retries, or one redelivered
-DELIVERY_LIMIT times because it keeps killing workers) is dead-lettered to `<queue>.dead`
-for an operator to read, instead of being dropped.
-"""
+On RabbitMQ the task queue is a quorum queue (losing its leader loses no message) on a topic
+exchange, as Celery's delayed delivery needs. A message that fails for good is dead-lettered to
+`<queue>.dead` for an operator to read, never dropped."""
 
 from __future__ import annotations
 
@@ -19,8 +13,7 @@ from django.conf import settings
 from kombu import Connection, Exchange, Queue
 
 DEAD_LETTER_EXCHANGE = "seckill.dead-letter"
-# Deliveries of one message before RabbitMQ dead-letters it: a worker crash (kill -9, OOM)
-# redelivers the message it held; ten crashes on one message means the message is the cause.
+# Deliveries before RabbitMQ dead-letters a message: that many crashes mean it is the cause.
 DELIVERY_LIMIT = 10
 
 
@@ -38,8 +31,7 @@ def _expiry(expires_ms: int | None) -> dict:
 
 
 def task_queues(queue: str, *, broker_url: str, expires_ms: int | None = None) -> tuple[Queue, ...]:
-    """The queue every task goes to (CELERY_TASK_QUEUES), declared the same by every worker,
-    publisher and test. `expires_ms`: CELERY_QUEUE_EXPIRES_MS (tests; production keeps its queues)."""
+    """The task queue (CELERY_TASK_QUEUES), declared alike everywhere; `expires_ms` for tests."""
     if not is_amqp(broker_url):
         return (Queue(queue, Exchange(queue), routing_key=queue),)
     arguments = {
@@ -60,15 +52,13 @@ def dead_letter_queue(queue: str) -> Queue:
 
 
 def dead_letter_queue_declare(connection: Connection, queue: str) -> None:
-    """Declare the dead-letter exchange and queue (idempotent). Workers do it at start-up: a
-    queue nobody consumes is not declared by Celery itself."""
+    """Declare the dead-letter exchange and queue; idempotent. Celery declares no queue nobody consumes."""
     dead_letter_queue(queue)(connection.default_channel).declare()
 
 
 def task_queue_empty(connection: Connection, queue: Queue) -> None:
-    """Start a test or bench run on an empty task queue: leftovers of an aborted run name rows
-    that no longer exist. Deleting and declaring again, rather than purging, also replaces a
-    queue that an earlier version declared with other arguments (RabbitMQ would refuse it)."""
+    """Delete and declare `queue` again, empty (tests, bench): unlike a purge this also replaces a
+    queue declared with other arguments, which RabbitMQ would refuse."""
     bound = queue(connection.default_channel)
     bound.delete()
     bound.declare()
@@ -76,7 +66,7 @@ def task_queue_empty(connection: Connection, queue: Queue) -> None:
 
 @worker_ready.connect(dispatch_uid="seckill.broker.dead_letter")
 def dead_letter_queue_ready(sender, **_signal) -> None:
-    """RabbitMQ: make sure a worker's failed messages have somewhere to go before it takes any."""
+    """RabbitMQ: a worker's failed messages have somewhere to go before it takes any."""
     if is_amqp(settings.CELERY_BROKER_URL):
         with sender.app.connection_for_write() as connection:
             dead_letter_queue_declare(connection, settings.CELERY_TASK_DEFAULT_QUEUE)

@@ -1,4 +1,4 @@
-"""Error codes of the JSON envelope `{"code", "msg", "data"}` (numbering follows seed 000's CodeMsg)."""
+"""Error codes of the JSON envelope `{"code", "msg", "data"}`."""
 
 from enum import Enum
 

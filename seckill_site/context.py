@@ -6,8 +6,7 @@ from django.utils import timezone
 
 
 def time_zone_label(now=None) -> str:
-    """The shop's zone as people read it beside a time, "UTC+08:00" (the offset now, so a zone
-    with summer time shows the right one); the zone's name (settings.TIME_ZONE) goes beside it."""
+    """The shop's zone's offset from UTC at `now`, "UTC+08:00" (summer time included)."""
     offset = timezone.localtime(now).utcoffset()
     minutes = int(offset.total_seconds() // 60) if offset is not None else 0
     sign = "+" if minutes >= 0 else "-"
@@ -15,6 +14,5 @@ def time_zone_label(now=None) -> str:
 
 
 def time_zone(request: HttpRequest | None) -> dict:
-    """One time zone for the whole shop: every time is shown in settings.TIME_ZONE (never the
-    browser's), named where it matters with `tz_label` and `tz_name`."""
+    """Every time is shown in settings.TIME_ZONE, never the browser's: `tz_label`, `tz_name`."""
     return {"tz_label": time_zone_label(), "tz_name": settings.TIME_ZONE}

@@ -1,11 +1,5 @@
-"""django-csp's middleware with the policy built once per process.
-
-django-csp 4 builds the header from CONTENT_SECURITY_POLICY on every response, twice (the policy
-and the report-only one), through dataclasses.asdict and build_policy: measured by
-`python -m bench.middleware_cost`, the costliest header of the stack. Without a nonce (the
-request never asked for one: every JSON answer, most pages) and without a view's own override
-(csp.decorators), the header is the same string every time: built once here. Anything else is
-django-csp's own code path."""
+"""django-csp's middleware, with the header built once per process (docs/performance.md) where no
+nonce or view override (csp.decorators) can change it; anything else takes django-csp's path."""
 
 from __future__ import annotations
 

@@ -23,11 +23,8 @@ JSON_PATH_PREFIXES = ("/seckill/", "/goods/getDetails", "/api/", "/user/me")
 
 ERROR_TEMPLATE = "errors/error.html"
 
-# A backing service briefly out of reach: PostgreSQL down or restarting, Redis down, or a Redis
-# Cluster failover in progress (no primary for a slot yet, a demoted primary refusing writes,
-# a slot in migration). Each is answered 503 "busy, retry", never 401 or 500. A Redis node
-# behind an open circuit breaker (seckill_site.redis.breaker.RedisUnavailable) is a
-# RedisConnectionError: the same 503, raised at once.
+# A backing service briefly out of reach (PostgreSQL restarting, Redis down, a cluster failover,
+# an open circuit breaker): answered 503 "busy, retry", never 401 or 500.
 UNAVAILABLE = (
     OperationalError,
     InterfaceError,
@@ -40,16 +37,12 @@ UNAVAILABLE = (
 )
 
 
-# What a Celery task waits out (autoretry_for) rather than drop its work: the same outages, and
-# django-redis's wrapper of Redis errors. Found by `make faults`: a task that died on a Redis
-# restart was acked and gone, and its shopper was told -1.
+# What a Celery task waits out (autoretry_for) rather than drop its work.
 OUTAGES = (*UNAVAILABLE, ConnectionInterrupted)
 
 
 class SensitiveDataFilter(SafeExceptionReporterFilter):
-    """Django's filter hides what sensitive_post_parameters / sensitive_variables mark only
-    when DEBUG is off; this one always does, so a developer's DEBUG page, a screenshot of it
-    or a `make run` demo never shows a shopper's password or texted code either."""
+    """Hides what is marked sensitive with DEBUG on too: no page shows a password or texted code."""
 
     def is_active(self, request: HttpRequest | None) -> bool:
         return True
@@ -89,10 +82,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 
 class ServiceUnavailableMiddleware:
-    """Outermost middleware: a PostgreSQL or Redis outage anywhere in the stack (sessions and
-    rate limits included) answers a friendly 503 instead of a traceback. Recovery needs
-    nothing: CONN_HEALTH_CHECKS drops dead database connections, redis-py reconnects and its
-    cluster client re-reads the slot map after a failover."""
+    """Answers an outage (service_unavailable) anywhere below it with a 503 and Retry-After."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -132,11 +122,8 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 
 
 class RequestBodyLimitMiddleware:
-    """Refuse a request whose declared body is larger than settings.SECKILL_MAX_REQUEST_BYTES
-    (413) before anything reads it. Django's DATA_UPLOAD_MAX_MEMORY_SIZE leaves out uploaded
-    files, whose limit (goods.models.MAX_IMAGE_BYTES) is only checked once the whole body has
-    been read and spooled to disk. The proxy in front should cap bodies too (docs/deploy.md,
-    "Behind a load balancer")."""
+    """Answers 413, unread, a request whose Content-Length exceeds SECKILL_MAX_REQUEST_BYTES:
+    Django's own limits leave out uploads, which are checked only once spooled to disk."""
 
     def __init__(self, get_response):
         from django.conf import settings

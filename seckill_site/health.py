@@ -1,15 +1,7 @@
 """Readiness checks for the load balancer: can this web node serve a purchase right now?
 
-Each check runs in its own thread and all of them share one deadline, so a frozen
-dependency (a PostgreSQL that accepts connections but never answers, a Redis behind a cut
-link) turns into a "failed: timed out" within READINESS_TIMEOUT seconds instead of a probe
-that hangs until the balancer gives up on it. The threads are daemons: a check stuck past
-the deadline is abandoned, never waited for.
-
-A small module rather than django-health-check: its checks run one after another with no
-shared deadline, its Redis check opens its own connection from REDIS_URL (which knows no
-`redis+cluster://`), and it has no check for our Lua scripts; each check here is a few lines.
-"""
+Every check runs in its own daemon thread under one deadline (READINESS_TIMEOUT), so a frozen
+dependency fails as "timed out" instead of hanging the probe; a stuck check is abandoned."""
 
 from __future__ import annotations
 
@@ -37,9 +29,8 @@ class CheckResult:
 
 
 def check_draining() -> None:
-    """A node told to stop is not ready: seckill_site.serve, on SIGTERM, creates WEB_DRAIN_FILE
-    and keeps serving for WEB_DRAIN_SECONDS, so the balancer takes it out before any request
-    or connection of it is cut."""
+    """Fails while seckill_site.serve drains the node (WEB_DRAIN_FILE exists), so the balancer
+    takes it out before it stops."""
     path = os.environ.get("WEB_DRAIN_FILE")
     if path and os.path.exists(path):
         raise RuntimeError("stopping: draining before shutdown")
@@ -57,7 +48,6 @@ def check_postgres() -> None:
 
 
 def check_redis() -> None:
-    # A process whose circuit breaker found no Redis node in reach says so at once.
     if breaker().is_open():
         raise RuntimeError(f"no Redis node in reach (circuit open for {breaker().seconds:g} s)")
     if not client().ping():
@@ -78,8 +68,7 @@ def eviction_policies() -> set[str]:
 
 
 def check_lua_scripts() -> None:
-    """The gate's scripts are loaded (on every primary of a cluster). A Redis that restarted
-    empty has none: load them now, so the first buyer after the restart does not pay for it."""
+    """Loads the Lua scripts if Redis lost them (a restart), so the first buyer does not pay."""
     names = script_names()
     loaded = client().script_exists(*[script(name).sha for name in names])
     if not all(loaded):

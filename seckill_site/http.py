@@ -19,10 +19,8 @@ from seckill_site.codes import Code
 
 @dataclass(frozen=True)
 class Answer:
-    """What an endpoint answers, before it is a response: the shop's code, a message for people
-    (the code's own when None), the data, and headers (Retry-After). Services and the steps
-    shared by a page and its API return one; `page_answer` renders it as the pages' JSON
-    envelope, seckill_site.api.api_answer as the API's: the same body either way."""
+    """What an endpoint answers, before it is a response: code, message (the code's own when
+    None), data and headers. page_answer and seckill_site.api.api_answer render the same body."""
 
     code: Code = Code.SUCCESS
     data: Any = None
@@ -54,24 +52,21 @@ def page_answer(answer: Answer) -> HttpResponse:
     return answer_headers_set(answer, response)
 
 
-# How long a public answer (the same for everybody) may be kept by a CDN, a browser, or this
-# process's fast path (seckill.fastpath).
+# Seconds a public answer (the same for everybody) may be kept by a CDN, a browser or seckill.fastpath.
 PUBLIC_SECONDS = 1
 PublicResponse = TypeVar("PublicResponse", bound=HttpResponse)
 
 
 def public_answer(response: PublicResponse, *, exact_until: float) -> PublicResponse:
-    """Mark `response` as everybody's answer for PUBLIC_SECONDS: `Cache-Control: public,
-    max-age=1`, and `exact_until` (epoch seconds by the shop's clock: when its countdown next
-    changes) for seckill.fastpath, which serves these bytes again until the earlier of the two."""
+    """Mark `response` as everybody's for PUBLIC_SECONDS; seckill.fastpath serves it again until
+    then or `exact_until` (epoch seconds, shop clock: its next countdown change), if earlier."""
     patch_cache_control(response, public=True, max_age=PUBLIC_SECONDS)
-    response.public_until = exact_until  # type: ignore[attr-defined]  # read by seckill.fastpath
+    response.public_until = exact_until  # type: ignore[attr-defined]
     return response
 
 
 def form_errors_message(form) -> str:
-    """A form's errors as people read them: each field by its label ("Mobile number: This field
-    is required."), never its name in the code."""
+    """A form's errors as people read them, each under its field's label, never its name."""
     parts = []
     for name, errors in form.errors.items():
         label = form.fields[name].label if name in form.fields else None
@@ -95,10 +90,8 @@ def wants_json(request: HttpRequest) -> bool:
     return "application/json" in accept or request.headers.get("X-Requested-With") == "XMLHttpRequest"
 
 
-# Ranges of the PostgreSQL integer columns: every number from a client is checked against
-# the column it ends in, so none reaches the database only to overflow there (a 500).
+# Column ranges, so no number from a client overflows in PostgreSQL (a 500); ids stay below 2**63.
 INT32_MAX = 2**31 - 1
-# Ids are bigints; 18 digits keep every accepted id below 2**63 - 1.
 ID_MAX = 10**18 - 1
 
 # ASCII only: str.isdigit() and int() also take "²", "١٢٣" and other Unicode digits.
@@ -106,9 +99,8 @@ _INTEGER = re.compile(r"-?[0-9]{1,19}")
 
 
 def parse_int(raw: Any, *, minimum: int, maximum: int) -> int | None:
-    """The one parser of whole numbers from user input (query strings, forms, JSON, paths):
-    optional minus sign and ASCII digits, within [minimum, maximum], else None. A JSON
-    number is taken when it is an int (not a bool, not a float)."""
+    """The one parser of whole numbers from user input: an int (not a bool), or ASCII digits
+    with an optional minus; None unless within [minimum, maximum]."""
     if isinstance(raw, bool) or raw is None:
         return None
     if isinstance(raw, int):
@@ -140,20 +132,10 @@ def _trusted_networks() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, 
 
 
 def client_ip(request: HttpRequest) -> str:
-    """The client's IP address: what every per-IP limit counts on (login, registration, and
-    anything else keyed on the caller's address). Only the proxies the settings trust may
-    name it (docs/deploy.md, "Behind a load balancer"):
-
-    - SECKILL_TRUSTED_PROXIES (networks): walking X-Forwarded-For from the right, starting at
-      REMOTE_ADDR, every address inside them is a proxy of ours; the first one outside is the
-      client. Entries a client wrote itself sit further left and are never reached.
-    - SECKILL_TRUSTED_PROXY_COUNT (n): exactly n proxies stand in front of the app, each
-      appending the address it saw; the client is the n-th address from the right of
-      X-Forwarded-For + REMOTE_ADDR.
-    - neither: REMOTE_ADDR, and X-Forwarded-For is ignored (anyone can send one).
-
-    A malformed hop ends the walk at the last good address: a forged header cannot move
-    anyone into another bucket than the one their own address gives them."""
+    """The client's IP address, which every per-IP limit counts on: with SECKILL_TRUSTED_PROXIES,
+    the first address outside them walking REMOTE_ADDR and X-Forwarded-For from the right; with
+    SECKILL_TRUSTED_PROXY_COUNT n, the n-th from the right of X-Forwarded-For; else REMOTE_ADDR.
+    A malformed hop ends the walk at the last good address, so a forged header moves no one."""
     remote = request.META.get("REMOTE_ADDR", "")
     networks, count = _trusted_networks(), settings.SECKILL_TRUSTED_PROXY_COUNT
     if not networks and not count:
@@ -177,12 +159,9 @@ def client_ip(request: HttpRequest) -> str:
 
 
 def next_path(raw: Any, fallback: str) -> str:
-    """`raw` when it is a path on this site ("/orders/7?x=1"), else `fallback`: the one check
-    of every `next` a client sends. Only a path: no scheme, no host, nothing a browser could
-    read as one ("//evil", "/\\evil", "\\\\evil", "javascript:..."); no control, format or
-    space characters (URL parsers drop tabs and newlines, so "/\\t/evil" is "//evil" to
-    them); no bare word ("id", "admin:index"), which relative resolution or a URL-name lookup
-    would turn into somewhere else."""
+    """`raw` if it is a path on this site ("/orders/7?x=1"), else `fallback`: the one check of every
+    `next`. Refused: anything a browser could read as a scheme or host ("//evil", "/\\evil"),
+    control or space characters (URL parsers drop tabs), and bare words ("id")."""
     if not isinstance(raw, str):
         return fallback
     target = raw.strip()
@@ -197,17 +176,13 @@ def next_path(raw: Any, fallback: str) -> str:
 
 
 def redirect_target(raw: Any, fallback: str) -> HttpResponseRedirect:
-    """A redirect to `raw` when it is a path on this site, else to `fallback` (next_path).
-    An HttpResponseRedirect of the path itself, never django.shortcuts.redirect, which would
-    treat a word as a URL name to reverse (a NoReverseMatch, i.e. a 500, for "id")."""
+    """A redirect to next_path(raw, fallback); django.shortcuts.redirect would reverse a word."""
     return HttpResponseRedirect(next_path(raw, fallback))
 
 
 def ip_bucket(address: str) -> str:
-    """What a per-IP limit counts on for a client address: an IPv4 address itself, an IPv6
-    address's /RATELIMIT_IPV6_PREFIX network (64: one subscriber's allocation, whose 2**64
-    addresses are all theirs to send from; counting each would give them 2**64 budgets). An
-    IPv4-mapped IPv6 address is its IPv4 address."""
+    """What a per-IP limit counts for `address`: an IPv4 address (mapped ones too) itself, an
+    IPv6 one by its /RATELIMIT_IPV6_PREFIX network, all of which one subscriber can send from."""
     parsed = _address(address)
     if parsed is None:
         return address
@@ -219,7 +194,6 @@ def ip_bucket(address: str) -> str:
 
 
 def client_bucket(request: HttpRequest) -> str:
-    """The client's per-IP limit bucket (ip_bucket of client_ip): every per-IP limit keys on it."""
     return ip_bucket(client_ip(request))
 
 

@@ -1,13 +1,6 @@
 """Django's LocaleMiddleware for a site without i18n_patterns, the language worked out once per
-(language cookie, Accept-Language) pair.
-
-Django's middleware asks, on every request and again on its response, whether the URLs carry a
-language prefix (a regex on the path and a cached lookup each time) and parses the request's
-language afresh: 36-48 µs of a request (`python -m bench.middleware_cost`), the dearest
-middleware after the request log. The shop's URLs have no language prefix, so the language is
-the cookie's, else Accept-Language's, else LANGUAGE_CODE: the same answer for the same two
-headers. The answers and headers are Django's (Vary: Accept-Language, Content-Language); a
-URLconf with i18n_patterns gets Django's middleware unchanged."""
+(language cookie, Accept-Language) pair: Django's answers and headers without its per-request
+prefix checks and parsing (docs/performance.md). With i18n_patterns, Django's own runs."""
 
 from __future__ import annotations
 
@@ -25,8 +18,7 @@ _languages: dict[tuple[str | None, str], str] = {}
 
 
 class _Headers:
-    """What get_language_from_request reads of a request, for a caller that has only the two
-    headers (seckill.fastpath, below Django)."""
+    """The two headers get_language_from_request reads, for seckill.fastpath (below Django)."""
 
     path_info = "/"
 
@@ -43,8 +35,7 @@ def _languages_forget(*, setting: str, **_kwargs) -> None:
 
 
 def language_for(cookie: str | None, accept: str) -> str:
-    """The language Django picks without URL prefixes: the language cookie's, else
-    Accept-Language's, else LANGUAGE_CODE; worked out once per (cookie, Accept-Language) pair."""
+    """The language Django picks without URL prefixes (cookie, Accept-Language, LANGUAGE_CODE)."""
     language = _languages.get((cookie, accept))
     if language is None:
         language = translation.get_language_from_request(_Headers(cookie, accept))  # type: ignore[arg-type]

@@ -1,12 +1,8 @@
 """Request ids and the request log: one line per request, and the same id on the order writer's lines.
 
-The id comes from the balancer's X-Request-ID (or is made here), is returned in the response,
-travels with the Celery messages published while the request runs (a message header set by
-`before_task_publish`, so no task signature changes) and is put back in place in the worker
-by `task_prerun`. `RequestContextFilter` copies it, and whatever the views added with
-`log_context_set` (user, sale, outcome), onto every log record; production's JSON formatter
-(python-json-logger, settings/production.py) writes them as fields.
-"""
+The id (the balancer's X-Request-ID, or a new one) is returned in the response, rides on the
+Celery messages the request publishes as a header, and is restored in the worker.
+`RequestContextFilter` puts it, and the fields views add with `log_context_set`, on every record."""
 
 from __future__ import annotations
 
@@ -32,8 +28,7 @@ _VALID_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
 
 def request_id_for(incoming: str) -> str:
-    """The client's X-Request-ID if it looks like an id, else a new one: 32 random hex
-    characters, as uuid4().hex gave, for a fifth of its cost (no UUID object)."""
+    """The client's X-Request-ID if it looks like an id, else 32 new random hex characters."""
     return incoming if _VALID_ID.match(incoming) else os.urandom(16).hex()
 
 
@@ -63,10 +58,8 @@ class RequestContextFilter(logging.Filter):
 
 
 def _user_id(request: HttpRequest) -> int | None:
-    """The user id without a query: from the session if the request already read it (the
-    gate does), or from the user the REST API authenticated. Never loads anything itself."""
-    # A session whose load failed (Redis failing over: the answer was a 503) has no cache, and
-    # reading it here would try Redis again and turn that 503 into a 500.
+    """The user id if the request already knows it (a session read, DRF's user); never loads it."""
+    # A session whose load failed has no cache: reading it again would turn its 503 into a 500.
     loaded = getattr(getattr(request, "session", None), "_session_cache", None)
     if loaded:
         raw = loaded.get(SESSION_KEY)
@@ -79,17 +72,14 @@ def _user_id(request: HttpRequest) -> int | None:
 
 
 def _path_without_secrets(request: HttpRequest) -> str:
-    """The one-time seckill path is a secret while unused (a "sold out" leaves it valid): log
-    the URL with it blanked out."""
+    """The path with the one-time seckill path blanked out: it stays a secret while unused."""
     match = getattr(request, "resolver_match", None)
     secret = match.kwargs.get("path") if match is not None else None
     return request.path.replace(secret, "<path>") if secret else request.path
 
 
 def _request_line(request: HttpRequest, response: HttpResponse, started: float) -> None:
-    """The request's one line, built as `Logger.info` would build it minus the caller lookup
-    (file, function, line: no formatter here prints them, and finding them walks the stack on
-    every request)."""
+    # Logger.info would walk the stack for caller fields no formatter here prints.
     path = _path_without_secrets(request)
     record = request_logger.makeRecord(
         request_logger.name,
@@ -111,17 +101,15 @@ def _request_line(request: HttpRequest, response: HttpResponse, started: float) 
 
 
 class RequestLogMiddleware:
-    """Second in MIDDLEWARE, after the metrics: every line a request logs carries its id, and
-    the request itself logs one line with status, duration, user, sale and outcome."""
+    """Every line a request logs carries its id; the request logs one line of its own."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        # META, not request.headers: that builds a dict of every header first (a quarter of this
-        # middleware's cost, python -m bench.middleware_cost).
+        # META, not request.headers, which builds a dict of every header first.
         request_id = request_id_for(request.META.get(REQUEST_ID_META, ""))
-        request.request_id = request_id  # type: ignore[attr-defined]  # read by the error pages and the API envelope
+        request.request_id = request_id  # type: ignore[attr-defined]
         id_token = request_id_var.set(request_id)
         context_token = _context_var.set({})
         started = time.perf_counter()
@@ -134,9 +122,6 @@ class RequestLogMiddleware:
         finally:
             _context_var.reset(context_token)
             request_id_var.reset(id_token)
-
-
-# --- Celery: the id rides along with the messages ---------------------------------------------
 
 
 @before_task_publish.connect(dispatch_uid="seckill.logs.publish")
@@ -163,7 +148,6 @@ def task_postrun_clear_request_id(**_signal) -> None:
 
 @after_setup_logger.connect(dispatch_uid="seckill.logs.worker")
 def worker_logs_like_django(**_signal) -> None:
-    """Production (LOG_JSON): once Celery has set up its logging, apply Django's LOGGING, so a
-    worker writes the same one-JSON-object-per-line records as the web processes."""
+    """Production (LOG_JSON): a worker logs through Django's LOGGING, as the web processes do."""
     if getattr(settings, "LOG_JSON", False):
         logging.config.dictConfig(settings.LOGGING)

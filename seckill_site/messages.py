@@ -6,11 +6,8 @@ from django.utils.functional import SimpleLazyObject, empty
 
 
 class LazyMessageMiddleware(MessageMiddleware):
-    """The pages use messages; the gate and the JSON endpoints never do. Django makes the
-    storage eagerly (an `import_string` and a cookie and a session storage per request) and
-    asks it to save itself after every response: a few per cent of a sold-out answer's CPU.
-    Made on first use, an untouched storage has nothing to save, exactly as Django's `update()`
-    finds when no message was read or added."""
+    """The gate and the JSON endpoints never use messages, yet Django makes the storage and
+    saves it on every request; made on first use, an untouched one has nothing to save."""
 
     def process_request(self, request):
         request._messages = SimpleLazyObject(lambda: default_storage(request))

@@ -1,16 +1,7 @@
-"""Prometheus metrics: the exporter, the web requests, and the figures read at scrape time.
-Each app keeps its own counters (seckill/metrics.py, orders/metrics.py).
-
-Counters and histograms live in each process and cost a lock and an add (an mmap write in
-multiprocess mode) — nothing that reaches the network, so the gate pays almost nothing.
-With PROMETHEUS_MULTIPROC_DIR set (gunicorn's workers, Celery's prefork children) every
-process writes its own file there and a scrape adds them all up; it must be set before the
-first import of prometheus_client, i.e. in the environment, and emptied at start-up.
-
-The figures of the shop's state — the broker queue's depth here, reservations waiting from the
-seckill app (registered with `scrape_source_add`) — are read when /metrics is scraped, by the
-process answering the scrape (`ShopCollector`), never on a request path.
-"""
+"""Prometheus metrics: the exporter, the web requests, and the shop's state, read only when
+/metrics is scraped (`ShopCollector`). Counting never reaches the network; each app keeps its
+own counters. With PROMETHEUS_MULTIPROC_DIR set in the environment, each process writes its own
+file and a scrape sums them."""
 
 from __future__ import annotations
 
@@ -45,8 +36,6 @@ logger = logging.getLogger(__name__)
 
 MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 
-# --- web ---------------------------------------------------------------------------------
-
 HTTP_REQUESTS = Counter(
     "seckill_http_requests_total",
     "HTTP requests answered, by view route, method and status",
@@ -59,11 +48,8 @@ HTTP_LATENCY = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
 )
 
-# --- scrape-time figures -----------------------------------------------------------------------
 
-
-# Figures read at scrape time: source name -> a function returning its metric families. Apps
-# add theirs in AppConfig.ready() (the seckill app: the reservations waiting, from Redis).
+# Source name -> a function returning its metric families; apps add theirs in AppConfig.ready().
 ScrapeSource = Callable[[], list[GaugeMetricFamily]]
 _scrape_sources: dict[str, ScrapeSource] = {}
 
@@ -80,9 +66,7 @@ def _queue_figures() -> list[GaugeMetricFamily]:
 
 
 class ShopCollector(Collector):
-    """The figures of every scrape source, read at scrape time. A source that does not answer
-    leaves its figures out and says so in `seckill_shop_metrics_up{source}`; the scrape itself
-    never fails for it."""
+    """The figures of every scrape source; one that fails is left out, 0 in seckill_shop_metrics_up."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("seckill_shop_metrics_up", "Whether the shop figures could be read", labels=["source"])
@@ -122,15 +106,9 @@ def exposition() -> bytes:
     return counted + generate_latest(shop)
 
 
-# --- who may read them --------------------------------------------------------------------------
-
-
 def metrics_allowed(request: HttpRequest) -> bool:
-    """Only what the operator named: `Authorization: Bearer <METRICS_TOKEN>`, or a peer
-    (REMOTE_ADDR, never a forwarded header, which any client can write) inside
-    METRICS_ALLOWED_NETWORKS. Neither is set by default, loopback included: a reverse proxy
-    on the same host (nginx before granian, HAProxy) makes every request a loopback one.
-    Also who sees /readyz's details (seckill_site.views.readyz)."""
+    """Whether the caller may read /metrics and /readyz's details: the bearer METRICS_TOKEN, or
+    REMOTE_ADDR (never a forwarded header, nor loopback by default) in METRICS_ALLOWED_NETWORKS."""
     token = settings.METRICS_TOKEN
     header = request.headers.get("Authorization", "")
     if token and header.startswith("Bearer ") and secrets.compare_digest(header[7:].strip(), token):
@@ -148,12 +126,8 @@ def metrics_response() -> HttpResponse:
     return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
 
 
-# --- per-view request counts and latency ---------------------------------------------------------
-
-
 class RequestMetricsMiddleware:
-    """First in MIDDLEWARE: times the whole stack. The label is the URL route pattern
-    ("seckill/<str:path>/doSeckill"), never the raw path, so the series stay few."""
+    """Times the whole stack (first in MIDDLEWARE), labelled by URL route, never the raw path."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -175,8 +149,7 @@ class RequestMetricsMiddleware:
 
 @worker_init.connect(dispatch_uid="seckill.metrics.worker_exporter")
 def worker_exporter_start(**_signal) -> None:
-    """Celery `worker_init`: serve the worker's metrics on CELERY_METRICS_PORT when set (the
-    prefork children write to PROMETHEUS_MULTIPROC_DIR, the main process serves the sum)."""
+    """Serve the worker's metrics, its children's summed, on CELERY_METRICS_PORT when set."""
     port = os.environ.get("CELERY_METRICS_PORT")
     if not port:
         return
@@ -191,26 +164,14 @@ def worker_exporter_start(**_signal) -> None:
     start_http_server(int(port), addr=os.environ.get("CELERY_METRICS_ADDR", "127.0.0.1"), registry=registry)
 
 
-# --- counts kept without a lock (seckill.fastpath) ------------------------------------------
-
-# How often each process folds what its threads counted into the Prometheus metrics above.
 FOLD_SECONDS = 1.0
 
 
 class ThreadCounts:
-    """Requests counted per thread with no lock, folded into HTTP_REQUESTS and HTTP_LATENCY
-    every FOLD_SECONDS by one folder thread per process (and by `fold()`).
-
-    A Prometheus child takes a lock (and, multiprocess, an mmap write) on every inc and
-    observe: about 1.5 µs for the two, a fifth of the fast path's whole answer. Here one
-    answer is a dict lookup and three adds on the answering thread's own entry, and no clock
-    read. Only that thread writes its entries and it never resets them: the folder reads them
-    and folds what grew since its last fold, so nothing is lost or counted twice, and a thread
-    that stops answering (the sale is over, traffic stops) still has its last counts folded
-    within FOLD_SECONDS. Reading an entry while its thread adds to it can see the count one
-    ahead of the buckets for one fold; the next fold evens it. `fold_listeners` get (key, count)
-    for each series folded (the seckill app counts its attempt outcomes from them,
-    seckill/apps.py), `tick_listeners` are called after every fold (the fast path's log)."""
+    """Requests counted per thread without a lock, folded into HTTP_REQUESTS and HTTP_LATENCY
+    every FOLD_SECONDS and by `fold()`; only its own thread writes an entry, so nothing is lost
+    or counted twice. After each fold, `fold_listeners` get (key, count) per series folded, then
+    `tick_listeners` are called."""
 
     def __init__(self) -> None:
         self._bounds = HTTP_LATENCY._upper_bounds  # the buckets' upper bounds, +Inf last
@@ -220,8 +181,7 @@ class ThreadCounts:
         os.register_at_fork(after_in_child=self._forget_threads)
 
     def _forget_threads(self) -> None:
-        """A fresh start (and, after a fork, the child's: its parent's threads and folder are not
-        in it, and the lock may have been held by one of them)."""
+        """Start afresh, also in a forked child (the parent's threads are gone, the lock may be held)."""
         self._lock = threading.Lock()  # between folders only; answering threads never take it
         self._threads: list[tuple[threading.Thread, dict]] = []
         self._folded: dict[tuple[int, tuple], tuple[int, float, list[int]]] = {}
@@ -241,15 +201,14 @@ class ThreadCounts:
             return counts
 
     def add(self, key: tuple, view: str, method: str, status: str, seconds: float) -> None:
-        """One answer. `key` names its series (view, method, status, anything else the listeners
-        need); `seconds` its duration."""
+        """Count one answer of `seconds` in the series `key` (which the listeners receive)."""
         counts = self._mine()
         entry = counts.get(key)
         if entry is None:
             entry = counts[key] = [view, method, status, 0, 0.0, [0] * len(self._bounds)]
         entry[3] += 1
         entry[4] += seconds
-        entry[5][bisect_left(self._bounds, seconds)] += 1  # the first bound >= seconds (+Inf last)
+        entry[5][bisect_left(self._bounds, seconds)] += 1
 
     def _fold_forever(self) -> None:
         while True:
@@ -260,8 +219,7 @@ class ThreadCounts:
                 logger.warning("metrics: folding the per-thread counts failed", exc_info=True)
 
     def fold(self) -> dict[tuple, int]:
-        """Fold what every thread of this process counted since the last fold into the
-        Prometheus metrics; returns the counts folded per series."""
+        """Fold what every thread counted since the last fold; returns the counts per series."""
         folded: dict[tuple, int] = {}
         with self._lock:
             for thread, counts in list(self._threads):

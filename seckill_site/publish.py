@@ -1,8 +1,5 @@
-"""Publish Celery tasks by name. Services call this, never a tasks module: tasks import the
-services they run, so services importing tasks would close an import circle.
-
-The tasks are defined with these names in each app's tasks.py (`@shared_task(name=...)`).
-"""
+"""Publish Celery tasks by the names each app's tasks.py gives them. Services call this, never a
+tasks module: tasks import the services they run, so that would close an import circle."""
 
 from datetime import datetime
 
@@ -16,9 +13,8 @@ FAST_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2
 
 
 def task_publish(name: str, *, kwargs: dict, fast: bool = False, eta: datetime | None = None) -> None:
-    """Send the task `name` now (to run at `eta` when given); raises the broker's error
-    (kombu's OperationalError, OSError) once the retries are spent. `fast`: the short retry
-    policy of a publish someone waits for."""
+    """Send the task `name` (to run at `eta` if given); raises the broker's error (OperationalError,
+    OSError) once retries are spent. `fast`: FAST_RETRY_POLICY, for a publish someone waits for."""
     if fast:
         app.send_task(name, kwargs=kwargs, eta=eta, retry=True, retry_policy=FAST_RETRY_POLICY)
     else:

@@ -1,30 +1,17 @@
 """The web server: `python -m seckill_site.serve [--bind HOST:PORT]` runs granian on the WSGI app.
 
-granian was chosen by measurement (`make bench ARGS="--server ..."`, docs/performance.md): it
-parses HTTP in Rust and runs Django in each worker's blocking threads, and served 3.4 times
-gunicorn gthread's floor and 3.8 times its burst on the 2-core machine, 1.4 and 1.2 times
-gunicorn sync's. `make run`, the deployment (docs/deploy.md) and the bench all start it here.
-deploy/gunicorn.conf.py stays as the alternative (`gunicorn -c deploy/gunicorn.conf.py`).
-
-Settings come from the environment, as gunicorn's did:
-  WEB_BIND         host:port                            (127.0.0.1:8000; --bind wins)
-  WEB_CONCURRENCY  worker processes                     (2)
-  WEB_THREADS      Django threads per worker            (8: a request mostly waits on Redis)
-  WEB_BACKLOG      the listen queue                     (2048: runserver's 5 reset a burst)
-  WEB_DRAIN_SECONDS  on SIGTERM, answer /readyz 503 this long before granian stops (0: at
-                   once); longer than the balancer takes to mark a node down (deploy/haproxy.cfg),
-                   so the node leaves the rotation while it still serves and no request or
-                   connection is cut (make partition-test, fault 6). SIGTERM this launcher
-                   alone (systemd: KillMode=mixed), not its process group.
-  RELOAD=1         restart the workers on code changes  (make run RELOAD=1)
-Any other granian option can be set with its own GRANIAN_* variable.
-
-Metrics: every worker counts into PROMETHEUS_MULTIPROC_DIR, so /metrics sums all of them.
-granian has no hook before its workers start (gunicorn's on_starting), so this launcher
-empties that directory first — or makes one of its own when none is set — and then becomes
-granian (exec), which stops gracefully on SIGTERM: in-flight requests finish, within
-`--workers-kill-timeout`.
-"""
+granian was chosen by measurement (docs/performance.md, "Which web server"); the alternative is
+deploy/gunicorn.conf.py. Environment (default):
+  WEB_BIND           host:port (127.0.0.1:8000; --bind wins)
+  WEB_CONCURRENCY    worker processes (2)
+  WEB_THREADS        Django threads per worker (8: a request mostly waits on Redis)
+  WEB_BACKLOG        the listen queue (2048)
+  WEB_DRAIN_SECONDS  on SIGTERM, seconds /readyz answers 503 before granian stops (0): longer
+                     than the balancer takes to mark a node down. Signal this launcher alone
+                     (systemd: KillMode=mixed), not its process group.
+  RELOAD=1           restart the workers on code changes
+Any other granian option has its own GRANIAN_* variable. Workers count into
+PROMETHEUS_MULTIPROC_DIR, which this launcher empties (or makes) first: granian has no hook for it."""
 
 from __future__ import annotations
 
@@ -39,11 +26,10 @@ import time
 
 
 def _metrics_dir(bind: str) -> str:
-    # Without a directory set: one per address, so a restart reuses (and empties) it.
     own = f"seckill-prometheus-{bind.replace(':', '-').replace('/', '-')}"
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.path.join(tempfile.gettempdir(), own)
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR_KEEP") != "1":
-        # One file per process that ever ran: counters of an earlier run would be added in.
+        # Files of an earlier run's processes would be added into this run's counts.
         shutil.rmtree(directory, ignore_errors=True)
     os.makedirs(directory, exist_ok=True)
     return directory
@@ -78,8 +64,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve_draining(args: list[str], bind: str, drain: float) -> int:
-    """granian as a child; on SIGTERM, /readyz turns 503 (health.check_draining), and only
-    `drain` seconds later is granian told to stop (it then finishes what it holds)."""
+    """Run granian as a child; on SIGTERM /readyz turns 503, and `drain` s later granian stops."""
     flag = os.environ.setdefault(
         "WEB_DRAIN_FILE", os.path.join(tempfile.gettempdir(), f"seckill-draining-{bind.replace(':', '-')}")
     )

@@ -8,7 +8,6 @@ from django.views.static import serve
 from seckill_site.views import healthz, metrics, readyz, switch_language
 
 urlpatterns = [
-    # Probes for the load balancer and orchestrator (seckill_site/health.py).
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics, name="metrics"),
@@ -32,7 +31,7 @@ urlpatterns = [
 ]
 
 if settings.DEBUG or settings.SERVE_MEDIA:
-    # Uploaded product images in development and the demo; production serves /media from the proxy.
+    # Product images in development and the demo; production serves /media from the proxy.
     urlpatterns += [path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", serve, {"document_root": settings.MEDIA_ROOT})]
 
 handler400 = "seckill_site.errors.bad_request"

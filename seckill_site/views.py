@@ -9,13 +9,12 @@ from seckill_site.metrics import metrics_allowed, metrics_response
 
 @allow("GET")
 def switch_language(request: HttpRequest) -> HttpResponse:
-    """The language switch. A GET (unlike Django's set_language) so it works from the cached
-    list page, which carries no CSRF token; a language preference is nothing to forge."""
+    """The language switch: a GET, unlike Django's set_language, so the cached list page needs
+    no CSRF token; a language preference is nothing to forge."""
     response = redirect_target(request.GET.get("next"), "/")
     language = request.GET.get("language", "")
     if language in dict(settings.LANGUAGES) and check_for_language(language):
-        # With the flags the settings give the language cookie (Django's own set_language
-        # does the same): production marks it Secure.
+        # With the settings' cookie flags, as Django's set_language (production: Secure).
         response.set_cookie(
             settings.LANGUAGE_COOKIE_NAME,
             language,
@@ -31,8 +30,7 @@ def switch_language(request: HttpRequest) -> HttpResponse:
 
 @allow("GET")
 def metrics(request: HttpRequest) -> HttpResponse:
-    """Prometheus scrape endpoint: configured networks or the bearer token only (it names
-    queues and volumes a stranger has no business reading)."""
+    """Prometheus scrape endpoint, for metrics_allowed callers only."""
     if not metrics_allowed(request):
         return HttpResponse("forbidden\n", status=403, content_type="text/plain")
     return metrics_response()
@@ -47,10 +45,8 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 @allow("GET", "HEAD")
 def readyz(request: HttpRequest) -> HttpResponse:
-    """Readiness for the load balancer: 200 when PostgreSQL, Redis, the Lua scripts and the
-    broker all answered within READINESS_TIMEOUT, else 503 naming the ones that did not.
-    Timings and error texts (hosts, ports, driver messages) only for whom /metrics answers:
-    everyone else, the balancer included, gets the status and the failing checks' names."""
+    """Readiness for the load balancer: 200 if every health check passed, else 503 naming the
+    failures; timings and error texts only for metrics_allowed callers."""
     results = health.readiness()
     failed = [result.name for result in results if not result.ok]
     body: dict[str, object] = {"status": "fail" if failed else "ok", "failed": failed}

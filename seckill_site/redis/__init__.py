@@ -1,13 +1,6 @@
-"""The project's Redis layer: one client, the key registry (`keys`) and the Lua scripts.
-
-Every app uses Redis through here, single server or Redis Cluster alike (connection.py says
-how the URL chooses); a sale's keys and scripts through goods.sale_state, which owns
-them. Scripts are found as templates are, in every `lua/` folder of an installed app (this
-package's own, goods/sale_state/lua/), and run by SHA: redis-py's Script sends
-EVALSHA and, on NOSCRIPT (a restarted server, or a replica promoted after a failover that
-never saw SCRIPT LOAD), loads the source — on every primary of a cluster — and retries, so
-each call is one round trip in the common case.
-"""
+"""The project's Redis layer: one client, the key registry (`keys`) and the Lua scripts, found in
+every installed app's `lua/` folders and run by SHA. Apps use Redis only through here, single
+server or cluster alike; a sale's keys and scripts through goods.sale_state."""
 
 from __future__ import annotations
 
@@ -50,21 +43,17 @@ __all__ = [
 ]
 
 
-# What a Redis call may raise when it fails: a RedisError, or, from a cluster client that reaches
-# no node to re-read its slot map (every node's circuit open), RedisClusterException, which is not
-# one. Code that answers "Redis could not tell" and lets the view meet the outage catches both.
+# What a failing Redis call may raise: a RedisError, or RedisClusterException (not one) from a
+# cluster client that reaches no node to re-read its slot map.
 REDIS_FAILURES = (RedisError, RedisClusterException)
 
 
 class NotDurable(ReadOnlyError):
-    """A write no replica confirmed in time, or refused by a primary that has too few replicas
-    in reach (min-replicas-to-write: its NOREPLICAS error). A ReadOnlyError, as a demoted
-    primary's refusal is: the shop answers both 503 "busy, retry" (seckill_site.errors) and
-    Celery tasks retry them."""
+    """A write no replica confirmed in time, or refused for want of replicas (NOREPLICAS). A
+    ReadOnlyError, like a demoted primary's refusal: answered 503, retried by Celery tasks."""
 
 
-# Every NOREPLICAS reply, whoever sends the command (the cache, sessions, a task), parses as
-# NotDurable rather than a bare ResponseError, which would be a 500.
+# Every NOREPLICAS reply parses as NotDurable rather than a bare ResponseError (a 500).
 BaseParser.EXCEPTION_CLASSES["NOREPLICAS"] = NotDurable
 
 
@@ -74,7 +63,6 @@ def client() -> Redis | RedisCluster:
 
 
 def text(value: bytes | str) -> str:
-    """A reply as text: the client answers bytes (decode_responses is off, for the binary values)."""
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -98,11 +86,9 @@ def script_names() -> list[str]:
 
 
 class _Script(Script):
-    """redis-py's Script, where a NOREPLICAS met inside the script is NotDurable too: Redis
-    wraps it in the script's error ("Error running script ...: -NOREPLICAS ..."), a bare
-    ResponseError, which was a 500 on a primary cut off from its replicas."""
+    """redis-py's Script, raising NotDurable for a NOREPLICAS met inside the script too."""
 
-    def __call__(self, keys=None, args=None, client=None):  # redis-py's signature
+    def __call__(self, keys=None, args=None, client=None):
         try:
             return super().__call__(keys=keys, args=args, client=client)
         except ResponseError as error:
@@ -117,8 +103,7 @@ def script(name: str) -> Script:
 
 
 def scripts_load() -> list[str]:
-    """Load every script now (on every primary of a cluster); their names. Start-up and
-    readiness checks call it so the first buyer does not pay for the load."""
+    """Load every script now (on every primary of a cluster); returns their names."""
     names = script_names()
     for name in names:
         loaded = script(name)
@@ -127,9 +112,7 @@ def scripts_load() -> list[str]:
 
 
 def _primary_of(key: str) -> Redis:
-    """The client of the one server holding `key` (its primary on a cluster): WAIT counts the
-    replicas that confirmed the writes of *its own connection*, so the write and the WAIT
-    must go down one connection, one pipeline on one server."""
+    """The client of `key`'s server: WAIT counts only its own connection's writes."""
     redis = client()
     if isinstance(redis, RedisCluster):
         return redis.get_redis_connection(redis.get_node_from_key(key))
@@ -137,9 +120,7 @@ def _primary_of(key: str) -> Redis:
 
 
 def _durably(key: str, queue) -> tuple[object, bool]:
-    """Run `queue(pipeline)`'s one command and WAIT for REDIS_WAIT_REPLICAS replicas, on the
-    server of `key`; (its answer, confirmed). A slot that moved (a failover the client has
-    not seen yet) is looked up again once."""
+    """Run `queue(pipeline)`'s command and WAIT on `key`'s server; (answer, confirmed)."""
     replicas = settings.REDIS_WAIT_REPLICAS
     for attempt in (1, 2):
         pipeline = _primary_of(key).pipeline(transaction=False)
@@ -162,11 +143,9 @@ def _durably(key: str, queue) -> tuple[object, bool]:
 
 
 def script_durable(name: str, *, keys: list[str], args: list) -> tuple[Any, bool]:
-    """Run a script whose answer the caller will promise to someone; (answer, confirmed):
-    confirmed when REDIS_WAIT_REPLICAS replicas have its writes (always, with 0). Not
-    confirmed, the caller undoes what the script did (its own inverse transition) or refuses:
-    a replica promoted over this primary would not have it. Raises NotDurable when the primary
-    refuses writes for want of replicas (nothing was written then)."""
+    """Run a script whose answer the caller will promise; (answer, confirmed by
+    REDIS_WAIT_REPLICAS replicas, always with 0). Unconfirmed, the caller must undo or refuse.
+    Raises NotDurable when the primary refused the write (nothing was written)."""
     if settings.REDIS_WAIT_REPLICAS <= 0:
         return script(name)(keys=keys, args=args), True
     return _durably(keys[0], lambda pipeline: script(name)(keys=keys, args=args, client=pipeline))
@@ -198,9 +177,8 @@ _clock_offset: tuple[float, float] = (0.0, float("-inf"))  # (offset, measured a
 
 def now() -> float:
     """Epoch seconds by Redis's clock without a round trip per call: this process's clock plus
-    its measured offset from Redis. A web node whose clock is 30 s off still shows countdowns
-    and answers "not started" by the shop's time; reserve.lua reads TIME itself for the last
-    word. While Redis cannot be asked, the last offset (at first none) stands."""
+    its measured offset, so every node counts down by the shop's time. While Redis cannot be
+    asked, the last offset (at first none) stands."""
     global _clock_offset
     offset, measured = _clock_offset
     if time.monotonic() - measured >= CLOCK_REFRESH_SECONDS:
@@ -220,13 +198,8 @@ class LockNotAcquired(Exception):
 
 @contextmanager
 def lock_try(key: str, *, ttl: float) -> Iterator[str | None]:
-    """Hold `key` for at most `ttl` seconds if nobody else does: yields the owner token, or
-    None when someone else holds it (then nothing is released on exit either).
-
-    The owner token and a compare-and-delete release (unlock.lua) mean that neither a caller
-    that did not get the lock nor a holder that outlived its ttl ever deletes the lock of the
-    one holding it now.
-    """
+    """Hold `key` for at most `ttl` seconds if nobody else does; yields the owner token, or None
+    (and releases nothing). The release (compare-and-delete) never deletes another's lock."""
     token = secrets.token_hex(8)
     if not client().set(key, token, nx=True, px=int(ttl * 1000)):
         yield None

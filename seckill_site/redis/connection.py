@@ -1,24 +1,12 @@
 """One Redis connection for the whole project, single server or Redis Cluster, chosen by URL.
 
     REDIS_URL=redis://host:6379/0                        one server (the embedded mode)
-    REDIS_URL=redis+cluster://host:7000,host:7001,...    Redis Cluster: any seed nodes; the
-                                                         client discovers the rest itself
-    REDIS_URL=rediss://host:6380/0?ssl_ca_certs=/ca.pem  either over TLS: `rediss`, with
-    REDIS_URL=rediss+cluster://host:7000,...?ssl_...     redis-py's `ssl_*` query options
+    REDIS_URL=redis+cluster://host:7000,host:7001,...    Redis Cluster: any seed nodes
+    REDIS_URL=rediss://…, rediss+cluster://…             either over TLS (redis-py's `ssl_*` options)
 
-The django-redis cache (and with it sessions and rate limits) and the shop's own calls share
-it: django-redis builds its client through `ClusterAwareConnectionFactory` (its
-CONNECTION_FACTORY hook), and `ClusterAwareClient` replaces the one cache method whose
-command crosses hash slots (`get_many`'s MGET). Everything else django-redis sends is a
-single-key command, a pipeline (which redis-py's cluster client splits by node), or a
-DEL/EXISTS that redis-py's cluster client splits by slot itself.
-
-Every connection, of any kind, goes through the circuit breaker (breaker.py): a node out of
-reach answers RedisUnavailable at once instead of holding requests for its timeouts. The
-breaker's connection class follows the URL's scheme (`breaker_class`): the TLS one for
-`rediss`, whose probe makes the same TLS handshake. A `unix://` socket is refused: the breaker
-probes TCP addresses.
-"""
+The django-redis cache (sessions, rate limits) and the shop's own calls share it through
+`ClusterAwareConnectionFactory`; `ClusterAwareClient` makes `get_many` work across hash slots.
+Every connection goes through the circuit breaker (breaker.py), which probes TCP addresses only."""
 
 from __future__ import annotations
 
@@ -37,7 +25,6 @@ from seckill_site.redis.breaker import BreakerConnection, BreakerMixin, BreakerR
 
 CLUSTER_SCHEME = "redis+cluster"
 TLS_CLUSTER_SCHEME = "rediss+cluster"
-# The breaker's connection class for each transport a URL may name, TLS or plain TCP.
 BREAKER_CLASSES: dict[str, type[BreakerMixin]] = {
     "redis": BreakerConnection,
     "rediss": BreakerSSLConnection,
@@ -51,9 +38,8 @@ def is_cluster_url(url: str) -> bool:
 
 
 def breaker_class(url: str) -> type[BreakerMixin]:
-    """The connection class for `url`: the breaker's TLS one for `rediss://` and
-    `rediss+cluster://`, its plain TCP one for `redis://` and `redis+cluster://`. Any other
-    scheme (`unix://`) raises ValueError: the breaker could not probe it."""
+    """The breaker's connection class for `url`, TLS for `rediss`; ValueError for any other
+    scheme (`unix://`), which the breaker could not probe."""
     scheme = urlsplit(url).scheme
     if scheme not in BREAKER_CLASSES:
         raise ValueError(f"{url!r}: REDIS_URL must start with one of {', '.join(f'{s}://' for s in BREAKER_CLASSES)}")
@@ -62,12 +48,8 @@ def breaker_class(url: str) -> type[BreakerMixin]:
 
 def cluster_from_url(url: str, **options: Any) -> RedisCluster:
     """A RedisCluster client from `redis[s]+cluster://[user:password@]host:port[,host:port...]`,
-    over TLS to every node with `rediss+cluster`. Query options are typed as redis-py types a
-    single server's (`ssl_check_hostname=false` is False); `options` win over them.
-
-    A cluster has database 0 only, so a path other than `/` or `/0` is refused rather than
-    silently ignored: code that relied on a second database would share keys with the first.
-    """
+    query options typed as for a single server; `options` win over them. Raises ValueError for
+    a database other than 0, which a cluster lacks: ignoring it would share keys silently."""
     parts = urlsplit(url)
     credentials, _, hosts = parts.netloc.rpartition("@")
     if parts.path.strip("/") not in ("", "0"):
@@ -83,39 +65,30 @@ def cluster_from_url(url: str, **options: Any) -> RedisCluster:
     for name, values in parse_qs(parts.query).items():
         parse = URL_QUERY_ARGUMENT_PARSERS.get(name)
         options.setdefault(name, parse(values[-1]) if callable(parse) else values[-1])
-    # On a moved slot or a failed-over primary, the client re-reads the slot map and retries
-    # (redis-py's default: 3 attempts with backoff).
     if "connection_class" not in options:
         if parts.scheme == TLS_CLUSTER_SCHEME:
             options.setdefault("ssl", True)  # redis-py's own SSLConnection, for every node
         return RedisCluster(startup_nodes=nodes, **options)
-    # redis-py hands a connection class to the nodes' pools only for a client made from a URL:
-    # the first seed as that URL, the others as startup nodes. A `redis://` URL even for TLS:
-    # redis-py would replace the class given with its own SSLConnection for `rediss://`.
+    # redis-py hands the nodes' pools a connection class only for a client made from a URL; a
+    # `redis://` one even for TLS, or redis-py would swap in its own SSLConnection.
     first, *others = nodes
     return RedisCluster(url=f"redis://{first.host}:{first.port}", startup_nodes=others, **options)
 
 
 def _breaker_knows(node: ClusterNode) -> None:
-    """Have the breaker probe `node` from the first outage on, as its connections reach it (a
-    TLS handshake or none). A connection of its pool's class, made but never connected,
-    registers its node (BreakerMixin): no round trip."""
+    """Register `node` with the breaker without a round trip: a connection made, never connected."""
     pool = node.redis_connection.connection_pool
     pool.connection_class(**pool.connection_kwargs)
 
 
 class ClusterAwareConnectionFactory(ConnectionFactory):
-    """django-redis's connection factory, plus `redis[s]+cluster://` URLs (one cluster client
-    per URL and process: it holds a pool per node and the slot map). Every connection it makes
-    is the breaker's, over TLS when the URL's scheme says so (`breaker_class`)."""
+    """django-redis's factory plus `redis[s]+cluster://` URLs, every connection through the breaker."""
 
     _clusters: dict[str, RedisCluster] = {}
 
     def make_connection_params(self, url: str) -> dict[str, Any]:
         params = super().make_connection_params(url)
-        # One server: its pool makes breaker connections, whose retries (redis-py's defaults:
-        # 10, with backoff from 10 ms to 1 s) give up at once on an open circuit. The class
-        # given replaces the one redis-py picks from the scheme, so it must be TLS for TLS.
+        # The class replaces the one redis-py picks from the scheme, so it must be TLS for TLS.
         params["connection_class"] = breaker_class(url)
         params["retry"] = BreakerRetry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries=10)
         return params
@@ -131,14 +104,11 @@ class ClusterAwareConnectionFactory(ConnectionFactory):
                 if name in params
             }
             options["connection_class"] = params["connection_class"]
-            # Bounded retries (REDIS_CLUSTER_RETRIES): a node cut off from Redis answers 503 in
-            # seconds rather than holding the request past the balancer's timeout.
+            # Bounded retries: a node cut off from Redis answers 503 before the balancer gives up.
             backoff = ExponentialWithJitterBackoff(base=0.01, cap=1)
             options["retry"] = BreakerRetry(backoff, retries=settings.REDIS_CLUSTER_RETRIES)
             self._clusters[url] = cluster = cluster_from_url(url, **options)
-            # Every node of the slot map, replicas included, is probed from the first outage on:
-            # a node the breaker had not met yet cost a 2 s connect timeout per slot-map re-read
-            # (make partition-test, fault 1: web1 on the minority side held requests 7-10 s).
+            # Probe every slot-map node, replicas too: an unknown one cost a timeout per re-read.
             for node in cluster.get_nodes():
                 _breaker_knows(node)
         return self._clusters[url]

@@ -13,17 +13,15 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-# Every cookie the shop sets: https only, and out of reach of scripts (the pages take the
-# CSRF token from their forms, static/js/nav.js from /user/me, Swagger UI from its template).
+# Every cookie: https only and out of scripts' reach (pages take the CSRF token from their forms).
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
 CSRF_COOKIE_HTTPONLY = True
 LANGUAGE_COOKIE_SECURE = env.bool("LANGUAGE_COOKIE_SECURE", default=True)
 LANGUAGE_COOKIE_HTTPONLY = True
 LANGUAGE_COOKIE_SAMESITE = "Lax"
-# HSTS as the preload list requires it (hstspreload.org): a year at least, subdomains
-# included. Preload is a promise that every subdomain speaks https for good; an operator who
-# cannot make it sets SECURE_HSTS_PRELOAD=false (and may then shorten the max-age).
+# HSTS as the preload list requires (a year, subdomains included); an operator who cannot
+# promise https for every subdomain sets SECURE_HSTS_PRELOAD=false.
 HSTS_PRELOAD_MIN_SECONDS = 365 * 24 * 60 * 60
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=HSTS_PRELOAD_MIN_SECONDS)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
@@ -35,12 +33,10 @@ if SECURE_HSTS_PRELOAD and SECURE_HSTS_SECONDS < HSTS_PRELOAD_MIN_SECONDS:
     )
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
-# The balancer probes and Prometheus scrape each node over plain HTTP inside the network:
-# a redirect to https would make every probe "fail" with a 301.
+# Probes and scrapes come over plain HTTP inside the network: a redirect would fail them.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 
-# One JSON object per line (python-json-logger), with the request id, user, sale and outcome
-# that seckill_site.logs puts on each record; the Celery worker applies the same (LOG_JSON).
+# One JSON object per line with the request's fields (seckill_site.logs); Celery workers too.
 LOG_JSON = True
 LOGGING = {
     "version": 1,
