@@ -92,14 +92,14 @@ stateful: venv ## the sale's state machine with many examples (STATEFUL_EXAMPLES
 
 # An opening replayed in real time over HTTP against a production-like deployment (web server,
 # Celery worker, beat) on real PostgreSQL and Redis, once first come, first served and once with
-# a draw (tools/fairness.py, docs/draw.md); ARGS=--in-process through the services instead.
+# a draw (lab/fairness.py, docs/draw.md); ARGS=--in-process through the services instead.
 fairness: venv ## people vs a scalper's scripts at a sale's opening, over HTTP: first come, first served vs a draw (ARGS="--seeds 5 ..."; docs/draw.md#measuring-fairness-make-fairness)
-	$(PY) -m tools.with_services -- $(PY) -m tools.fairness $(ARGS)
+	$(PY) -m tools.with_services -- $(PY) -m lab.fairness $(ARGS)
 
 # A draw sale's Redis side at 10^4, 10^5 and 10^6 entrants, with 1 and 16 entry shards, on a
-# redis-server and a 3-primary cluster of its own (tools/draw_bench.py, docs/draw.md "Scale").
+# redis-server and a 3-primary cluster of its own (lab/draw_bench.py, docs/draw.md "Scale").
 draw-bench: venv ## a draw sale's entries/s, draw time and memory at 10^4..10^6 entrants, K entry shards, one server and a 3-primary cluster (ARGS=...; docs/draw.md#scale-entry-shards)
-	$(PY) -m tools.with_services -- $(PY) -m tools.draw_bench $(ARGS)
+	$(PY) -m tools.with_services -- $(PY) -m lab.draw_bench $(ARGS)
 
 services-up: venv ## start the embedded PostgreSQL/Redis and print their URLs
 	$(PY) -m tools.services up
@@ -108,7 +108,7 @@ services-down: ## stop the embedded servers (data stays in .run/)
 	@if [ -x $(PY) ]; then $(PY) -m tools.services down; fi
 
 # How often off-the-shelf OCR (ddddocr, Tesseract) and a small model trained on the generator
-# solve the captcha (tools/captcha_attack). Its dependencies stay out of the shop's .venv:
+# solve the captcha (lab/captcha_attack). Its dependencies stay out of the shop's .venv:
 # they go into .venv-attack. As root, installs Debian's tesseract-ocr when it is missing.
 ATTACK_VENV := .venv-attack
 ATTACK_STAMP := $(ATTACK_VENV)/.installed
@@ -122,11 +122,11 @@ $(ATTACK_STAMP): requirements-attack.txt
 
 captcha-attack: $(ATTACK_STAMP) ## OCR engines and a trained model against the old and new captcha (docs/bots.md)
 	@tools/need.sh "make captcha-attack" tesseract:tesseract-ocr
-	OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(ATTACK_VENV)/bin/python -m tools.captcha_attack $(ARGS)
+	OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 $(ATTACK_VENV)/bin/python -m lab.captcha_attack $(ARGS)
 
-# wapiti3 against the production settings on loopback (tools/scan.py), anonymous and logged in,
+# wapiti3 against the production settings on loopback (lab/scan.py), anonymous and logged in,
 # bounded in time (ARGS="--seconds N" per scan); fails on any 5xx, anomaly or finding not on
-# tools/scan_allowlist.txt. wapiti3 pins its own dependencies: it goes into .venv-scan.
+# lab/scan_allowlist.txt. wapiti3 pins its own dependencies: it goes into .venv-scan.
 SCAN_VENV := .venv-scan
 SCAN_STAMP := $(SCAN_VENV)/.installed
 
@@ -139,30 +139,30 @@ $(SCAN_STAMP): requirements-scan.txt
 
 scan: venv $(SCAN_STAMP) ## wapiti3 against a production-like deployment, anonymous and logged in (a few minutes; docs/security.md)
 	@command -v openssl >/dev/null || { echo "error: openssl is needed for the scan's TLS certificate" >&2; exit 1; }
-	$(PY) -m tools.with_services -- $(PY) -m tools.scan $(ARGS)
+	$(PY) -m tools.with_services -- $(PY) -m lab.scan $(ARGS)
 
 # Stop the servers first: deleting .run/ under a running PostgreSQL would orphan it.
 clean: services-down ## stop the embedded servers, then delete .run/ and .venv/
 	rm -rf .run $(VENV)
 
-# What the multi-node topology runs on (tools/cluster/): command or path : Debian package.
+# What the multi-node topology runs on (lab/cluster/): command or path : Debian package.
 CLUSTER_PACKAGES := haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client \
 	/usr/lib/rabbitmq/bin/rabbitmq-server:rabbitmq-server
 
-# Fault injection against a private production-like deployment (see tools/faults.py).
+# Fault injection against a private production-like deployment (see lab/faults.py).
 faults: venv ## kill, freeze, restart and cut the services under load; check the invariants
-	$(PY) -m tools.faults
+	$(PY) -m lab.faults
 
 # The multi-node topology of deploy/ on this machine, with faults during HTTP bursts through
-# HAProxy (tools/cluster/, docs/topology.md). Takes minutes, so it stays out of `make test`.
+# HAProxy (lab/cluster/, docs/topology.md). Takes minutes, so it stays out of `make test`.
 # As root, installs the Debian packages it needs when they are missing.
 cluster-test: venv ## HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load (docs/topology.md)
 	@tools/need.sh "make cluster-test" $(CLUSTER_PACKAGES) cc:gcc \
 	  /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:libfaketime
-	$(PY) -m tools.cluster $(ARGS)
+	$(PY) -m lab.cluster $(ARGS)
 
 # The same topology with every simulated host in its own network namespace on a bridge, and
-# faults that cut or slow links (tools/cluster/partition.py, docs/topology.md). Root only: it
+# faults that cut or slow links (lab/cluster/partition.py, docs/topology.md). Root only: it
 # creates namespaces, veths, a bridge and iptables rules, and removes them on exit, Ctrl-C or
 # SIGTERM (`make partition-test ARGS=cleanup` removes what a kill -9 of the test left).
 partition-test: venv ## the same, each host in its own network namespace (root): partitions, slow links (docs/topology.md)
@@ -170,7 +170,7 @@ partition-test: venv ## the same, each host in its own network namespace (root):
 	  echo "error: make partition-test needs root (network namespaces, veth pairs, a bridge, iptables)" >&2; exit 2; \
 	fi
 	@tools/need.sh "make partition-test" $(CLUSTER_PACKAGES) iptables:iptables ip:iproute2
-	$(PY) -m tools.cluster.partition $(ARGS)
+	$(PY) -m lab.cluster.partition $(ARGS)
 
 # Browser tests in the system's Chromium (Playwright cannot download its own here).
 # As root, installs Debian's chromium when it is missing; `make test` runs them when present.
@@ -184,16 +184,16 @@ screenshots: venv ## every shopper page and the main admin screens, desktop and 
 	@command -v chromium >/dev/null || { echo "error: Chromium missing: make e2e installs it" >&2; exit 1; }
 	$(PY) -m tools.with_services -- $(PY) -m pytest e2e/screenshots.py -q
 
-# Load test (python -m bench, code in bench/): gunicorn + Celery on the
+# Load test (python -m lab.bench, code in lab/bench/): gunicorn + Celery on the
 # given or embedded PostgreSQL/Redis, driven by wrk. As root, installs wrk when missing;
 # otherwise falls back to a Python asyncio generator. Results land in bench-results/.
-# ARGS=--cluster runs it through the cluster-test topology instead (bench/cluster.py), which
+# ARGS=--cluster runs it through the cluster-test topology instead (lab/bench/cluster.py), which
 # brings its own Redis and database: no embedded services; as root, installs its packages.
 bench: venv ## load-test a production-like deployment with wrk (ARGS="--users 5000 ..."; ARGS=--cluster: through the cluster-test topology; docs/performance.md)
 	@tools/need.sh --optional "make bench (else the Python asyncio generator)" wrk:wrk
 	@case " $(ARGS) " in *" --cluster "*) \
 	  tools/need.sh "make bench ARGS=--cluster" $(CLUSTER_PACKAGES); \
-	  echo "$(PY) -m bench $(ARGS)"; $(PY) -m bench $(ARGS);; \
-	*) echo "$(PY) -m tools.with_services -- $(PY) -m bench $(ARGS)"; \
-	  $(PY) -m tools.with_services -- $(PY) -m bench $(ARGS);; \
+	  echo "$(PY) -m lab.bench $(ARGS)"; $(PY) -m lab.bench $(ARGS);; \
+	*) echo "$(PY) -m tools.with_services -- $(PY) -m lab.bench $(ARGS)"; \
+	  $(PY) -m tools.with_services -- $(PY) -m lab.bench $(ARGS);; \
 	esac

@@ -1,4 +1,4 @@
-"""A production-like deployment on this machine: granian (DEBUG off, bench.settings; --server picks another) and a
+"""A production-like deployment on this machine: granian (DEBUG off, lab.bench.settings; --server picks another) and a
 Celery worker, on the PostgreSQL and Redis named by DATABASE_URL / REDIS_URL."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Deployment:
         self.server = DEFAULT_SERVER
         self.env = dict(
             os.environ,
-            DJANGO_SETTINGS_MODULE="bench.settings",
+            DJANGO_SETTINGS_MODULE="lab.bench.settings",
             SECRET_KEY=self.secret_key,
             ALLOWED_HOSTS="127.0.0.1,localhost",
             LOG_LEVEL="WARNING",

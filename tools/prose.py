@@ -31,7 +31,7 @@ PACKAGES = [
     ("seckill", "seckill"),
     ("orders", "orders"),
     ("tools", "tools"),
-    ("bench", "bench"),
+    ("lab", "lab"),
     ("e2e", "e2e"),
 ]
 SHOP = {"seckill_site", "users", "goods", "seckill", "orders"}

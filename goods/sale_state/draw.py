@@ -64,7 +64,7 @@ class Entered:
 
 
 def enter_call(*, sale_id: int, user_id: int, path: str, shards: int) -> dict:
-    """enter.lua's keys and arguments for this shopper (tools/draw_bench sends them itself)."""
+    """enter.lua's keys and arguments for this shopper (lab/draw_bench sends them itself)."""
     shard = keys.entry_shard(user_id, shards)
     on_shard = [
         keys.shard_window(sale_id, shard, shards),

@@ -14,7 +14,7 @@ def test_reduced_fault_suite_keeps_every_invariant():
     """kill -9 of Celery workers mid-burst, Redis restarted mid-sale (clean and kill -9), and
     stranded reservations, each against a private gunicorn + Celery + PostgreSQL + Redis."""
     result = subprocess.run(
-        [sys.executable, "-m", "tools.faults", "--reduced", "--shoppers", "200", "--stock", "60"],
+        [sys.executable, "-m", "lab.faults", "--reduced", "--shoppers", "200", "--stock", "60"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -7,11 +7,11 @@ from django.contrib.auth import SESSION_KEY
 
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
+from lab import prepare
 from orders.selectors import sale_figures
 from seckill.services import paths as services
 from seckill_site.redis import client
 from seckill_site.tests.clients import api
-from tools import prepare
 from users.sessions import SessionStore
 from users.tests.factories import make_user
 from users.tokens import api_token_issue
@@ -126,7 +126,7 @@ def test_the_api_shares_the_counters_with_the_pages(shopper, settings):
 
 
 def test_the_bench_prepares_its_shoppers_within_the_limits(settings):
-    """tools/prepare.py draws one captcha and tries one answer per shopper and sale: it
+    """lab/prepare.py draws one captcha and tries one answer per shopper and sale: it
     stays within even the tightest limits."""
     settings.SECKILL_CAPTCHAS_PER_MINUTE = 1
     settings.SECKILL_PATHS_PER_MINUTE = 1

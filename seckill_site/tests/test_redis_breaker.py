@@ -1,6 +1,6 @@
 """The Redis circuit breaker (seckill_site/redis/breaker.py) against a real Redis made unreachable.
 
-A private redis-server behind tools.faultproxy stands in for a web node's link to Redis:
+A private redis-server behind lab.faultproxy stands in for a web node's link to Redis:
 "blackhole" is a cut link (connections stay open, nothing comes back: every command waits out
 its socket timeout), "cut" a refused one. Either way a shopper gets 503 "busy, retry" within one
 socket timeout plus the probe, then at once without a round trip, never a 500 or "log in";
@@ -18,10 +18,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 import seckill_site.redis as shop_redis
 from goods import sale_state
 from goods.tests.factories import make_sale
+from lab.faultproxy import FaultProxy
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis.breaker import RedisUnavailable, breaker
-from tools.faultproxy import FaultProxy
 from tools.services import RedisServer
 from users.tests.factories import make_user, session_for
 

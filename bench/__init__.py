@@ -1,1 +1,0 @@
-"""The load-test harness behind `make bench` / `python -m bench` (see bench.run)."""

@@ -1,0 +1,569 @@
+"""The faults of `make cluster-test`, each during a real HTTP burst through HAProxy.
+
+Each scenario puts a fresh sale on, logs its shoppers in, and fires them at the balancer (64
+at a time; each draws its captcha and one-time path through the shop's own services, and a
+shopper told "busy" retries with a fresh path, as the item page does). At a point of the
+burst one fault is injected; after the burst the queue drains, the reconciler runs, and the
+invariants are checked with the single-node fault suite's own checks (lab/faults.py):
+orders == units sold in Redis == stock taken in PostgreSQL, no oversell, no duplicate, nothing
+stranded, every shopper told "queued" holding an order. On top, for many nodes: no 5xx but the
+documented 503 "busy, try again" answers, and those only inside the fault's window, whose
+length is measured; and the same answers from every node (sale window, sold out, rate limit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+import traceback
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+
+import requests
+
+from lab.cluster.topology import LOGS, RUN, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
+from lab.faults import RETRYABLE, Answer, Row, Run, new_path
+from tools import redis_cluster
+
+BUSY = 503  # the documented answer while a dependency fails over: "the shop is busy, retry"
+SOLD_OUT, NOT_STARTED = 500500, 500502
+
+
+@dataclass
+class ClusterRow(Row):
+    busy: int = 0  # 503 answers (all inside the window, else they count in errors_outside_window)
+    other_5xx: int = 0  # 5xx other than 503, or broken connections, anywhere
+    window_seconds: float = 0.0  # from the fault to the last busy / failed answer it caused
+    failover_seconds: float = 0.0  # from the fault until the system had healed (leader elected, node up ...)
+    inconsistent: int = 0  # nodes that answered differently from the others
+    failed_allowed: bool = False  # "queued" then -1 is a documented cost of this fault
+    # Broken connections inside the fault window are this fault's documented cost (the one
+    # balancer restarted: whatever was in flight through it breaks). Outside it they still fail
+    # the row (5xx*), as do loss and every invariant.
+    broken_allowed: bool = False
+    revocations: int = 0  # revocations acknowledged during the fault (make partition-test)
+    revocations_undone: int = 0  # of those, undone after it (the old auth epoch back)
+    asked_login: int = 0  # 401 answers to logged-in shoppers ("log in"): never right
+
+    @property
+    def ok(self) -> bool:
+        failed = self.told_failed and not self.failed_allowed
+        undone = self.revocations_undone and not self.failed_allowed
+        broken = self.other_5xx and not self.broken_allowed
+        return super().ok and not (broken or self.inconsistent or failed or undone or self.asked_login)
+
+
+class ClusterRun(Run):
+    def __init__(self, topology: Topology, shoppers: int, stock: int) -> None:
+        super().__init__(topology, shoppers, stock)
+        self.topology = topology
+        self.fault_started: float | None = None  # the first fault of the current burst
+        self.failover = 0.0  # set by a scenario's injector: seconds from its fault until healed
+        self.burst_notes: list[str] = []
+
+    # --- shared steps ------------------------------------------------------------------------
+
+    def balancer_pid(self) -> int | None:
+        process = self.topology.processes.get("haproxy")
+        return process.pid if process is not None else None
+
+    def node_requests(self) -> dict[str, int]:
+        """web1 -> HTTP answers HAProxy has relayed from it so far."""
+        header, *lines = requests.get(f"{self.topology.stats_url}/;csv", timeout=2).text.splitlines()
+        columns = header.lstrip("# ").split(",")
+        answers = [columns.index(f"hrsp_{kind}") for kind in ("1xx", "2xx", "3xx", "4xx", "5xx", "other")]
+        counts = {}
+        for line in lines:
+            fields = line.split(",")
+            if fields[0] == "web" and fields[1].startswith("web"):
+                counts[fields[1]] = sum(int(fields[i] or 0) for i in answers)
+        return counts
+
+    def fault(self, start: float, end: float) -> None:
+        super().fault(start, end)
+        self.fault_started = start if self.fault_started is None else min(self.fault_started, start)
+
+    def run_burst(self, name: str, during=None, *, sale=None, shoppers=None, failed_allowed: bool = False,
+                  stock: int | None = None) -> ClusterRow:  # fmt: skip
+        stock = stock or self.stock
+        sale = sale or self.sale(stock)
+        shoppers = shoppers or self.shoppers(self.shopper_count)
+        before, balancer = self.node_requests(), self.balancer_pid()
+        answers = self.burst(shoppers, sale.pk, during)
+        burst_seconds = max(a.finished for a in answers) - min(a.started for a in answers)
+        after = self.node_requests()
+        stats = requests.get(f"{self.topology.stats_url}/;csv", timeout=2).text
+        (LOGS / f"haproxy-stats-{name.replace(' ', '_')}.csv").write_text(stats)
+        # A reload starts a new HAProxy whose counters begin at 0: its counts are what each node
+        # answered since the reload, a lower bound, not a difference with the old one's.
+        restarted = self.balancer_pid() != balancer
+        spread = {node: count - (0 if restarted else before.get(node, 0)) for node, count in after.items()}
+        errors = [a for a in answers if a.status >= 500 or a.status == 0]
+        fault_started, failover = self.fault_started, self.failover
+        row = ClusterRow(**vars(self.settle_and_check(name, sale, answers, stock)))
+        row.failed_allowed = failed_allowed
+        row.busy = sum(a.status == BUSY for a in answers)
+        row.asked_login = sum(a.status == 401 for a in answers)
+        self.last_answers = answers
+        row.other_5xx = sum(a.status != BUSY for a in errors)
+        if errors and fault_started is not None:
+            row.window_seconds = round(max(a.finished for a in errors) - fault_started, 1)
+        row.failover_seconds = round(failover, 1)
+        kinds = Counter((a.status, a.msg[:160]) for a in errors)
+        row.notes += f"; burst {burst_seconds:.0f}s, {len(answers) / burst_seconds:.0f} req/s, per node {spread}"
+        if restarted:
+            row.notes += " (balancer counters restarted: counts since the reload)"
+        if kinds:
+            row.notes += f"; errors {dict(kinds)}"
+        row.notes += "".join(f"; {note}" for note in self.burst_notes)
+        self.burst_notes = []
+        self.fault_started, self.failover = None, 0.0
+        return row
+
+    def burst(self, shoppers: list, sale_id: int, during=None) -> list[Answer]:
+        """As the single-node suite's burst, but with every shopper's first path drawn before
+        it (as `make bench` does, in two processes): the burst is then HTTP only, fast enough
+        to be one. A shopper told "busy" retries as there, drawing a fresh path each time."""
+        from lab.prepare import paths_create
+
+        started = time.monotonic()
+        first_paths = dict(zip((s.user_id for s in shoppers), paths_create(shoppers=shoppers, sale_id=sale_id),
+                               strict=True))  # fmt: skip
+        log(f"drew {len(first_paths)} captchas and one-time paths in {time.monotonic() - started:.1f}s")
+        done, harness_misses = [0], [0]
+
+        def one(shopper):
+            answers = buy_first(self.topology.url, shopper, sale_id, first_paths[shopper.user_id])
+            for attempt in range(5):
+                if answers[-1].status not in RETRYABLE and answers[-1].status != 0:
+                    break
+                time.sleep(min(0.3 * 2**attempt, 3))
+                try:
+                    path = new_path(shopper.user_id, sale_id)
+                except Exception:  # noqa: BLE001 - the harness's own Redis call, mid-failover
+                    path = None
+                if path is None:
+                    # Not the shop's answer: the test could not draw the captcha itself. A
+                    # shopper's page would have asked a node, which answers 503 meanwhile.
+                    harness_misses[0] += 1
+                    continue
+                answers += buy_first(self.topology.url, shopper, sale_id, path)
+            done[0] += 1
+            return answers
+
+        injector = None
+        if during is not None:
+            injector = threading.Thread(target=during, args=(lambda: done[0] / len(shoppers),), daemon=True)
+            injector.start()
+        answers: list[Answer] = []
+        with ThreadPoolExecutor(64) as pool:
+            for result in pool.map(one, shoppers):
+                answers.extend(result)
+        if injector is not None:
+            injector.join()
+        if harness_misses[0]:
+            self.burst_notes.append(f"test's own captcha draws failed {harness_misses[0]}x (retried)")
+        return answers
+
+    def at(self, progress, mark: float) -> None:
+        """Wait until `mark` of the burst's shoppers have their answers."""
+        wait_until(lambda: progress() >= mark, 120, 0.01)
+
+    # --- the scenarios ---------------------------------------------------------------------
+
+    def web_restart(self) -> ClusterRow:
+        topology = self.topology
+
+        def during(progress):
+            self.at(progress, 0.25)
+            start = time.monotonic()
+            log(f"stop web2 at {progress():.0%} of the burst: drain in HAProxy, then SIGTERM")
+            drained = topology.web_stop(1)
+            log(f"web2 drained in {drained:.1f}s and stopped; starting it again in 3 s")
+            time.sleep(3)
+            topology.web_start(1)
+            self.failover = time.monotonic() - start
+            log(f"web2 back in rotation {self.failover:.1f}s after its stop began")
+            self.fault(start, time.monotonic())
+
+        return self.run_burst("web node stop + start", during)
+
+    def web_kill(self) -> ClusterRow:
+        """The unplanned stop: SIGTERM with no drain first (a host shutting down under the balancer)."""
+        topology = self.topology
+
+        def during(progress):
+            self.at(progress, 0.25)
+            start = time.monotonic()
+            log(f"SIGTERM web2 without draining it at {progress():.0%} of the burst")
+            topology.web_stop(1, drain=False)
+            wait_until(lambda: topology.balancer_states().get("web2", "").startswith("DOWN"), 10)
+            log(f"HAProxy marked web2 down after {time.monotonic() - start:.1f}s; starting it again in 3 s")
+            time.sleep(3)
+            topology.web_start(1)
+            self.failover = time.monotonic() - start
+            self.fault(start, time.monotonic())
+
+        return self.run_burst("web node SIGTERM, no drain", during)
+
+    def worker_kill(self) -> ClusterRow:
+        topology = self.topology
+
+        def during(progress):
+            self.at(progress, 0.3)
+            start = time.monotonic()
+            log(f"kill -9 worker1 (its whole pool) at {progress():.0%} of the burst; a supervisor restarts it")
+            topology.kill("worker1")
+            topology.start_worker("worker1")
+            self.failover = time.monotonic() - start
+            self.fault(start, time.monotonic())
+
+        return self.run_burst("kill -9 worker node", during)
+
+    def rabbit_leader(self) -> ClusterRow:
+        topology = self.topology
+        notes = []
+
+        leader, kind = topology.rabbit_queue_leader()  # before the burst: rabbitmqctl takes seconds
+
+        def during(progress):
+            if leader is None:
+                notes.append(f"no leader found for the {kind} queue 'celery': nothing killed")
+                return
+            self.at(progress, 0.25)
+            start = time.monotonic()
+            log(f"kill -9 RabbitMQ {leader.nodename}, leader of the {kind} queue 'celery', at {progress():.0%}")
+            topology.rabbit_kill(leader)
+
+            def new_leader():
+                node, _ = topology.rabbit_queue_leader()
+                return node is not None and node != leader
+
+            elected = wait_until(new_leader, 60, 0.5)
+            self.failover = time.monotonic() - start
+            now_leader, _ = topology.rabbit_queue_leader()
+            notes.append(f"{kind} queue; leader {leader.name} -> {now_leader.name if now_leader else '?'}"
+                         f"{'' if elected else ' (no new leader within 60 s)'}")  # fmt: skip
+            log(f"queue leader after {self.failover:.1f}s: {now_leader.nodename if now_leader else 'none'}")
+            self.fault(start, time.monotonic())
+            log(f"restarting {leader.nodename} (it rejoins the cluster)")
+            topology.rabbit_start_node(leader)
+            topology.rabbit_wait(leader)
+
+        row = self.run_burst("kill -9 RabbitMQ queue leader", during)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    def redis_primary(self) -> ClusterRow:
+        topology = self.topology
+        if not topology.redis_cluster_mode:
+            row = ClusterRow("kill -9 Redis primary")
+            row.notes = "not run: the shop's settings on this checkout know no Redis Cluster (one Redis server)"
+            return row
+        sale = self.sale(self.stock)
+        notes = []
+
+        def during(progress):
+            from redis.crc import key_slot
+
+            from goods.sale_state import keys
+
+            slot = key_slot(keys.stock(sale.pk).encode())
+            primary = redis_primary_for(topology.redis_nodes, slot)
+            self.at(progress, 0.25)
+            start = time.monotonic()
+            log(f"kill -9 Redis primary {primary.address} (slot {slot}, sale {sale.pk}) at {progress():.0%}")
+            redis_cluster.node_stop(primary, kill=True)
+
+            def promoted():
+                owner = redis_primary_for([n for n in topology.redis_nodes if n != primary], slot)
+                return owner is not None and owner != primary and redis_cluster.cluster_ok(owner)
+
+            healed = wait_until(promoted, 60, 0.1)
+            self.failover = time.monotonic() - start
+            owner = redis_primary_for([n for n in topology.redis_nodes if n != primary], slot)
+            notes.append(f"slot {slot}: {primary.address} -> {owner.address if owner else '?'}"
+                         f"{'' if healed else ' (no promotion within 60 s)'}")  # fmt: skip
+            log(f"replica {owner.address if owner else '?'} took over after {self.failover:.1f}s")
+            self.fault(start, time.monotonic())
+            server, _ = redis_cluster.binaries()
+            redis_cluster.node_start(primary, server)  # comes back as a replica of the new primary
+            log(f"{primary.address} restarted")
+
+        # Async replication: a reservation the dead primary acknowledged but never shipped is
+        # gone, so Redis may hand its unit out again; the database refuses the extra order and
+        # that shopper is told -1. The reconciler then squares the counters.
+        row = self.run_burst("kill -9 Redis primary", during, sale=sale, failed_allowed=True)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    def clock_skew(self) -> ClusterRow:
+        """web3 runs 30 s ahead. Before the sale starts, every node must say "not started"; a
+        shopper's rate limit must count the same on every node; after the burst every node
+        must say "sold out"."""
+        topology = self.topology
+        log("restart web3 with its clock 30 s ahead (libfaketime)")
+        topology.halt("web3")
+        topology.start_web(2, clock_offset="+30s")
+        topology.wait_web([2])
+        wait_until(lambda: topology.balancer_states().get("web3") == "UP", 30)
+        skew = node_clock_offset(WEB_HOSTS[2])
+        lead_time = 20
+        sale = self.sale_starting_in(lead_time)
+        shoppers = self.shoppers(self.shopper_count)
+        inconsistent, notes = 0, [f"web3 Date header {skew:+.0f}s"]
+
+        # 1. The sale window: ask each node directly, before the start.
+        window_answers = {}
+        for index, host in enumerate(WEB_HOSTS):
+            shopper = shoppers[index]
+            window_answers[f"web{index + 1}"] = node_buy(host, shopper, sale.pk)
+        codes = set(window_answers.values())
+        if codes != {NOT_STARTED}:
+            inconsistent += sum(code != NOT_STARTED for code in window_answers.values())
+            notes.append(f"before the start (t-{lead_time}s) the nodes said {window_answers}")
+        else:
+            notes.append("all nodes: not started")
+
+        # 2. The rate limit (5 per 5 s per user), 9 requests spread over the nodes: first over
+        # the two true-clock nodes (they must share one count), then over all three.
+        for label, hosts, shopper in (("web1+web2", WEB_HOSTS[:2], shoppers[3]), ("all 3", WEB_HOSTS, shoppers[4])):
+            statuses = rate_limit_probe(hosts, shopper, sale.pk)
+            allowed = sum(status != 429 for status in statuses)
+            if allowed != 5:
+                inconsistent += 1
+                notes.append(f"rate limit over {label} let {allowed}/9 through (5 expected): {statuses}")
+            else:
+                notes.append(f"rate limit over {label}: 5/9")
+
+        wait_until(lambda: time.time() > sale.start_at.timestamp() + 0.5, lead_time + 5, 0.1)
+        row = self.run_burst("web node clock +30 s", shoppers=shoppers[5:], sale=sale)
+
+        # 3. Sold out, from every node.
+        sold_out = {f"web{i + 1}": node_buy(host, shoppers[i], sale.pk) for i, host in enumerate(WEB_HOSTS)}
+        if set(sold_out.values()) != {SOLD_OUT}:
+            inconsistent += sum(code != SOLD_OUT for code in sold_out.values())
+            notes.append(f"after the sell-out the nodes said {sold_out}")
+        else:
+            notes.append("all nodes: sold out")
+        row.inconsistent = inconsistent
+        row.notes += "; " + "; ".join(notes)
+        log("restart web3 on the true clock")
+        topology.halt("web3")
+        topology.start_web(2)
+        topology.wait_web([2])
+        return row
+
+    def sale_starting_in(self, seconds: float):
+        from django.utils import timezone
+
+        from goods.models import Sale
+        from goods.services import sale_update
+
+        # Through the service that moves a sale's window in Redis too: sale_open loads a sale
+        # only once, so moving the start with the ORM and opening again left the loaded window
+        # (started a moment ago) and every node sold before the "start".
+        sale = self.sale(self.stock)
+        sale_update(sale=sale, changes={"start_at": timezone.now() + timedelta(seconds=seconds)})
+        return Sale.objects.get(pk=sale.pk)
+
+
+SCENARIOS = {
+    "web-restart": ClusterRun.web_restart,
+    "web-sigterm": ClusterRun.web_kill,
+    "worker-kill": ClusterRun.worker_kill,
+    "rabbit-leader": ClusterRun.rabbit_leader,
+    "redis-primary": ClusterRun.redis_primary,
+    "clock-skew": ClusterRun.clock_skew,
+}
+# web-sigterm is left out by default: it measures what an undrained stop costs (broken
+# connections, docs/topology.md), which no deploy should do.
+DEFAULT_SCENARIOS = ("web-restart", "worker-kill", "rabbit-leader", "redis-primary", "clock-skew")
+
+
+def redis_primary_for(nodes: list[redis_cluster.Node], slot: int) -> redis_cluster.Node | None:
+    """The node that a live node of `nodes` names as the primary serving `slot`."""
+    import redis
+
+    by_address = {node.address: node for node in nodes}
+    for node in nodes:
+        try:
+            text = redis.Redis(node.host, node.port, socket_timeout=1).execute_command("CLUSTER", "NODES")
+        except redis.RedisError:
+            continue
+        text = text.decode() if isinstance(text, bytes) else text
+        if isinstance(text, dict):  # redis-py parsed it already
+            for address, info in text.items():
+                if "master" in info["flags"] and "fail" not in info["flags"]:
+                    for span in info["slots"]:
+                        if int(span[0]) <= slot <= int(span[-1]):
+                            return by_address.get(address.split("@")[0])
+            return None
+        for line in text.splitlines():
+            fields = line.split()
+            if "master" not in fields[2] or "fail" in fields[2]:
+                continue
+            for span in fields[8:]:
+                if span.startswith("["):
+                    continue
+                low, _, high = span.partition("-")
+                if int(low) <= slot <= int(high or low):
+                    return by_address.get(fields[1].split("@")[0])
+        return None
+    return None
+
+
+_local = threading.local()
+
+
+def buy_first(url: str, shopper, sale_id: int, path: str) -> list[Answer]:
+    """A shopper's first buy, with the path drawn before the burst (see ClusterRun.burst)."""
+    http = getattr(_local, "http", None) or setattr(_local, "http", requests.Session()) or _local.http
+    started = time.monotonic()
+    try:
+        response = http.post(
+            f"{url}/seckill/{path}/doSeckill",
+            data={"goodsId": sale_id},
+            headers={"X-CSRFToken": shopper.csrf, "Cookie": f"sessionid={shopper.session}; csrftoken={shopper.csrf}"},
+            timeout=30,
+        )
+        body = response.json()
+        return [Answer(shopper.user_id, started, response.status_code, body.get("code"), body.get("msg", ""),
+                       time.monotonic())]  # fmt: skip
+    except Exception as error:  # noqa: BLE001 - a reset or a non-JSON error page: counted, not raised
+        return [Answer(shopper.user_id, started, 0, None, repr(error)[:160], time.monotonic())]
+
+
+def node_clock_offset(host: str) -> float:
+    from email.utils import parsedate_to_datetime
+
+    response = requests.get(f"http://{host}:{WEB_PORT}/user/me", timeout=5)
+    return parsedate_to_datetime(response.headers["Date"]).timestamp() - time.time()
+
+
+def rate_limit_probe(hosts, shopper, sale_id: int, period: int = 5) -> list[int]:
+    """9 path requests (a wrong captcha answer: the limit counts it first, then 400) sent
+    round-robin to `hosts`, all inside one of django-ratelimit's windows for this user, which
+    start where (t - crc32(user id) % period) % period == 0 on a true clock."""
+    import zlib
+
+    offset = zlib.crc32(str(shopper.user_id).encode()) % period
+    phase = (time.time() - offset) % period
+    if phase > period - 2:
+        time.sleep(period - phase + 0.1)
+    statuses = []
+    for attempt in range(9):
+        host = hosts[attempt % len(hosts)]
+        response = requests.get(f"http://{host}:{WEB_PORT}/seckill/path",
+                                params={"goodsId": sale_id, "verifyCode": "x"},
+                                headers={"Cookie": f"sessionid={shopper.session}"}, timeout=10)  # fmt: skip
+        statuses.append(response.status_code)
+    return statuses
+
+
+def node_buy(host: str, shopper, sale_id: int) -> int | None:
+    """One buy straight at one node (not through the balancer): the envelope's code."""
+    path = new_path(shopper.user_id, sale_id)
+    response = requests.post(
+        f"http://{host}:{WEB_PORT}/seckill/{path}/doSeckill",
+        data={"goodsId": sale_id},
+        headers={"X-CSRFToken": shopper.csrf, "Cookie": f"sessionid={shopper.session}; csrftoken={shopper.csrf}"},
+        timeout=10,
+    )
+    try:
+        return response.json().get("code")
+    except ValueError:
+        return response.status_code
+
+
+def table(rows: list[ClusterRow]) -> str:
+    head = ("scenario", "requests", "queued", "orders", "oversold", "dup", "stranded", "lost", "queued→-1",
+            "503", "other 5xx", "5xx*", "401", "nodes differ", "revoked undone", "failover s", "window s", "drain s",
+            "ok")  # fmt: skip
+    lines = [head] + [
+        (r.scenario, r.requests, r.accepted, r.orders, r.oversold, r.duplicates, r.stranded, r.lost,
+         f"{r.told_failed}{' (allowed)' if r.failed_allowed and r.told_failed else ''}", r.busy,
+         f"{r.other_5xx}{' (allowed)' if r.broken_allowed and r.other_5xx else ''}",
+         r.errors_outside_window, r.asked_login, r.inconsistent,
+         f"{r.revocations_undone}/{r.revocations}" if r.revocations else "-", r.failover_seconds, r.window_seconds,
+         r.recovery_seconds,
+         ("yes" if r.ok else "NO") if r.requests > 0 else "not run" if r.requests == 0 else "CRASHED")
+        for r in rows
+    ]  # fmt: skip
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
+    text = [" | ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines]
+    text.insert(1, "-+-".join("-" * w for w in widths))
+    text += [
+        "queued: shoppers told 'queued'; lost: told 'queued', then neither an order nor -1; queued→-1: told 'queued',",
+        "then -1; 503: 'busy, retry' answers; other 5xx: any other 5xx or broken connection; 5xx*: 5xx or broken",
+        "connections outside the fault window (+6 s); 401: 'log in' answers to logged-in shoppers; failover s:",
+        "fault until healed (node down+up, leader elected, replica promoted); window s: fault until the last 5xx it",
+        "caused; drain s: fault end until no reservation left; revoked undone: revocations acknowledged during the",
+        "fault whose old auth epoch was back after it.",
+    ]
+    text += [f"  {r.scenario}: {r.notes}" for r in rows]
+    return "\n".join(text)
+
+
+def as_json(rows: list[ClusterRow]) -> str:
+    return json.dumps([dict(vars(r), ok=r.ok) for r in rows], indent=1)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run_scenarios(topology, make_run, chosen: list[str], scenarios: dict, *, up_only: bool,
+                  after_each=None, teardown: str = "stopping the topology") -> int:  # fmt: skip
+    """Start `topology`, then run each chosen scenario (a crash is a row, never the end of the
+    run), print the table and tear everything down, also on Ctrl-C and SIGTERM; the exit status.
+    `make_run(topology)` builds the scenarios' runner once Django is set up; `after_each()` runs
+    after every scenario, crashed or not (the partition test heals its network there)."""
+    signal.signal(signal.SIGTERM, _interrupt)  # teardown on SIGTERM as on Ctrl-C
+    signal.signal(signal.SIGHUP, _interrupt)
+    started = time.monotonic()
+    rows: list[ClusterRow] = []
+    try:
+        topology.start()
+        if up_only:
+            log("running; Ctrl-C stops everything")
+            while True:
+                time.sleep(3600)
+        os.environ.update(topology.harness_env())
+        import django
+
+        django.setup()
+        run = make_run(topology)
+        for name in chosen:
+            log(f"scenario {name}: {run.shopper_count} shoppers, {run.stock} units")
+            try:
+                row = scenarios[name](run)
+            except Exception as error:  # noqa: BLE001 - one broken scenario must not hide the others
+                log(f"  scenario {name} crashed: {error!r}")
+                traceback.print_exc()
+                row = ClusterRow(name, requests=-1, notes=f"crashed: {error!r}"[:300])
+            finally:
+                if after_each is not None:
+                    after_each()
+            log(f"  -> {'ok' if row.ok else 'VIOLATION'}: {row}")
+            rows.append(row)
+    except KeyboardInterrupt:
+        log("interrupted; tearing down")
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the teardown short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        log(teardown)
+        topology.stop()
+        if rows:
+            (RUN / "results.json").write_text(as_json(rows))
+            print(table(rows), flush=True)
+            log(f"{time.monotonic() - started:.0f}s in all; logs in {RUN / 'logs'}")
+    failed = [row.scenario for row in rows if row.requests < 0 or (row.requests > 0 and not row.ok)]
+    print(f"{len(rows) - len(failed)} passed, {len(failed)} failed", flush=True)
+    return 1 if failed or len(rows) < len(chosen) else 0

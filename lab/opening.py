@@ -1,0 +1,183 @@
+"""An opening as `make fairness` replays it (lab/fairness.py): who shows up when and how
+they solve (the population), the timeline that runs each shopper's next step at its time (the
+replay), the sale, and what PostgreSQL holds afterwards (the outcome). Shared by the in-process
+replay (lab/fairness.py) and the HTTP one (lab/fairness_http.py)."""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+MOBILE_PREFIX = "17"  # fairness shoppers: 17xxxxxxxxx
+MERCHANT_MOBILE = f"{MOBILE_PREFIX}999999999"
+
+
+@dataclass
+class Actor:
+    user_id: int
+    script: bool
+    start: float  # seconds after the opening
+    solve: tuple[float, float]  # seconds to solve a captcha, uniform in this range
+    right: float  # chance of solving it right
+    rng: random.Random
+    path: str | None = None
+    outcome: str = ""
+    tries: int = 0
+
+
+@dataclass(order=True)
+class Event:
+    at: float
+    number: int
+    actor: Actor = field(compare=False)
+    step: str = field(compare=False)
+
+
+def population(*, seed: int, people: list[int], scripts: list[int], solve_rate: float) -> list[Actor]:
+    rng = random.Random(seed)
+    actors = [
+        Actor(u, False, rng.lognormvariate(math.log(1.5), 0.5), (3.0, 8.0), 0.95, random.Random(rng.random()))
+        for u in people
+    ]
+    actors += [
+        Actor(u, True, rng.uniform(0, 0.05), (0.1, 0.1), solve_rate, random.Random(rng.random())) for u in scripts
+    ]
+    return actors
+
+
+class Replay:
+    """The opening's timeline: each actor's next step at its time (seconds after the opening
+    `t0`, on `clock`), run by a bounded pool of threads. A step pushes the actor's next one. Ends
+    when no step is left or `timeout` seconds after the opening.
+
+    `lags` records how late each step started against its time: the replay's own delay, which
+    on a loaded machine shifts everyone's timings (reported beside the figures)."""
+
+    def __init__(self, *, t0: float, timeout: float, clock: Callable[[], float] = time.time, workers: int = 16):
+        self.t0, self.timeout, self.clock, self.workers = t0, timeout, clock, workers
+        self.heap: list[Event] = []
+        self.lock = threading.Condition()
+        self.counter = iter(range(10**9))
+        self.lags: list[float] = []
+
+    def now(self) -> float:
+        """Seconds since the opening."""
+        return self.clock() - self.t0
+
+    def push(self, actor: Actor, at: float, step: str) -> None:
+        with self.lock:
+            heapq.heappush(self.heap, Event(at, next(self.counter), actor, step))
+            self.lock.notify()
+
+    def run(self, step: Callable[[Actor, str], None]) -> None:
+        def started(event: Event) -> None:
+            self.lags.append(self.now() - event.at)
+            step(event.actor, event.step)
+
+        pending: set = set()
+        failed: list[BaseException] = []
+
+        def settled(future) -> bool:
+            if future.done() and future.exception() is not None:
+                failed.append(future.exception())
+            return future.done()
+
+        with ThreadPoolExecutor(self.workers) as pool:
+            while True:
+                with self.lock:
+                    pending = {f for f in pending if not settled(f)}
+                    if not self.heap and not pending:
+                        break
+                    if self.now() > self.timeout:
+                        break
+                    wait = (self.heap[0].at - self.now()) if self.heap else 0.05
+                    if wait > 0:
+                        self.lock.wait(min(wait, 0.05))
+                        continue
+                    event = heapq.heappop(self.heap)
+                pending.add(pool.submit(started, event))
+        failed += [f.exception() for f in pending if f.exception() is not None]
+        if failed:  # a step that raised is a bug of the replay, not an outcome of the opening
+            raise failed[0]
+
+
+def fairness_sale(*, mode: str, units: int, window: int, opening: float):
+    """A new sale of `units` opening `opening` seconds from now, first come, first served or a
+    draw of `window` seconds, put on by the merchant's service (loaded into Redis, its draw's
+    ETA task published)."""
+    from django.utils import timezone
+
+    from goods.models import Admission, Goods, Sale
+    from goods.services import sale_create
+    from users.models import User
+
+    merchant = User.objects.get(mobile=MERCHANT_MOBILE)
+    goods = Goods.objects.get_or_create(owner=merchant, name="fairness", defaults={"title": "-", "price": 1})[0]
+    start = timezone.now() + timedelta(seconds=opening)
+    return sale_create(
+        sale=Sale(
+            goods=goods,
+            seckill_price=1,
+            stock_count=units,
+            start_at=start,
+            end_at=start + timedelta(minutes=10),
+            admission=Admission.DRAW if mode == "draw" else Admission.FCFS,
+            draw_window_s=window,
+        ),
+        actor=merchant,
+    )
+
+
+def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:
+    """What PostgreSQL holds for the sale: its orders (by scripts, by people), duplicates,
+    the stock left, the draw's entrants; and whether the invariants hold."""
+    from goods.models import Sale, SaleDraw
+    from orders.models import Order, SeckillOrder
+
+    winners = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
+    scripts = {a.user_id for a in actors if a.script}
+    stock_left = Sale.objects.get(pk=sale_id).stock_count
+    orders_rows = Order.objects.filter(sale_id=sale_id).count()
+    draw = SaleDraw.objects.filter(sale_id=sale_id).values("entrant_ids", "winner_ids").first() or {}
+    drawn, drawn_winners = draw.get("entrant_ids") or [], set(draw.get("winner_ids") or [])
+    result = {
+        "sale_id": sale_id,
+        "winners": winners,
+        "orders": len(winners),
+        "order_rows": orders_rows,
+        "scripts": sum(1 for u in winners if u in scripts),
+        "people": sum(1 for u in winners if u not in scripts),
+        "duplicates": len(winners) - len(set(winners)),
+        "stock_left": stock_left,
+        "entrants": len(drawn),
+        "script_entrants": sum(1 for u in drawn if u in scripts),
+        "late": sum(1 for a in actors if not a.outcome),
+    }
+    oversold = len(winners) > units or orders_rows > units or stock_left < 0 or stock_left + len(winners) != units
+    result["oversold"] = oversold
+    # With more entrants than units the draw took all the stock: an order of anyone it did not
+    # draw is a unit sold past it.
+    result["undrawn_orders"] = sum(1 for u in winners if u not in drawn_winners) if draw and len(drawn) >= units else 0
+    result["ok"] = len(winners) == units and not oversold and not result["duplicates"] and not result["undrawn_orders"]
+    return result
+
+
+def shoppers(count: int, offset: int) -> list[int]:
+    from django.contrib.auth.hashers import make_password
+
+    from users.models import User
+
+    mobiles = [f"{MOBILE_PREFIX}{offset + i:09d}" for i in range(count)]
+    existing = dict(User.objects.filter(mobile__in=mobiles).values_list("mobile", "pk"))
+    password = make_password(None)  # nobody logs in with a password: scripts and people use a token
+    new = [User(mobile=m, nickname="fairness", password=password) for m in mobiles if m not in existing]
+    for user in User.objects.bulk_create(new):
+        existing[user.mobile] = user.pk
+    return [existing[m] for m in mobiles]

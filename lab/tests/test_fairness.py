@@ -1,0 +1,62 @@
+"""`make fairness`'s HTTP driver (lab/fairness_http.py) end to end on a tiny population: the
+deployment (granian, a Celery worker, beat) on the test database, shoppers as HTTP clients of the
+API, one opening first come, first served and one with a draw. The long runs are `make fairness`;
+this checks that the driver's clients really buy, see their results, and that what they saw is
+what PostgreSQL holds."""
+
+import random
+
+import pytest
+
+from conftest import ROOT, _test_database_url
+from goods.models import SaleDraw
+from lab.fairness_http import Opening
+from lab.opening import MERCHANT_MOBILE, Actor, shoppers
+from seckill.services.draw import winners_of
+from users.models import User
+
+UNITS = 3
+
+
+def tiny_population(people: list[int], scripts: list[int]) -> list[Actor]:
+    """Fast people (in well under a second) so every one of them is in a 5-second draw window;
+    scripts that always read the captcha right."""
+    rng = random.Random(7)
+    actors = [Actor(u, False, rng.uniform(0.2, 1.0), (0.3, 0.6), 1.0, random.Random(rng.random())) for u in people]
+    actors += [Actor(u, True, rng.uniform(0, 0.05), (0.1, 0.1), 1.0, random.Random(rng.random())) for u in scripts]
+    return actors
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_http_driver_buys_through_a_deployment_and_sees_what_postgresql_holds():
+    User.objects.create(mobile=MERCHANT_MOBILE, nickname="fairness merchant")
+    people, scripts = shoppers(4, 0), shoppers(4, 500_000_000)
+    opening = Opening(
+        log_dir=ROOT / ".run" / "test-fairness", web_workers=1, web_threads=4, celery_concurrency=1, clients=8,
+        env={"DATABASE_URL": _test_database_url()},
+    )  # fmt: skip
+    try:
+        opening.start(user_ids=[*people, *scripts])
+        first = opening.run(
+            mode="fcfs", actors=tiny_population(people, scripts), units=UNITS, window=5, timeout=25
+        )  # fmt: skip
+        actors = tiny_population(people, scripts)
+        drawn = opening.run(mode="draw", actors=actors, units=UNITS, window=5, timeout=30)
+    finally:
+        opening.stop()
+
+    for result in (first, drawn):
+        assert result["ok"], result
+        assert result["orders"] == UNITS and result["duplicates"] == 0 and result["stock_left"] == 0
+        assert result["late"] == 0, "every client finished: ordered, not drawn or sold out"
+        assert result["errors"] == 0, result["context"]
+    # The draw was the deployment's, of everyone who entered in the window over HTTP; the
+    # clients told "ordered" are its published winners, the others were told "not drawn".
+    draw = SaleDraw.objects.get(sale_id=drawn["sale_id"])
+    assert sorted(draw.entrant_ids) == sorted([*people, *scripts])
+    assert sorted(draw.winner_ids) == sorted(winners_of(draw.seed, draw.entrant_ids, UNITS))
+    assert sorted(drawn["winners"]) == sorted(draw.winner_ids)
+    seen = {a.user_id: a.outcome for a in actors}
+    assert sorted(u for u, what in seen.items() if what == "ordered") == sorted(draw.winner_ids)
+    assert {what for u, what in seen.items() if u not in draw.winner_ids} == {"not drawn"}
