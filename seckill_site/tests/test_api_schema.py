@@ -37,6 +37,8 @@ CHECKS = [
     negative_data_rejection,
 ]
 
+# Fuzzing: half a minute of CPU. `make test` runs it; `make test-fast` leaves `slow` out.
+pytestmark = pytest.mark.slow
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
 calls: dict[str, int] = {}
 

@@ -72,6 +72,7 @@ def assert_no_5xx(response):
     ("get", "/seckill/verifyCode"), ("get", "/seckill/path"), ("get", "/seckill/result"),
     ("post", "/user/login"), ("post", "/user/register"), ("get", "/goods/goodsList"),
 ])  # fmt: skip
+@pytest.mark.slow
 @FUZZ
 @given(data=params)
 def test_query_and_form_endpoints(world, method, url, data):
@@ -80,6 +81,7 @@ def test_query_and_form_endpoints(world, method, url, data):
     assert snapshot(world) == before
 
 
+@pytest.mark.slow
 @FUZZ
 @given(segment=junk_text, data=params)
 def test_path_segments(world, segment, data):
@@ -104,6 +106,7 @@ def test_path_segments(world, segment, data):
     assert snapshot(world) == before
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     body=st.binary(max_size=4096),

@@ -42,7 +42,8 @@ from users.models import User
 from users.tests.factories import PASSWORD, make_address, make_merchant, make_user
 from users.tokens import TOKEN_LIFETIME, api_token_issue
 
-pytestmark = pytest.mark.django_db
+# Fuzzing and sweeps: a minute of CPU. `make test` runs them; `make test-fast` leaves `slow` out.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 EXAMPLES = 14
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 _addresses = itertools.count(1)

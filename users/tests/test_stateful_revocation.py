@@ -93,6 +93,7 @@ class RevocationLife(RuleBasedStateMachine):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_revocation_holds_whatever_the_order_of_reads_writes_and_revocations():
     from hypothesis.stateful import run_state_machine_as_test
 
