@@ -26,6 +26,7 @@ from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.base import VALID_KEY_CHARS
 from django.contrib.sessions.backends.cache import SessionStore as CacheSessionStore
 from django.utils.crypto import get_random_string
+from redis.crc import key_slot
 
 from seckill_site.http import positive_int
 from seckill_site.redis import client, keys, text
@@ -38,6 +39,11 @@ def auth_epoch(user_id: int) -> str | None:
     """The user's current auth epoch; None until their credentials are first revoked."""
     epoch = client().get(keys.auth_epoch(user_id))
     return text(epoch) if epoch is not None else None
+
+
+def auth_epoch_slot(user_id: int) -> int:
+    """The Redis Cluster slot of the user's auth epoch, which every session and token checks."""
+    return key_slot(keys.auth_epoch(user_id).encode())
 
 
 def auth_epoch_ensure(user_id: int) -> str:

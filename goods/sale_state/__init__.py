@@ -21,6 +21,7 @@ from goods.sale_state.draw import (
     entrants_count,
     entries_per_second,
 )
+from goods.sale_state.keys import slot
 from goods.sale_state.limits import captcha_answer_set, captcha_answer_take, limit_take, path_set, refusals
 from goods.sale_state.marks import (
     draw_at,
@@ -57,6 +58,7 @@ from goods.sale_state.stock import (
     StockTake,
     UnitReturn,
     load,
+    memory_used,
     rebuild_claim,
     reconcile_lock,
     sale_forget,
@@ -105,6 +107,7 @@ __all__ = [
     "give_back",
     "limit_take",
     "load",
+    "memory_used",
     "path_set",
     "process_marks_clear",
     "rebuild_claim",
@@ -121,6 +124,7 @@ __all__ = [
     "sale_open",
     "settle",
     "shards",
+    "slot",
     "sold_out_clear",
     "sold_out_known",
     "sold_out_mark",

@@ -39,6 +39,11 @@ def shards_pattern(sale_id: int) -> str:
     return f"{PREFIX}sk:{{{sale_id}:e*"
 
 
+def slot(sale_id: int) -> int:
+    """The Redis Cluster slot of the sale's own keys (not its entry shards'): where it is hot."""
+    return key_slot(stock(sale_id).encode())
+
+
 def stock(sale_id: int) -> str:
     return f"{_sale(sale_id)}:stock"
 

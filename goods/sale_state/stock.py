@@ -181,3 +181,14 @@ def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
         pipeline.get(keys.stock(sale_id))
     values = pipeline.execute()
     return {sale_id: int(value) if value is not None else None for sale_id, value in zip(sale_ids, values, strict=True)}
+
+
+def memory_used(sale_id: int) -> tuple[int, int]:
+    """(keys, bytes by MEMORY USAGE) of the sale's own keys, per-shopper ones included: what a
+    hot sale costs its node, for sizing."""
+    redis = client()
+    names = list(redis.scan_iter(match=keys.pattern(sale_id), count=1000))
+    pipeline = redis.pipeline(transaction=False)
+    for name in names:
+        pipeline.memory_usage(name, samples=0)
+    return len(names), sum(size or 0 for size in pipeline.execute())

@@ -98,6 +98,14 @@ def captcha_pool_take() -> tuple[int, bytes] | None:
         return None
 
 
+def captcha_pool_clear() -> int:
+    """Drop every captcha drawn ahead (after a change of fonts or size); how many there were."""
+    redis, key = client(), keys.captcha_pool()
+    count = redis.llen(key)
+    redis.delete(key)
+    return count
+
+
 def captcha_pool_fill(*, size: int | None = None, seconds: float | None = None) -> int:
     """Draw captchas into the pool until it holds `size` or `seconds` have passed; the number
     drawn. Concurrent fillers may overdraw, so the pool is trimmed back to `size`."""
