@@ -31,18 +31,12 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
     django.setup()
     from datetime import timedelta
     from decimal import Decimal
-    from importlib import import_module
 
-    from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.auth.hashers import make_password
     from django.utils import timezone
 
     from goods.models import Goods, Sale
-    from goods.sale_state import keys
     from goods.services import sale_create
-    from seckill.services import paths
-    from seckill_site.redis import client
+    from lab.shopper import path_solve, shoppers_create
     from users.models import User
 
     owner = User.objects.filter(is_staff=True).order_by("pk").first() or User.objects.create_user(
@@ -54,22 +48,11 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
         goods=goods, seckill_price=Decimal("1"), stock_count=count, start_at=now, end_at=now + timedelta(hours=1)
     )
     sale_create(sale=sale, actor=owner)
-    password = make_password("burst-" + secrets.token_hex(4))
-    prefix = f"16{secrets.randbelow(10**3):03d}"
-    users = User.objects.bulk_create(
-        User(mobile=f"{prefix}{index:06d}", nickname=f"burst {index}", password=password) for index in range(count)
-    )
-    SessionStore = import_module(settings.SESSION_ENGINE).SessionStore  # noqa: N806 (a class)
-    shoppers = []
-    for user in users:
-        session = SessionStore()
-        session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "users.backends.MobileBackend"
-        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-        session.create()
-        paths.captcha_create(user_id=user.pk, sale_id=sale.pk)
-        answer = int(client().get(keys.captcha(sale.pk, user.pk)))
-        shoppers.append((session.session_key, paths.path_create(user_id=user.pk, sale_id=sale.pk, answer=answer)))
+    first = int(f"16{secrets.randbelow(10**3):03d}000000")
+    shoppers = [
+        (shopper.session, path_solve(sale_id=sale.pk, user_id=shopper.user_id))
+        for shopper in shoppers_create(count=count, mobile_first=first, nickname="burst ")
+    ]
     return sale.pk, shoppers
 
 

@@ -33,6 +33,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from lab.opening import Actor, Replay, fairness_sale, outcome
+from lab.shopper import captcha_read
 from seckill_site.codes import Code
 from tools.net import logger
 
@@ -123,7 +124,7 @@ class Opening:
         t0 = sale.start_at.timestamp()
         replay = Replay(t0=t0, timeout=timeout, clock=redis_now, workers=self.clients)
         api = f"{self.deployment.url}/api/v1/sales/{sale.pk}"
-        shoppers = {a.user_id: Shopper(actor=a, session=self.session(a.user_id), api=api, sale_id=sale.pk,
+        shoppers = {a.user_id: Steps(actor=a, session=self.session(a.user_id), api=api, sale_id=sale.pk,
                                        replay=replay) for a in actors}  # fmt: skip
         for actor in actors:
             replay.push(actor, actor.start, "captcha")
@@ -169,10 +170,10 @@ class Opening:
         return result
 
 
-class Shopper:
-    """One account as an HTTP client: its session (keep-alive, its token) and its steps. Each
+class Steps:
+    """One shopper's steps through the API over its own keep-alive connection and token. Each
     step is one request; its answer decides the next step and when (Replay.push). A shopper has
-    one step pending at a time, so its session is never used by two threads at once."""
+    one step pending at a time, so its connection is never used by two threads at once."""
 
     def __init__(self, *, actor: Actor, session: requests.Session, api: str, sale_id: int, replay: Replay) -> None:
         self.actor, self.session, self.api, self.sale_id, self.replay = actor, session, api, sale_id, replay
@@ -211,10 +212,7 @@ class Shopper:
             elif response.status_code == 429:  # this sale's captchas a minute: wait as told
                 push(actor, now + retry_after(response), "captcha")
             elif response.headers.get("Content-Type", "").startswith("image/png"):
-                expected = captcha_answer(sale_id=self.sale_id, user_id=actor.user_id)
-                if expected is None:  # expired meanwhile (a long stall): draw another
-                    push(actor, now, "captcha")
-                    return
+                expected = captcha_read(sale_id=self.sale_id, user_id=actor.user_id)
                 right = actor.rng.random() < actor.right
                 self.answer = expected if right else wrong(expected)
                 push(actor, now + actor.rng.uniform(*actor.solve), "path")
@@ -299,16 +297,6 @@ def retry_after(response: requests.Response) -> float:
         return max(0.2, float(response.headers.get("Retry-After", 1)))
     except ValueError:
         return 1.0
-
-
-def captcha_answer(*, sale_id: int, user_id: int) -> int | None:
-    """The answer of the captcha the server just drew for this shopper, read (not taken) from
-    Redis where the captcha module put it: what a person reads off the picture."""
-    from goods.sale_state import keys
-    from seckill_site.redis import client
-
-    value = client().get(keys.captcha(sale_id, user_id))
-    return int(value) if value is not None else None
 
 
 def wrong(answer: int) -> int:

@@ -28,12 +28,12 @@ import time
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import requests
-
 from lab.faultproxy import FaultProxy
+from lab.invariants import reservations_waiting, sale_check, sale_loaded
+from lab.shopper import Answer, Shopper, buy, log_in, shoppers_create
 from tools.net import free_port, logger, wait_until
 from tools.processes import Processes, beat_command, http_ready, web_command, worker_command
 from tools.services import PrivatePostgres, RedisServer
@@ -112,86 +112,6 @@ class Deployment:
         self.postgres.stop()
 
 
-# --- shoppers ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Answer:
-    user_id: int
-    started: float
-    status: int
-    code: int | None
-    msg: str
-    finished: float = 0.0
-
-
-@dataclass
-class Shopper:
-    user_id: int
-    session: str = ""
-    csrf: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-
-def log_in(shoppers: list[Shopper]) -> None:
-    """Sessions made as the login view makes them (the harness has no use for 2,000 password hashes)."""
-    from users.models import User
-    from users.tests.factories import session_for
-
-    users = {user.pk: user for user in User.objects.filter(pk__in=[s.user_id for s in shoppers])}
-    for shopper in shoppers:
-        shopper.session = session_for(users[shopper.user_id])
-
-
-def new_path(user_id: int, sale_id: int) -> str | None:
-    """Solve the captcha as a person would (a test may read the answer from Redis)."""
-    from goods.sale_state import keys
-    from seckill.services import paths
-    from seckill_site.redis import client
-
-    paths.captcha_create(user_id=user_id, sale_id=sale_id)
-    answer = client().get(keys.captcha(sale_id, user_id))
-    return paths.path_create(user_id=user_id, sale_id=sale_id, answer=int(answer)) if answer else None
-
-
-RETRYABLE = {503, 401}  # busy / try again; 401: the session died with Redis, log in again
-_local = threading.local()
-
-
-def buy(url: str, shopper: Shopper, sale_id: int, attempts: int = 6) -> list[Answer]:
-    http = getattr(_local, "http", None) or setattr(_local, "http", requests.Session()) or _local.http
-    answers = []
-    for attempt in range(attempts):
-        started = time.monotonic()
-        try:
-            path = new_path(shopper.user_id, sale_id)
-            if path is None:
-                raise ConnectionError("captcha not stored")
-            response = http.post(
-                f"{url}/seckill/{path}/doSeckill", data={"goodsId": sale_id}, timeout=30,
-                headers={"X-CSRFToken": shopper.csrf,
-                         "Cookie": f"sessionid={shopper.session}; csrftoken={shopper.csrf}"},
-            )  # fmt: skip
-            body = response.json()
-            answers.append(
-                Answer(
-                    shopper.user_id,
-                    started,
-                    response.status_code,
-                    body.get("code"),
-                    body.get("msg", ""),
-                    time.monotonic(),
-                )  # fmt: skip
-            )
-            if response.status_code == 401:
-                log_in([shopper])
-        except Exception as error:  # noqa: BLE001 - Redis down under the harness itself, or a reset
-            answers.append(Answer(shopper.user_id, started, 0, None, repr(error)[:80], time.monotonic()))
-        if answers[-1].status not in RETRYABLE and answers[-1].status != 0:
-            break
-        time.sleep(min(0.3 * 2**attempt, 3))
-    return answers
-
-
 # --- one scenario -----------------------------------------------------------------------------
 
 
@@ -238,18 +158,9 @@ class Run:
         return sale
 
     def shoppers(self, count: int) -> list[Shopper]:
-        from django.contrib.auth.hashers import make_password
-
         from users.models import User
 
-        password = make_password(None)  # unusable: these shoppers never log in by password
-        base = User.objects.count()
-        users = User.objects.bulk_create(
-            [User(mobile=f"1{8 * 10**9 + base + i:010d}", password=password) for i in range(count)]
-        )
-        shoppers = [Shopper(user.pk) for user in users]
-        log_in(shoppers)
-        return shoppers
+        return shoppers_create(count=count, mobile_first=18 * 10**9 + User.objects.count(), nickname="fault shopper ")
 
     def fault(self, start: float, end: float) -> None:
         self.fault_windows.append((start, end))
@@ -277,51 +188,35 @@ class Run:
 
     def settle_and_check(self, name: str, sale, answers: list[Answer], initial: int, stranded: int = 0) -> Row:
         from django.db import close_old_connections, connections
-        from django.db.models import Count
 
-        from goods.models import Sale
-        from goods.sale_state import keys
-        from orders.models import SeckillOrder
         from seckill.services import reconcile as services
-        from seckill_site.redis import client
 
         fault_end = max((end for _, end in self.fault_windows), default=time.monotonic())
         connections.close_all()
         # Redelivery after a crash takes the visibility timeout plus kombu's 5 s restore scan;
         # a message lost between BRPOP and kombu's unacked bookkeeping is the reconciler's job.
-        drained = wait_until(
-            lambda: client().hlen(keys.reservations(sale.pk)) <= stranded, VISIBILITY_TIMEOUT + 15, 0.2
-        )
+        drained = wait_until(lambda: reservations_waiting(sale.pk) <= stranded, VISIBILITY_TIMEOUT + 15, 0.2)
         recovery = time.monotonic() - fault_end
         close_old_connections()
         # The reconciler: finish whatever the faults stranded, then square Redis with the database.
         report = services.sale_reconcile(sale_id=sale.pk, repair=True, stale_after=0 if not drained else 300)
-        wait_until(lambda: client().hlen(keys.reservations(sale.pk)) == 0, 15, 0.2)
+        wait_until(lambda: reservations_waiting(sale.pk) == 0, 15, 0.2)
         services.sale_reconcile(sale_id=sale.pk, repair=True)
         # If Redis lost the sale after its last buyer (every process already knew it was sold
         # out, so no request asked for a rebuild), the reconciler queued the rebuild behind the
         # orders still in the queue: the queue has drained when it has run.
-        wait_until(lambda: client().exists(keys.stock(sale.pk)), 20, 0.2)
+        wait_until(lambda: sale_loaded(sale.pk), 20, 0.2)
 
-        row = Row(name, requests=len(answers), recovery_seconds=round(recovery, 1))
         queued = {a.user_id for a in answers if a.code == 0}
-        row.accepted = len(queued)
-        orders = SeckillOrder.objects.filter(sale=sale)
-        row.orders = orders.count()
-        db_stock = Sale.objects.get(pk=sale.pk).stock_count
-        row.oversold = max(0, row.orders - initial) + max(0, -db_stock)
-        row.duplicates = orders.filter(live=True).values("user").annotate(n=Count("id")).filter(n__gt=1).count()
-        redis_stock = int(client().get(keys.stock(sale.pk)) or -1)
-        row.stranded = abs(initial - row.orders - db_stock) + abs(redis_stock - db_stock)
-        row.stranded += client().hlen(keys.reservations(sale.pk))
-        # What each queued shopper's page is told now: their order, or -1.
-        from seckill.selectors import seckill_result
-
-        order_ids = set(orders.values_list("order_id", flat=True))
-        for user_id in queued:
-            answer = seckill_result(user_id=user_id, sale_id=sale.pk)
-            row.lost += answer == 0 or (answer > 0 and answer not in order_ids)
-        row.told_failed = sum(seckill_result(user_id=u, sale_id=sale.pk) == -1 for u in queued)
+        check = sale_check(sale_id=sale.pk, units=initial, queued=queued)
+        row = Row(name, requests=len(answers), recovery_seconds=round(recovery, 1))
+        row.accepted = check.queued
+        row.orders = check.orders
+        row.oversold = check.oversold
+        row.duplicates = check.duplicates
+        row.stranded = check.stranded + int(check.drifted)
+        row.lost = check.lost + check.unanswered
+        row.told_failed = check.told_failed
         grace = 6.0  # seconds after a fault in which "busy" answers are expected
         outside = [
             a for a in answers
@@ -339,7 +234,7 @@ class Run:
                 row.notes += f"; with no fault injected: {dict(kinds)}"
         finished = len(report.finished)
         row.notes = (
-            f"db {db_stock} redis {redis_stock}; queued then -1: {row.told_failed}; "
+            f"db {check.db_stock} redis {check.redis_stock}; queued then -1: {row.told_failed}; "
             f"reconciler finished {finished}" + ("" if drained else ", late") + row.notes
         )
         self.fault_windows = []
@@ -444,14 +339,12 @@ class Run:
             assert left >= 0
             injected.add(request_id)
         answers = self.burst(shoppers[5:], sale.pk)
-        from goods.sale_state import keys
         from orders.models import SeckillOrder
-        from seckill_site.redis import client
 
         # The first injected reserve set the sale's flush mark and published nothing: a lost
         # flush message, with the burst's reservations waiting behind it. Beat's flush sweep
         # must write them all, the injected five included, before the reconciler.
-        wait_until(lambda: client().hlen(keys.reservations(sale.pk)) == 0, 30, 0.2)
+        wait_until(lambda: reservations_waiting(sale.pk) == 0, 30, 0.2)
         row = self.settle_and_check("stranded reservations x5", sale, answers, self.stock)
         row.accepted += len(injected)
         written = set(SeckillOrder.objects.filter(request_id__in=injected).values_list("request_id", flat=True))

@@ -137,13 +137,15 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
 
 def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:
     """What PostgreSQL holds for the sale: its orders (by scripts, by people), duplicates,
-    the stock left, the draw's entrants; and whether the invariants hold."""
-    from goods.models import Sale, SaleDraw
+    the stock left, the draw's entrants; and whether the invariants hold (lab.invariants)."""
+    from goods.models import SaleDraw
+    from lab.invariants import sale_check
     from orders.models import Order, SeckillOrder
 
     winners = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
     scripts = {a.user_id for a in actors if a.script}
-    stock_left = Sale.objects.get(pk=sale_id).stock_count
+    check = sale_check(sale_id=sale_id, units=units)
+    stock_left = check.db_stock
     orders_rows = Order.objects.filter(sale_id=sale_id).count()
     draw = SaleDraw.objects.filter(sale_id=sale_id).values("entrant_ids", "winner_ids").first() or {}
     drawn, drawn_winners = draw.get("entrant_ids") or [], set(draw.get("winner_ids") or [])
@@ -154,18 +156,26 @@ def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:
         "order_rows": orders_rows,
         "scripts": sum(1 for u in winners if u in scripts),
         "people": sum(1 for u in winners if u not in scripts),
-        "duplicates": len(winners) - len(set(winners)),
+        "duplicates": check.duplicates,
         "stock_left": stock_left,
         "entrants": len(drawn),
         "script_entrants": sum(1 for u in drawn if u in scripts),
         "late": sum(1 for a in actors if not a.outcome),
     }
-    oversold = len(winners) > units or orders_rows > units or stock_left < 0 or stock_left + len(winners) != units
+    oversold = bool(check.oversold) or orders_rows > units or stock_left + len(winners) != units
     result["oversold"] = oversold
+    result["stranded"] = check.stranded + int(check.drifted)
+    result["problems"] = check.problems()
     # With more entrants than units the draw took all the stock: an order of anyone it did not
     # draw is a unit sold past it.
     result["undrawn_orders"] = sum(1 for u in winners if u not in drawn_winners) if draw and len(drawn) >= units else 0
-    result["ok"] = len(winners) == units and not oversold and not result["duplicates"] and not result["undrawn_orders"]
+    result["ok"] = (
+        len(winners) == units
+        and not oversold
+        and not result["duplicates"]
+        and not result["undrawn_orders"]
+        and not result["stranded"]
+    )
     return result
 
 

@@ -8,44 +8,33 @@ deployment. Everything it creates is tagged (mobile prefix, goods name) and remo
 from __future__ import annotations
 
 import multiprocessing
-import secrets
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.hashers import make_password
 from django.contrib.sessions.backends.cache import KEY_PREFIX as SESSION_KEY_PREFIX
 from django.core.cache import caches
 from django.db import connections, transaction
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 from rest_framework.authtoken.models import Token
 
+from goods import sale_state
 from goods.models import Goods, Sale
-from goods.sale_state import keys
 from goods.services import goods_list_cache_drop, sale_cache_drop, sale_open
+from lab.shopper import Shopper, path_solve
+from lab.shopper import shoppers_create as lab_shoppers_create
 from orders.models import Order, SeckillOrder
-from seckill.services import paths as seckill_paths
-from seckill_site.redis import client
 from users.middleware import REFRESHED_AT
 from users.models import User
 from users.sessions import SessionStore
-from users.tokens import api_token_issue, api_token_revoke
+from users.tokens import api_token_revoke
 
 MOBILE_PREFIX = "16"  # bench shoppers: 16xxxxxxxxx
 MERCHANT_MOBILE = "16999999999"
 GOODS_PREFIX = "bench:"
 SHOPPER_NICKNAME = "bench shopper "
-
-
-@dataclass
-class Shopper:
-    user_id: int
-    session: str
-    csrf: str  # a 32-character CSRF secret, sent as the csrftoken cookie and X-CSRFToken
-    token: str  # the same shopper's API token (Authorization: Token)
 
 
 @dataclass
@@ -118,37 +107,16 @@ def users_create(*, count: int) -> list[int]:
     return [user.pk for user in users]
 
 
-def _session_hash(user: User, secret_key: str) -> str:
-    # AbstractBaseUser.get_session_auth_hash, keyed with the deployment's SECRET_KEY (the
-    # bench process runs with another): request.user on the server must accept the session.
-    key_salt = "django.contrib.auth.models.AbstractBaseUser.get_session_auth_hash"
-    return salted_hmac(key_salt, user.password, secret=secret_key, algorithm="sha256").hexdigest()
-
-
 def shoppers_create(*, count: int, secret_key: str, progress) -> list[Shopper]:
-    """`count` new users, each logged in twice: a Redis session as the login view leaves it
-    (the sliding-expiry mark included), and an API token as /api/v1/users/login issues it.
-    Passwords are unusable: a load test has no use for thousands of PBKDF2 hashes, and these
-    accounts must not be usable after the run."""
-    start = _next_mobile()
-    password = make_password(None)
-    users = User.objects.bulk_create(
-        [User(mobile=str(start + i), nickname=f"{SHOPPER_NICKNAME}{i}", password=password) for i in range(count)],
-        batch_size=1000,
+    """`count` new shoppers, each with a session and an API token, tagged for `cleanup`."""
+    return lab_shoppers_create(
+        count=count,
+        mobile_first=_next_mobile(),
+        nickname=SHOPPER_NICKNAME,
+        secret_key=secret_key,
+        tokens=True,
+        progress=progress,
     )
-    shoppers = []
-    now = int(time.time())
-    for index, user in enumerate(users, 1):
-        session = SessionStore()
-        session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "users.backends.MobileBackend"
-        session[HASH_SESSION_KEY] = _session_hash(user, secret_key)
-        session[REFRESHED_AT] = now
-        session.create()
-        shoppers.append(Shopper(user.pk, session.session_key, secrets.token_hex(16), api_token_issue(user_id=user.pk)))
-        if index % 1000 == 0:
-            progress(f"logged in {index}/{count} shoppers")
-    return shoppers
 
 
 def _paths(args: tuple[list[tuple[int, str]], int]) -> list[str]:
@@ -156,11 +124,7 @@ def _paths(args: tuple[list[tuple[int, str]], int]) -> list[str]:
     paths = []
     now = int(time.time())
     for user_id, session_key in shoppers:
-        # As a person would: draw the captcha, read it (here: its answer from Redis, as the
-        # tests do), then exchange the answer for a one-time path.
-        seckill_paths.captcha_create(user_id=user_id, sale_id=sale_id)
-        answer = int(client().get(keys.captcha(sale_id, user_id)))
-        path = seckill_paths.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
+        path = path_solve(sale_id=sale_id, user_id=user_id)
         if path is None:
             raise RuntimeError(f"captcha answer refused for user {user_id}")
         paths.append(path)
@@ -185,12 +149,10 @@ def paths_create(*, shoppers: list[Shopper], sale_id: int, processes: int = 2) -
         return [path for part in pool.map(_paths, parts) for path in part]
 
 
-def paths_keep_alive(*, sale_id: int, user_ids: list[int]) -> None:
-    """Give the shoppers' one-time paths of the sale their whole lifetime again (one pipeline)."""
-    pipe = client().pipeline(transaction=False)
-    for user_id in user_ids:
-        pipe.expire(keys.path(sale_id, user_id), keys.PATH_TTL)
-    pipe.execute()
+def paths_keep_alive(*, sale_id: int, paths: dict[int, str]) -> None:
+    """Give the shoppers' one-time paths of the sale (user id -> path) their whole lifetime again."""
+    for user_id, path in paths.items():
+        sale_state.path_set(sale_id=sale_id, user_id=user_id, path=path)
 
 
 def cleanup(*, sales: Sales | None, shoppers: list[Shopper], user_ids: list[int] = ()) -> None:
@@ -225,11 +187,8 @@ def _remove(*, sale_ids: list[int], user_ids: list[int]) -> None:
         Goods.objects.filter(pk__in=goods_ids).delete()
         for start in range(0, len(user_ids), 1000):
             User.objects.filter(pk__in=user_ids[start : start + 1000]).delete()
-    redis = client()
     for sale_id in sale_ids:
-        stale = list(redis.scan_iter(match=keys.pattern(sale_id), count=1000))
-        for start in range(0, len(stale), 1000):
-            redis.delete(*stale[start : start + 1000])
+        sale_state.sale_forget(sale_id=sale_id)
         sale_cache_drop(sale_id=sale_id)
     goods_list_cache_drop()
     for key in tokens:

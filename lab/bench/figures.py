@@ -124,15 +124,6 @@ def redis_used_memory(redis) -> int:
     return int(redis.info("memory")["used_memory"])
 
 
-def keys_memory(redis, pattern: str) -> tuple[int, int]:
-    """(keys, bytes by MEMORY USAGE) of the keys matching `pattern`."""
-    names = list(redis.scan_iter(match=pattern, count=1000))
-    pipeline = redis.pipeline(transaction=False)
-    for name in names:
-        pipeline.memory_usage(name, samples=0)
-    return len(names), sum(size or 0 for size in pipeline.execute())
-
-
 def process_memory(pids: dict[str, list[int]]) -> dict[str, list[dict]]:
     """kind -> one entry per process: RSS and USS (the pages only it holds) in MB. USS is the
     honest cost of a forked worker, whose RSS counts the pages it still shares with its parent."""

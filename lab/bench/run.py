@@ -34,6 +34,7 @@ from lab.bench import load, report
 from lab.bench.load import LoadResult
 from lab.bench.measure import Measurement, log
 from lab.bench.scenarios import Scenarios
+from lab.shopper import Shopper
 from tools.deploy import DEFAULT_SERVER, ROOT, Deployment
 
 SCENARIOS = (
@@ -108,8 +109,8 @@ class Bench(Measurement, Scenarios):
         self.violations: list[str] = []
         self.notes: list[str] = []
         self.sales: prepare.Sales | None = None
-        self.shoppers: list[prepare.Shopper] = []
-        self.warmup_shoppers: list[prepare.Shopper] = []
+        self.shoppers: list[Shopper] = []
+        self.warmup_shoppers: list[Shopper] = []
         self.calibration: list[dict] = []
         self.burst_facts: dict = {}
         self.api_burst_facts: dict = {}

@@ -11,19 +11,17 @@ import threading
 import time
 from datetime import timedelta
 
-from django.db.models import Count
-
-from goods.models import Sale
-from goods.sale_state import keys
+from goods import sale_state
 from lab import prepare
 from lab.bench import figures
 from lab.bench.load import Request
 from lab.bench.measure import NOT_STARTED_CODE, SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
+from lab.invariants import reservations_waiting, sale_check
+from lab.shopper import Shopper
 from orders.models import Order, SeckillOrder
 from seckill.selectors import captcha_pool_size
 from seckill.services import paths as seckill_paths
 from seckill_site.redis import client
-from seckill_site.redis import keys as site_keys
 from tools.deploy import ROOT
 
 # Shoppers whose paths are made between two refreshes of the paths' lifetime (see `paths`).
@@ -35,7 +33,7 @@ CAPTCHA_WAVE = 1000
 class Scenarios:
     """Mixed into lab.bench.run.Bench, after lab.bench.measure.Measurement."""
 
-    def paths(self, sale_id: int, shoppers: list[prepare.Shopper]) -> list[str]:
+    def paths(self, sale_id: int, shoppers: list[Shopper]) -> list[str]:
         """One path per shopper, made a chunk at a time; after each chunk the paths made so far
         get their whole lifetime again. Drawing 3,000 captchas took 58-70 s on the loaded shared
         machine, longer than a path lives (PATH_TTL, 60 s), and the burst met hundreds of
@@ -44,18 +42,19 @@ class Scenarios:
         paths: list[str] = []
         for start in range(0, len(shoppers), PATHS_CHUNK):
             paths += prepare.paths_create(shoppers=shoppers[start : start + PATHS_CHUNK], sale_id=sale_id)
-            prepare.paths_keep_alive(sale_id=sale_id, user_ids=[s.user_id for s in shoppers[: start + PATHS_CHUNK]])
+            made = dict(zip((s.user_id for s in shoppers), paths, strict=False))
+            prepare.paths_keep_alive(sale_id=sale_id, paths=made)
         log(f"prepared {len(paths)} one-time paths (captcha drawn, answered) in {time.monotonic() - started:.1f} s")
         return paths
 
-    def seckill_requests(self, sale_id: int, shoppers: list[prepare.Shopper]) -> list[Request]:
+    def seckill_requests(self, sale_id: int, shoppers: list[Shopper]) -> list[Request]:
         paths = self.paths(sale_id, shoppers)
         return [
             Request("POST", f"/seckill/{path}/doSeckill", s.session, s.csrf, f"goodsId={sale_id}")
             for s, path in zip(shoppers, paths, strict=True)
         ]
 
-    def api_seckill_requests(self, sale_id: int, shoppers: list[prepare.Shopper]) -> list[Request]:
+    def api_seckill_requests(self, sale_id: int, shoppers: list[Shopper]) -> list[Request]:
         """The same purchase through the REST API: token authentication, the path in the URL."""
         paths = self.paths(sale_id, shoppers)
         return [
@@ -63,7 +62,7 @@ class Scenarios:
             for s, path in zip(shoppers, paths, strict=True)
         ]
 
-    def get_requests(self, path: str, shoppers: list[prepare.Shopper]) -> list[Request]:
+    def get_requests(self, path: str, shoppers: list[Shopper]) -> list[Request]:
         return [Request("GET", path, s.session, s.csrf) for s in shoppers]
 
     def warm_up(self) -> None:
@@ -145,7 +144,7 @@ class Scenarios:
         of them could start reading their sum."""
         shoppers = self.shoppers[:CAPTCHA_WAVE]
         requests = self.get_requests(f"/seckill/verifyCode?goodsId={self.sales.sold_out}", shoppers)
-        client().delete(site_keys.captcha_pool())
+        seckill_paths.captcha_pool_clear()
         result = self.drive("captcha-drawn", requests, mode="once")
         self.expect(result, codes={"none"}, statuses={"200"})
         started = time.monotonic()
@@ -154,7 +153,7 @@ class Scenarios:
         result = self.drive("captcha", requests, mode="once")
         self.expect(result, codes={"none"}, statuses={"200"})
         left = captcha_pool_size()
-        client().delete(site_keys.captcha_pool())
+        seckill_paths.captcha_pool_clear()
         if left:
             self.violations.append(f"captcha: {left} of {len(shoppers)} pooled captchas not taken (drawn instead?)")
 
@@ -231,7 +230,8 @@ class Scenarios:
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
-        buyers = sorted(int(x) for x in client().smembers(keys.buyers(sale_id)))
+        holders = SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True)
+        buyers = sorted({r.user_id for r in sale_state.reservations(sale_id)} | set(holders))
         by_id = {s.user_id: s for s in self.shoppers}
         pollers = [by_id[b] for b in buyers if b in by_id]
         poll = (
@@ -362,7 +362,7 @@ class Scenarios:
         queued = codes.get(SUCCESS_CODE, 0)
         self.queued["drain"] = queued
         used_after = figures.redis_used_memory(redis)
-        sale_keys, sale_bytes = figures.keys_memory(redis, keys.pattern(sale.pk))
+        sale_keys, sale_bytes = sale_state.memory_used(sale.pk)
         broker_after = self.deployment.broker_queue_bytes()
         if codes != {SUCCESS_CODE: units}:
             self.violations.append(f"drain: the gate answered {codes} to {units} shoppers for {units} units")
@@ -377,7 +377,7 @@ class Scenarios:
         # read a batch between the two on a loaded machine and call its 500 reservations stranded.
         while time.monotonic() < deadline:
             landed = SeckillOrder.objects.filter(sale_id=sale.pk).count()
-            if landed >= queued and not redis.hlen(keys.reservations(sale.pk)):
+            if landed >= queued and not reservations_waiting(sale.pk):
                 break
             time.sleep(0.05)
         drained = time.monotonic() - resumed
@@ -409,8 +409,7 @@ class Scenarios:
         return facts
 
     def check(self) -> None:
-        """The invariants (docs/architecture.md, "Invariants"), per sale, once the queue has drained."""
-        redis = client()
+        """The invariants (lab.invariants), per sale, once the queue has drained."""
         naive_result = next((r for r in self.results if r.scenario == "naive"), None)
         bursts = [
             (f"{scenario}#{number}", sale_id, self.options.stock)
@@ -424,45 +423,21 @@ class Scenarios:
             ("sold-out", self.sales.sold_out, 0),
             ("naive", self.sales.naive, self.options.stock),
         ):
-            orders = SeckillOrder.objects.filter(sale_id=sale_id, live=True)
-            count = orders.count()
-            db_stock = Sale.objects.get(pk=sale_id).stock_count
-            duplicates = orders.values("user_id").annotate(n=Count("pk")).filter(n__gt=1).count()
-            facts = {"initial_stock": stock, "orders": count, "db_stock": db_stock, "duplicates": duplicates,
-                     "oversold": max(0, count - stock) + max(0, -db_stock)}  # fmt: skip
-            problems = []
-            if facts["oversold"]:
-                problems.append(f"oversold by {facts['oversold']}")
-            if count + db_stock != stock:
-                problems.append(f"orders {count} + database stock {db_stock} != initial stock {stock}")
-            if duplicates:
-                problems.append(f"{duplicates} shoppers with more than one order")
+            # The naive sale is sold straight into PostgreSQL, past the gate: Redis has no part.
+            check = sale_check(sale_id=sale_id, units=stock, redis=name != "naive")
+            facts = {"initial_stock": stock, "orders": check.orders, "db_stock": check.db_stock,
+                     "duplicates": check.duplicates, "oversold": check.oversold}  # fmt: skip
+            problems = check.problems()
             if name == "naive":
                 told = naive_result.codes.get(SUCCESS_CODE, 0) if naive_result else 0
                 facts["told_success"] = told
-                if told != count:
-                    problems.append(f"{told} shoppers told success but {count} orders")
+                if told != check.orders:
+                    problems.append(f"{told} shoppers told success but {check.orders} orders")
             else:
-                redis_stock = redis.get(keys.stock(sale_id))
-                reservations = redis.hlen(keys.reservations(sale_id))
-                buyers = {int(x) for x in redis.smembers(keys.buyers(sale_id))}
-                order_users = set(orders.values_list("user_id", flat=True))
-                facts.update(redis_stock=None if redis_stock is None else int(redis_stock),
-                             reservations_left=reservations, buyers=len(buyers))  # fmt: skip
-                if facts["redis_stock"] != db_stock:
-                    problems.append(f"stranded: Redis stock {facts['redis_stock']} != database stock {db_stock}")
-                if reservations:
-                    problems.append(f"stranded: {reservations} reservations left in {keys.reservations(sale_id)}")
-                if buyers != order_users:
-                    problems.append(f"{len(buyers - order_users)} queued shoppers without an order")
-                if self.queued.get(name, 0) != count:
-                    problems.append(f"{self.queued.get(name, 0)} shoppers told queued but {count} orders")
-                if buyers:
-                    results = redis.mget([keys.result(sale_id, user_id) for user_id in sorted(buyers)])
-                    wrong = sum(1 for value in results if value is None or int(value) <= 0)
-                    facts["results_without_order"] = wrong
-                    if wrong:
-                        problems.append(f"{wrong} queued shoppers whose result is not an order id")
+                facts.update(redis_stock=check.redis_stock, reservations_left=check.reservations,
+                             results_without_order=check.unanswered)  # fmt: skip
+                if self.queued.get(name, 0) != check.orders:
+                    problems.append(f"{self.queued.get(name, 0)} shoppers told queued but {check.orders} orders")
             facts["problems"] = problems
             self.checks[name] = facts
             self.violations += [f"{name}: {problem}" for problem in problems]

@@ -29,12 +29,6 @@ from lab.cluster.topology import RUN, WEB_PORT, log, wait_until
 from tools import redis_cluster
 
 
-def slot_of(key: str) -> int:
-    from redis.crc import key_slot
-
-    return key_slot(key.encode())
-
-
 def redis_role(node: redis_cluster.Node) -> str:
     import redis
 
@@ -48,9 +42,9 @@ class PartitionRun(ClusterRun):
     # --- helpers ---------------------------------------------------------------------------
 
     def sale_primary(self, sale) -> tuple[int, redis_cluster.Node, str]:
-        from goods.sale_state import keys
+        from goods import sale_state
 
-        slot = slot_of(keys.stock(sale.pk))
+        slot = sale_state.slot(sale.pk)
         primary = redis_primary_for(self.topology.redis_nodes, slot)
         return slot, primary, self.topology.redis_host(primary)
 
@@ -71,7 +65,7 @@ class PartitionRun(ClusterRun):
     # --- 1. the sale's primary on the minority side ------------------------------------------
 
     def redis_minority(self) -> ClusterRow:
-        from seckill_site.redis import client, keys
+        from users.sessions import auth_epoch, auth_epoch_slot
 
         topology, network = self.topology, self.topology.network
         durable = topology.durable
@@ -84,8 +78,8 @@ class PartitionRun(ClusterRun):
         # Revocation victims: shoppers whose auth epoch lives on the sale's primary.
         pool = self.shoppers(240)
         nodes = topology.redis_nodes
-        victims = [s for s in pool if redis_primary_for(nodes, slot_of(keys.auth_epoch(s.user_id))) == primary][:40]
-        epochs_before = {s.user_id: client().get(keys.auth_epoch(s.user_id)) for s in victims}
+        victims = [s for s in pool if redis_primary_for(nodes, auth_epoch_slot(s.user_id)) == primary][:40]
+        epochs_before = {s.user_id: auth_epoch(s.user_id) for s in victims}
         revoked: list[int] = []  # victims web1 answered 200 for
         revoke_statuses: dict[int, int] = {}
         notes = [f"slot {slot} on {primary_host}; {len(victims)} revocations sent to web1 during the cut"]
@@ -136,7 +130,7 @@ class PartitionRun(ClusterRun):
 
         row = self.run_burst(f"1. sale's primary on minority side{'' if durable else ' (before)'}", during, sale=sale,
                              failed_allowed=not durable, stock=stock)  # fmt: skip
-        epochs_after = {user_id: client().get(keys.auth_epoch(user_id)) for user_id in revoked}
+        epochs_after = {user_id: auth_epoch(user_id) for user_id in revoked}
         row.revocations = len(revoked)
         row.revocations_undone = sum(epochs_after[u] == epochs_before[u] for u in revoked)
         notes.append(f"revocations answered {dict(sorted(revoke_statuses.items()))}, acknowledged {len(revoked)}, "
@@ -148,9 +142,9 @@ class PartitionRun(ClusterRun):
 
     def direct_buy(self, index: int, shopper, sale_id: int) -> int:
         """One buy straight at web<index+1> (the path drawn by the test): its HTTP status."""
-        from lab.faults import new_path
+        from lab.shopper import path_solve
 
-        path = new_path(shopper.user_id, sale_id) or "no-path"
+        path = path_solve(sale_id=sale_id, user_id=shopper.user_id) or "no-path"
         try:
             return requests.post(
                 f"http://{self.topology.web_hosts[index]}:{WEB_PORT}/seckill/{path}/doSeckill",

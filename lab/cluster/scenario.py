@@ -27,7 +27,8 @@ from datetime import timedelta
 import requests
 
 from lab.cluster.topology import LOGS, RUN, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
-from lab.faults import RETRYABLE, Answer, Row, Run, new_path
+from lab.faults import Row, Run
+from lab.shopper import RETRYABLE, Answer, path_solve, press
 from tools import redis_cluster
 
 BUSY = 503  # the documented answer while a dependency fails over: "the shop is busy, retry"
@@ -138,13 +139,13 @@ class ClusterRun(Run):
         done, harness_misses = [0], [0]
 
         def one(shopper):
-            answers = buy_first(self.topology.url, shopper, sale_id, first_paths[shopper.user_id])
+            answers = [press(self.topology.url, shopper, sale_id, first_paths[shopper.user_id])]
             for attempt in range(5):
                 if answers[-1].status not in RETRYABLE and answers[-1].status != 0:
                     break
                 time.sleep(min(0.3 * 2**attempt, 3))
                 try:
-                    path = new_path(shopper.user_id, sale_id)
+                    path = path_solve(sale_id=sale_id, user_id=shopper.user_id)
                 except Exception:  # noqa: BLE001 - the harness's own Redis call, mid-failover
                     path = None
                 if path is None:
@@ -152,7 +153,7 @@ class ClusterRun(Run):
                     # shopper's page would have asked a node, which answers 503 meanwhile.
                     harness_misses[0] += 1
                     continue
-                answers += buy_first(self.topology.url, shopper, sale_id, path)
+                answers.append(press(self.topology.url, shopper, sale_id, path))
             done[0] += 1
             return answers
 
@@ -269,11 +270,9 @@ class ClusterRun(Run):
         notes = []
 
         def during(progress):
-            from redis.crc import key_slot
+            from goods import sale_state
 
-            from goods.sale_state import keys
-
-            slot = key_slot(keys.stock(sale.pk).encode())
+            slot = sale_state.slot(sale.pk)
             primary = redis_primary_for(topology.redis_nodes, slot)
             self.at(progress, 0.25)
             start = time.monotonic()
@@ -418,27 +417,6 @@ def redis_primary_for(nodes: list[redis_cluster.Node], slot: int) -> redis_clust
     return None
 
 
-_local = threading.local()
-
-
-def buy_first(url: str, shopper, sale_id: int, path: str) -> list[Answer]:
-    """A shopper's first buy, with the path drawn before the burst (see ClusterRun.burst)."""
-    http = getattr(_local, "http", None) or setattr(_local, "http", requests.Session()) or _local.http
-    started = time.monotonic()
-    try:
-        response = http.post(
-            f"{url}/seckill/{path}/doSeckill",
-            data={"goodsId": sale_id},
-            headers={"X-CSRFToken": shopper.csrf, "Cookie": f"sessionid={shopper.session}; csrftoken={shopper.csrf}"},
-            timeout=30,
-        )
-        body = response.json()
-        return [Answer(shopper.user_id, started, response.status_code, body.get("code"), body.get("msg", ""),
-                       time.monotonic())]  # fmt: skip
-    except Exception as error:  # noqa: BLE001 - a reset or a non-JSON error page: counted, not raised
-        return [Answer(shopper.user_id, started, 0, None, repr(error)[:160], time.monotonic())]
-
-
 def node_clock_offset(host: str) -> float:
     from email.utils import parsedate_to_datetime
 
@@ -468,7 +446,7 @@ def rate_limit_probe(hosts, shopper, sale_id: int, period: int = 5) -> list[int]
 
 def node_buy(host: str, shopper, sale_id: int) -> int | None:
     """One buy straight at one node (not through the balancer): the envelope's code."""
-    path = new_path(shopper.user_id, sale_id)
+    path = path_solve(sale_id=sale_id, user_id=shopper.user_id)
     response = requests.post(
         f"http://{host}:{WEB_PORT}/seckill/{path}/doSeckill",
         data={"goodsId": sale_id},

@@ -1,43 +1,21 @@
-"""HTTP shoppers for tests that go through a live server: logged-in sessions and paths."""
+"""Shoppers for tests: the lab's HTTP shopper logged in as a test user, and solved paths."""
 
-import secrets
 import time
 import uuid
-from dataclasses import dataclass
 
-import requests
 from django.conf import settings
 
 from goods import sale_state
 from goods.sale_state import keys
+from lab.shopper import Shopper, session_create
 from seckill.services import paths
 from seckill_site.redis import client
 from users.models import User
-from users.tests.factories import session_for
-
-
-@dataclass
-class Shopper:
-    user: User
-    http: requests.Session
-    csrf: str
-
-    def post(self, url: str, data: dict) -> requests.Response:
-        return self.http.post(
-            url, data=data, headers={"X-CSRFToken": self.csrf, "Accept": "application/json"}, timeout=30
-        )
-
-    def get(self, url: str, **params) -> requests.Response:
-        return self.http.get(url, params=params, headers={"Accept": "application/json"}, timeout=30)
 
 
 def shopper(user: User) -> Shopper:
-    """A browser-like client: Redis session cookie, and a CSRF cookie with its header."""
-    http = requests.Session()
-    csrf = secrets.token_hex(16)  # Django accepts any well-formed secret the client holds as a cookie
-    http.cookies.set("sessionid", session_for(user))
-    http.cookies.set("csrftoken", csrf)
-    return Shopper(user=user, http=http, csrf=csrf)
+    """The lab's shopper (lab.shopper), logged in as `user`."""
+    return Shopper(user.pk, session_create(user))
 
 
 def path_for(user_id: int, sale_id: int) -> str:

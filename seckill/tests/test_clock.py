@@ -39,13 +39,13 @@ def test_a_node_whose_clock_runs_ahead_neither_opens_nor_closes_a_sale_early(nod
     assert buyer.get(f"{node_30s_ahead}/goods/getDetails/{ending.pk}").json()["data"]["seckillStatus"] == 1
 
     early = buyer.post(
-        f"{node_30s_ahead}/seckill/{path_for(buyer.user.pk, upcoming.pk)}/doSeckill", {"goodsId": upcoming.pk}
+        f"{node_30s_ahead}/seckill/{path_for(buyer.user_id, upcoming.pk)}/doSeckill", {"goodsId": upcoming.pk}
     )
     assert early.json()["msg"] == "the sale has not started yet", early.json()
     assert client().get(keys.stock(upcoming.pk)) == b"5"
 
     on_time = buyer.post(
-        f"{node_30s_ahead}/seckill/{path_for(buyer.user.pk, ending.pk)}/doSeckill", {"goodsId": ending.pk}
+        f"{node_30s_ahead}/seckill/{path_for(buyer.user_id, ending.pk)}/doSeckill", {"goodsId": ending.pk}
     )
     assert on_time.json()["code"] == 0, on_time.json()
     assert client().get(keys.stock(ending.pk)) == b"4"
@@ -58,7 +58,7 @@ def test_the_rate_limit_counts_the_same_on_nodes_whose_clocks_disagree(node_30s_
     buyer = shopper(make_user())
     with gunicorn_running() as true_clock:
         # Start right after this shopper's 5 s window turns, so all ten fall in one window.
-        window_end = _get_window(str(buyer.user.pk), 5)
+        window_end = _get_window(str(buyer.user_id), 5)
         time.sleep(max(0.0, window_end - redis_now()) + 0.05)
         answers = [
             buyer.post(f"{node}/seckill/not-a-path/doSeckill", {"goodsId": sale.pk}).status_code
