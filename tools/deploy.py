@@ -20,10 +20,8 @@ __all__ = ["DEFAULT_SERVER", "SERVERS", "Deployment", "cpu_snapshot"]
 
 
 def _autogroup_nice(pid: int, nice: int) -> None:
-    """Where the kernel groups processes by session for scheduling (autogroup), a process's
-    nice value only ranks it among its own session: a worker spawned in a session of its own
-    (as here, to stop its whole tree at once) competes with gunicorn as an equal whatever its
-    nice. The session's own nice value ranks the groups."""
+    """Give `pid`'s session the nice value too: under autogroup the kernel shares the CPU between
+    sessions first, so a worker in a session of its own competes with the web server as an equal."""
     try:
         Path(f"/proc/{pid}/autogroup").write_text(str(nice))
     except OSError:
@@ -47,8 +45,7 @@ def cpu_snapshot(ours: dict[int, str]) -> dict[int, tuple[str, float]]:
 
 
 class Deployment:
-    # Set by a deployment whose web tier is given (the cluster's): the bench does not choose
-    # the worker count, and says what it is instead.
+    # A given web tier (the cluster's), which the bench then reports instead of choosing workers.
     web_fixed: str | None = None
     # Set by a deployment whose database and Redis are thrown away with it: nothing to clean up.
     throwaway = False
@@ -112,7 +109,7 @@ class Deployment:
         worker = self.processes.spawn("celery", [*nice, *command])
         if self.celery_nice:
             _autogroup_nice(worker.pid, self.celery_nice)
-        # At nice 19 on a shared machine at load 10 the worker took over a minute to start.
+        # A niced worker on a busy machine can take minutes to start.
         deadline = time.monotonic() + 180
         while not app.control.ping(timeout=0.5, destination=[self.celery_node]):
             if time.monotonic() > deadline or self.processes["celery"].poll() is not None:
@@ -147,8 +144,7 @@ class Deployment:
         return self.processes.pids(name)
 
     def cpu_seconds(self) -> dict[int, tuple[str, float]]:
-        """pid -> (group, CPU seconds so far) for every process on the machine; groups are
-        our process trees ("web", "celery"), "postgres", "redis", or "other"."""
+        """cpu_snapshot with this deployment's process trees as groups ("web", "celery")."""
         return cpu_snapshot({pid: name for name in self.processes for pid in self.pids(name)})
 
     def describe(self) -> str:

@@ -34,9 +34,8 @@ def wait_until(check: Callable[[], object], timeout: float, interval: float = 0.
 
 
 def logger(name: str) -> Callable[[str], None]:
-    """A harness's log function: `[name HH:MM:SS] message`, in UTC. UTC because Django, once set
-    up, moves the process's local time to the shop's zone, and these lines are read beside the
-    servers' logs, which are in UTC."""
+    """A harness's log function: `[name HH:MM:SS] message` in UTC, like the servers' logs it is read
+    beside (Django, once set up, moves the process's local time to the shop's zone)."""
 
     def log(message: str) -> None:
         print(f"[{name} {time.strftime('%H:%M:%S', time.gmtime())}] {message}", flush=True)

@@ -1,12 +1,10 @@
-"""The shop's processes as the harness starts them, in one place: the command lines (the web
-server, a Celery worker, Celery beat) and the named process groups
-that the test suite's fixtures, `make faults`, `make cluster-test`, `make partition-test` and
-`make bench` start, signal and stop.
+"""The shop's processes as the harness starts them: the command lines of the web server, a Celery
+worker and Celery beat, and the named process groups that the test fixtures, `make faults`, `make
+cluster-test`, `make partition-test` and `make bench` start, signal and stop.
 
-Each process runs in a session of its own, so a signal reaches its whole tree (granian's and
-gunicorn's workers, Celery's pool) and a Ctrl-C in the terminal reaches only the harness, which
-then stops its processes in order. Its output goes to `<logs>/<name>.log`. The servers the shop
-runs on (PostgreSQL, Redis) are tools/services.py's and tools/redis_cluster.py's.
+Each process runs in a session of its own, so a signal reaches its whole tree (the web server's
+workers, Celery's pool) and a Ctrl-C in the terminal reaches only the harness, which then stops
+its processes in order. Its output goes to `<logs>/<name>.log`.
 """
 
 from __future__ import annotations
@@ -23,30 +21,23 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The web servers the harness can start. gunicorn-sync answers one request per process at a
-# time and closes the connection after each; gthread keeps them alive. granian parses HTTP in
-# Rust and runs Django in its blocking threads: it won the floor and the burst in every
-# comparison (docs/records/2026-11-23-web-servers.md), so it is what production runs.
+# The web servers the harness can start and compare; production runs granian (docs/performance.md).
 SERVERS = ("granian", "gunicorn-gthread", "gunicorn-sync")
 DEFAULT_SERVER = "granian"
 
 
 def web_command(*, host: str, port: int, workers: int, threads: int, server: str = DEFAULT_SERVER) -> list[str]:
-    """The web server's command line: each server at the same address, backlog and keep-alive,
-    so a comparison is of the servers and nothing else. (Production starts granian through
-    seckill_site.serve, which reads the same counts from WEB_CONCURRENCY / WEB_THREADS.)"""
+    """The web server's command line, with every server at the same address, backlog and keep-alive
+    so that a comparison is of the servers alone. Production starts granian via seckill_site.serve."""
     if server in ("gunicorn-gthread", "gunicorn-sync"):
-        # Keep-alive 30 s, not gunicorn's 2 s: the tests prepare their shoppers' sessions, then
-        # buy on the same connections; on a loaded machine that pause passed 2 s, gunicorn closed
-        # idle connections as the burst reused them, and a POST met a reset (requests never
-        # retries one).
+        # A keep-alive longer than gunicorn's 2 s: the tests prepare sessions, then buy on the same
+        # connections, and one closed in that pause resets a POST (requests never retries one).
         return [sys.executable, "-m", "gunicorn", "seckill_site.wsgi:application", "-b", f"{host}:{port}",
                 "--workers", str(workers), "--worker-class", server.removeprefix("gunicorn-"),
                 "--threads", str(threads), "--backlog", "2048", "--keep-alive", "30",
                 "--no-control-socket"]  # fmt: skip
     if server == "granian":
-        # Rust HTTP/1 on its own runtime thread per worker; Django runs in the worker's blocking
-        # threads (the WSGI interface), `threads` of them like gthread's.
+        # Django runs in each worker's blocking threads, `threads` of them like gthread's.
         return [sys.executable, "-m", "granian", "--interface", "wsgi", "seckill_site.wsgi:application",
                 "--host", host, "--port", str(port), "--workers", str(workers),
                 "--blocking-threads", str(threads), "--backlog", "2048", "--http", "1", "--no-ws",
@@ -191,8 +182,7 @@ class Processes(dict[str, subprocess.Popen]):
         return tree(self[name].pid) if self.running(name) else []
 
     def stop_leftovers(self) -> None:
-        """Groups of an earlier run that died without its teardown (kill -9 of the harness):
-        those recorded in `pid_dir`, and nothing else."""
+        """Kill the groups in `pid_dir` left by an earlier run that died without its teardown."""
         for record in self.pid_dir.glob("*") if self.pid_dir is not None and self.pid_dir.exists() else []:
             try:
                 pgid = int(record.read_text().split()[0])

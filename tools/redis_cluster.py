@@ -23,13 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / ".run" / "redis-cluster"
 
 
-# The Redis side of "nothing acknowledged is lost" (the shop's side: REDIS_WAIT_REPLICAS in
-# deploy/cluster.env). A primary that has had no replica acknowledging its stream for 2 s
-# refuses writes (NOREPLICAS, answered 503): cut off on the minority side of a partition it stops
-# acknowledging what its promoted replica would not have, within 2 s plus one replica ack (1 s).
-# The price: a shard whose replica is gone takes no writes until one is back (docs/deploy.md).
-# And an append-only file, fsynced every second: a replica lost and then its primary (both
-# copies) lost every reservation not yet in PostgreSQL when they came back empty (fault 5).
+# The Redis side of "nothing acknowledged is lost" (docs/deploy.md): a primary cut off from every
+# replica refuses writes (NOREPLICAS) rather than acknowledge what a failover would drop, and an
+# append-only file lets a shard that lost both copies reload what it had acknowledged.
 DURABLE_OPTIONS = ("--min-replicas-to-write", "1", "--min-replicas-max-lag", "2",
                    "--appendonly", "yes", "--appendfsync", "everysec")  # fmt: skip
 
@@ -152,8 +148,7 @@ def _layout(directory: Path, hosts: list[str]) -> list[Node]:
 
 def cluster_up(directory: Path = DEFAULT_DIR, *, hosts: list[str] | None = None, replicas: int = 0,
                extra: tuple[str, ...] = ()) -> list[Node]:  # fmt: skip
-    """Start (or reuse) a cluster of len(hosts) nodes, `replicas` per primary; `extra`: more
-    redis-server options for every node."""
+    """Start (or reuse) a cluster of len(hosts) nodes, `replicas` per primary, `extra` options on each."""
     hosts = hosts or ["127.0.0.1"] * 3
     server, cli = binaries()
     nodes = _layout(directory, hosts)

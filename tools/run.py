@@ -1,14 +1,12 @@
 """`make run`: the whole demo in one terminal (`make dev`: the same with runserver).
 
-Ensures PostgreSQL and Redis (see tools.services), prepares the database, then
-runs the web server, a Celery worker and Celery beat with prefixed output.
-Ctrl-C / SIGTERM, or any of the three dying, stops all of them and the embedded
-servers this run started.
+Ensures PostgreSQL and Redis (see tools.services), prepares the database, then runs the web server,
+a Celery worker and Celery beat with prefixed output. Ctrl-C / SIGTERM, or any of the three dying,
+stops all of them and the embedded servers this run started.
 
-The web server is granian (seckill_site/serve.py, chosen by measurement) with static files
-served by WhiteNoise: runserver listens with a backlog of 5 and reset connections under a
-64-connection burst. `RELOAD=1 make run` restarts granian's workers on code changes; `make dev`
-(`--dev`) runs Django's runserver with its autoreloader instead.
+The web server is granian (seckill_site/serve.py) with WhiteNoise serving static files, because
+runserver's tiny listen backlog resets connections under a burst. `RELOAD=1 make run` restarts
+granian's workers on code changes; `make dev` (`--dev`) runs runserver with its autoreloader.
 """
 
 from __future__ import annotations
@@ -31,11 +29,11 @@ SETUP = [
     [PY, "manage.py", "migrate", "--noinput"],
     [PY, "manage.py", "collectstatic", "--noinput", "-v", "0"],  # what WhiteNoise serves
     [PY, "manage.py", "seed_demo"],  # idempotent; prints the demo logins
-    # Stock counters into Redis; the captcha pool is left to beat (filling it here is ~9 s).
+    # Stock counters into Redis; the slow-to-fill captcha pool is left to beat.
     [PY, "manage.py", "seckill_warm", "--captchas", "0"],
 ]
 WEB = [PY, "-m", "seckill_site.serve", "--bind", f"{HOST}:{PORT}"]
-WEB_DEV = [PY, "manage.py", "runserver", f"{HOST}:{PORT}"]  # reloads on code changes
+WEB_DEV = [PY, "manage.py", "runserver", f"{HOST}:{PORT}"]
 CHILDREN = {
     "web": WEB,
     "worker": [PY, "-m", "celery", "-A", "celery_app", "worker", "-l", "info", "--concurrency", "2"],
@@ -86,14 +84,12 @@ except (ImportError, OSError, AttributeError):
 
 
 def die_with_parent() -> None:
-    """Linux: have the kernel SIGTERM this child if run.py is killed outright, so
-    no orphaned runserver keeps port 8000 (or a worker keeps consuming) afterwards."""
+    """Linux: the kernel SIGTERMs this child if run.py is killed outright, so no orphan lives on."""
     if PRCTL is not None:
         PRCTL(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
 
 
 def pump(name: str, stream) -> None:
-    """Copy a child's output line by line, prefixed with its name."""
     for line in stream:
         with print_lock:
             sys.stdout.write(f"{name:<6} | {line}")
@@ -118,7 +114,7 @@ def start_children() -> dict[str, subprocess.Popen]:
 def stop_children(procs: dict[str, subprocess.Popen]) -> None:
     for proc in procs.values():
         if proc.poll() is None:
-            proc.terminate()  # Celery: warm shutdown; runserver: exits
+            proc.terminate()
     deadline = time.monotonic() + GRACE_SECONDS
     while time.monotonic() < deadline and len(signals) < 2:  # a 2nd Ctrl-C: don't wait
         if all(proc.poll() is not None for proc in procs.values()):
@@ -161,9 +157,8 @@ def prometheus_dir() -> str:
 
 
 def demo_env(*, dev: bool) -> dict[str, str]:
-    """`make run` shows the shop as shoppers see it, its own 404 and 500 pages included (DEBUG
-    off: Django's debug page lists every URL and setting); `make dev` keeps Django's debug
-    pages. A DEBUG already set in the environment wins."""
+    """`make run` shows the shop as shoppers see it, its own 404 and 500 pages included (Django's
+    debug page lists every URL and setting); `make dev` keeps DEBUG on. A DEBUG already set wins."""
     return {"DEBUG": os.environ.get("DEBUG", "1" if dev else "0")}
 
 

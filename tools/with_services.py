@@ -31,17 +31,15 @@ def main(argv: list[str]) -> int:
         return 1
     os.environ.update(env)
 
-    # Ctrl-C reaches CMD directly (same process group): let CMD decide how to wind
-    # down and wait for it here, instead of dying before the cleanup below.
-    # SIGTERM/SIGHUP (CI timeouts, closed terminals) only reach us, so pass them on.
+    # Ctrl-C reaches CMD directly (same process group): wait for CMD to wind down rather than die
+    # before the cleanup below. SIGTERM/SIGHUP (CI timeouts, closed terminals) reach only us: pass them on.
     proc = None
 
     def forward(signum, _frame):
         if proc is not None:
             proc.send_signal(signum)
 
-    # A no-op handler rather than SIG_IGN: handlers are reset by exec, SIG_IGN would
-    # be inherited and make CMD deaf to Ctrl-C.
+    # A no-op handler, not SIG_IGN: exec resets handlers but passes SIG_IGN on, deafening CMD to Ctrl-C.
     signal.signal(signal.SIGINT, lambda *_: None)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, forward)
