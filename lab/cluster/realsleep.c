@@ -1,4 +1,4 @@
-/* Preloaded before libfaketime for the web node whose clock runs ahead (tools/cluster).
+/* Preloaded before libfaketime for the web node whose clock runs ahead (lab/cluster).
  *
  * libfaketime 0.9.10 (Debian 12) breaks absolute sleeps on CLOCK_MONOTONIC: with
  * FAKETIME_DONT_FAKE_MONOTONIC=1 they fail with EINVAL, without it they oversleep by the
