@@ -427,3 +427,31 @@ def test_a_started_draw_sale_keeps_its_start_and_the_form_says_why(watched, lang
     tab.page.wait_for_selector(f"text={refusal}")
     tab.shoot("refused")
     assert Sale.objects.get(pk=sale.pk).start_at == sale.start_at
+
+
+# --- the stock log: figures stored as data, worded in the merchant's language -----------------
+
+
+def test_the_stock_log_words_each_change_in_the_merchants_language(watched):
+    from goods.models import StockAudit, StockChange
+    from orders.services import REASON_SHOPPER, order_cancel
+
+    merchant = make_merchant()
+    sale = make_sale(goods=make_goods(owner=merchant, name="Teapot"), stock=5)
+    shopper = make_user()
+    order_cancel(order_id=buy(sale=sale, user=shopper).pk, reason=REASON_SHOPPER, actor_id=shopper.pk)
+    detail = {"stock_before": None, "stock_after": 5, "buyers_before": 0, "buyers_after": 0}
+    StockAudit.objects.create(sale=sale, delta=0, reason=StockChange.RECONCILE_REPAIR, detail=detail)
+    expected = {
+        "en": ["1 order placed together", "cancelled by shopper", "units on sale restored to 5; buyers from 0 to 0"],
+        "zh-hans": ["同批写入 1 个订单", "买家取消", "在售件数恢复为 5；买家数由 0 更正为 0"],
+    }
+    for language, words in expected.items():
+        tab = watched(language)
+        admin_log_in(tab, merchant.mobile, language)
+        tab.go("/admin/goods/stockaudit/")
+        shown = tab.page.inner_text("#result_list")
+        assert all(phrase in shown for phrase in words), shown
+        layout = fits(tab.page, "stockaudit")  # a long detail wraps in its column
+        assert layout["hiddenToTheRight"] <= 0 and layout["tableRight"] <= layout["window"], layout
+        tab.shoot("stock-log")
