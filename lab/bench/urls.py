@@ -1,14 +1,14 @@
 """URLs of the bench deployment only (lab.bench.settings): the product's URLs plus three views
 the load test compares the product against. Never routed in the product.
 
-- `lab/bench/floor`: the cheapest authenticated view through the same middleware stack (the
+- `/bench/floor`: the cheapest authenticated view through the same middleware stack (the
   session is read from Redis, nothing else): what Django itself costs per request.
-- `lab/bench/naive/doSeckill`: the textbook synchronous purchase (seed 000's flow before the
+- `/bench/naive/doSeckill`: the textbook synchronous purchase (seed 000's flow before the
   queue), database only: read the stock, look for an earlier order, then conditional UPDATE
   of the stock and INSERT of the order in one transaction, inside the request. The baseline
   the Redis gate + Celery queue must beat. Generous to itself: no captcha path and no rate
   limit, and a sold-out request costs it a single indexed SELECT.
-- `lab/bench/goodsList-cold`: the goods list rendered from PostgreSQL as on a cache miss.
+- `/bench/goodsList-cold`: the goods list rendered from PostgreSQL as on a cache miss.
 """
 
 import secrets
@@ -83,8 +83,8 @@ def goods_list_cold(request: HttpRequest) -> HttpResponse:
 
 
 urlpatterns = [
-    path("lab/bench/floor", floor),
-    path("lab/bench/naive/doSeckill", naive_seckill),
-    path("lab/bench/goodsList-cold", goods_list_cold),
+    path("bench/floor", floor),
+    path("bench/naive/doSeckill", naive_seckill),
+    path("bench/goodsList-cold", goods_list_cold),
     *product_urlpatterns,
 ]
