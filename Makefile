@@ -57,7 +57,8 @@ test: venv ## ruff (lint and format), mypy, lint-imports, migrations check, prom
 # (conftest.py marks the tests whose fixtures start a web server, a Celery worker or a private
 # redis-server). make test runs everything before a commit. Bytecode, pytest's rewritten test
 # modules among it, is cached in .run/pycache even where PYTHONDONTWRITEBYTECODE is set, so a
-# run does not compile some 400 modules again; the venv stays untouched.
+# run does not compile some 400 modules again; the venv stays untouched. Two pytest-xdist
+# workers, each with a test database and a Redis key prefix of its own (settings.test).
 test-fast: venv ## the edit-test loop: ruff, lint-imports and the tests that are not slow and start no server process (ARGS="-k ...")
 	env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$(CURDIR)/.run/pycache" \
 	  $(PY) -m tools.with_services -- sh -c '\
@@ -65,7 +66,7 @@ test-fast: venv ## the edit-test loop: ruff, lint-imports and the tests that are
 	  ruff check .; \
 	  ruff format --check .; \
 	  lint-imports --no-logo; \
-	  python -m pytest -q -m "not slow and not processes" $(ARGS)'
+	  python -m pytest -q -n 2 -m "not slow and not processes" $(ARGS)'
 
 lint: venv ## ruff check + ruff format --check
 	$(VENV)/bin/ruff check .

@@ -8,7 +8,11 @@ from .base import *  # noqa: F403
 from .base import CELERY_BROKER_URL, DEV_SECRET_KEY, env
 
 # This run's own key prefix, inherited by the processes it starts: it deletes only its own keys.
+# Each pytest-xdist worker adds its name, as pytest-django does to the test database's.
 REDIS_KEY_PREFIX = os.environ.setdefault("REDIS_KEY_PREFIX", f"test{os.getpid()}:")
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker and not REDIS_KEY_PREFIX.endswith(f"{_worker}:"):
+    REDIS_KEY_PREFIX = os.environ["REDIS_KEY_PREFIX"] = f"{REDIS_KEY_PREFIX}{_worker}:"
 CACHES["default"]["KEY_PREFIX"] = f"{REDIS_KEY_PREFIX}cache"  # noqa: F405
 
 DEBUG = False
