@@ -167,11 +167,15 @@ class Run:
 
     def burst(self, shoppers: list[Shopper], sale_id: int, during=None) -> list[Answer]:
         """Fire every shopper at once (64 in flight); `during(progress)` injects the fault."""
-        done = [0]
-        answers: list[Answer] = []
+        return self.fire(shoppers, lambda shopper: buy(self.deployment.url, shopper, sale_id), during)
 
-        def one(shopper):
-            result = buy(self.deployment.url, shopper, sale_id)
+    def fire(self, shoppers: list[Shopper], one, during=None) -> list[Answer]:
+        """`one(shopper)` (a shopper's answers) for every shopper, 64 in flight, while
+        `during(progress)` runs beside them with the share of shoppers answered so far."""
+        done = [0]
+
+        def counted(shopper):
+            result = one(shopper)
             done[0] += 1
             return result
 
@@ -179,8 +183,9 @@ class Run:
         if during is not None:
             injector = threading.Thread(target=during, args=(lambda: done[0] / len(shoppers),), daemon=True)
             injector.start()
+        answers: list[Answer] = []
         with ThreadPoolExecutor(64) as pool:
-            for result in pool.map(one, shoppers):
+            for result in pool.map(counted, shoppers):
                 answers.extend(result)
         if injector is not None:
             injector.join()

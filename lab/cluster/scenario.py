@@ -16,11 +16,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import threading
 import time
 import traceback
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -136,7 +134,7 @@ class ClusterRun(Run):
         first_paths = dict(zip((s.user_id for s in shoppers), paths_create(shoppers=shoppers, sale_id=sale_id),
                                strict=True))  # fmt: skip
         log(f"drew {len(first_paths)} captchas and one-time paths in {time.monotonic() - started:.1f}s")
-        done, harness_misses = [0], [0]
+        harness_misses = [0]
 
         def one(shopper):
             answers = [press(self.topology.url, shopper, sale_id, first_paths[shopper.user_id])]
@@ -154,19 +152,9 @@ class ClusterRun(Run):
                     harness_misses[0] += 1
                     continue
                 answers.append(press(self.topology.url, shopper, sale_id, path))
-            done[0] += 1
             return answers
 
-        injector = None
-        if during is not None:
-            injector = threading.Thread(target=during, args=(lambda: done[0] / len(shoppers),), daemon=True)
-            injector.start()
-        answers: list[Answer] = []
-        with ThreadPoolExecutor(64) as pool:
-            for result in pool.map(one, shoppers):
-                answers.extend(result)
-        if injector is not None:
-            injector.join()
+        answers = self.fire(shoppers, one, during)
         if harness_misses[0]:
             self.burst_notes.append(f"test's own captcha draws failed {harness_misses[0]}x (retried)")
         return answers
