@@ -15,7 +15,7 @@ from goods.models import Goods, Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
-from orders.services import orders_expire_unpaid
+from orders.payments.closing import orders_expire_unpaid
 from orders.tests.factories import buy
 from seckill_site.redis import client
 from users.models import User

@@ -89,6 +89,11 @@ DRAW_WINDOW_MAX = 120
 DRAW_WINDOW_DEFAULT = 10
 
 
+# Minutes an expired order's unit waits for its payment provider to confirm the close.
+UNPAID_HOLD_DEFAULT = 30
+UNPAID_HOLD_MAX = 24 * 60
+
+
 class Sale(models.Model):
     """A sale event: its own table so the hot `stock_count` update never locks the catalogue row."""
 
@@ -115,6 +120,17 @@ class Sale(models.Model):
         db_default=DRAW_WINDOW_DEFAULT,
         validators=[MinValueValidator(DRAW_WINDOW_MIN), MaxValueValidator(DRAW_WINDOW_MAX)],
         help_text=_("How long entries are taken before the draw (5 to 120 seconds)."),
+    )
+    unpaid_hold_minutes = models.PositiveSmallIntegerField(
+        _("hold while payment is unconfirmed (minutes)"),
+        default=UNPAID_HOLD_DEFAULT,
+        db_default=UNPAID_HOLD_DEFAULT,
+        validators=[MinValueValidator(1), MaxValueValidator(UNPAID_HOLD_MAX)],
+        help_text=_(
+            "When an order's time to pay runs out and its payment provider cannot be reached to close the "
+            "payment, the unit is held this long before it goes back on sale; a payment that arrives "
+            "after that is refunded."
+        ),
     )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 

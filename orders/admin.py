@@ -1,21 +1,24 @@
 import csv
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponseRedirect, JsonResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.text import capfirst
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, ngettext
+from django.utils.translation import gettext_lazy, gettext_noop, ngettext
 
 from goods.models import Sale, SaleStatus
 from goods.selectors import sale_list_annotation_add
-from orders.models import Order, OrderStatus
+from orders.models import Order, OrderStatus, Payment, PaymentMismatch, PaymentStatus, Provider, Refund
+from orders.payments.closing import order_cancel_by_merchant
+from orders.payments.refunds import order_refund
 from orders.selectors import order_address, orders_csv_rows, sale_figures, sales_with_order_figures
-from orders.services import REASON_MERCHANT, order_cancel
+from orders.services import OrderStateError
 from seckill_site.admin import list_time, money, shop_time_zone
 from users.merchants import MerchantScopedAdmin, is_merchant, visible_to_merchant
 
@@ -86,6 +89,171 @@ class SaleFilter(admin.RelatedOnlyFieldListFilter):
     include_empty_choice = False
 
 
+def amount_with_currency(amount, currency: str) -> str:
+    """¥9.90 in the shop's usual way (seckill_site.admin.money); another currency by its code."""
+    return money(amount) if currency == "CNY" else f"{amount:,.2f} {currency}"
+
+
+def person(user) -> str:
+    """Who did it: a nickname, else the mobile number; "-" for the shop itself."""
+    if user is None:
+        return "-"
+    return user.nickname or user.mobile
+
+
+def payment_closed(payment: Payment) -> str:
+    """When the attempt was closed, marked when the provider never confirmed the close."""
+    if payment.closed_at and not payment.close_confirmed:
+        # Released without the provider's word: a payment arriving after it is refunded.
+        return format_html(
+            '{} <span class="merchant-warning" title="{}">{}</span>',
+            list_time(payment.closed_at),
+            _("The provider could not be reached to confirm the close; a payment arriving later is refunded."),
+            _("unconfirmed"),
+        )
+    return list_time(payment.closed_at)
+
+
+class _OrderMoneyInline(admin.TabularInline):
+    """Rows of the order's money on its page, read only: payments and refunds change through
+    orders.payments, never by hand. Shown on the order's page, which is scoped to the merchant
+    already (OrderAdmin.get_queryset); the order is checked again here all the same."""
+
+    model = Payment
+    template = "admin/orders/order/money_inline.html"
+    extra = 0
+    max_num = 0
+    can_delete = False
+
+    def has_view_permission(self, request, obj=None):
+        if request.user.is_superuser:
+            return True
+        return is_merchant(request) and (obj is None or obj.goods.owner_id == request.user.pk)
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class PaymentInline(_OrderMoneyInline):
+    """Each attempt to pay the order, oldest first."""
+
+    fields = (
+        "provider_display",
+        "trade_no",
+        "provider_ref",
+        "amount_display",
+        "status_display",
+        "started_display",
+        "paid_display",
+        "closed_display",
+    )
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).order_by("created_at", "pk")
+
+    @admin.display(description=gettext_lazy("provider"))
+    def provider_display(self, obj):
+        return capfirst(obj.get_provider_display())
+
+    @admin.display(description=gettext_lazy("status"))
+    def status_display(self, obj):
+        return capfirst(obj.get_status_display())
+
+    @admin.display(description=gettext_lazy("amount"))
+    def amount_display(self, obj):
+        return amount_with_currency(obj.amount, obj.currency)
+
+    @admin.display(description=gettext_lazy("started at"))
+    def started_display(self, obj):
+        return list_time(obj.created_at)
+
+    @admin.display(description=gettext_lazy("paid at"))
+    def paid_display(self, obj):
+        return list_time(obj.succeeded_at)
+
+    @admin.display(description=gettext_lazy("closed at"))
+    def closed_display(self, obj):
+        return payment_closed(obj)
+
+
+class RefundInline(_OrderMoneyInline):
+    """The refund of each payment that has one (a Refund belongs to a payment, not to the
+    order, so these are the order's payments with a refund, showing the refund's fields)."""
+
+    verbose_name = Refund._meta.verbose_name
+    verbose_name_plural = Refund._meta.verbose_name_plural
+    fields = (
+        "trade_no",
+        "refund_kind",
+        "refund_reason",
+        "refund_status",
+        "refund_actor",
+        "refund_requested",
+        "refund_refunded",
+        "refund_tries",
+        "refund_last_error",
+    )
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .filter(refund__isnull=False)
+            .select_related("refund__actor")
+            .order_by("refund__created_at", "pk")
+        )
+
+    @admin.display(description=gettext_lazy("kind"))
+    def refund_kind(self, obj):
+        return capfirst(obj.refund.get_kind_display())
+
+    @admin.display(description=gettext_lazy("reason"))
+    def refund_reason(self, obj):
+        return obj.refund.reason or "-"
+
+    @admin.display(description=gettext_lazy("status"))
+    def refund_status(self, obj):
+        return capfirst(obj.refund.get_status_display())
+
+    @admin.display(description=gettext_lazy("by"))
+    def refund_actor(self, obj):
+        return person(obj.refund.actor)
+
+    @admin.display(description=gettext_lazy("requested at"))
+    def refund_requested(self, obj):
+        return list_time(obj.refund.created_at)
+
+    @admin.display(description=gettext_lazy("refunded at"))
+    def refund_refunded(self, obj):
+        return list_time(obj.refund.refunded_at)
+
+    @admin.display(description=gettext_lazy("tries"))
+    def refund_tries(self, obj):
+        return obj.refund.tries
+
+    @admin.display(description=gettext_lazy("last error"))
+    def refund_last_error(self, obj):
+        return obj.refund.last_error or "-"
+
+
+class RefundForm(forms.Form):
+    reason = forms.CharField(
+        label=capfirst(gettext_lazy("reason")),
+        max_length=Refund._meta.get_field("reason").max_length,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=gettext_lazy("Kept with the refund and in the order's history."),
+        error_messages={"required": gettext_lazy("Say why the order is refunded.")},
+    )
+
+
 @admin.register(Order)
 class OrderAdmin(MerchantScopedAdmin):
     owner_path = "goods__owner"
@@ -128,6 +296,8 @@ class OrderAdmin(MerchantScopedAdmin):
     readonly_fields = [name for fieldset in fieldsets for name in fieldset[1]["fields"] if isinstance(name, str)]
     actions = ["cancel_unpaid", "export_csv"]
     change_list_template = "admin/orders/order/change_list.html"
+    change_form_template = "admin/orders/order/change_form.html"
+    inlines = [PaymentInline, RefundInline]
 
     @admin.display(description=gettext_lazy("price"), ordering="price")
     def price_display(self, obj):
@@ -140,7 +310,7 @@ class OrderAdmin(MerchantScopedAdmin):
 
     @admin.display(description=gettext_lazy("status"), ordering="status")
     def status_display(self, obj):
-        css = {"paid": "on", "unpaid": "soon", "cancelled": "ended"}[obj.status]
+        css = {"paid": "on", "unpaid": "soon", "cancelled": "ended", "refunded": "refunded"}[obj.status]
         return format_html('<span class="sale-status {}">{}</span>', css, capfirst(obj.get_status_display()))
 
     @admin.display(description=gettext_lazy("ordered at"), ordering="created_at")
@@ -206,14 +376,26 @@ class OrderAdmin(MerchantScopedAdmin):
 
     @admin.action(description=gettext_lazy("Cancel selected unpaid orders (returns their stock)"))
     def cancel_unpaid(self, request, queryset):
-        # The queryset is already scoped to this merchant's orders (get_queryset).
-        ids = list(queryset.filter(status=OrderStatus.UNPAID).order_by("pk").values_list("pk", flat=True))
-        cancelled = sum(
-            order_cancel(order_id=order_id, reason=REASON_MERCHANT, actor_id=request.user.pk) for order_id in ids
-        )
-        skipped = queryset.count() - cancelled
+        # The queryset is already scoped to this merchant's orders (get_queryset). Each order's
+        # open payment attempts are closed at their provider before its unit goes back.
+        cancelled = unreachable = 0
+        for order in queryset.filter(status=OrderStatus.UNPAID).order_by("pk"):
+            if order_cancel_by_merchant(order=order, actor_id=request.user.pk):
+                cancelled += 1
+            elif Order.objects.filter(pk=order.pk, status=OrderStatus.UNPAID).exists():
+                unreachable += 1  # a payment could not be stopped yet: the order keeps its unit
+        skipped = queryset.count() - cancelled - unreachable
         message = ngettext("Cancelled %(n)d order.", "Cancelled %(n)d orders.", cancelled) % {"n": cancelled}
         self.message_user(request, message, messages.SUCCESS)
+        if unreachable:
+            message = ngettext(
+                "%(n)d order was not cancelled: its payment could not be stopped at the payment service "
+                "(unreachable, or a payment under way). It stays unpaid; try again in a minute.",
+                "%(n)d orders were not cancelled: their payments could not be stopped at the payment service "
+                "(unreachable, or a payment under way). They stay unpaid; try again in a minute.",
+                unreachable,
+            ) % {"n": unreachable}
+            self.message_user(request, message, messages.WARNING)
         if skipped:
             message = ngettext(
                 "%(n)d order was not unpaid and was left alone.",
@@ -231,11 +413,97 @@ class OrderAdmin(MerchantScopedAdmin):
     def has_change_permission(self, request, obj=None):
         return False  # orders change through services (pay, cancel), never by hand
 
+    def may_act_on(self, request, obj) -> bool:
+        """May the user move `obj` through a service (refund it)? The merchant scope's change
+        permission: a superuser, or the merchant whose order it is. (has_change_permission
+        above is False for everyone: it only keeps the order's form read only.)"""
+        return MerchantScopedAdmin.has_change_permission(self, request, obj)
+
+    # --- the order's page: its payments and refunds, and the refund button ------------------
+
+    def get_inlines(self, request, obj):
+        """Payments and refunds, each table shown only when the order has a row for it."""
+        if obj is None:
+            return []
+        inlines = []
+        if obj.payments.exists():
+            inlines.append(PaymentInline)
+        if Refund.objects.filter(payment__order=obj).exists():
+            inlines.append(RefundInline)
+        return inlines
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if (
+            obj is not None
+            and obj.status == OrderStatus.PAID
+            and self.may_act_on(request, obj)
+            and obj.payments.filter(status=PaymentStatus.SUCCEEDED).exists()
+        ):
+            context["refund_url"] = reverse("admin:orders_order_refund", args=[obj.pk])
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+
+    def refund_view(self, request, object_id: int):
+        """Refund a paid order in full: GET asks for a reason, POST refunds (order_refund)."""
+        order = self.get_queryset(request).filter(pk=object_id).first()
+        if order is None:
+            raise Http404  # another merchant's order, like a missing one
+        if not self.may_act_on(request, order):
+            raise PermissionDenied
+        change_url = reverse("admin:orders_order_change", args=[order.pk])
+        if order.status != OrderStatus.PAID:
+            message = _("Only a paid order can be refunded; this one is %(status)s.") % {
+                "status": order.get_status_display()
+            }
+            self.message_user(request, message, messages.ERROR)
+            return HttpResponseRedirect(change_url)
+        payment = order.payments.filter(status=PaymentStatus.SUCCEEDED).first()
+        if payment is None:
+            # Paid before the shop recorded payments: there is nothing to send a refund for.
+            self.message_user(request, _("This order has no payment on record to refund."), messages.ERROR)
+            return HttpResponseRedirect(change_url)
+        if request.method == "POST":
+            form = RefundForm(request.POST)
+            if form.is_valid():
+                try:
+                    refund = order_refund(order=order, reason=form.cleaned_data["reason"], actor_id=request.user.pk)
+                except OrderStateError as refusal:
+                    self.message_user(request, str(refusal), messages.ERROR)
+                else:
+                    amount = amount_with_currency(refund.amount, refund.payment.currency)
+                    self.log_change(
+                        request,
+                        order,
+                        _("Refunded %(amount)s (refund %(number)s): %(reason)s")
+                        % {"amount": amount, "number": refund.request_no, "reason": refund.reason},
+                    )
+                    message = _(
+                        "Order %(order)s is refunded: %(amount)s goes back to the shopper once the payment "
+                        "service confirms it."
+                    ) % {"order": order.order_no, "amount": amount}
+                    self.message_user(request, message, messages.SUCCESS)
+                return HttpResponseRedirect(change_url)
+        else:
+            form = RefundForm()
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Refund order %(order)s") % {"order": order.order_no},
+            "subtitle": None,
+            "opts": self.opts,
+            "original": order,
+            "order": order,
+            "payment": payment,
+            "amount": amount_with_currency(payment.amount, payment.currency),
+            "form": form,
+            "change_url": change_url,
+        }
+        return TemplateResponse(request, "admin/orders/order/refund.html", context)
+
     # --- the merchant's live view of a sale: what is left, its orders, its revenue ------------
 
     def get_urls(self):
         own = [
             path("export.csv", self.admin_site.admin_view(self.export_view), name="orders_order_export"),
+            path("<int:object_id>/refund/", self.admin_site.admin_view(self.refund_view), name="orders_order_refund"),
             path("sale/<int:sale_id>/live/", self.admin_site.admin_view(self.live_view), name="orders_sale_live"),
             path(
                 "sale/<int:sale_id>/live.json",
@@ -271,3 +539,232 @@ class OrderAdmin(MerchantScopedAdmin):
 
     def live_data(self, request, sale_id: int):
         return JsonResponse(sale_figures(sale=self._sale_or_404(request, sale_id)))
+
+
+# --- payments and reconciliation's findings, for finding a payment by its number -------------
+
+
+@admin.register(Payment)
+class PaymentAdmin(MerchantScopedAdmin):
+    """Every attempt to pay the merchant's orders, read only (orders.payments writes them)."""
+
+    owner_path = "order__goods__owner"
+    merchant_can_add = False
+    merchant_can_delete = False
+    list_display = (
+        "trade_no",
+        "order_link",
+        "provider_display",
+        "amount_display",
+        "status_display",
+        "started_display",
+        "paid_display",
+    )
+    list_filter = ("status", "provider", "created_at")
+    search_fields = ("trade_no", "order__order_no")
+    fields = (
+        "trade_no",
+        "order_link",
+        "provider_display",
+        "provider_ref",
+        "amount_display",
+        "status_display",
+        "started_display",
+        "paid_display",
+        "closed_display",
+        "refund_display",
+    )
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("order__goods", "refund")
+
+    @admin.display(description=gettext_lazy("order"), ordering="order__order_no")
+    def order_link(self, obj):
+        return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[obj.order_id]), obj.order)
+
+    @admin.display(description=gettext_lazy("provider"), ordering="provider")
+    def provider_display(self, obj):
+        return capfirst(obj.get_provider_display())
+
+    @admin.display(description=gettext_lazy("amount"), ordering="amount")
+    def amount_display(self, obj):
+        return amount_with_currency(obj.amount, obj.currency)
+
+    @admin.display(description=gettext_lazy("status"), ordering="status")
+    def status_display(self, obj):
+        return capfirst(obj.get_status_display())
+
+    @admin.display(description=gettext_lazy("started at"), ordering="created_at")
+    def started_display(self, obj):
+        return list_time(obj.created_at)
+
+    @admin.display(description=gettext_lazy("paid at"), ordering="succeeded_at")
+    def paid_display(self, obj):
+        return list_time(obj.succeeded_at)
+
+    @admin.display(description=gettext_lazy("closed at"))
+    def closed_display(self, obj):
+        return payment_closed(obj)
+
+    @admin.display(description=gettext_lazy("refund"))
+    def refund_display(self, obj):
+        refund = getattr(obj, "refund", None)
+        if refund is None:
+            return "-"
+        return format_html(
+            "{} · {} · {}", refund.request_no, capfirst(refund.get_status_display()), list_time(refund.created_at)
+        )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+# What reconciliation records, in English (orders.payments.reconcile), translated where shown.
+MISMATCH_KINDS = (
+    gettext_noop("payment not at the provider"),
+    gettext_noop("payment not in the shop"),
+    gettext_noop("payment amount differs"),
+    gettext_noop("refund not at the provider"),
+    gettext_noop("refund not in the shop"),
+    gettext_noop("refund amount differs"),
+    gettext_noop("kept payment of an order not paid"),
+    gettext_noop("captured payment neither kept nor refunded"),
+    gettext_noop("paid order without exactly one kept payment"),
+    gettext_noop("refunded order without a refunded payment"),
+    gettext_noop("paid order whose unit went back on sale"),
+)
+MISMATCH_DETAIL_KEYS = {
+    "shop": gettext_lazy("shop"),
+    "provider": gettext_lazy("provider"),
+    "detail": gettext_lazy("detail"),
+}
+# A mismatch found by the shop's own checks (orders.payments.reconcile.money_check) has no provider.
+NO_PROVIDER = "-"
+
+
+class MismatchProviderFilter(admin.SimpleListFilter):
+    title = gettext_lazy("provider")
+    parameter_name = "provider"
+
+    def lookups(self, request, model_admin):
+        return [*Provider.choices, (NO_PROVIDER, _("none (the shop's own check)"))]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value is None:
+            return queryset
+        return queryset.filter(provider="" if value == NO_PROVIDER else value)
+
+
+class MismatchKindFilter(admin.SimpleListFilter):
+    """The kinds found among the rows this user sees, in their language."""
+
+    title = gettext_lazy("kind")
+    parameter_name = "kind"
+
+    def lookups(self, request, model_admin):
+        kinds = model_admin.get_queryset(request).order_by("kind").values_list("kind", flat=True).distinct()
+        return [(kind, capfirst(_(kind))) for kind in kinds]
+
+    def queryset(self, request, queryset):
+        return queryset if self.value() is None else queryset.filter(kind=self.value())
+
+
+@admin.register(PaymentMismatch)
+class PaymentMismatchAdmin(MerchantScopedAdmin):
+    """What reconciliation found amiss, read only but for marking a finding resolved. A merchant
+    sees the findings about their own orders' payments (the finding's trade number is one of
+    theirs)."""
+
+    merchant_can_add = False
+    merchant_can_delete = False
+    list_display = (
+        "day",
+        "provider_display",
+        "kind_display",
+        "trade_no",
+        "detail_display",
+        "found_display",
+        "resolved_display",
+    )
+    list_filter = ("day", MismatchKindFilter, MismatchProviderFilter)
+    search_fields = ("trade_no",)
+    fields = list_display
+    readonly_fields = fields
+    actions = ["mark_resolved"]
+
+    def get_queryset(self, request):
+        queryset = admin.ModelAdmin.get_queryset(self, request)
+        if request.user.is_superuser:
+            return queryset
+        if not is_merchant(request):
+            return queryset.none()
+        return queryset.filter(trade_no__in=self._trade_numbers(request))
+
+    @staticmethod
+    def _trade_numbers(request):
+        payments = visible_to_merchant(Payment.objects.all(), user=request.user, owner_path="order__goods__owner")
+        return payments.values("trade_no")
+
+    def _owns(self, request, obj) -> bool:
+        return obj is None or self._trade_numbers(request).filter(trade_no=obj.trade_no).exists()
+
+    @admin.display(description=gettext_lazy("provider"), ordering="provider")
+    def provider_display(self, obj):
+        if not obj.provider:
+            return "-"
+        return Provider(obj.provider).label if obj.provider in Provider.values else obj.provider
+
+    @admin.display(description=gettext_lazy("kind"), ordering="kind")
+    def kind_display(self, obj):
+        return capfirst(_(obj.kind))  # stored in English (orders.payments.reconcile)
+
+    @admin.display(description=gettext_lazy("detail"))
+    def detail_display(self, obj):
+        detail = obj.detail if isinstance(obj.detail, dict) else {"detail": obj.detail}
+        return (
+            format_html_join(
+                "; ", "{}: {}", ((MISMATCH_DETAIL_KEYS.get(key, key), value) for key, value in sorted(detail.items()))
+            )
+            or "-"
+        )
+
+    @admin.display(description=gettext_lazy("found at"), ordering="found_at")
+    def found_display(self, obj):
+        return list_time(obj.found_at)
+
+    @admin.display(description=gettext_lazy("resolved at"), ordering="resolved_at")
+    def resolved_display(self, obj):
+        return list_time(obj.resolved_at)
+
+    @admin.action(description=gettext_lazy("Mark resolved"), permissions=["resolve"])
+    def mark_resolved(self, request, queryset):
+        # The queryset is already scoped to this user's findings (get_queryset).
+        now = timezone.now()
+        rows = list(queryset.filter(resolved_at=None).order_by("pk"))
+        PaymentMismatch.objects.filter(pk__in=[row.pk for row in rows], resolved_at=None).update(resolved_at=now)
+        for row in rows:
+            self.log_change(request, row, _("Marked resolved."))
+        message = ngettext("Marked %(n)d mismatch resolved.", "Marked %(n)d mismatches resolved.", len(rows)) % {
+            "n": len(rows)
+        }
+        self.message_user(request, message, messages.SUCCESS)
+
+    def has_resolve_permission(self, request):
+        return MerchantScopedAdmin.has_change_permission(self, request)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -8,6 +8,7 @@ urlpatterns = [
     path("orders", orders.OrderListApi.as_view(), name="orders"),
     path("orders/<str:order_no>", orders.OrderDetailApi.as_view(), name="order"),
     path("orders/<str:order_no>/pay", orders.OrderPayApi.as_view(), name="order-pay"),
+    path("orders/<str:order_no>/payments/<str:trade_no>/card", orders.PaymentCardApi.as_view(), name="payment-card"),
     path("orders/<str:order_no>/cancel", orders.OrderCancelApi.as_view(), name="order-cancel"),
     path("merchant/sales/<str:sale_id>/figures", orders.MerchantSaleFiguresApi.as_view(), name="merchant-sale-figures"),
 ]

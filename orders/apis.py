@@ -1,7 +1,9 @@
-"""Orders API: my orders, one order, pay, cancel; orders.selectors and orders.services, as
-the order pages. Another shopper's order is indistinguishable from a missing one (404).
+"""Orders API: my orders, one order, paying (an attempt at a provider, a card), cancel; the
+services and selectors of the order pages. Another shopper's order is indistinguishable from a missing one (404).
 Merchants: the live figures of one of their sales (its orders counted here, beside them)."""
 
+from django.conf import settings
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -10,9 +12,22 @@ from rest_framework.views import APIView
 
 from goods.apis import SALE_ID
 from goods.selectors import sales_visible_to
-from orders import selectors, services
+from orders import selectors
+from orders.models import Provider
+from orders.payments.closing import order_cancel_by_shopper
+from orders.payments.providers import providers_enabled
+from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
+from orders.payments.views import public_url
 from orders.selectors import sale_figures
-from orders.serializers import OrderPayInputSerializer, OrderSerializer, SaleFiguresSerializer
+from orders.serializers import (
+    CardInputSerializer,
+    CardResultSerializer,
+    OrderPayInputSerializer,
+    OrderSerializer,
+    PaymentStartSerializer,
+    SaleFiguresSerializer,
+)
+from orders.services import OrderStateError
 from seckill_site.api import BoundedJSONParser, EnvelopePagination, api_fail, api_ok, envelope, errors, one_or_404
 from seckill_site.codes import Code
 from users.http import signed_in
@@ -20,6 +35,9 @@ from users.permissions import IsMerchant
 
 ORDER_NO = OpenApiParameter(
     "order_no", {"type": "string", "pattern": "^[0-9]{1,32}$"}, OpenApiParameter.PATH, description="order number"
+)
+TRADE_NO = OpenApiParameter(
+    "trade_no", {"type": "string", "pattern": "^[0-9]{1,40}$"}, OpenApiParameter.PATH, description="payment attempt"
 )
 
 
@@ -51,37 +69,22 @@ class OrderDetailApi(APIView):
         return api_ok(OrderSerializer(order).data)
 
 
-class _OrderActionApi(APIView):
-    """Pay or cancel: the service decides whether the order's state allows it."""
-
-    order_action: staticmethod
-
-    def post(self, request: Request, order_no: str) -> Response:
-        order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
-        if order is None:
-            return api_fail(Code.ORDER_NOT_FOUND)
-        try:
-            order = self.order_action(order=order)
-        except services.OrderStateError as refusal:
-            return api_fail(Code.ORDER_STATE, str(refusal))
-        return api_ok(OrderSerializer(order).data)
-
-
-_ACTION_ERRORS = errors(401, 404, 409)
-
-
 class OrderPayApi(APIView):
     parser_classes = [BoundedJSONParser]
 
     @extend_schema(
         tags=["orders"],
-        summary="Pay an unpaid order before its deadline (simulated provider), shipping to one of my addresses",
-        description="The address is copied onto the order: later edits of the address book change no paid "
-        "order. Without `addressId` the order ships to my default address; with no address at all the "
-        "payment is refused (`code` 500602): add one with POST users/addresses first.",
+        summary="Start paying an unpaid order before its deadline, at Alipay or by card (Stripe)",
+        description="Payment is asynchronous, as at any real provider: this opens an attempt and answers "
+        "where to pay it (Alipay: a cashier URL to send the shopper to; Stripe: a PaymentIntent's client "
+        "secret, then POST its card token to `payments/{tradeNo}/card`). The order turns paid when the "
+        "provider's signed notification lands; poll GET orders/{order_no} (`payment`). The address is "
+        "copied onto the order; without `addressId` it ships to my default address, and with no address "
+        "at all the payment is refused (`code` 500602). A provider that cannot be reached: `code` 500603, "
+        "nothing charged.",
         parameters=[ORDER_NO],
         request=OrderPayInputSerializer,
-        responses={200: envelope("OrderPayEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
+        responses={200: envelope("PaymentStartEnvelope", PaymentStartSerializer()), **errors(400, 401, 404, 409)},
     )
     def post(self, request: Request, order_no: str) -> Response:
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
@@ -93,25 +96,75 @@ class OrderPayApi(APIView):
         address = selectors.shipping_address_for(user=signed_in(request), address_id=chosen)
         if address is None:
             return api_fail(Code.ADDRESS_NEEDED, selectors.shipping_address_problem(address_id=chosen))
+        method = body.validated_data.get("method") or (providers_enabled() or [Provider.ALIPAY])[0]
         try:
-            order = services.order_pay(order=order, address=address)
-        except services.OrderStateError as refusal:
+            payment, checkout = payment_start(
+                order=order,
+                provider_name=method,
+                address=address,
+                return_url=public_url(request, reverse("orders:paying", args=[order.order_no])),
+                notify_url=public_url(request, reverse(f"payments:{method}-notify")),
+                mobile=body.validated_data["mobile"],
+            )
+        except PaymentUnavailable as refusal:
+            return api_fail(Code.PAYMENT_UNAVAILABLE, str(refusal))
+        except OrderStateError as refusal:
             return api_fail(Code.ORDER_STATE, str(refusal))
-        return api_ok(OrderSerializer(order).data)
+        return api_ok(
+            {
+                "tradeNo": payment.trade_no,
+                "provider": payment.provider,
+                "amount": str(payment.amount),
+                "currency": payment.currency,
+                "redirectUrl": checkout.redirect_url,
+                "clientSecret": checkout.client_secret,
+                "publishableKey": settings.STRIPE_PUBLISHABLE_KEY if method == Provider.STRIPE else "",
+            }
+        )
 
 
-class OrderCancelApi(_OrderActionApi):
-    order_action = staticmethod(services.order_cancel_by_user)
+class PaymentCardApi(APIView):
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(
         tags=["orders"],
-        summary="Cancel an unpaid order; the unit goes back on sale",
+        summary="Pay a card attempt with the card Stripe.js tokenized",
+        parameters=[ORDER_NO, TRADE_NO],
+        request=CardInputSerializer,
+        responses={200: envelope("CardResultEnvelope", CardResultSerializer()), **errors(400, 401, 404, 409)},
+    )
+    def post(self, request: Request, order_no: str, trade_no: str) -> Response:
+        order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
+        payment = order.payments.filter(trade_no=trade_no, provider=Provider.STRIPE).first() if order else None
+        if payment is None:
+            return api_fail(Code.ORDER_NOT_FOUND)
+        body = CardInputSerializer(data=request.data if request.data else {})
+        body.is_valid(raise_exception=True)
+        try:
+            payment, secret = payment_card_confirm(payment=payment, token=body.validated_data["token"])
+        except OrderStateError as refusal:
+            return api_fail(Code.PAYMENT_UNAVAILABLE, str(refusal))
+        return api_ok({"status": payment.status, "clientSecret": secret})
+
+
+class OrderCancelApi(APIView):
+    @extend_schema(
+        tags=["orders"],
+        summary="Cancel an unpaid order; its open payment is closed at the provider first, then the unit "
+        "goes back on sale",
         parameters=[ORDER_NO],
         request=None,
-        responses={200: envelope("OrderCancelEnvelope", OrderSerializer()), **_ACTION_ERRORS},
+        responses={200: envelope("OrderCancelEnvelope", OrderSerializer()), **errors(401, 404, 409)},
     )
     def post(self, request: Request, order_no: str) -> Response:
-        return super().post(request, order_no)
+        order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
+        if order is None:
+            return api_fail(Code.ORDER_NOT_FOUND)
+        try:
+            order = order_cancel_by_shopper(order=order)
+        except OrderStateError as refusal:
+            return api_fail(Code.ORDER_STATE, str(refusal))
+        return api_ok(OrderSerializer(order).data)
 
 
 class MerchantSaleFiguresApi(APIView):

@@ -1,5 +1,17 @@
 """The orders app's metrics."""
 
-from prometheus_client import Counter
+from prometheus_client import Counter, Gauge
 
 ORDERS_EXPIRED = Counter("seckill_orders_expired_total", "Unpaid orders cancelled by the expiry sweep")
+PAYMENTS = Counter(
+    "seckill_payments_total", "Payment attempts by provider and what became of them", ["provider", "event"]
+)
+NOTICES = Counter(
+    "seckill_payment_notices_total",
+    "Provider notifications by provider and outcome (refused ones by why)",
+    ["provider", "outcome"],
+)
+REFUNDS = Counter("seckill_refunds_total", "Refunds by provider and event", ["provider", "event"])
+MISMATCHES = Gauge(
+    "seckill_payment_mismatches", "Unresolved differences the last reconciliation found, by kind", ["kind"]
+)

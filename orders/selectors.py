@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from goods import sale_state
 from goods.models import Sale, SaleDraw
 from goods.selectors import sale_status, stock_left
-from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus
+from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus, PaymentStatus
 from seckill_site.redis import now as redis_now
 from users.models import Address, User
 from users.selectors import address_default, address_of_user
@@ -36,6 +36,23 @@ def order_address_data(order: Order) -> dict[str, str] | None:
     if address is None:
         return None
     return {name: getattr(address, name) for name in ORDER_ADDRESS_FIELDS}
+
+
+def order_payment_data(order: Order) -> dict[str, Any]:
+    """What the shopper's pages poll while a provider decides: the order's status, whether an
+    attempt is still open, and the refund of a payment the order could not take, if any."""
+    payments = list(order.payments.select_related("refund").order_by("-created_at"))
+    refunds = [payment.refund for payment in payments if hasattr(payment, "refund")]
+    return {
+        "status": order.status,
+        "paying": any(payment.status == PaymentStatus.OPEN for payment in payments),
+        "provider": payments[0].provider if payments else None,
+        "refund": (
+            {"status": refunds[0].status, "amount": str(refunds[0].amount), "kind": refunds[0].kind}
+            if refunds
+            else None
+        ),
+    }
 
 
 def order_of_user(*, user: User, order_no: str) -> Order | None:

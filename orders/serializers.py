@@ -3,8 +3,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from orders.models import Order, OrderAddress
-from orders.selectors import order_address
+from orders.models import Order, OrderAddress, Provider
+from orders.selectors import order_address, order_payment_data
 from seckill_site.http import ID_MAX
 
 
@@ -27,11 +27,57 @@ class StrictIdField(serializers.IntegerField):
 
 
 class OrderPayInputSerializer(serializers.Serializer):
+    method = serializers.ChoiceField(
+        choices=Provider.choices,
+        required=False,
+        help_text="the provider whose cashier to go to: alipay, or stripe for a card; the shop's first when left out",
+    )
+    mobile = serializers.BooleanField(default=False, help_text="alipay: its mobile-web cashier, not the desktop one")
     addressId = StrictIdField(
         required=False,
         min_value=1,
         max_value=ID_MAX,
         help_text="one of my addresses (users/addresses) to ship to; my default address when left out",
+    )
+
+
+class CardInputSerializer(serializers.Serializer):
+    token = serializers.RegexField(r"^tok_[A-Za-z0-9]{1,60}$", help_text="the card, tokenized by Stripe.js")
+
+
+class RefundSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="pending, or succeeded")
+    amount = serializers.CharField()
+    kind = serializers.CharField(help_text="merchant, late (paid after the order closed) or duplicate (paid twice)")
+
+
+class PaymentStateSerializer(serializers.Serializer):
+    """orders.selectors.order_payment_data: what a client polls while a provider decides."""
+
+    status = serializers.CharField(help_text="the order's status")
+    paying = serializers.BooleanField(help_text="an attempt to pay is open at a provider")
+    provider = serializers.CharField(allow_null=True)
+    refund = RefundSerializer(
+        allow_null=True, help_text="a refund of money the order could not take, or the merchant's"
+    )
+
+
+class PaymentStartSerializer(serializers.Serializer):
+    tradeNo = serializers.CharField(help_text="our number for this attempt")
+    provider = serializers.CharField()
+    amount = serializers.CharField()
+    currency = serializers.CharField()
+    redirectUrl = serializers.CharField(allow_blank=True, help_text="alipay: send the shopper to this cashier")
+    clientSecret = serializers.CharField(
+        allow_blank=True, help_text="stripe: the PaymentIntent's, for Stripe.js (3-D Secure)"
+    )
+    publishableKey = serializers.CharField(allow_blank=True, help_text="stripe: for Stripe.js")
+
+
+class CardResultSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="the attempt's status: succeeded, or still open")
+    clientSecret = serializers.CharField(
+        allow_blank=True, help_text="set when the bank asks the shopper to authenticate"
     )
 
 
@@ -45,7 +91,8 @@ class OrderSerializer(serializers.ModelSerializer):
     paidAt = serializers.DateTimeField(source="paid_at", allow_null=True)
     cancelledAt = serializers.DateTimeField(source="cancelled_at", allow_null=True)
     cancelReason = serializers.CharField(source="cancel_reason", allow_blank=True)
-    address = serializers.SerializerMethodField(help_text="where it ships: a copy made when it was paid; null before")
+    address = serializers.SerializerMethodField(help_text="where it ships: a copy made at the cashier; null before")
+    payment = serializers.SerializerMethodField(help_text="the money side: an open attempt, a refund")
 
     class Meta:
         model = Order
@@ -64,8 +111,13 @@ class OrderSerializer(serializers.ModelSerializer):
             "cancelledAt",
             "cancelReason",
             "address",
+            "payment",
         )
         read_only_fields = fields
+
+    @extend_schema_field(PaymentStateSerializer())
+    def get_payment(self, order: Order) -> dict:
+        return order_payment_data(order)
 
     @extend_schema_field(OrderAddressSerializer(allow_null=True))
     def get_address(self, order: Order) -> dict | None:

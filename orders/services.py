@@ -1,4 +1,5 @@
-"""Writes on orders: the seckill order writer's database half, paying, cancelling, expiring."""
+"""Writes on orders: the seckill order writer's database half, and cancelling (which returns the
+unit). Paying, closing and refunds are orders.payments'."""
 
 import enum
 import logging
@@ -18,9 +19,7 @@ from goods import sale_state
 from goods.models import Sale, StockChange
 from goods.selectors import sale_get
 from goods.services import sale_stock_lock, stock_audit_record
-from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus, SeckillOrder
-from orders.payments import provider
-from users.models import Address
+from orders.models import Order, OrderStatus, Payment, PaymentStatus, SeckillOrder
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +217,8 @@ REASON_MERCHANT = gettext_noop("cancelled by merchant")
 _CANCELLED_BY = {REASON_SHOPPER: "shopper", REASON_MERCHANT: "merchant"}
 
 
-def _refusal(order: Order, action: str) -> OrderStateError:
+def order_refusal(order: Order, action: str) -> OrderStateError:
+    """Why `order` cannot be `action` ("paid" or "cancelled") in its state, for the shopper."""
     paying = action == "paid"
     if order.status == OrderStatus.CANCELLED:
         reason = _(order.cancel_reason or "cancelled")
@@ -229,39 +229,15 @@ def _refusal(order: Order, action: str) -> OrderStateError:
         if paying:
             return OrderStateError(_("This order is already paid."))
         return OrderStateError(_("This order is already paid; it cannot be cancelled."))
+    if order.status == OrderStatus.REFUNDED:
+        return OrderStateError(_("This order was refunded."))
     return OrderStateError(_("The time to pay this order ran out; it cannot be paid."))
-
-
-def order_pay(*, order: Order, address: Address) -> Order:
-    """unpaid -> paid, only before the deadline, shipping to `address` (one of the buyer's).
-    A conditional UPDATE on the status makes pay and cancel/expire on the same order
-    exclusive: PostgreSQL re-checks the WHERE after the row lock, so exactly one of them
-    changes the row. The address is copied onto the order in the same transaction
-    (OrderAddress): editing the address book later rewrites no order."""
-    if address.user_id != order.user_id:
-        raise ValueError("the address is not the buyer's")  # callers look addresses up per shopper
-    charge = provider().charge(order)
-    if not charge.ok:
-        raise OrderStateError(_("The payment failed: %(error)s.") % {"error": charge.error or _("declined")})
-    now = timezone.now()
-    with transaction.atomic():
-        paid = Order.objects.filter(pk=order.pk, status=OrderStatus.UNPAID, pay_deadline__gt=now).update(
-            status=OrderStatus.PAID, paid_at=now
-        )
-        if paid:
-            OrderAddress.objects.create(
-                order_id=order.pk, **{name: getattr(address, name) for name in ORDER_ADDRESS_FIELDS}
-            )
-    order.refresh_from_db()
-    if not paid:
-        provider().refund(order, charge)
-        raise _refusal(order, "paid")
-    return order
 
 
 def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> bool:
     """unpaid -> cancelled, returning the unit everywhere. Idempotent: False when the order
-    was not unpaid any more (already cancelled, or paid), and nothing changes then.
+    was not unpaid any more (already cancelled, or paid), or an attempt to pay it is still
+    open, and nothing changes then.
 
     In one transaction, under the sale's stock lock, the order is cancelled, its seckill order
     stops being live (so the shopper may buy again), the sale's database stock goes up by one,
@@ -275,11 +251,16 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
     with transaction.atomic():
         if sale_id is not None:
             sale_stock_lock(sale_id=sale_id)  # first: as the writers and the reconciler take it
-        cancelled = Order.objects.filter(pk=order_id, status=OrderStatus.UNPAID).update(
+        if not Order.objects.select_for_update().filter(pk=order_id, status=OrderStatus.UNPAID).exists():
+            return False
+        # Never while an attempt to pay it is open: its unit would be sold twice if that payment
+        # then went through (orders.payments.closing closes attempts first). Read after the row
+        # lock, which starting an attempt holds while it writes one, so none can slip in.
+        if Payment.objects.filter(order_id=order_id, status=PaymentStatus.OPEN).exists():
+            return False
+        Order.objects.filter(pk=order_id).update(
             status=OrderStatus.CANCELLED, cancelled_at=timezone.now(), cancel_reason=reason
         )
-        if not cancelled:
-            return False
         seckill_order = SeckillOrder.objects.filter(order_id=order_id).select_related("order").first()
         if seckill_order is None:
             return True  # not a seckill order: no unit to return
@@ -309,36 +290,3 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
             robust=True,
         )
     return True
-
-
-def order_cancel_by_user(*, order: Order) -> Order:
-    if not order_cancel(order_id=order.pk, reason=REASON_SHOPPER, actor_id=order.user_id):
-        order.refresh_from_db()
-        raise _refusal(order, "cancelled")
-    order.refresh_from_db()
-    return order
-
-
-EXPIRE_BATCH_SIZE = 200
-
-
-def orders_expire_unpaid(*, batch_size: int = EXPIRE_BATCH_SIZE, max_batches: int = 50) -> int:
-    """Cancel unpaid orders past their deadline, in batches of ids in primary-key order.
-
-    Each cancellation is its own short transaction (order_cancel), so a sweep never holds
-    many row locks, a shopper paying meanwhile waits on one row at most, and two sweeps
-    running at once simply find each other's orders no longer unpaid.
-    """
-    expired = 0
-    last_id = 0
-    for _batch in range(max_batches):
-        ids = list(
-            Order.objects.filter(status=OrderStatus.UNPAID, pay_deadline__lte=timezone.now(), pk__gt=last_id)
-            .order_by("pk")
-            .values_list("pk", flat=True)[:batch_size]
-        )
-        if not ids:
-            break
-        expired += sum(order_cancel(order_id=order_id, reason=REASON_EXPIRED) for order_id in ids)
-        last_id = ids[-1]
-    return expired

@@ -7,7 +7,10 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders import selectors, services
+from orders import selectors
+from orders.payments.closing import order_cancel_by_shopper
+from orders.payments.providers import providers_enabled
+from orders.services import OrderStateError
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int, wants_json
 from users.http import signed_in
@@ -26,6 +29,7 @@ def _order_data(order) -> dict:
         "paidAt": order.paid_at.isoformat() if order.paid_at else None,
         "cancelledAt": order.cancelled_at.isoformat() if order.cancelled_at else None,
         "address": selectors.order_address_data(order),
+        "payment": selectors.order_payment_data(order),
     }
 
 
@@ -50,57 +54,11 @@ def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
         raise Http404(_("No such order."))
     if wants_json(request):
         return ok(_order_data(order))
-    context = {"order": order, "now": timezone.now()}
+    context = {"order": order, "now": timezone.now(), "payment": selectors.order_payment_data(order)}
     if order.status == "unpaid":
         context["addresses"] = list(addresses_of_user(user=signed_in(request)))
+        context["methods"] = providers_enabled()
     return render(request, "orders/detail.html", context)
-
-
-class AddressNeeded(Exception):
-    """Paying without an address to ship to; the message is for the shopper."""
-
-
-def _order_action(request: HttpRequest, order_no: str, action) -> HttpResponse:
-    as_json = wants_json(request)
-    # request.user, not the session's user id: a session whose user was deactivated (or whose
-    # password changed) still holds an id, but its user is anonymous and owns nothing.
-    if not request.user.is_authenticated:
-        return fail(Code.NOT_LOGGED_IN) if as_json else redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
-    order = selectors.order_of_user(user=request.user, order_no=order_no)
-    if order is None:
-        if as_json:
-            return fail(Code.ORDER_NOT_FOUND)
-        raise Http404(_("No such order."))
-    try:
-        order = action(order=order)
-    except AddressNeeded as missing:
-        if as_json:
-            return fail(Code.ADDRESS_NEEDED, str(missing))
-        messages.error(request, str(missing))
-        return redirect(f"/orders/{order.order_no}")
-    except services.OrderStateError as refusal:
-        if as_json:
-            return fail(Code.ORDER_STATE, str(refusal))
-        messages.error(request, str(refusal))
-        return redirect(f"/orders/{order.order_no}")
-    if as_json:
-        return ok(_order_data(order))
-    messages.success(request, _("Paid. Thank you!") if order.status == "paid" else _("Order cancelled."))
-    return redirect(f"/orders/{order.order_no}")
-
-
-@allow("POST")
-def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
-    """Pay, shipping to the address chosen on the order page (`address`), else the default."""
-    chosen = request.POST.get("address")
-
-    def pay(*, order):
-        address = selectors.shipping_address_for(user=request.user, address_id=chosen)
-        if address is None:
-            raise AddressNeeded(selectors.shipping_address_problem(address_id=chosen))
-        return services.order_pay(order=order, address=address)
-
-    return _order_action(request, order_no, pay)
 
 
 @allow("GET", "POST")
@@ -118,4 +76,28 @@ def order_cancel(request: HttpRequest, order_no: str) -> HttpResponse:
             return render(request, "orders/cancel.html", {"order": order})
         if request.method == "GET":
             return redirect(f"/orders/{order.order_no}")
-    return _order_action(request, order_no, services.order_cancel_by_user)  # refusals say why
+    return _cancel(request, order_no)
+
+
+def _cancel(request: HttpRequest, order_no: str) -> HttpResponse:
+    as_json = wants_json(request)
+    # request.user, not the session's user id: a session whose user was deactivated (or whose
+    # password changed) still holds an id, but its user is anonymous and owns nothing.
+    if not request.user.is_authenticated:
+        return fail(Code.NOT_LOGGED_IN) if as_json else redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
+    order = selectors.order_of_user(user=request.user, order_no=order_no)
+    if order is None:
+        if as_json:
+            return fail(Code.ORDER_NOT_FOUND)
+        raise Http404(_("No such order."))
+    try:
+        order = order_cancel_by_shopper(order=order)
+    except OrderStateError as refusal:  # it says why
+        if as_json:
+            return fail(Code.ORDER_STATE, str(refusal))
+        messages.error(request, str(refusal))
+        return redirect(f"/orders/{order.order_no}")
+    if as_json:
+        return ok(_order_data(order))
+    messages.success(request, _("Order cancelled."))
+    return redirect(f"/orders/{order.order_no}")

@@ -37,6 +37,7 @@ class Code(Enum):
     ORDER_NOT_FOUND = (500600, _("order not found"), 404)
     ORDER_STATE = (500601, _("the order cannot do that in its current state"), 409)
     ADDRESS_NEEDED = (500602, _("choose a shipping address from your address book"), 400)
+    PAYMENT_UNAVAILABLE = (500603, _("the payment did not go through; nothing was charged"), 409)
     ADDRESS_BOOK_FULL = (500610, _("your address book is full; delete an address first"), 409)
 
     @property

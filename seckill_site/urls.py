@@ -19,6 +19,7 @@ urlpatterns = [
     path("goods/", include("goods.urls")),
     path("seckill/", include("seckill.urls")),
     path("orders/", include("orders.urls")),
+    path("payments/", include("orders.payments.urls")),
     path("api/", include("seckill_site.api_urls")),
     # A merchant's bookmarks from before the sale model was named Sale.
     re_path(

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+from tools.payment_services import stripe_webhook_register
 from tools.services import ROOT, ServiceError, ensure_services, stop_services
 
 PY = sys.executable
@@ -195,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         if port_open():
             log(f"error: {HOST}:{PORT} is already in use (another `make run`?)")
             return 1
+        if "STRIPE_API_BASE" in env:  # our localstripe: tell it where the shop listens
+            stripe_webhook_register(env["STRIPE_API_BASE"], f"http://{HOST}:{PORT}/payments/stripe/webhook")
         procs = start_children()
         try:
             return supervise(procs)

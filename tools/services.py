@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from tools.net import free_port, wait_until
+from tools.payment_services import ensure_payment_services, stop_payment_services
 
 DB_NAME = "seckill"
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,7 +258,8 @@ class RedisServer:
 
 
 def ensure_services(root: Path = ROOT) -> tuple[dict[str, str], list[str]]:
-    """Start or reuse embedded servers for unset *_URLs -> (env to add, names started now)."""
+    """Start or reuse embedded servers for unset *_URLs, and the payment providers' stand-ins
+    for unset credentials (tools.payment_services) -> (env to add, names started now)."""
     run, env, started = root.resolve() / ".run", {}, []
     try:
         if not os.environ.get("DATABASE_URL"):
@@ -267,6 +269,9 @@ def ensure_services(root: Path = ROOT) -> tuple[dict[str, str], list[str]]:
             port, new = _ensure_redis(run)
             env["REDIS_URL"] = f"redis://127.0.0.1:{port}/0"
             started += ["redis"] if new else []
+        payments, payments_started = ensure_payment_services(run)
+        env |= payments
+        started += payments_started
     except BaseException:
         stop_services(root, started)  # leave nothing half-started behind
         raise
@@ -277,9 +282,12 @@ def ensure_services(root: Path = ROOT) -> tuple[dict[str, str], list[str]]:
     return env, started
 
 
-def stop_services(root: Path = ROOT, names: list[str] | tuple[str, ...] = ("postgres", "redis")) -> None:
+def stop_services(
+    root: Path = ROOT, names: list[str] | tuple[str, ...] = ("postgres", "redis", "localstripe", "alipay")
+) -> None:
     """Stop the named embedded servers under root/.run cleanly; data stays on disk."""
     run = root.resolve() / ".run"
+    stop_payment_services(run, [name for name in names if name in ("localstripe", "alipay")])
     if "redis" in names:
         _stop_redis(run)
     if "postgres" in names:

@@ -20,8 +20,8 @@ from django.utils import timezone
 from goods import services as goods_services
 from goods.models import Goods, Sale, StockChange
 from goods.services import stock_audit_record
-from orders.services import REASON_SHOPPER, order_cancel, order_pay
-from orders.tests.factories import buy
+from orders.services import REASON_SHOPPER, order_cancel
+from orders.tests.factories import buy, pay
 from users.models import MERCHANTS_GROUP, User
 from users.services import address_create
 from users.tests.factories import PASSWORD, make_user
@@ -147,7 +147,7 @@ def shop(django_capture_on_commit_callbacks):
         street="西湖区文三路 100 号",
         postcode="310000",
     )
-    order_pay(order=paid, address=address)
+    pay(paid, address)
     with django_capture_on_commit_callbacks(execute=True):
         order_cancel(order_id=cancelled.pk, reason=REASON_SHOPPER, actor_id=buyers[2].pk)
     # The details other writers leave (the batch writer, the reconciler, one that found Redis empty).

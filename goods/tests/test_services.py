@@ -80,7 +80,7 @@ def test_stock_audit_adds_up_to_the_stock_through_every_kind_of_change(django_ca
 
     from goods.models import StockAudit, StockChange
     from orders.models import Order
-    from orders.services import order_cancel_by_user, orders_expire_unpaid
+    from orders.payments.closing import order_cancel_by_shopper, orders_expire_unpaid
     from seckill.tasks import reconcile_sales as reconcile
     from users.tests.factories import make_merchant
 
@@ -99,7 +99,7 @@ def test_stock_audit_adds_up_to_the_stock_through_every_kind_of_change(django_ca
     shoppers = [make_user() for _ in range(3)]
     with django_capture_on_commit_callbacks(execute=True):
         orders = [buy(sale=sale, user=user) for user in shoppers]  # -3
-        order_cancel_by_user(order=orders[0])  # +1, by the shopper
+        order_cancel_by_shopper(order=orders[0])  # +1, by the shopper
         Order.objects.filter(pk=orders[1].pk).update(pay_deadline=now - timedelta(minutes=1))
         assert orders_expire_unpaid() == 1  # +1, by nobody
     redis().set(keys.stock(sale.pk), 99)  # Redis drifted

@@ -7,6 +7,8 @@ class OrderStatus(models.TextChoices):
     UNPAID = "unpaid", _("unpaid")
     PAID = "paid", _("paid")
     CANCELLED = "cancelled", _("cancelled")
+    # Paid, then refunded in full by the merchant (orders.payments.refunds).
+    REFUNDED = "refunded", _("refunded")
 
 
 class Order(models.Model):
@@ -76,10 +78,10 @@ ORDER_ADDRESS_FIELDS = ("recipient", "phone", "region", "city", "street", "postc
 
 
 class OrderAddress(models.Model):
-    """Where a paid order ships: a copy of the shopper's address made when they paid
-    (orders.services.order_pay), so editing or deleting the address book entry later changes
-    no order. Its own table, written with the payment: the order writers' hot INSERT of
-    unpaid orders stays as narrow as it was."""
+    """Where an order ships: a copy of the shopper's address made when they go to the cashier
+    (orders.payments.services.payment_start), so editing or deleting the address book entry
+    later changes no order. Its own table, written with the payment: the order writers' hot
+    INSERT of unpaid orders stays as narrow as it was."""
 
     order = models.OneToOneField(
         Order, on_delete=models.CASCADE, primary_key=True, related_name="address", verbose_name=_("order")

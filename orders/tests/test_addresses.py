@@ -2,10 +2,14 @@
 its JSON and the API take it; later edits of the book change no paid order."""
 
 import pytest
+from django.conf import settings
 
 from goods.tests.factories import make_sale
-from orders.models import Order, OrderAddress
+from orders.models import Order, OrderAddress, Payment
+from orders.payments.providers import TradeState
+from orders.payments.services import payment_sync
 from orders.tests.factories import buy
+from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
 from users.services import address_delete, address_update
 from users.tests.factories import make_address, make_user
 
@@ -24,7 +28,11 @@ def test_paying_on_the_page_ships_to_the_chosen_address_and_keeps_a_copy(client)
     assert f'name="address" value="{office.pk}"' in page and "上海市" in page
 
     response = client.post(f"/orders/{order.order_no}/pay", {"address": office.pk})
-    assert response.status_code == 302
+    assert response.status_code == 302 and response["Location"].startswith(settings.ALIPAY_GATEWAY)
+    assert "确认付款" in alipay_cashier_open(response["Location"])
+    payment = Payment.objects.get(order=order)
+    alipay_buyer_pays(payment.trade_no)
+    assert payment_sync(payment=payment) == TradeState.PAID  # the notify's stand-in: the query sweep
     shipped = OrderAddress.objects.get(order=order)
     assert (shipped.city, shipped.street, shipped.postcode) == ("上海市", "浦东新区世纪大道 1 号", "")
 
@@ -72,11 +80,13 @@ def test_the_api_pays_to_the_default_or_the_chosen_address(client):
     office = make_address(me, city="上海市")
     first, second = buy(sale=make_sale(), user=me), buy(sale=make_sale(), user=me)
     client.force_login(me)  # the browser's session (the test client skips the CSRF check)
-    paid = client.post(f"/api/v1/orders/{first.order_no}/pay", content_type="application/json").json()
-    assert paid["code"] == 0 and paid["data"]["address"]["city"] == home.city
-    body = {"addressId": office.pk}
-    paid = client.post(f"/api/v1/orders/{second.order_no}/pay", body, content_type="application/json").json()
-    assert paid["code"] == 0 and paid["data"]["address"]["city"] == "上海市"
+    started = client.post(f"/api/v1/orders/{first.order_no}/pay", {"method": "alipay"}, content_type="application/json")
+    assert started.json()["code"] == 0 and started.json()["data"]["redirectUrl"].startswith(settings.ALIPAY_GATEWAY)
+    body = {"addressId": office.pk, "method": "stripe"}
+    started = client.post(f"/api/v1/orders/{second.order_no}/pay", body, content_type="application/json").json()
+    assert started["code"] == 0 and started["data"]["clientSecret"].startswith("pi_")
+    shipped = {OrderAddress.objects.get(order=order).city for order in (first, second)}
+    assert shipped == {home.city, "上海市"}
     listed = client.get("/api/v1/orders").json()["data"]["results"]
     assert {o["address"]["city"] for o in listed} == {"杭州市", "上海市"}
 
@@ -87,5 +97,7 @@ def test_the_api_refuses_an_address_id_that_is_not_an_id(client, body):
     make_address(me)
     order = buy(sale=make_sale(), user=me)
     client.force_login(me)
-    response = client.post(f"/api/v1/orders/{order.order_no}/pay", body, content_type="application/json")
+    response = client.post(
+        f"/api/v1/orders/{order.order_no}/pay", {**body, "method": "alipay"}, content_type="application/json"
+    )
     assert response.status_code == 400 and Order.objects.get(pk=order.pk).status == "unpaid"

@@ -10,7 +10,11 @@ from goods.models import Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders import services
-from orders.models import Order, OrderStatus, SeckillOrder
+from orders.models import Order, OrderStatus, Payment, PaymentStatus, SeckillOrder
+from orders.payments import closing
+from orders.payments.providers import Trade, TradeState
+from orders.payments.reconcile import money_check
+from orders.payments.services import Captured, payment_captured, payment_start
 from orders.tests.factories import buy, pay
 from seckill_site.redis import client
 from users.tests.factories import make_address, make_user, make_users
@@ -51,14 +55,14 @@ class TestPayAndCancel:
 
     def test_paying_a_cancelled_order_is_refused(self):
         order = buy(sale=make_sale(), user=make_user())
-        services.order_cancel_by_user(order=order)
+        closing.order_cancel_by_shopper(order=order)
         with pytest.raises(services.OrderStateError, match="cancelled"):
             pay(order)
 
     def test_cancelling_a_paid_order_is_refused(self):
         order = pay(buy(sale=make_sale(), user=make_user()))
         with pytest.raises(services.OrderStateError, match="already paid"):
-            services.order_cancel_by_user(order=order)
+            closing.order_cancel_by_shopper(order=order)
         assert Order.objects.get(pk=order.pk).status == OrderStatus.PAID
 
     def test_paying_after_the_deadline_is_refused(self):
@@ -73,7 +77,7 @@ class TestPayAndCancel:
         pay(paid)
         overdue(late, paid)
         with django_capture_on_commit_callbacks(execute=True):
-            assert services.orders_expire_unpaid() == 1
+            assert closing.orders_expire_unpaid() == 1
         statuses = dict(Order.objects.values_list("pk", "status"))
         assert statuses == {late.pk: "cancelled", fresh.pk: "unpaid", paid.pk: "paid"}
         assert (db_stock(sale), redis_stock(sale)) == (3, 3)
@@ -82,7 +86,7 @@ class TestPayAndCancel:
         sale = make_sale(stock=5)
         quitter, payer = make_user(), make_user()
         with django_capture_on_commit_callbacks(execute=True):
-            services.order_cancel_by_user(order=buy(sale=sale, user=quitter))
+            closing.order_cancel_by_shopper(order=buy(sale=sale, user=quitter))
         again = buy(sale=sale, user=quitter)
         assert again.status == OrderStatus.UNPAID
         pay(buy(sale=sale, user=payer))
@@ -113,7 +117,7 @@ class TestRaces:
 
         def sweep():
             start.wait()
-            return services.orders_expire_unpaid(batch_size=7)
+            return closing.orders_expire_unpaid(batch_size=7)
 
         def shopper_cancels():
             start.wait()
@@ -127,33 +131,41 @@ class TestRaces:
         assert (db_stock(sale), redis_stock(sale)) == (40, 40)
         assert client().scard(keys.buyers(sale.pk)) == 0
 
-    def test_pay_versus_expire_races_have_exactly_one_winner(self):
-        races = 100
+    def test_payment_versus_expiry_races_keep_the_money_and_the_unit_together(self):
+        """The provider's word that an attempt was paid races the expiry closing that attempt
+        and cancelling the order: either the order is paid (and keeps its unit), or it is
+        cancelled (its unit back on sale) and the money is being refunded, never both."""
+        races = 60
         sale = make_sale(stock=races)
         orders = [buy(sale=sale, user=user) for user in make_users(races)]
-        addresses = {order.user_id: make_address(order.user) for order in orders}
-        # Not yet due, so paying is allowed; the expiry path (order_cancel, as the sweep
-        # calls it) runs at the same instant.
-        Order.objects.update(pay_deadline=timezone.now() + timedelta(seconds=60))
+        attempts = {}
+        for order in orders:
+            attempts[order.pk], _checkout = payment_start(
+                order=order,
+                provider_name="alipay",
+                address=make_address(order.user),
+                return_url="http://shop.test/r",
+                notify_url="http://shop.test/n",
+            )
+        overdue(*orders)
 
         def race(order):
             barrier = threading.Barrier(2)
             outcome = {}
 
-            def pay():
+            def paid():
                 barrier.wait()
-                try:
-                    services.order_pay(order=Order.objects.get(pk=order.pk), address=addresses[order.user_id])
-                    outcome["paid"] = True
-                except services.OrderStateError:
-                    outcome["paid"] = False
+                payment = Payment.objects.get(pk=attempts[order.pk].pk)
+                outcome["paid"] = payment_captured(payment=payment, trade=Trade(TradeState.PAID)) == Captured.PAID
 
             def expire():
                 barrier.wait()
-                outcome["cancelled"] = services.order_cancel(order_id=order.pk, reason="expired")
+                outcome["cancelled"] = closing.order_close(
+                    order=Order.objects.get(pk=order.pk), reason="expired", force=True
+                )
 
             with ThreadPoolExecutor(2) as pool:
-                for f in (pay, expire):
+                for f in (paid, expire):
                     pool.submit(self._in_thread(f))
             return outcome
 
@@ -164,4 +176,6 @@ class TestRaces:
         statuses = list(Order.objects.values_list("status", flat=True))
         assert statuses.count("paid") == paid and statuses.count("cancelled") == races - paid
         assert db_stock(sale) == races - paid == redis_stock(sale)
-        print(f"\npay vs expire: {paid} paid, {races - paid} cancelled of {races} races")
+        assert Payment.objects.filter(status=PaymentStatus.REFUNDING).count() == races - paid
+        assert money_check() == []
+        print(f"\npayment vs expiry: {paid} paid, {races - paid} cancelled and refunded of {races} races")

@@ -36,6 +36,7 @@ JSON = {"HTTP_ACCEPT": "application/json"}
 
 def test_pay_and_cancel_through_the_pages(client):
     from orders.tests.factories import buy
+    from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
     from users.tests.factories import make_address
 
     sale, me = make_sale(stock=3), make_user()
@@ -44,7 +45,11 @@ def test_pay_and_cancel_through_the_pages(client):
     to_pay, to_cancel = buy(sale=sale, user=me), buy(sale=make_sale(), user=me)
     page = client.get(f"/orders/{to_pay.order_no}").content
     assert f'action="/orders/{to_pay.order_no}/pay"'.encode() in page
-    assert client.post(f"/orders/{to_pay.order_no}/pay").status_code == 302
+    cashier = client.post(f"/orders/{to_pay.order_no}/pay", {"method": "alipay"})
+    assert cashier.status_code == 302
+    alipay_cashier_open(cashier["Location"])
+    alipay_buyer_pays(to_pay.payments.get().trade_no)
+    assert client.post(f"/orders/{to_pay.order_no}/paying", **JSON).json()["data"]["status"] == "paid"
     assert client.post(f"/orders/{to_cancel.order_no}/cancel", **JSON).json()["data"]["status"] == "cancelled"
     to_pay.refresh_from_db()
     assert to_pay.status == "paid"

@@ -31,8 +31,8 @@ from goods.models import Sale, SaleDraw
 from goods.sale_state import keys
 from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
-from orders import services as orders
 from orders.models import Order, OrderStatus, SeckillOrder
+from orders.payments import closing
 from orders.tests.factories import pay
 from seckill.selectors import sales_to_reconcile, seckill_result
 from seckill.services import gate, reconcile, writer
@@ -194,7 +194,7 @@ class SaleLife(RuleBasedStateMachine):
     def cancel(self, index):
         order = self._unpaid(index)
         if order is not None:
-            orders.order_cancel_by_user(order=order)
+            closing.order_cancel_by_shopper(order=order)
             sale_state.sold_out_clear()  # the one-second mark would lapse; the machine does not wait
 
     @rule()
@@ -202,7 +202,7 @@ class SaleLife(RuleBasedStateMachine):
         Order.objects.filter(sale=self.sale, status=OrderStatus.UNPAID).update(
             pay_deadline=timezone.now() - timedelta(seconds=1)
         )
-        orders.orders_expire_unpaid()
+        closing.orders_expire_unpaid()
         sale_state.sold_out_clear()
 
     @precondition(lambda self: self.returns)

@@ -4,6 +4,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import environ
+from celery.schedules import crontab
 from csp.constants import NONCE, NONE, SELF
 
 from seckill_site.broker import is_amqp, task_queues
@@ -57,22 +58,28 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-# Own origin only, inline scripts and styles by the request's nonce; e2e/ fails on any violation.
-CONTENT_SECURITY_POLICY = {
-    "DIRECTIVES": {
-        "default-src": [SELF],
-        "script-src": [SELF, NONCE],
-        "style-src": [SELF, NONCE],
-        "img-src": [SELF, "data:", "blob:"],
-        "media-src": [SELF, "blob:"],
-        "font-src": [SELF],
-        "connect-src": [SELF],
-        "object-src": [NONE],
-        "base-uri": [NONE],
-        "frame-ancestors": [NONE],
-        "form-action": [SELF],
-    },
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+
+
+# Own origin only (and the payment providers', below), inline scripts and styles by the
+# request's nonce; e2e/ fails on any violation.
+_CSP_DIRECTIVES: dict[str, list[object]] = {
+    "default-src": [SELF],
+    "script-src": [SELF, NONCE],
+    "style-src": [SELF, NONCE],
+    "img-src": [SELF, "data:", "blob:"],
+    "media-src": [SELF, "blob:"],
+    "font-src": [SELF],
+    "connect-src": [SELF],
+    "object-src": [NONE],
+    "base-uri": [NONE],
+    "frame-ancestors": [NONE],
+    "form-action": [SELF],
 }
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": _CSP_DIRECTIVES}
 
 ROOT_URLCONF = "seckill_site.urls"
 WSGI_APPLICATION = "seckill_site.wsgi.application"
@@ -283,6 +290,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "orders.expire_unpaid",
         "schedule": env.int("SECKILL_EXPIRE_SWEEP_SECONDS", default=30),
     },
+    # Attempts whose notification was lost, and refunds whose task was (orders.payments).
+    "orders-payments-sync": {"task": "orders.payments_sync", "schedule": env.int("PAYMENT_SYNC_SECONDS", default=30)},
+    "orders-refunds-resend": {"task": "orders.refunds_resend", "schedule": 60.0},
+    "orders-payments-reconcile": {"task": "orders.payments_reconcile", "schedule": crontab(hour=3, minute=30)},
 }
 
 # Orders the order writer writes per transaction (seckill/services/writer.py).
@@ -321,7 +332,35 @@ LOGGING = {
 CSRF_FAILURE_VIEW = "seckill_site.errors.csrf_failure"
 DEFAULT_EXCEPTION_REPORTER_FILTER = "seckill_site.errors.SensitiveDataFilter"
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
-PAYMENT_PROVIDER = env("PAYMENT_PROVIDER", default="orders.payments.SimulatedProvider")
+
+# Payments (orders/payments): Alipay's open platform and Stripe, each on when its keys are set.
+# With none set, `make run` and the tests start local stand-ins that speak their protocols
+# (tools/services.py: localstripe, and tools/alipay_gateway) and set these to match.
+PAYMENT_CURRENCY = env("PAYMENT_CURRENCY", default="CNY")
+# The shop's address as the providers reach it (notify and return URLs); empty: the request's.
+PAYMENT_PUBLIC_URL = env("PAYMENT_PUBLIC_URL", default="")
+# Seconds a call to a provider may take before it counts as unreachable.
+PAYMENT_GATEWAY_TIMEOUT = env.float("PAYMENT_GATEWAY_TIMEOUT", default=5.0)
+# An attempt still open this long is asked about (its notification may be lost).
+PAYMENT_QUERY_AFTER_SECONDS = env.int("PAYMENT_QUERY_AFTER_SECONDS", default=60)
+ALIPAY_APP_ID = env("ALIPAY_APP_ID", default="")
+ALIPAY_SELLER_ID = env("ALIPAY_SELLER_ID", default="")
+# PEM text, or the path of a PEM file.
+ALIPAY_APP_PRIVATE_KEY = env("ALIPAY_APP_PRIVATE_KEY", default="")
+ALIPAY_PUBLIC_KEY = env("ALIPAY_PUBLIC_KEY", default="")
+ALIPAY_GATEWAY = env("ALIPAY_GATEWAY", default="https://openapi.alipay.com/gateway.do")
+STRIPE_SECRET_KEY = env("STRIPE_SECRET_KEY", default="")
+STRIPE_PUBLISHABLE_KEY = env("STRIPE_PUBLISHABLE_KEY", default="")
+STRIPE_WEBHOOK_SECRET = env("STRIPE_WEBHOOK_SECRET", default="")
+STRIPE_API_BASE = env("STRIPE_API_BASE", default="https://api.stripe.com")
+STRIPE_JS_URL = env("STRIPE_JS_URL", default="https://js.stripe.com/v3/")
+# The card form runs Stripe's script, which calls Stripe's API and may frame its 3-D Secure
+# page; Alipay's cashier is reached by a form whose answer redirects there.
+_STRIPE_ORIGINS = sorted({_origin(STRIPE_JS_URL), _origin(STRIPE_API_BASE)})
+_CSP_DIRECTIVES["script-src"] += [_origin(STRIPE_JS_URL)]
+_CSP_DIRECTIVES["connect-src"] += _STRIPE_ORIGINS
+_CSP_DIRECTIVES["frame-src"] = [SELF, *_STRIPE_ORIGINS]
+_CSP_DIRECTIVES["form-action"] += [_origin(ALIPAY_GATEWAY)]
 
 # /readyz: every dependency must answer within this many seconds (seckill_site/health.py).
 READINESS_TIMEOUT = env.float("READINESS_TIMEOUT", default=2.0)

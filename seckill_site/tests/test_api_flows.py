@@ -15,7 +15,9 @@ from rest_framework.test import APIClient
 from goods.models import Sale
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
-from orders.models import Order
+from orders.models import Order, Payment
+from orders.payments.services import payment_sync
+from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
 from seckill.services.writer import sale_flush
 from seckill_site.redis import client as redis
 from seckill_site.tests.clients import api
@@ -105,7 +107,13 @@ def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(flush
         "street": "文三路 1 号",
     }
     address_id = body(first.post("/api/v1/users/addresses", address, format="json"), 201)["data"]["id"]
-    paid = body(first.post(f"/api/v1/orders/{order_no}/pay", {"addressId": address_id}, format="json"))["data"]
+    started = body(first.post(f"/api/v1/orders/{order_no}/pay", {"addressId": address_id}, format="json"))["data"]
+    # Alipay's cashier, as the shopper's browser opens it, and the buyer's "pay" there.
+    alipay_cashier_open(started["redirectUrl"])
+    alipay_buyer_pays(started["tradeNo"])
+    assert body(first.get(f"/api/v1/orders/{order_no}"))["data"]["payment"]["paying"] is True
+    payment_sync(payment=Payment.objects.get(trade_no=started["tradeNo"]))  # what the query sweep does
+    paid = body(first.get(f"/api/v1/orders/{order_no}"))["data"]
     assert paid["status"] == "paid" and paid["paidAt"] and paid["address"]["street"] == "文三路 1 号"
     refused = body(first.post(f"/api/v1/orders/{paid['orderNo']}/cancel"), 409)
     assert refused["code"] == 500601 and "paid" in refused["msg"]

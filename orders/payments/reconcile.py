@@ -1,0 +1,149 @@
+"""Reconciliation: the money invariants over the shop's own tables (money_check, which every
+test and fault run uses), and the shop's payments and refunds against each provider's records
+for one day (payments_reconcile, run daily by beat and by `manage.py payments_reconcile`)."""
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from orders.metrics import MISMATCHES
+from orders.models import (
+    Order,
+    OrderStatus,
+    Payment,
+    PaymentMismatch,
+    PaymentStatus,
+    Refund,
+    RefundStatus,
+    SeckillOrder,
+)
+from orders.payments.providers import GatewayDown, provider, providers_enabled
+
+logger = logging.getLogger(__name__)
+
+_CAPTURED = (PaymentStatus.SUCCEEDED, PaymentStatus.REFUNDING, PaymentStatus.REFUNDED)
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    trade_no: str  # the payment's, or the order number when no payment is involved
+    detail: str
+
+
+def money_check(*, orders: "list[int] | None" = None) -> list[Problem]:
+    """The money invariants, over every order (or the orders with these ids):
+
+    - every captured payment belongs to exactly one paid order, or is refunded in full;
+    - no order is paid twice (also a constraint: one_kept_payment_per_order);
+    - no paid (or refunded) order lacks its captured payment;
+    - a paid order's unit is never also back in the sale (its sale order stays live).
+    """
+    payments = Payment.objects.all() if orders is None else Payment.objects.filter(order_id__in=orders)
+    scope = Order.objects.all() if orders is None else Order.objects.filter(pk__in=orders)
+    problems = []
+    for trade_no, status, order_status, order_no in payments.filter(status__in=_CAPTURED).values_list(
+        "trade_no", "status", "order__status", "order__order_no"
+    ):
+        if status == PaymentStatus.SUCCEEDED and order_status != OrderStatus.PAID:
+            problems.append(Problem("kept payment of an order not paid", trade_no, f"order {order_no} {order_status}"))
+    refunds = dict(
+        Refund.objects.filter(payment__in=payments.filter(status__in=_CAPTURED[1:])).values_list(
+            "payment__trade_no", "amount"
+        )
+    )
+    for trade_no, amount in payments.filter(status__in=_CAPTURED[1:]).values_list("trade_no", "amount"):
+        if refunds.get(trade_no) != amount:
+            problems.append(
+                Problem("captured payment neither kept nor refunded", trade_no, f"refund {refunds.get(trade_no)}")
+            )
+    kept = scope.annotate(kept=Count("payments", filter=Q(payments__status=PaymentStatus.SUCCEEDED)))
+    for order_no, count in kept.filter(status=OrderStatus.PAID).exclude(kept=1).values_list("order_no", "kept"):
+        problems.append(Problem("paid order without exactly one kept payment", order_no, f"{count} kept"))
+    refunded = scope.filter(status=OrderStatus.REFUNDED).exclude(
+        payments__status__in=(PaymentStatus.REFUNDING, PaymentStatus.REFUNDED)
+    )
+    for order_no in refunded.values_list("order_no", flat=True):
+        problems.append(Problem("refunded order without a refunded payment", order_no, ""))
+    released = SeckillOrder.objects.filter(order__in=scope, order__status=OrderStatus.PAID, live=False)
+    for order_no in released.values_list("order__order_no", flat=True):
+        problems.append(Problem("paid order whose unit went back on sale", order_no, ""))
+    return problems
+
+
+def _day_bounds(day: date) -> tuple[datetime, datetime]:
+    start = timezone.make_aware(datetime.combine(day, time()))
+    return start, start + timedelta(days=1)
+
+
+def _shop_movements(provider_name: str, day: date) -> dict[tuple[str, str], Decimal]:
+    """(kind, trade number) -> amount: what the shop recorded as captured or refunded that day."""
+    start, end = _day_bounds(day)
+    found: dict[tuple[str, str], Decimal] = {}
+    captured = Payment.objects.filter(
+        provider=provider_name, status__in=_CAPTURED, succeeded_at__gte=start, succeeded_at__lt=end
+    )
+    for trade_no, amount in captured.values_list("trade_no", "amount"):
+        found[("payment", trade_no)] = amount
+    refunded = Refund.objects.filter(
+        payment__provider=provider_name, status=RefundStatus.SUCCEEDED, refunded_at__gte=start, refunded_at__lt=end
+    )
+    for trade_no, amount in refunded.values_list("payment__trade_no", "amount"):
+        found[("refund", trade_no)] = amount
+    return found
+
+
+def _record(day: date, provider_name: str, kind: str, trade_no: str, detail: dict) -> None:
+    PaymentMismatch.objects.get_or_create(
+        day=day, kind=kind, trade_no=trade_no, defaults={"provider": provider_name, "detail": detail}
+    )
+
+
+def payments_reconcile(*, day: date) -> dict[str, int]:
+    """Compare `day`'s payments and refunds (the shop's time zone) with each enabled provider's
+    records, and check the money invariants; record each difference once (PaymentMismatch) and
+    set the metric. Kind -> count of what was found."""
+    found: dict[str, int] = defaultdict(int)
+    for provider_name in providers_enabled():
+        try:
+            theirs: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
+            start, end = _day_bounds(day)
+            # A provider's day may be in another time zone: read the days it can overlap.
+            for their_day in (day - timedelta(days=1), day, day + timedelta(days=1)):
+                for movement in provider(provider_name).movements(their_day):
+                    if start <= movement.at < end:
+                        theirs[(movement.kind, movement.trade_no)] += movement.amount
+        except GatewayDown as error:
+            logger.warning("reconciliation of %s on %s: %s", provider_name, day, error)
+            found["provider unreachable"] += 1
+            continue
+        ours = _shop_movements(provider_name, day)
+        for key in ours.keys() | theirs.keys():
+            kind, trade_no = key
+            if key not in theirs:
+                name = f"{kind} not at the provider"
+            elif key not in ours:
+                name = f"{kind} not in the shop"
+            elif ours[key] != theirs[key]:
+                name = f"{kind} amount differs"
+            else:
+                continue
+            _record(day, provider_name, name, trade_no, {"shop": str(ours.get(key)), "provider": str(theirs.get(key))})
+            found[name] += 1
+    for problem in money_check():
+        _record(day, "", problem.kind, problem.trade_no, {"detail": problem.detail})
+        found[problem.kind] += 1
+    open_by_kind = dict(
+        PaymentMismatch.objects.filter(resolved_at=None)
+        .values_list("kind")
+        .annotate(n=Count("pk"))
+        .values_list("kind", "n")
+    )
+    for kind in set(open_by_kind) | set(found):
+        MISMATCHES.labels(kind).set(open_by_kind.get(kind, 0))
+    return dict(found)

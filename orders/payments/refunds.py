@@ -1,0 +1,88 @@
+"""Full refunds: asked for by the merchant, or made by the shop itself for money an order could
+not take (orders.payments.services.payment_captured). A refund is written first (pending) and
+sent after the commit, then again by the sweep until the provider confirms it; its number is
+the provider's idempotency key, so a resend never refunds twice."""
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from orders.metrics import REFUNDS
+from orders.models import Order, OrderStatus, Payment, PaymentStatus, Refund, RefundKind, RefundStatus
+from orders.payments.providers import GatewayDown, ProviderRefused, provider
+from orders.payments.services import refund_confirmed, refund_publish
+from orders.services import OrderStateError
+
+logger = logging.getLogger(__name__)
+
+
+def order_refund(*, order: Order, reason: str, actor_id: int | None) -> Refund:
+    """paid → refunded, the order's payment → refunding, and a pending full refund, in one
+    transaction under the order's row lock; the refund is sent after the commit. The unit
+    does not go back on sale: the merchant restocks by editing the sale, which is audited."""
+    reason = reason.strip()
+    if not reason:
+        raise OrderStateError(_("Say why the order is refunded."))
+    with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        if locked.status != OrderStatus.PAID:
+            raise OrderStateError(
+                _("Only a paid order can be refunded; this one is %(status)s.")
+                % {"status": locked.get_status_display()}
+            )
+        payment = Payment.objects.select_for_update().get(order_id=locked.pk, status=PaymentStatus.SUCCEEDED)
+        Order.objects.filter(pk=locked.pk).update(status=OrderStatus.REFUNDED)
+        Payment.objects.filter(pk=payment.pk).update(status=PaymentStatus.REFUNDING)
+        refund = Refund.objects.create(
+            payment=payment,
+            request_no=f"R{payment.trade_no}",
+            amount=payment.amount,
+            kind=RefundKind.MERCHANT,
+            reason=reason[:200],
+            actor_id=actor_id,
+        )
+        refund_publish(refund.pk)
+    REFUNDS.labels(payment.provider, "requested").inc()
+    return refund
+
+
+def refund_send(*, refund_id: int) -> bool:
+    """Send a pending refund to its provider. True once the provider confirmed it; raises
+    GatewayDown (the caller retries); a provider's refusal is recorded and left for the merchant."""
+    refund = Refund.objects.select_related("payment").filter(pk=refund_id, status=RefundStatus.PENDING).first()
+    if refund is None:
+        return True  # confirmed already
+    Refund.objects.filter(pk=refund.pk).update(tries=F("tries") + 1)
+    try:
+        reference = provider(refund.payment.provider).refund(refund)
+    except GatewayDown as error:
+        Refund.objects.filter(pk=refund.pk).update(last_error=str(error)[:200])
+        REFUNDS.labels(refund.payment.provider, "unreachable").inc()
+        raise
+    except ProviderRefused as refusal:
+        logger.error("refund %s refused by %s: %s", refund.request_no, refund.payment.provider, refusal)
+        Refund.objects.filter(pk=refund.pk).update(last_error=str(refusal)[:200])
+        REFUNDS.labels(refund.payment.provider, "refused").inc()
+        return False
+    refund_confirmed(payment=refund.payment, provider_ref=reference)
+    REFUNDS.labels(refund.payment.provider, "refunded").inc()
+    return True
+
+
+def refunds_resend(*, older_than_s: int = 30, limit: int = 200) -> int:
+    """The refund sweep: pending refunds not sent for a while (a lost task, an outage). The
+    number the providers confirmed."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    confirmed = 0
+    for refund_id in Refund.objects.filter(status=RefundStatus.PENDING, created_at__lte=cutoff).values_list(
+        "pk", flat=True
+    )[:limit]:
+        try:
+            confirmed += refund_send(refund_id=refund_id)
+        except GatewayDown:
+            continue  # one provider down does not hold up the others' refunds
+    return confirmed

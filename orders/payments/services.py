@@ -1,0 +1,264 @@
+"""Writes on an order's money: starting an attempt, a card's confirmation, a provider's
+notification, the query sweep. Each transition is a conditional change under the order's row
+lock (the table is in orders/payments/__init__.py); closing and refunds have modules of their own.
+"""
+
+import enum
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from orders.metrics import NOTICES, PAYMENTS
+from orders.models import (
+    ORDER_ADDRESS_FIELDS,
+    Order,
+    OrderAddress,
+    OrderStatus,
+    Payment,
+    PaymentNotice,
+    PaymentStatus,
+    Refund,
+    RefundKind,
+    RefundStatus,
+)
+from orders.payments.providers import (
+    Checkout,
+    GatewayDown,
+    Notice,
+    NoticeRefused,
+    ProviderRefused,
+    Trade,
+    TradeState,
+    provider,
+    providers_enabled,
+)
+from orders.services import OrderStateError, order_refusal
+from seckill_site.publish import task_publish
+from users.models import Address
+
+logger = logging.getLogger(__name__)
+
+
+class PaymentUnavailable(OrderStateError):
+    """The provider could not be reached or refused; nothing was charged. For the shopper."""
+
+
+class Captured(enum.Enum):
+    PAID = "paid"  # the order is paid by this payment
+    REFUNDING = "refunding"  # the order could not take it (closed, or paid already): refunded
+    ALREADY = "already"  # this payment was captured before: nothing changed
+
+
+def refund_publish(refund_id: int) -> None:
+    """Send the refund once the transaction commits. Robust: with the broker down the refund
+    stays pending, and the refund sweep sends it."""
+    transaction.on_commit(lambda: task_publish("orders.refund_send", kwargs={"refund_id": refund_id}), robust=True)
+
+
+def payment_start(
+    *, order: Order, provider_name: str, address: Address, return_url: str, notify_url: str, mobile: bool = False
+) -> tuple[Payment, Checkout]:
+    """unpaid → an open attempt at `provider_name`, before the order's deadline, shipping to
+    `address` (one of the buyer's, copied onto the order). The attempt is written before the
+    provider hears of it, so the expiry sweep always knows what to close. PaymentUnavailable
+    when the provider cannot be reached: the attempt is closed then, as no one can pay it."""
+    if provider_name not in providers_enabled():
+        raise PaymentUnavailable(_("This way to pay is not available."))
+    if address.user_id != order.user_id:
+        raise ValueError("the address is not the buyer's")  # callers look addresses up per shopper
+    with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        if locked.status != OrderStatus.UNPAID or locked.pay_deadline <= timezone.now():
+            raise order_refusal(locked, "paid")
+        payment = Payment.objects.create(
+            order=locked,
+            provider=provider_name,
+            trade_no=f"{locked.order_no}{locked.payments.count() + 1:02d}",
+            amount=locked.price * locked.quantity,
+            currency=settings.PAYMENT_CURRENCY,
+        )
+        OrderAddress.objects.update_or_create(
+            order_id=locked.pk, defaults={name: getattr(address, name) for name in ORDER_ADDRESS_FIELDS}
+        )
+    try:
+        checkout = provider(provider_name).checkout(
+            payment, return_url=return_url, notify_url=notify_url, mobile=mobile
+        )
+    except (GatewayDown, ProviderRefused) as error:
+        logger.warning("payment %s could not start: %s", payment.trade_no, error)
+        # No one holds a way to pay it (an intent made meanwhile has no card and no one has
+        # its secret), so it is closed for good.
+        Payment.objects.filter(pk=payment.pk, status=PaymentStatus.OPEN).update(
+            status=PaymentStatus.CLOSED, closed_at=timezone.now()
+        )
+        PAYMENTS.labels(provider_name, "unavailable").inc()
+        raise PaymentUnavailable(
+            _("The payment service could not be reached; nothing was charged. Try again, or choose another way to pay.")
+        ) from error
+    if checkout.provider_ref:
+        Payment.objects.filter(pk=payment.pk).update(provider_ref=checkout.provider_ref)
+        payment.provider_ref = checkout.provider_ref
+    PAYMENTS.labels(provider_name, "started").inc()
+    return payment, checkout
+
+
+def payment_card_confirm(*, payment: Payment, token: str) -> tuple[Payment, str]:
+    """Pay an open card attempt with the card the browser tokenized. The payment (captured if
+    the bank said yes at once), and a client secret when the shopper must authenticate first.
+    PaymentUnavailable with the bank's or the provider's words when it did not go through."""
+    order = payment.order
+    if payment.status != PaymentStatus.OPEN or order.status != OrderStatus.UNPAID:
+        raise (
+            order_refusal(order, "paid")
+            if order.status != OrderStatus.UNPAID
+            else PaymentUnavailable(_("This payment was closed; start again from the order."))
+        )
+    if order.pay_deadline <= timezone.now():
+        raise order_refusal(order, "paid")
+    try:
+        trade, secret = provider(payment.provider).card_confirm(payment, token=token)
+    except ProviderRefused as refusal:
+        raise PaymentUnavailable(_("The card was not accepted: %(reason)s") % {"reason": refusal}) from refusal
+    except GatewayDown as error:
+        raise PaymentUnavailable(_("The card service could not be reached; try again in a minute.")) from error
+    if trade.state == TradeState.PAID:
+        payment_captured(payment=payment, trade=trade)
+    payment.refresh_from_db()
+    return payment, secret
+
+
+def payment_captured(*, payment: Payment, trade: Trade) -> Captured:
+    """The provider says `payment` was paid (a verified notification, or its own API's answer).
+
+    Paying an unpaid order needs no deadline check: an unpaid order's unit is never released
+    while an attempt is open (orders.payments.closing), so the money and the unit meet. Money the
+    order cannot take — it was closed meanwhile, or another attempt paid it — is refunded in
+    full. Idempotent: a payment captured before changes nothing.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        # The order's row first, as starting, closing and cancelling take it.
+        order = Order.objects.select_for_update().get(pk=payment.order_id)
+        current = Payment.objects.select_for_update().get(pk=payment.pk)
+        if current.status not in (PaymentStatus.OPEN, PaymentStatus.CLOSED):
+            return Captured.ALREADY
+        provider_ref = trade.provider_ref or current.provider_ref
+        if order.status == OrderStatus.UNPAID:
+            Payment.objects.filter(pk=current.pk).update(
+                status=PaymentStatus.SUCCEEDED, succeeded_at=now, provider_ref=provider_ref
+            )
+            Order.objects.filter(pk=order.pk).update(status=OrderStatus.PAID, paid_at=now)
+            PAYMENTS.labels(current.provider, "paid").inc()
+            return Captured.PAID
+        Payment.objects.filter(pk=current.pk).update(
+            status=PaymentStatus.REFUNDING, succeeded_at=now, provider_ref=provider_ref
+        )
+        paid_already = order.status in (OrderStatus.PAID, OrderStatus.REFUNDED)
+        refund = Refund.objects.create(
+            payment=current,
+            request_no=f"R{current.trade_no}",
+            amount=current.amount,
+            kind=RefundKind.DUPLICATE if paid_already else RefundKind.LATE,
+            reason="order paid by another payment" if paid_already else "paid after the order closed",
+        )
+        refund_publish(refund.pk)
+        PAYMENTS.labels(current.provider, "refunding").inc()
+        return Captured.REFUNDING
+
+
+def _payment_of(provider_name: str, notice: Notice) -> Payment:
+    found = Payment.objects.filter(provider=provider_name).select_related("order")
+    if notice.trade_no:
+        payment = found.filter(trade_no=notice.trade_no).first()
+    else:
+        payment = found.filter(provider_ref=notice.provider_ref).first() if notice.provider_ref else None
+    if payment is None:
+        raise NoticeRefused("trade")
+    if notice.provider_ref and payment.provider_ref and notice.provider_ref != payment.provider_ref:
+        raise NoticeRefused("trade")
+    if notice.amount is not None and notice.amount != payment.amount:
+        raise NoticeRefused("amount")
+    if notice.currency and notice.currency != payment.currency:
+        raise NoticeRefused("currency")
+    return payment
+
+
+def notice_receive(*, provider_name: str, notice: Notice) -> str:
+    """A verified notification: checked against the attempt we made (our trade number, the
+    provider's reference, the amount, the currency; NoticeRefused if any differs), stored once,
+    and applied in the same transaction — so a duplicate, even one arriving at the same moment,
+    finds the stored row and changes nothing. The outcome, for the log."""
+    payment = _payment_of(provider_name, notice)
+    try:
+        with transaction.atomic():
+            stored = PaymentNotice.objects.create(
+                provider=provider_name,
+                event_id=notice.event_id,
+                payment=payment,
+                kind=notice.kind,
+                outcome="received",
+                payload=notice.payload,
+            )
+            if notice.paid:
+                outcome = payment_captured(
+                    payment=payment, trade=Trade(TradeState.PAID, provider_ref=notice.provider_ref)
+                ).value
+            elif notice.kind in ("charge.refunded", "TRADE_CLOSED") and "refund" in str(notice.payload):
+                outcome = "refunded" if refund_confirmed(payment=payment) else "refund unknown"
+            else:
+                outcome = "noted"
+            PaymentNotice.objects.filter(pk=stored.pk).update(outcome=outcome)
+    except IntegrityError:
+        NOTICES.labels(provider_name, "duplicate").inc()
+        return "duplicate"
+    NOTICES.labels(provider_name, outcome).inc()
+    return outcome
+
+
+def refund_confirmed(*, payment: Payment, provider_ref: str = "") -> bool:
+    """refunding → refunded, once the provider confirms the refund (its answer or its
+    notification). False when the payment had no refund of ours to confirm."""
+    now = timezone.now()
+    with transaction.atomic():
+        refunded = Refund.objects.filter(payment_id=payment.pk, status=RefundStatus.PENDING).update(
+            status=RefundStatus.SUCCEEDED, refunded_at=now, **({"provider_ref": provider_ref} if provider_ref else {})
+        )
+        Payment.objects.filter(pk=payment.pk, status=PaymentStatus.REFUNDING).update(status=PaymentStatus.REFUNDED)
+    return bool(refunded) or Refund.objects.filter(payment_id=payment.pk).exists()
+
+
+def payment_sync(*, payment: Payment) -> TradeState | None:
+    """Ask the provider about an open attempt whose notification has not come: capture it if
+    paid, close it if the provider closed it. None when the provider cannot be reached."""
+    try:
+        trade = provider(payment.provider).query(payment)
+    except GatewayDown:
+        return None
+    if trade.state == TradeState.PAID:
+        if trade.amount is not None and trade.amount != payment.amount:
+            logger.error(
+                "payment %s: the provider reports %s paid, not %s", payment.trade_no, trade.amount, payment.amount
+            )
+            return None
+        payment_captured(payment=payment, trade=trade)
+    elif trade.state == TradeState.CLOSED:
+        Payment.objects.filter(pk=payment.pk, status=PaymentStatus.OPEN).update(
+            status=PaymentStatus.CLOSED, closed_at=timezone.now()
+        )
+    return trade.state
+
+
+SYNC_BATCH = 200
+
+
+def payments_sync(*, older_than_s: int | None = None, limit: int = SYNC_BATCH) -> int:
+    """The query sweep: open attempts older than PAYMENT_QUERY_AFTER_SECONDS, oldest first.
+    The number found paid."""
+    age = settings.PAYMENT_QUERY_AFTER_SECONDS if older_than_s is None else older_than_s
+    cutoff = timezone.now() - timedelta(seconds=age)
+    payments = Payment.objects.filter(status=PaymentStatus.OPEN, created_at__lte=cutoff).select_related("order")
+    return sum(payment_sync(payment=payment) == TradeState.PAID for payment in payments.order_by("created_at")[:limit])

@@ -1,0 +1,144 @@
+"""The shopper's payment pages: going to a cashier from the order page, the card form, and the
+page that waits for the provider's word. The providers' notifications are webhooks.py's."""
+
+import json
+from urllib.parse import quote
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django_ratelimit.core import is_ratelimited
+
+from orders import selectors
+from orders.models import Order, Payment, PaymentStatus, Provider
+from orders.payments.providers import providers_enabled
+from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start, payment_sync
+from orders.services import OrderStateError
+from seckill_site.codes import Code
+from seckill_site.http import allow, fail, ok, wants_json
+from users.http import signed_in
+
+# Phones get Alipay's mobile-web cashier; the rest its desktop page.
+_MOBILE = ("Mobile", "Android", "iPhone", "iPad")
+
+
+def public_url(request: HttpRequest, path: str) -> str:
+    """`path` as the providers reach the shop (settings.PAYMENT_PUBLIC_URL, else this request's host)."""
+    base = settings.PAYMENT_PUBLIC_URL.rstrip("/")
+    return f"{base}{path}" if base else request.build_absolute_uri(path)
+
+
+def _order_or_404(request: HttpRequest, order_no: str) -> Order:
+    order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
+    if order is None:
+        raise Http404(_("No such order."))
+    return order
+
+
+def _back(request: HttpRequest, order: Order, message: str, code: Code = Code.PAYMENT_UNAVAILABLE) -> HttpResponse:
+    if wants_json(request):
+        return fail(code, message)
+    messages.error(request, message)
+    return redirect(f"/orders/{order.order_no}")
+
+
+@allow("POST")
+def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
+    """Go to the chosen cashier (`method`: alipay or stripe), shipping to the chosen address."""
+    if not request.user.is_authenticated:
+        if wants_json(request):
+            return fail(Code.NOT_LOGGED_IN)
+        return redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
+    order = _order_or_404(request, order_no)
+    method = request.POST.get("method") or (providers_enabled() or [""])[0]
+    if method not in providers_enabled():
+        return _back(request, order, _("Choose how to pay."), Code.BAD_REQUEST)
+    chosen = request.POST.get("address")
+    address = selectors.shipping_address_for(user=request.user, address_id=chosen)
+    if address is None:
+        return _back(request, order, selectors.shipping_address_problem(address_id=chosen), Code.ADDRESS_NEEDED)
+    try:
+        payment, checkout = payment_start(
+            order=order,
+            provider_name=method,
+            address=address,
+            return_url=public_url(request, reverse("orders:paying", args=[order.order_no])),
+            notify_url=public_url(request, reverse(f"payments:{method}-notify")),
+            mobile=any(word in request.headers.get("User-Agent", "") for word in _MOBILE),
+        )
+    except PaymentUnavailable as refusal:
+        return _back(request, order, str(refusal))
+    except OrderStateError as refusal:
+        return _back(request, order, str(refusal), Code.ORDER_STATE)
+    if checkout.redirect_url:
+        return redirect(checkout.redirect_url)
+    return redirect("orders:card", order_no=order.order_no, trade_no=payment.trade_no)
+
+
+def _card_payment(request: HttpRequest, order: Order, trade_no: str) -> Payment:
+    payment = order.payments.filter(trade_no=trade_no, provider=Provider.STRIPE).first()
+    if payment is None:
+        raise Http404(_("No such payment."))
+    return payment
+
+
+@allow("GET", "POST")
+@login_required
+def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
+    """GET: the card form (Stripe.js tokenizes the card in the browser). POST (JSON, from that
+    form's script): pay with the token; the answer says what the bank said."""
+    order = _order_or_404(request, order_no)
+    payment = _card_payment(request, order, trade_no)
+    if request.method == "GET":
+        if payment.status != PaymentStatus.OPEN:
+            return redirect("orders:paying", order_no=order.order_no)
+        return render(
+            request,
+            "orders/card.html",
+            {
+                "order": order,
+                "payment": payment,
+                "now": timezone.now(),
+                "stripe_js": settings.STRIPE_JS_URL,
+                "stripe_key": settings.STRIPE_PUBLISHABLE_KEY,
+            },
+        )
+    try:
+        token = json.loads(request.body or b"{}").get("token")
+    except (ValueError, AttributeError):
+        token = None
+    if not isinstance(token, str) or not token.startswith("tok_") or len(token) > 64:
+        return fail(Code.BAD_REQUEST, _("The card form sent nothing to pay with; try again."))
+    try:
+        payment, secret = payment_card_confirm(payment=payment, token=token)
+    except OrderStateError as refusal:
+        return fail(Code.PAYMENT_UNAVAILABLE, str(refusal))
+    return ok(
+        {"status": payment.status, "clientSecret": secret, "next": reverse("orders:paying", args=[order.order_no])}
+    )
+
+
+@allow("GET", "POST")
+@login_required
+def paying(request: HttpRequest, order_no: str) -> HttpResponse:
+    """GET: the page a shopper waits on after a cashier (Alipay's return_url too); its script
+    polls the order until the provider's word lands. POST: "check now" — ask the providers
+    about this order's open attempts, for a notification that is slow or lost."""
+    order = _order_or_404(request, order_no)
+    if request.method == "POST":
+        limited = is_ratelimited(
+            request, group="orders.paying", key="user", rate="6/m", method=is_ratelimited.ALL, increment=True
+        )
+        if not limited:
+            for payment in order.payments.filter(status=PaymentStatus.OPEN):
+                payment_sync(payment=payment)
+        order.refresh_from_db()
+        if wants_json(request):
+            return ok(selectors.order_payment_data(order))
+        return redirect("orders:paying", order_no=order.order_no)
+    return render(request, "orders/paying.html", {"order": order, "payment": selectors.order_payment_data(order)})

@@ -1,0 +1,38 @@
+"""Reconciliation against the providers' own records, through their stand-ins."""
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from goods.tests.factories import make_sale
+from orders.models import Payment, PaymentMismatch
+from orders.payments.reconcile import payments_reconcile
+from orders.payments.services import payment_start, payment_sync
+from orders.tests.factories import buy
+from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
+from users.tests.factories import make_address, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def _paid_at_alipay():
+    me = make_user()
+    order = buy(sale=make_sale(), user=me)
+    payment, checkout = payment_start(
+        order=order, provider_name="alipay", address=make_address(me), return_url="", notify_url="http://127.0.0.1:9/n"
+    )
+    alipay_cashier_open(checkout.redirect_url)
+    alipay_buyer_pays(payment.trade_no)
+    return payment
+
+
+def test_a_payment_the_shop_missed_is_found_and_one_it_recorded_matches(capsys):
+    recorded, missed = _paid_at_alipay(), _paid_at_alipay()
+    payment_sync(payment=recorded)
+    found = payments_reconcile(day=timezone.localdate())
+    missing = PaymentMismatch.objects.filter(kind="payment not in the shop").values_list("trade_no", flat=True)
+    assert missed.trade_no in missing and recorded.trade_no not in missing
+    assert found["payment not in the shop"] >= 1
+    payment_sync(payment=Payment.objects.get(pk=missed.pk))  # the sweep repairs it
+    with pytest.raises(CommandError):
+        call_command("payments_reconcile", "--date", "not-a-date")
