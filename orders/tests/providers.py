@@ -1,6 +1,9 @@
 """A shopper at the providers' stand-ins, through their own pages and control APIs, for tests:
 the shop sees only what the real providers would send it."""
 
+import http.server
+import threading
+import time
 from urllib.request import urlopen
 
 from django.conf import settings
@@ -18,3 +21,46 @@ def alipay_buyer_pays(trade_no: str) -> dict:
     """The buyer presses "pay" on the open cashier: the trade is paid at Alipay, which then
     sends its notify to the attempt's notify_url."""
     return alipay_control(settings.ALIPAY_GATEWAY, f"pay/{trade_no}")
+
+
+class Receiver:
+    """A notify_url on loopback that keeps what the provider sent and answers `answer`."""
+
+    def __init__(self, answer: bytes = b"success") -> None:
+        self.bodies: list[bytes] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                outer.bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/notify"
+
+    def wait(self, count: int = 1, timeout: float = 10) -> bytes:
+        deadline = time.monotonic() + timeout
+        while len(self.bodies) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(self.bodies) >= count, "the provider sent no notification"
+        return self.bodies[count - 1]
+
+    def notify_for(self, trade_no: str, timeout: float = 10) -> bytes:
+        """The first notification about our trade `trade_no`."""
+        needle = f"out_trade_no={trade_no}&".encode()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = next((body for body in list(self.bodies) if needle in body + b"&"), None)
+            if found is not None:
+                return found
+            time.sleep(0.02)
+        raise AssertionError(f"no notification about {trade_no}")
+
+    def close(self) -> None:
+        self.server.shutdown()

@@ -2,7 +2,6 @@
 refused with a 4xx and no change when forged, replayed or tampered, and a payment that lands
 after its order closed refunded in full."""
 
-import http.server
 import random
 import threading
 import urllib.parse
@@ -23,44 +22,12 @@ from orders.payments.reconcile import money_check
 from orders.payments.refunds import refund_send
 from orders.payments.services import payment_card_confirm, payment_start
 from orders.tests.factories import buy
-from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
+from orders.tests.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
 from tools.payment_services import alipay_control
 from users.tests.factories import make_address, make_user
 
 pytestmark = pytest.mark.django_db
 FORM = "application/x-www-form-urlencoded"
-
-
-class Receiver:
-    """A notify_url on loopback that keeps what the provider sent and answers `answer`."""
-
-    def __init__(self, answer: bytes = b"success") -> None:
-        self.bodies: list[bytes] = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                outer.bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(answer)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/notify"
-
-    def wait(self, count: int = 1, timeout: float = 10) -> bytes:
-        deadline = timezone.now() + timedelta(seconds=timeout)
-        while len(self.bodies) < count and timezone.now() < deadline:
-            threading.Event().wait(0.05)
-        assert len(self.bodies) >= count, "the provider sent no notification"
-        return self.bodies[count - 1]
-
-    def close(self) -> None:
-        self.server.shutdown()
 
 
 @pytest.fixture

@@ -4,8 +4,11 @@ Its rules interleave every transition of goods.sale_state with the crashes and l
 arrivals that real processes produce: buys, a publish that fails (with a flush running, or
 not), flushes whole, one batch at a time, crashing before or after their commit and being
 redelivered, cancellations and expiries whose Redis half arrives late, reconciles, rebuys,
-accounts deleted mid-sale and a merchant's stock edits. After every step it checks the sale's
-invariants; at the end it drains everything and checks that nothing was lost.
+accounts deleted mid-sale and a merchant's stock edits. And the money, through the real Alipay
+stand-in: attempts opened, paid at the cashier, notifies delivered once, twice, late or never
+(then the query sweep), expiries while Alipay is down, refunds. After every step it checks
+the sale's invariants and the money's (orders.payments.reconcile.money_check); at the end it
+drains everything and checks that nothing was lost.
 
 `make test` runs a bounded number of examples; `make stateful` runs many more
 (STATEFUL_EXAMPLES, STATEFUL_STEPS).
@@ -15,12 +18,14 @@ import hashlib
 import os
 import uuid
 from datetime import timedelta
+from urllib.parse import parse_qsl
 
 import pytest
 from django.conf import settings as django_settings
 from django.db.models import Count, ProtectedError
+from django.test import Client as DjangoClient
 from django.utils import timezone
-from hypothesis import HealthCheck
+from hypothesis import HealthCheck, event
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -31,20 +36,32 @@ from goods.models import Sale, SaleDraw
 from goods.sale_state import keys
 from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
-from orders.models import Order, OrderStatus, SeckillOrder
+from orders.models import Order, OrderStatus, Payment, PaymentNotice, PaymentStatus, Refund, SeckillOrder
 from orders.payments import closing
-from orders.tests.factories import pay
+from orders.payments.reconcile import money_check
+from orders.payments.refunds import order_refund, refunds_resend
+from orders.payments.services import payment_start, payment_sync
+from orders.services import OrderStateError
+from orders.tests.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
 from seckill.selectors import sales_to_reconcile, seckill_result
 from seckill.services import gate, reconcile, writer
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import client
+from tools.payment_services import alipay_control
 from users.models import User
-from users.tests.factories import make_users
+from users.tests.factories import make_address, make_users
 
 STOCK = 3
 SHOPPERS = 5
 FLUSH_DEPTHS = ("claim", "commit", "whole")  # how far a flush gets before it stops
+_NOTIFY_URL: list[Receiver] = []  # one receiver for every example: Alipay's notifies land there
+
+
+def _receiver() -> Receiver:
+    if not _NOTIFY_URL:
+        _NOTIFY_URL.append(Receiver())
+    return _NOTIFY_URL[0]
 
 
 def _fresh_world() -> None:
@@ -55,10 +72,10 @@ def _fresh_world() -> None:
 
     from conftest import redis_keys_delete
     from goods.models import Goods, StockAudit
-    from orders.models import OrderAddress
+    from orders.models import OrderAddress, PaymentNotice, Refund
     from users.models import Address
 
-    models = (OrderAddress, SeckillOrder, Order, StockAudit, Sale, Goods, Address, User)
+    models = (PaymentNotice, Refund, Payment, OrderAddress, SeckillOrder, Order, StockAudit, Sale, Goods, Address, User)
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {', '.join(m._meta.db_table for m in models)} RESTART IDENTITY CASCADE")
     redis_keys_delete(django_settings.REDIS_KEY_PREFIX)
@@ -86,6 +103,8 @@ class SaleLife(RuleBasedStateMachine):
         app.send_task = self._publish
         sale_state.unit_return = lambda **kwargs: self.returns.append(kwargs)
         self.publish_fails_after = None  # a flush depth to run, then fail the publish
+        self.cashiers: dict[int, str] = {}  # payment id -> its Alipay cashier, not opened yet
+        self.notices: dict[int, bytes] = {}  # payment id -> the notify Alipay sent about it
 
     # --- the world's plumbing --------------------------------------------------------------
 
@@ -186,16 +205,32 @@ class SaleLife(RuleBasedStateMachine):
 
     @rule(index=st.integers(0, SHOPPERS - 1))
     def pay(self, index):
+        """The whole way at once: cashier, paid at Alipay, the query sweep hears of it."""
         order = self._unpaid(index)
-        if order is not None:
-            pay(order)
+        if order is None or order.pay_deadline <= timezone.now():
+            return
+        payment, checkout = payment_start(
+            order=order,
+            provider_name="alipay",
+            address=make_address(order.user),
+            return_url="http://shop.test/paying",
+            notify_url=_receiver().url,
+        )
+        alipay_cashier_open(checkout.redirect_url)
+        alipay_buyer_pays(payment.trade_no)
+        payment_sync(payment=payment)
 
     @rule(index=st.integers(0, SHOPPERS - 1))
     def cancel(self, index):
         order = self._unpaid(index)
-        if order is not None:
+        if order is None:
+            return
+        try:
             closing.order_cancel_by_shopper(order=order)
-            sale_state.sold_out_clear()  # the one-second mark would lapse; the machine does not wait
+        except OrderStateError:
+            # Closing its attempt found it paid at Alipay: the shopper is told it is paid.
+            assert Order.objects.get(pk=order.pk).status == OrderStatus.PAID
+        sale_state.sold_out_clear()  # the one-second mark would lapse; the machine does not wait
 
     @rule()
     def expire(self):
@@ -204,6 +239,100 @@ class SaleLife(RuleBasedStateMachine):
         )
         closing.orders_expire_unpaid()
         sale_state.sold_out_clear()
+
+    # --- the money (orders.payments), through the real Alipay stand-in --------------------------
+
+    def _nth(self, queryset, index: int):
+        """The index-th (cyclically) of the sale's rows in `queryset`: money rules act on
+        whichever order or payment exists, so they meet one often."""
+        found = list(queryset.order_by("pk"))
+        return found[index % len(found)] if found else None
+
+    def _orders(self, status: str):
+        return Order.objects.filter(sale=self.sale, status=status)
+
+    def _open_payments(self):
+        return Payment.objects.filter(order__sale=self.sale, status=PaymentStatus.OPEN)
+
+    @precondition(lambda self: self._orders(OrderStatus.UNPAID).exists())
+    @rule(index=st.integers(0, 10))
+    def go_to_the_cashier(self, index):
+        """An attempt opens (a second one when the shopper goes back to the order page)."""
+        order = self._nth(self._orders(OrderStatus.UNPAID), index)
+        if order.pay_deadline <= timezone.now():
+            return
+        payment, checkout = payment_start(
+            order=order,
+            provider_name="alipay",
+            address=make_address(order.user),
+            return_url="http://shop.test/paying",
+            notify_url=_receiver().url,
+        )
+        self.cashiers[payment.pk] = checkout.redirect_url
+
+    @precondition(lambda self: self.cashiers)
+    @rule(index=st.integers(0, 10), pays=st.booleans())
+    def cashier_opened(self, index, pays):
+        """The shopper's browser opens Alipay's cashier, and the buyer pays there or leaves.
+        Alipay's notify is kept, not yet delivered (it may never be: a lost notify), and may
+        be delivered any number of times."""
+        payment_id = sorted(self.cashiers)[index % len(self.cashiers)]
+        alipay_cashier_open(self.cashiers.pop(payment_id))
+        payment = Payment.objects.get(pk=payment_id)
+        if not pays:
+            return
+        paid = alipay_buyer_pays(payment.trade_no).get("trade_no")  # a closed trade takes no payment
+        event(f"buyer pays at alipay: {'paid' if paid else 'refused'}")
+        if paid:
+            self.notices[payment.pk] = _receiver().notify_for(payment.trade_no)
+
+    @precondition(lambda self: self.notices)
+    @rule(index=st.integers(0, 10))
+    def notify_delivered(self, index):
+        """Delivered once, again (a duplicate), or late (its order expired meanwhile)."""
+        body = self.notices[sorted(self.notices)[index % len(self.notices)]]
+        answer = DjangoClient().post("/payments/alipay/notify", body, content_type="application/x-www-form-urlencoded")
+        assert (answer.status_code, answer.content) == (200, b"success")
+        notify_id = dict(parse_qsl(body.decode()))["notify_id"]
+        event(f"notify: {PaymentNotice.objects.get(event_id=notify_id).outcome}")
+
+    @precondition(lambda self: self._open_payments().exists())
+    @rule(index=st.integers(0, 10))
+    def query_sweep(self, index):
+        """The sweep asks Alipay about an open attempt whose notify has not come."""
+        event(f"query sweep: {payment_sync(payment=self._nth(self._open_payments(), index))}")
+
+    @precondition(lambda self: self._orders(OrderStatus.UNPAID).exists())
+    @rule(index=st.integers(0, 10), hold_over=st.booleans())
+    def expire_while_alipay_is_down(self, index, hold_over):
+        """Alipay cannot be reached when the sweep comes: the unit is held, or released
+        unconfirmed once the sale's hold is over (a payment after that is refunded)."""
+        order = self._nth(self._orders(OrderStatus.UNPAID), index)
+        late = timedelta(minutes=self.sale.unpaid_hold_minutes + 1) if hold_over else timedelta(seconds=1)
+        Order.objects.filter(pk=order.pk).update(pay_deadline=timezone.now() - late)
+        alipay_control(django_settings.ALIPAY_GATEWAY, "outage?seconds=60")
+        try:
+            closing.orders_expire_unpaid()
+        finally:
+            alipay_control(django_settings.ALIPAY_GATEWAY, "outage?seconds=0")
+        event(f"expire while alipay is down: order {Order.objects.get(pk=order.pk).status}")
+        # The sweep's pause before it asks again passes when the machine says, not by the clock.
+        Payment.objects.filter(order=order).update(close_next_at=None)
+        sale_state.sold_out_clear()
+
+    @precondition(lambda self: self._orders(OrderStatus.PAID).exists())
+    @rule(index=st.integers(0, 10))
+    def merchant_refunds(self, index):
+        order_refund(order=self._nth(self._orders(OrderStatus.PAID), index), reason="asked", actor_id=None)
+
+    @precondition(lambda self: Refund.objects.filter(payment__order__sale=self.sale, status="pending").exists())
+    @rule()
+    def refunds_sent(self):
+        """The refund sweep (its task messages are the machine's to drop)."""
+        refunds_resend(older_than_s=0)
+        for refund in Refund.objects.filter(payment__order__sale=self.sale):
+            assert not refund.last_error, refund.last_error  # Alipay took every refund asked of it
+            event(f"refund {refund.kind}: {refund.status}")
 
     @precondition(lambda self: self.returns)
     @rule(index=st.integers(0, 10))
@@ -289,6 +418,9 @@ class SaleLife(RuleBasedStateMachine):
         live_orders = Order.objects.filter(sale=self.sale).exclude(status=OrderStatus.CANCELLED)
         assert db_stock >= 0
         assert db_stock + live_orders.count() == self.stock_added, "units were made or lost"
+
+        problems = money_check(orders=list(Order.objects.filter(sale=self.sale).values_list("pk", flat=True)))
+        assert problems == [], problems
 
         doubles = SeckillOrder.objects.filter(sale=self.sale, live=True).values("user").annotate(n=Count("id"))
         assert all(row["n"] == 1 for row in doubles), "a shopper holds two live orders"
