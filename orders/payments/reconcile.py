@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from orders.metrics import MISMATCHES
 from orders.models import (
@@ -27,6 +28,16 @@ from orders.payments.providers import GatewayDown, provider, providers_enabled
 logger = logging.getLogger(__name__)
 
 _CAPTURED = (PaymentStatus.SUCCEEDED, PaymentStatus.REFUNDING, PaymentStatus.REFUNDED)
+# What reconciliation records, by movement kind: stored in English, translated where shown.
+_NOT_AT_PROVIDER = {
+    "payment": gettext_noop("payment not at the provider"),
+    "refund": gettext_noop("refund not at the provider"),
+}
+_NOT_IN_SHOP = {"payment": gettext_noop("payment not in the shop"), "refund": gettext_noop("refund not in the shop")}
+_AMOUNT_DIFFERS = {
+    "payment": gettext_noop("payment amount differs"),
+    "refund": gettext_noop("refund amount differs"),
+}
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,7 @@ class Problem:
     detail: str
 
 
-def money_check(*, orders: "list[int] | None" = None) -> list[Problem]:
+def money_check(*, orders: list[int] | None = None) -> list[Problem]:
     """The money invariants, over every order (or the orders with these ids):
 
     - every captured payment belongs to exactly one paid order, or is refunded in full;
@@ -47,32 +58,24 @@ def money_check(*, orders: "list[int] | None" = None) -> list[Problem]:
     payments = Payment.objects.all() if orders is None else Payment.objects.filter(order_id__in=orders)
     scope = Order.objects.all() if orders is None else Order.objects.filter(pk__in=orders)
     problems = []
-    for trade_no, status, order_status, order_no in payments.filter(status__in=_CAPTURED).values_list(
-        "trade_no", "status", "order__status", "order__order_no"
-    ):
-        if status == PaymentStatus.SUCCEEDED and order_status != OrderStatus.PAID:
-            problems.append(Problem("kept payment of an order not paid", trade_no, f"order {order_no} {order_status}"))
-    refunds = dict(
-        Refund.objects.filter(payment__in=payments.filter(status__in=_CAPTURED[1:])).values_list(
-            "payment__trade_no", "amount"
+    kept_elsewhere = payments.filter(status=PaymentStatus.SUCCEEDED).exclude(order__status=OrderStatus.PAID)
+    for trade_no, order_status in kept_elsewhere.values_list("trade_no", "order__status"):
+        problems.append(Problem(gettext_noop("kept payment of an order not paid"), trade_no, f"order {order_status}"))
+    # Refunding or refunded: its refund must be of the whole amount.
+    unrefunded = payments.filter(status__in=_CAPTURED[1:]).exclude(refund__amount=F("amount"))
+    for trade_no, refund_amount in unrefunded.values_list("trade_no", "refund__amount"):
+        problems.append(
+            Problem(gettext_noop("captured payment neither kept nor refunded"), trade_no, f"refund {refund_amount}")
         )
-    )
-    for trade_no, amount in payments.filter(status__in=_CAPTURED[1:]).values_list("trade_no", "amount"):
-        if refunds.get(trade_no) != amount:
-            problems.append(
-                Problem("captured payment neither kept nor refunded", trade_no, f"refund {refunds.get(trade_no)}")
-            )
     kept = scope.annotate(kept=Count("payments", filter=Q(payments__status=PaymentStatus.SUCCEEDED)))
     for order_no, count in kept.filter(status=OrderStatus.PAID).exclude(kept=1).values_list("order_no", "kept"):
-        problems.append(Problem("paid order without exactly one kept payment", order_no, f"{count} kept"))
-    refunded = scope.filter(status=OrderStatus.REFUNDED).exclude(
-        payments__status__in=(PaymentStatus.REFUNDING, PaymentStatus.REFUNDED)
-    )
-    for order_no in refunded.values_list("order_no", flat=True):
-        problems.append(Problem("refunded order without a refunded payment", order_no, ""))
+        problems.append(Problem(gettext_noop("paid order without exactly one kept payment"), order_no, f"{count} kept"))
+    refunded_orders = scope.filter(status=OrderStatus.REFUNDED).exclude(payments__status__in=_CAPTURED[1:])
+    for order_no in refunded_orders.values_list("order_no", flat=True):
+        problems.append(Problem(gettext_noop("refunded order without a refunded payment"), order_no, ""))
     released = SeckillOrder.objects.filter(order__in=scope, order__status=OrderStatus.PAID, live=False)
     for order_no in released.values_list("order__order_no", flat=True):
-        problems.append(Problem("paid order whose unit went back on sale", order_no, ""))
+        problems.append(Problem(gettext_noop("paid order whose unit went back on sale"), order_no, ""))
     return problems
 
 
@@ -126,11 +129,11 @@ def payments_reconcile(*, day: date) -> dict[str, int]:
         for key in ours.keys() | theirs.keys():
             kind, trade_no = key
             if key not in theirs:
-                name = f"{kind} not at the provider"
+                name = _NOT_AT_PROVIDER[kind]
             elif key not in ours:
-                name = f"{kind} not in the shop"
+                name = _NOT_IN_SHOP[kind]
             elif ours[key] != theirs[key]:
-                name = f"{kind} amount differs"
+                name = _AMOUNT_DIFFERS[kind]
             else:
                 continue
             _record(day, provider_name, name, trade_no, {"shop": str(ours.get(key)), "provider": str(theirs.get(key))})

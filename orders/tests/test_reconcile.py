@@ -5,10 +5,10 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from goods.tests.factories import make_sale
-from orders.models import Payment, PaymentMismatch
-from orders.payments.reconcile import payments_reconcile
+from orders.models import Order, OrderStatus, Payment, PaymentMismatch, PaymentStatus, SeckillOrder
+from orders.payments.reconcile import money_check, payments_reconcile
 from orders.payments.services import payment_start, payment_sync
-from orders.tests.factories import buy
+from orders.tests.factories import buy, pay
 from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
 from users.tests.factories import make_address, make_user
 
@@ -36,3 +36,25 @@ def test_a_payment_the_shop_missed_is_found_and_one_it_recorded_matches(capsys):
     payment_sync(payment=Payment.objects.get(pk=missed.pk))  # the sweep repairs it
     with pytest.raises(CommandError):
         call_command("payments_reconcile", "--date", "not-a-date")
+
+
+def test_money_check_names_each_broken_invariant():
+    """Each rule, broken by hand in the tables, is reported (and a sound shop reports nothing)."""
+    sale = make_sale(stock=4)
+    paid = [pay(buy(sale=sale, user=make_user())) for _ in range(4)]
+    assert money_check() == []
+    kept_elsewhere, unrefunded, refunded_order, released = paid
+    Order.objects.filter(pk=kept_elsewhere.pk).update(status=OrderStatus.CANCELLED)
+    Payment.objects.filter(order=unrefunded).update(status=PaymentStatus.REFUNDED)  # no refund row
+    Order.objects.filter(pk=refunded_order.pk).update(status=OrderStatus.REFUNDED)  # its payment still kept
+    SeckillOrder.objects.filter(order=released).update(live=False)
+    found = {(problem.kind, problem.trade_no) for problem in money_check()}
+    trade = {order.pk: Payment.objects.get(order=order).trade_no for order in paid}
+    assert found == {
+        ("kept payment of an order not paid", trade[kept_elsewhere.pk]),
+        ("kept payment of an order not paid", trade[refunded_order.pk]),
+        ("captured payment neither kept nor refunded", trade[unrefunded.pk]),
+        ("paid order without exactly one kept payment", unrefunded.order_no),
+        ("refunded order without a refunded payment", refunded_order.order_no),
+        ("paid order whose unit went back on sale", released.order_no),
+    }
