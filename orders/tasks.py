@@ -1,4 +1,7 @@
+from datetime import date, timedelta
+
 from celery import shared_task
+from django.utils import timezone
 
 from orders.metrics import ORDERS_EXPIRED
 from orders.payments.closing import orders_expire_unpaid
@@ -45,9 +48,5 @@ def resend_refunds() -> int:
 @shared_task(name="orders.payments_reconcile", acks_late=True, autoretry_for=OUTAGES, retry_backoff=60, max_retries=3)
 def reconcile_payments(day: str | None = None) -> dict:
     """Yesterday's payments against the providers' records (beat, daily)."""
-    from datetime import date, timedelta
-
-    from django.utils import timezone
-
     chosen = date.fromisoformat(day) if day else timezone.localdate() - timedelta(days=1)
     return payments_reconcile(day=chosen)

@@ -111,14 +111,10 @@ def payment_card_confirm(*, payment: Payment, token: str) -> tuple[Payment, str]
     the bank said yes at once), and a client secret when the shopper must authenticate first.
     PaymentUnavailable with the bank's or the provider's words when it did not go through."""
     order = payment.order
-    if payment.status != PaymentStatus.OPEN or order.status != OrderStatus.UNPAID:
-        raise (
-            order_refusal(order, "paid")
-            if order.status != OrderStatus.UNPAID
-            else PaymentUnavailable(_("This payment was closed; start again from the order."))
-        )
-    if order.pay_deadline <= timezone.now():
+    if order.status != OrderStatus.UNPAID or order.pay_deadline <= timezone.now():
         raise order_refusal(order, "paid")
+    if payment.status != PaymentStatus.OPEN:
+        raise PaymentUnavailable(_("This payment was closed; start again from the order."))
     try:
         trade, secret = provider(payment.provider).card_confirm(payment, token=token)
     except ProviderRefused as refusal:
@@ -207,7 +203,7 @@ def notice_receive(*, provider_name: str, notice: Notice) -> str:
                 outcome = payment_captured(
                     payment=payment, trade=Trade(TradeState.PAID, provider_ref=notice.provider_ref)
                 ).value
-            elif notice.kind in ("charge.refunded", "TRADE_CLOSED") and "refund" in str(notice.payload):
+            elif notice.refunded:
                 outcome = "refunded" if refund_confirmed(payment=payment) else "refund unknown"
             else:
                 outcome = "noted"

@@ -139,7 +139,9 @@ class AlipayProvider:
             kind=status or "unknown",
             trade_no=payload["out_trade_no"],
             provider_ref=payload.get("trade_no", ""),
+            # A refund's notify names the trade's status too, with the refund's fields beside it.
             paid=status in _PAID and not payload.get("refund_fee"),
+            refunded=bool(payload.get("refund_fee")),
             amount=_amount(payload.get("total_amount")),
             currency=settings.PAYMENT_CURRENCY,  # Alipay's domestic trades are in yuan
             payload=payload,

@@ -70,6 +70,7 @@ class Notice:
     trade_no: str = ""  # ours, when the notification carries it
     provider_ref: str = ""
     paid: bool = False  # says the trade was paid
+    refunded: bool = False  # says money of the trade went back
     amount: Decimal | None = None
     currency: str = ""
     payload: dict = field(default_factory=dict)

@@ -114,7 +114,13 @@ class StripeProvider:
             event = event.to_dict()  # plain values: Stripe's objects refuse dict methods
             kind, thing = event["type"], event["data"]["object"]
             if kind.startswith("charge."):
-                return Notice(event_id=event["id"], kind=kind, provider_ref=thing["payment_intent"], payload=event)
+                return Notice(
+                    event_id=event["id"],
+                    kind=kind,
+                    provider_ref=thing["payment_intent"],
+                    refunded=kind == "charge.refunded",
+                    payload=event,
+                )
             return Notice(
                 event_id=event["id"],
                 kind=kind,
