@@ -3,7 +3,6 @@ services and selectors of the order pages. Another shopper's order is indistingu
 Merchants: the live figures of one of their sales (its orders counted here, beside them)."""
 
 from django.conf import settings
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -15,9 +14,9 @@ from goods.selectors import sales_visible_to
 from orders import selectors
 from orders.models import Provider
 from orders.payments.closing import order_cancel_by_shopper
+from orders.payments.http import provider_urls
 from orders.payments.providers import providers_enabled
 from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
-from orders.payments.views import public_url
 from orders.selectors import sale_figures
 from orders.serializers import (
     CardInputSerializer,
@@ -102,9 +101,8 @@ class OrderPayApi(APIView):
                 order=order,
                 provider_name=method,
                 address=address,
-                return_url=public_url(request, reverse("orders:paying", args=[order.order_no])),
-                notify_url=public_url(request, reverse(f"payments:{method}-notify")),
                 mobile=body.validated_data["mobile"],
+                **provider_urls(request, order=order, method=method),
             )
         except PaymentUnavailable as refusal:
             return api_fail(Code.PAYMENT_UNAVAILABLE, str(refusal))

@@ -16,6 +16,7 @@ from django_ratelimit.core import is_ratelimited
 
 from orders import selectors
 from orders.models import Order, Payment, PaymentStatus, Provider
+from orders.payments.http import provider_urls
 from orders.payments.providers import providers_enabled
 from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start, payment_sync
 from orders.services import OrderStateError
@@ -25,12 +26,6 @@ from users.http import signed_in
 
 # Phones get Alipay's mobile-web cashier; the rest its desktop page.
 _MOBILE = ("Mobile", "Android", "iPhone", "iPad")
-
-
-def public_url(request: HttpRequest, path: str) -> str:
-    """`path` as the providers reach the shop (settings.PAYMENT_PUBLIC_URL, else this request's host)."""
-    base = settings.PAYMENT_PUBLIC_URL.rstrip("/")
-    return f"{base}{path}" if base else request.build_absolute_uri(path)
 
 
 def _order_or_404(request: HttpRequest, order_no: str) -> Order:
@@ -67,9 +62,8 @@ def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
             order=order,
             provider_name=method,
             address=address,
-            return_url=public_url(request, reverse("orders:paying", args=[order.order_no])),
-            notify_url=public_url(request, reverse(f"payments:{method}-notify")),
             mobile=any(word in request.headers.get("User-Agent", "") for word in _MOBILE),
+            **provider_urls(request, order=order, method=method),
         )
     except PaymentUnavailable as refusal:
         return _back(request, order, str(refusal))
@@ -80,7 +74,7 @@ def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
     return redirect("orders:card", order_no=order.order_no, trade_no=payment.trade_no)
 
 
-def _card_payment(request: HttpRequest, order: Order, trade_no: str) -> Payment:
+def _card_payment(order: Order, trade_no: str) -> Payment:
     payment = order.payments.filter(trade_no=trade_no, provider=Provider.STRIPE).first()
     if payment is None:
         raise Http404(_("No such payment."))
@@ -93,7 +87,7 @@ def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
     """GET: the card form (Stripe.js tokenizes the card in the browser). POST (JSON, from that
     form's script): pay with the token; the answer says what the bank said."""
     order = _order_or_404(request, order_no)
-    payment = _card_payment(request, order, trade_no)
+    payment = _card_payment(order, trade_no)
     if request.method == "GET":
         if payment.status != PaymentStatus.OPEN:
             return redirect("orders:paying", order_no=order.order_no)
