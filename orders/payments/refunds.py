@@ -34,7 +34,9 @@ def order_refund(*, order: Order, reason: str, actor_id: int | None) -> Refund:
                 _("Only a paid order can be refunded; this one is %(status)s.")
                 % {"status": locked.get_status_display()}
             )
-        payment = Payment.objects.select_for_update().get(order_id=locked.pk, status=PaymentStatus.SUCCEEDED)
+        payment = Payment.objects.select_for_update().filter(order_id=locked.pk, status=PaymentStatus.SUCCEEDED).first()
+        if payment is None:  # paid before the shop took payments through providers
+            raise OrderStateError(_("This order has no payment on record to refund."))
         Order.objects.filter(pk=locked.pk).update(status=OrderStatus.REFUNDED)
         Payment.objects.filter(pk=payment.pk).update(status=PaymentStatus.REFUNDING)
         refund = Refund.objects.create(
