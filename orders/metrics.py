@@ -12,6 +12,10 @@ NOTICES = Counter(
     ["provider", "outcome"],
 )
 REFUNDS = Counter("seckill_refunds_total", "Refunds by provider and event", ["provider", "event"])
+# The last reconciliation's figure stands until the next one, whichever worker child ran it.
 MISMATCHES = Gauge(
-    "seckill_payment_mismatches", "Unresolved differences the last reconciliation found, by kind", ["kind"]
+    "seckill_payment_mismatches",
+    "Unresolved differences the last reconciliation found, by kind",
+    ["kind"],
+    multiprocess_mode="mostrecent",
 )
