@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.request import Request, urlopen
 
 from tools.net import free_port, wait_until
+from tools.processes import ServiceError, number_read, process_of
 
 # Test keys: localstripe takes any key of the right shape; the webhook secret is ours to choose.
 STRIPE_TEST_ENV = {
@@ -27,31 +28,13 @@ ALIPAY_APP_ID = "2021000000000001"
 ALIPAY_SELLER_ID = "2088000000000001"
 
 
-def _read_int(path: Path) -> int | None:
-    try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _answers(url: str) -> bool:
     try:
         with urlopen(url, timeout=2) as response:
             return response.status < 500
     except OSError as error:
         # An HTTP error is still an answer: the server is up.
-        return getattr(error, "code", 0) and error.code < 500
-
-
-def _alive(pidfile: Path) -> bool:
-    pid = _read_int(pidfile)
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
+        return 0 < getattr(error, "code", 0) < 500
 
 
 def _daemon(run: Path, name: str, command: list[str], probe: str, port: int) -> bool:
@@ -62,13 +45,17 @@ def _daemon(run: Path, name: str, command: list[str], probe: str, port: int) -> 
     (run / f"{name}.port").write_text(f"{port}\n")
     if not wait_until(lambda: _answers(probe), 30):
         process.kill()
-        raise RuntimeError(f"{name} did not answer on port {port}; see .run/{name}.log")
+        raise ServiceError(f"{name} did not answer on port {port}; see .run/{name}.log")
     return True
 
 
+# What each stand-in's command line holds, to tell it from a process that took over its pid.
+_COMMANDS = {"localstripe": "localstripe", "alipay": "tools.alipay_gateway"}
+
+
 def _ensure(run: Path, name: str, command_for, probe_for) -> tuple[int, bool]:
-    port = _read_int(run / f"{name}.port")
-    if port and _alive(run / f"{name}.pid") and _answers(probe_for(port)):
+    port = number_read(run / f"{name}.port")
+    if port and process_of(run / f"{name}.pid", "python", _COMMANDS[name]) and _answers(probe_for(port)):
         return port, False
     port = free_port(preferred=port)
     return port, _daemon(run, name, command_for(port), probe_for(port), port)
@@ -133,12 +120,9 @@ def ensure_payment_services(run: Path) -> tuple[dict[str, str], list[str]]:
 
 def stop_payment_services(run: Path, names: list[str] | tuple[str, ...] = ("localstripe", "alipay")) -> None:
     for name in names:
-        pid = _read_int(run / f"{name}.pid")
-        if pid and _alive(run / f"{name}.pid"):
-            try:
-                os.kill(pid, 15)
-            except OSError:
-                pass
+        process = process_of(run / f"{name}.pid", "python", _COMMANDS[name])
+        if process is not None:
+            process.terminate()
 
 
 def stripe_webhook_register(api_base: str, url: str, *, name: str = "shop") -> None:

@@ -26,6 +26,28 @@ SERVERS = ("granian", "gunicorn-gthread", "gunicorn-sync")
 DEFAULT_SERVER = "granian"
 
 
+class ServiceError(RuntimeError):
+    """A server could not be started or stopped; the message says what to do."""
+
+
+def number_read(path: Path) -> int | None:
+    """The number a pid or port file holds; None when it is missing or holds none."""
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_of(pidfile: Path, name: str, arg: str) -> psutil.Process | None:
+    """The process in `pidfile` if it is `name` with `arg` in its command line: pidfiles
+    go stale and pids get reused, so a live pid alone proves nothing."""
+    try:
+        proc = psutil.Process(number_read(pidfile) or -1)  # -1: no pid -> ValueError
+        return proc if name in proc.name() and arg in " ".join(proc.cmdline()) else None
+    except (psutil.Error, ValueError):
+        return None
+
+
 def web_command(*, host: str, port: int, workers: int, threads: int, server: str = DEFAULT_SERVER) -> list[str]:
     """The web server's command line, with every server at the same address, backlog and keep-alive
     so that a comparison is of the servers alone. Production starts granian via seckill_site.serve."""

@@ -22,32 +22,10 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from tools.net import free_port, wait_until
 from tools.payment_services import ensure_payment_services, stop_payment_services
+from tools.processes import ServiceError, number_read, process_of
 
 DB_NAME = "seckill"
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class ServiceError(RuntimeError):
-    """A server could not be started or stopped; the message says what to do."""
-
-
-def _read_int(path: Path) -> int | None:
-    try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _process(pidfile: Path, name: str, arg: str):
-    """The process in `pidfile` if it is `name` with `arg` in its command line: pidfiles
-    go stale and pids get reused, so a live pid alone proves nothing."""
-    import psutil
-
-    try:
-        proc = psutil.Process(_read_int(pidfile) or -1)  # -1: no pid -> ValueError
-        return proc if name in proc.name() and arg in " ".join(proc.cmdline()) else None
-    except (psutil.Error, ValueError):
-        return None
 
 
 def _pgserver():
@@ -75,7 +53,7 @@ def _ensure_postgres(pgdata: Path) -> tuple[str, bool]:
     except ImportError as exc:
         raise ServiceError(f"{exc}: run `make venv` first, or set DATABASE_URL") from exc
 
-    was_running = bool(_process(pgdata / "postmaster.pid", "postgres", str(pgdata)))
+    was_running = bool(process_of(pgdata / "postmaster.pid", "postgres", str(pgdata)))
     if not was_running:
         _clear_stale_pg_locks(pgdata)
     pgdata.parent.mkdir(parents=True, exist_ok=True)
@@ -100,7 +78,7 @@ def _ensure_postgres(pgdata: Path) -> tuple[str, bool]:
 
 
 def _stop_postgres(pgdata: Path) -> None:
-    if not _process(pgdata / "postmaster.pid", "postgres", str(pgdata)):
+    if not process_of(pgdata / "postmaster.pid", "postgres", str(pgdata)):
         return
     # As root, pgserver runs postgres (which refuses root) as its `pgserver` user; so must pg_ctl.
     user = "pgserver" if os.geteuid() == 0 else None
@@ -126,8 +104,8 @@ def _redis_ping(port: int) -> bool:
 
 def _redis(run: Path):
     """(our running redis-server process or None, its remembered port)."""
-    port = _read_int(run / "redis.port")
-    return (_process(run / "redis.pid", "redis-server", f":{port}") if port else None), port
+    port = number_read(run / "redis.port")
+    return (process_of(run / "redis.pid", "redis-server", f":{port}") if port else None), port
 
 
 def _ensure_redis(run: Path) -> tuple[int, bool]:
