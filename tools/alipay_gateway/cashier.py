@@ -191,6 +191,7 @@ def _page(title: str, english: str, body: str) -> bytes:
     return f"""<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>{_e(title)} · 支付宝 Alipay</title>
 <style>{STYLE}</style></head>
 <body><header>支付宝 收银台<span class="en">Alipay cashier · local stand-in, no real money</span></header>

@@ -38,6 +38,7 @@ class Gateway:
 
     def stop(self) -> None:
         self.notifier.stop()
+        self.store.shutdown()
 
     def context(self, base_url: str) -> Context:
         return Context(config=self.config, store=self.store, links=self.links, base_url=base_url)

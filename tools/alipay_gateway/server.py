@@ -101,6 +101,9 @@ class Handler(BaseHTTPRequestHandler):
             params, refusal = self._params(url.query), None
         except ProtocolError as error:
             params, refusal = {}, error
+        if path == "/favicon.ico":  # browsers ask every origin for one; the pages name none
+            self._send(204, b"", "image/x-icon")
+            return
         if (path == "/gateway.do" or path.startswith("/cashier/")) and gateway.outage_left > 0:
             self._send(503, b"503 Service Unavailable (emulated outage)\n", "text/plain; charset=utf-8")
             return

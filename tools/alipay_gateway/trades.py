@@ -1,7 +1,8 @@
 """The gateway's state: trades, their refunds and the notifications Alipay owes the merchant.
 
-One `Store` holds it all in memory behind one lock and writes it whole to `trades.json` after
-every change (a temporary file renamed over the old one), so a restart keeps the trades. Its
+One `Store` holds it all in memory behind one lock and writes it whole to `trades.json` within
+half a second of a change (a temporary file renamed over the old one) and when it closes, so a
+restart keeps the trades. Its
 operations are Alipay's rules for a trade's life:
 
     (none) --first cashier visit--> WAIT_BUYER_PAY --pay--> TRADE_SUCCESS --full refund--> TRADE_CLOSED
@@ -20,6 +21,7 @@ import re
 import secrets
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -35,6 +37,8 @@ TRADE_SUCCESS = "TRADE_SUCCESS"
 TRADE_CLOSED = "TRADE_CLOSED"
 TRADE_FINISHED = "TRADE_FINISHED"
 CENT = Decimal("0.01")
+# The longest a change waits to be written to trades.json.
+SAVE_EVERY_S = 0.5
 # Alipay's limits on one trade's amount, in yuan.
 AMOUNT_MIN, AMOUNT_MAX = CENT, Decimal("100000000")
 # Alipay: "64 characters at most, letters, digits and underscores only".
@@ -171,6 +175,12 @@ class Store:
         self._owed = owed
         self._lock = threading.RLock()
         self._trades: dict[str, Trade] = {}
+        # Changes are written by a thread of their own, at most every SAVE_EVERY_S: a long run
+        # makes thousands of trades, and writing them all after each change held every caller.
+        self._dirty = threading.Event()
+        self._stopped = False
+        if path is not None:
+            threading.Thread(target=self._writer, name="trades.json", daemon=True).start()
         if path is not None and path.exists():
             for data in json.loads(path.read_text(encoding="utf-8"))["trades"]:
                 trade = Trade.load(data)
@@ -419,9 +429,27 @@ class Store:
         self._owed(notification.notify_id)
 
     def _save(self) -> None:
-        if self._path is None:
+        self._dirty.set()
+
+    def _writer(self) -> None:
+        while not self._stopped:
+            self._dirty.wait()
+            time.sleep(SAVE_EVERY_S)
+            self.flush()
+
+    def shutdown(self) -> None:
+        """Write what changed since the last write, and stop writing."""
+        self._stopped = True
+        self.flush()
+
+    def flush(self) -> None:
+        if self._path is None or not self._dirty.is_set():
             return
-        text = json.dumps({"trades": [asdict(trade) for trade in self._trades.values()]}, ensure_ascii=False, indent=1)
+        with self._lock:
+            self._dirty.clear()
+            text = json.dumps(
+                {"trades": [asdict(trade) for trade in self._trades.values()]}, ensure_ascii=False, indent=1
+            )
         descriptor, temporary = tempfile.mkstemp(dir=self._path.parent, prefix=f".{self._path.name}.")
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
             file.write(text)
