@@ -36,7 +36,10 @@ ORDER_NO = OpenApiParameter(
     "order_no", {"type": "string", "pattern": "^[0-9]{1,32}$"}, OpenApiParameter.PATH, description="order number"
 )
 TRADE_NO = OpenApiParameter(
-    "trade_no", {"type": "string", "pattern": "^[0-9]{1,40}$"}, OpenApiParameter.PATH, description="payment attempt"
+    "trade_no",
+    {"type": "string", "pattern": "^[A-Za-z0-9_]{1,64}$"},
+    OpenApiParameter.PATH,
+    description="payment attempt",
 )
 
 

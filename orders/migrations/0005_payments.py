@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('provider', models.CharField(choices=[('alipay', 'Alipay'), ('stripe', 'card (Stripe)')], max_length=16, verbose_name='provider')),
-                ('trade_no', models.CharField(max_length=40, unique=True, verbose_name='trade number')),
+                ('trade_no', models.CharField(max_length=64, unique=True, verbose_name='trade number')),
                 ('provider_ref', models.CharField(blank=True, max_length=64, verbose_name="provider's reference")),
                 ('amount', models.DecimalField(decimal_places=2, max_digits=10, verbose_name='amount')),
                 ('currency', models.CharField(max_length=3, verbose_name='currency')),
@@ -83,7 +83,7 @@ class Migration(migrations.Migration):
             name='Refund',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('request_no', models.CharField(max_length=48, unique=True, verbose_name='refund number')),
+                ('request_no', models.CharField(max_length=72, unique=True, verbose_name='refund number')),
                 ('provider_ref', models.CharField(blank=True, max_length=64, verbose_name="provider's reference")),
                 ('amount', models.DecimalField(decimal_places=2, max_digits=10, verbose_name='amount')),
                 ('kind', models.CharField(choices=[('merchant', 'by the merchant'), ('late', 'paid after the order closed'), ('duplicate', 'paid twice')], max_length=16, verbose_name='kind')),

@@ -28,8 +28,8 @@ class Payment(models.Model):
     )
     provider = models.CharField(_("provider"), max_length=16, choices=Provider.choices)
     # Ours, sent to the provider: Alipay's out_trade_no, a PaymentIntent's metadata and
-    # idempotency key. The order number and the attempt's number within the order.
-    trade_no = models.CharField(_("trade number"), max_length=40, unique=True)
+    # idempotency key. PAYMENT_TRADE_PREFIX, the order number, the attempt's number in the order.
+    trade_no = models.CharField(_("trade number"), max_length=64, unique=True)
     # Theirs: Alipay's trade_no, or the PaymentIntent's id.
     provider_ref = models.CharField(_("provider's reference"), max_length=64, blank=True)
     amount = models.DecimalField(_("amount"), max_digits=10, decimal_places=2)
@@ -104,7 +104,7 @@ class Refund(models.Model):
 
     payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="refund", verbose_name=_("payment"))
     # Ours: Alipay's out_request_no and Stripe's idempotency key, so a resend refunds once.
-    request_no = models.CharField(_("refund number"), max_length=48, unique=True)
+    request_no = models.CharField(_("refund number"), max_length=72, unique=True)
     provider_ref = models.CharField(_("provider's reference"), max_length=64, blank=True)
     amount = models.DecimalField(_("amount"), max_digits=10, decimal_places=2)
     kind = models.CharField(_("kind"), max_length=16, choices=RefundKind.choices)

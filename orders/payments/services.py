@@ -77,7 +77,7 @@ def payment_start(
         payment = Payment.objects.create(
             order=locked,
             provider=provider_name,
-            trade_no=f"{locked.order_no}{locked.payments.count() + 1:02d}",
+            trade_no=f"{settings.PAYMENT_TRADE_PREFIX}{locked.order_no}{locked.payments.count() + 1:02d}",
             amount=locked.price * locked.quantity,
             currency=settings.PAYMENT_CURRENCY,
         )

@@ -1,11 +1,13 @@
 """Settings shared by every environment; everything external is configured by URL."""
 
+import re
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import environ
 from celery.schedules import crontab
 from csp.constants import NONCE, NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 from seckill_site.broker import is_amqp, task_queues
 
@@ -339,6 +341,11 @@ SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
 PAYMENT_CURRENCY = env("PAYMENT_CURRENCY", default="CNY")
 # The shop's address as the providers reach it (notify and return URLs); empty: the request's.
 PAYMENT_PUBLIC_URL = env("PAYMENT_PUBLIC_URL", default="")
+# Put before every trade number this shop sends (letters, digits, _): shops or environments
+# that share one provider account (a staging shop on the production app) never collide.
+PAYMENT_TRADE_PREFIX = env("PAYMENT_TRADE_PREFIX", default="")
+if not re.fullmatch(r"[A-Za-z0-9_]{0,24}", PAYMENT_TRADE_PREFIX):
+    raise ImproperlyConfigured("PAYMENT_TRADE_PREFIX: at most 24 letters, digits or _ (what Alipay takes)")
 # Seconds a call to a provider may take before it counts as unreachable.
 PAYMENT_GATEWAY_TIMEOUT = env.float("PAYMENT_GATEWAY_TIMEOUT", default=5.0)
 # An attempt still open this long is asked about (its notification may be lost).

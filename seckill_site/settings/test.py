@@ -1,6 +1,7 @@
 """pytest: real PostgreSQL and Redis, fast password hashing."""
 
 import os
+import re
 
 from seckill_site.broker import task_queues
 
@@ -14,6 +15,10 @@ _worker = os.environ.get("PYTEST_XDIST_WORKER", "")
 if _worker and not REDIS_KEY_PREFIX.endswith(f"{_worker}:"):
     REDIS_KEY_PREFIX = os.environ["REDIS_KEY_PREFIX"] = f"{REDIS_KEY_PREFIX}{_worker}:"
 CACHES["default"]["KEY_PREFIX"] = f"{REDIS_KEY_PREFIX}cache"  # noqa: F405
+# The payment stand-ins are shared by every run and worker; their trade numbers must not be.
+# Digits (the run's pid, the worker's number): pages show trade numbers, the language tests
+# read letters as untranslated words.
+PAYMENT_TRADE_PREFIX = "_".join(re.findall(r"\d+", REDIS_KEY_PREFIX)) + "_"
 
 DEBUG = False
 SECRET_KEY = env("SECRET_KEY", default=DEV_SECRET_KEY)
