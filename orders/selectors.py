@@ -40,12 +40,17 @@ def order_address_data(order: Order) -> dict[str, str] | None:
 
 def order_payment_data(order: Order) -> dict[str, Any]:
     """What the shopper's pages poll while a provider decides: the order's status, whether an
-    attempt is still open, and the refund of a payment the order could not take, if any."""
+    attempt is still open, and the refund of a payment the order could not take, if any.
+
+    The status is read after the payments: a notification committing between the two reads
+    then shows as an attempt still open on an order already paid (paid wins), never as an
+    unpaid order with no attempt left."""
     payments = list(order.payments.select_related("refund").order_by("-created_at"))
+    status = Order.objects.values_list("status", flat=True).get(pk=order.pk)
     refunds = [payment.refund for payment in payments if hasattr(payment, "refund")]
     return {
-        "status": order.status,
-        "paying": any(payment.status == PaymentStatus.OPEN for payment in payments),
+        "status": status,
+        "paying": status == OrderStatus.UNPAID and any(payment.status == PaymentStatus.OPEN for payment in payments),
         "provider": payments[0].provider if payments else None,
         "refund": (
             {"status": refunds[0].status, "amount": str(refunds[0].amount), "kind": refunds[0].kind}
@@ -53,6 +58,16 @@ def order_payment_data(order: Order) -> dict[str, Any]:
             else None
         ),
     }
+
+
+def orders_listed(*, user: User) -> QuerySet[Order]:
+    """The shopper's orders for "my orders", each with what was refunded of it (refunded and
+    being refunded), so a cancelled order whose late payment went back says so."""
+    refunds = "payments__refund"
+    return orders_of_user(user=user).annotate(
+        refunded=Sum(f"{refunds}__amount", filter=Q(**{f"{refunds}__status": "succeeded"})),
+        refunding=Sum(f"{refunds}__amount", filter=Q(**{f"{refunds}__status": "pending"})),
+    )
 
 
 def order_of_user(*, user: User, order_no: str) -> Order | None:

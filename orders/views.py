@@ -42,7 +42,7 @@ def my_orders(request: HttpRequest) -> HttpResponse:
         order = selectors.orders_of_user(user=signed_in(request)).filter(pk=order_id).first()
         if order is not None:
             return redirect(f"/orders/{order.order_no}")
-    orders = selectors.orders_of_user(user=signed_in(request))[:100]
+    orders = selectors.orders_listed(user=signed_in(request))[:100]
     return render(request, "orders/list.html", {"orders": orders, "now": timezone.now()})
 
 
