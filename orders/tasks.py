@@ -4,7 +4,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from orders.metrics import ORDERS_EXPIRED
-from orders.payments.closing import orders_expire_unpaid
+from orders.payments.closing import orders_expire_unpaid, payments_left_open_close
 from orders.payments.providers import GatewayDown
 from orders.payments.reconcile import payments_reconcile
 from orders.payments.refunds import refund_send as refund_send_service
@@ -23,7 +23,9 @@ def expire_unpaid() -> int:
 
 @shared_task(name="orders.payments_sync", acks_late=True, autoretry_for=OUTAGES, retry_backoff=5, max_retries=3)
 def sync_payments() -> int:
-    """Ask the providers about attempts whose notification has not come (beat)."""
+    """Ask the providers about attempts whose notification has not come, and close attempts
+    left open on orders settled otherwise (beat)."""
+    payments_left_open_close()
     return payments_sync()
 
 

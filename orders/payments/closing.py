@@ -102,6 +102,19 @@ def order_cancel_by_merchant(*, order: Order, actor_id: int) -> bool:
     return order_close(order=order, reason=REASON_MERCHANT, actor_id=actor_id)
 
 
+def payments_left_open_close(*, limit: int = 200) -> int:
+    """Close attempts still open on orders that no longer wait for money (paid by another
+    attempt, or closed): a card form left open after a decline could otherwise take a second
+    payment, which would only be refunded. The number closed."""
+    left_open = (
+        Payment.objects.filter(status=PaymentStatus.OPEN)
+        .exclude(order__status=OrderStatus.UNPAID)
+        .select_related("order")
+        .order_by("pk")[:limit]
+    )
+    return sum(payment_close(payment=payment) for payment in left_open)
+
+
 EXPIRE_BATCH_SIZE = 200
 
 
