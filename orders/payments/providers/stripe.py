@@ -13,6 +13,7 @@ from functools import cache
 import stripe
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext_lazy
 
 from orders.models import Payment, Refund
 from orders.payments.providers.base import (
@@ -29,7 +30,14 @@ from orders.payments.providers.base import (
 _STATES = {"succeeded": TradeState.PAID, "canceled": TradeState.CLOSED}
 # A PaymentIntent in these states can still be paid (or is being paid): it is not closed.
 _CANCELLABLE = {"requires_payment_method", "requires_confirmation", "requires_action", "requires_capture"}
-_EVENTS = {"payment_intent.succeeded", "payment_intent.payment_failed", "payment_intent.canceled", "charge.refunded"}
+# The bank's common answers, in the shopper's language; any other in Stripe's own words.
+_DECLINES = {
+    "card_declined": gettext_lazy("the bank declined the card"),
+    "expired_card": gettext_lazy("the card has expired"),
+    "incorrect_cvc": gettext_lazy("the security code is wrong"),
+    "insufficient_funds": gettext_lazy("the card has too little money on it"),
+    "processing_error": gettext_lazy("the bank could not process the card; try again"),
+}
 
 
 @cache
@@ -55,7 +63,8 @@ def _call(method, *args, **kwargs):
     try:
         return method(*args, **kwargs)
     except stripe.CardError as error:
-        raise ProviderRefused(error.user_message or str(error)) from error
+        words = _DECLINES.get(error.code or "")
+        raise ProviderRefused(str(words) if words else error.user_message or str(error)) from error
     except (stripe.APIConnectionError, stripe.RateLimitError, stripe.APIError) as error:
         raise GatewayDown(f"stripe: {type(error).__name__}: {error}") from error
     except stripe.StripeError as error:
