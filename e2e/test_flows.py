@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from e2e.conftest import poll
@@ -82,10 +83,20 @@ def test_shopper_watches_the_countdown_buys_pays_and_finds_the_order(watched, ce
     page.click("#pay-now")
     page.wait_for_url(re.compile(r".*/orders/\d+$"))
     tab.shoot("order-unpaid")
+    assert page.is_checked("input[name=method][value=alipay]")  # the first way to pay
     page.click("text=Pay ¥1.00")
-    page.wait_for_selector("text=Paid. Thank you!")
-    tab.shoot("order-paid")
+    page.wait_for_selector("#pay")  # Alipay's cashier (the stand-in), on its own site
+    assert page.url.startswith(settings.ALIPAY_GATEWAY.rsplit("/gateway.do", 1)[0] + "/")
+    tab.shoot("alipay-cashier")
+    page.click("#pay")
+    page.wait_for_url(re.compile(r".*/orders/\d+/paying(\?.*)?$"))  # Alipay's return_url
+    # Paid once Alipay's notification reaches the shop; the page polls, then shows it.
+    page.wait_for_selector("text=Paid. Thank you!", timeout=20_000)
+    tab.shoot("paying-paid")
     assert Order.objects.get(user=shopper).status == "paid"
+    tab.go(f"/orders/{Order.objects.get(user=shopper).order_no}")
+    assert page.locator(".pill.paid").count() == 1
+    tab.shoot("order-paid")
 
     tab.go("/orders/")
     assert page.locator(".pill.paid").count() == 1
