@@ -118,7 +118,7 @@ def payment_card_confirm(*, payment: Payment, token: str) -> tuple[Payment, str]
     try:
         trade, secret = provider(payment.provider).card_confirm(payment, token=token)
     except ProviderRefused as refusal:
-        raise PaymentUnavailable(_("The card was not accepted: %(reason)s") % {"reason": refusal}) from refusal
+        raise PaymentUnavailable(_("The card was not accepted: %(reason)s.") % {"reason": refusal}) from refusal
     except GatewayDown as error:
         raise PaymentUnavailable(_("The card service could not be reached; try again in a minute.")) from error
     if trade.state == TradeState.PAID:
