@@ -8,8 +8,8 @@ import time
 import psutil
 import psycopg2
 import pytest
+from django.db import connection
 
-from conftest import _test_database_url
 from goods.tests.factories import make_sale
 from orders.models import Order, OrderStatus, PaymentNotice
 from orders.payments.providers import TradeState
@@ -23,20 +23,32 @@ from users.tests.factories import make_address, make_user
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _waiting_client_port(cursor) -> int | None:
-    """The client port of a backend waiting for a row lock (the notify's capture)."""
-    cursor.execute(
-        "SELECT client_port FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-    )
-    row = cursor.fetchone()
-    return row[0] if row else None
+def _connect():
+    """A connection of its own to the test database (a TCP host or a Unix socket directory)."""
+    db = connection.settings_dict
+    return psycopg2.connect(
+        dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"] or None, host=db["HOST"] or None,
+        port=db["PORT"] or None,
+    )  # fmt: skip
 
 
-def _process_on(port: int) -> int:
-    for connection in psutil.net_connections(kind="tcp"):
-        if connection.laddr and connection.laddr.port == port and connection.pid:
-            return connection.pid
-    raise AssertionError(f"no process holds local port {port}")
+def _someone_waits_for_a_row_lock(cursor) -> bool:
+    """A backend waits for a row lock: the notify's capture, held by the test."""
+    cursor.execute("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
+    return cursor.fetchone() is not None
+
+
+def _web_workers(url: str) -> list[psutil.Process]:
+    """The server's worker processes: the children of the gunicorn listening on `url`'s port.
+    (Which one took the notify is not knowable over a Unix socket to PostgreSQL; all die.)"""
+    bind = url.removeprefix("http://")
+    masters = [
+        process
+        for process in psutil.process_iter(["cmdline"])
+        if "gunicorn" in " ".join(process.info["cmdline"] or ()) and bind in (process.info["cmdline"] or ())
+        and "gunicorn" not in " ".join(process.parent().cmdline() if process.parent() else ())
+    ]  # fmt: skip
+    return [child for master in masters for child in master.children()]
 
 
 def test_a_worker_killed_mid_capture_leaves_nothing_and_the_payment_is_found_again(gunicorn_server):
@@ -50,8 +62,7 @@ def test_a_worker_killed_mid_capture_leaves_nothing_and_the_payment_is_found_aga
         notify_url=f"{gunicorn_server}/payments/alipay/notify",  # straight to the web workers
     )
     alipay_cashier_open(checkout.redirect_url)
-    url = _test_database_url().replace("postgres://", "postgresql://", 1)
-    lock, watcher = psycopg2.connect(url), psycopg2.connect(url)
+    lock, watcher = _connect(), _connect()
     # Its own connection, autocommit: pg_stat_activity stays as it was within one transaction.
     watcher.autocommit = True
     try:
@@ -61,11 +72,13 @@ def test_a_worker_killed_mid_capture_leaves_nothing_and_the_payment_is_found_aga
         held.execute("SELECT id FROM orders_order WHERE id = %s FOR UPDATE", [order.pk])
         alipay_buyer_pays(payment.trade_no)
         watch = watcher.cursor()
-        assert wait_until(lambda: _waiting_client_port(watch), 15), "the notify never reached the capture"
-        worker = _process_on(_waiting_client_port(watch))
-        os.kill(worker, signal.SIGKILL)
-        assert wait_until(lambda: not psutil.pid_exists(worker) or psutil.Process(worker).status() == "zombie", 10)
-        time.sleep(0.5)  # PostgreSQL notices the dead client and rolls its transaction back
+        assert wait_until(lambda: _someone_waits_for_a_row_lock(watch), 15), "the notify never reached the capture"
+        workers = _web_workers(gunicorn_server)
+        assert workers, "no gunicorn workers found"
+        for worker in workers:
+            os.kill(worker.pid, signal.SIGKILL)
+        assert wait_until(lambda: not any(w.is_running() and w.status() != "zombie" for w in workers), 10)
+        time.sleep(0.5)  # PostgreSQL notices the dead clients and rolls their transactions back
     finally:
         lock.rollback()
         lock.close()
