@@ -245,7 +245,7 @@ def test_path_and_buy_share_the_pages_five_per_five_seconds(world):
     assert browser.post("/seckill/x/doSeckill", {"goodsId": other_sale.pk}).status_code == 429
 
 
-def test_login_is_limited_per_mobile_number(world):
+def test_login_is_limited_per_mobile_number(world, ratelimit_clock):
     mobile = world["shopper"].mobile
     for _ in range(10):
         api().post("/api/v1/users/login", {"mobile": mobile, "password": "wrong-one"}, format="json")

@@ -69,7 +69,7 @@ def test_wrong_password_message(client):
     assert body["code"] == Code.LOGIN_FAILED.code and body["msg"] == "Wrong mobile number or password."
 
 
-def test_login_is_rate_limited_per_mobile(client):
+def test_login_is_rate_limited_per_mobile(client, ratelimit_clock):
     user = make_user()
     codes = [
         client.post(
