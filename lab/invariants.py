@@ -3,9 +3,9 @@
 docs/architecture.md, "Invariants": never oversold; at most one live order per shopper and
 sale; nothing stranded (the orders and the stock left add up to the sale's units, Redis agrees
 with the database, no reservation waits); every shopper told "queued" is answered with their
-order or a clear -1. Every experiment checks them here, through the shop's own reads: its
-models, the sale state's public reads, the reconciler in check mode and the answer a shopper
-polls.
+order or a clear -1; and the money's (orders.payments.reconcile.money_check) over the sale's
+orders. Every experiment checks them here, through the shop's own reads: its models, the sale
+state's public reads, the reconciler in check mode and the answer a shopper polls.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class SaleCheck:
     lost: int = 0  # told "queued", then neither an order nor -1
     told_failed: int = 0  # told "queued", then -1 (Redis had run ahead of the database)
     unanswered: int = 0  # holders of a live order whose polled answer is not that order
+    money: list[str] = field(default_factory=list)  # the money invariants broken (reconcile.money_check)
     order_ids: set[int] = field(default_factory=set)
 
     @property
@@ -57,6 +58,7 @@ class SaleCheck:
             found.append(f"{self.lost} shoppers told queued, then neither an order nor -1")
         if self.unanswered:
             found.append(f"{self.unanswered} order holders whose answer is not their order")
+        found += [f"money: {problem}" for problem in self.money]
         return found
 
 
@@ -80,6 +82,7 @@ def sale_check(*, sale_id: int, units: int, queued: Iterable[int] = (), redis: b
     from goods import sale_state
     from goods.models import Sale
     from orders.models import SeckillOrder
+    from orders.payments.reconcile import money_check
     from seckill.selectors import seckill_result
     from seckill.services.reconcile import RESERVATION_STALE_SECONDS, sale_reconcile
 
@@ -90,6 +93,8 @@ def sale_check(*, sale_id: int, units: int, queued: Iterable[int] = (), redis: b
     check.order_ids = set(holders.values())
     check.db_stock = Sale.objects.get(pk=sale_id).stock_count
     check.duplicates = live.values("user_id").annotate(n=Count("pk")).filter(n__gt=1).count()
+    sale_orders = list(SeckillOrder.objects.filter(sale_id=sale_id).values_list("order_id", flat=True))
+    check.money = [f"{p.kind} ({p.trade_no})" for p in money_check(orders=sale_orders)]
     if not redis:
         check.redis_stock = check.db_stock
         return check

@@ -7,7 +7,8 @@ from goods import sale_state
 from goods.models import Sale
 from goods.tests.factories import make_sale
 from lab.invariants import sale_check
-from orders.tests.factories import buy
+from orders.models import Order, OrderStatus
+from orders.tests.factories import buy, pay
 from seckill.tests.shoppers import reserve_directly
 from users.tests.factories import make_user
 
@@ -38,3 +39,12 @@ def test_each_violation_is_found():
         assert words in found, found
     assert sale_check(sale_id=sale.pk, units=0).oversold == 1  # one order of a sale with no units
     assert sale_state.reservations_count([sale.pk])[sale.pk] == 1  # the check changed nothing
+
+
+def test_a_broken_money_invariant_is_found():
+    sale = make_sale(stock=2)
+    order = pay(buy(sale=sale, user=make_user()))
+    assert sale_check(sale_id=sale.pk, units=2).money == []
+    Order.objects.filter(pk=order.pk).update(status=OrderStatus.CANCELLED)  # its payment kept all the same
+    found = " | ".join(sale_check(sale_id=sale.pk, units=2).problems())
+    assert "money: kept payment of an order not paid" in found, found
