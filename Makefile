@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test test-fast lint lint-commits prose stateful services-up services-down clean faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
+.PHONY: help venv run dev test test-fast lint lint-commits prose stateful services-up services-down clean faults payment-faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
 
 # `make help` lists every target whose line carries a `## description`, in this file's order.
 # The README's table of targets is made from the same comments (tools/readme_commands.py):
@@ -156,6 +156,13 @@ CLUSTER_PACKAGES := haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client \
 # Fault injection against a private production-like deployment (see lab/faults.py).
 faults: venv ## kill, freeze, restart and cut the services under load; check the invariants
 	$(PY) -m lab.faults
+
+# The payments' faults and bad input against the providers' stand-ins (docs/payments.md): lost,
+# duplicated, late and forged notifications, a provider down, a web worker killed mid-capture.
+payment-faults: venv ## payments under faults: notifications lost, repeated, late, forged; providers down; a worker killed
+	$(PY) -m tools.with_services -- $(PY) -m pytest -v -p no:cacheprovider orders/tests/test_notifications.py \
+	  orders/tests/test_payment_crash.py orders/tests/test_cashier.py orders/tests/test_closing.py \
+	  orders/tests/test_refunds.py orders/tests/test_reconcile.py
 
 # The multi-node topology of deploy/ on this machine, with faults during HTTP bursts through
 # HAProxy (lab/cluster/, docs/topology.md). Takes minutes, so it stays out of `make test`.
