@@ -123,6 +123,8 @@ class AlipayProvider:
         payload = dict(data)
         if not signature or not data.get("notify_id") or not data.get("out_trade_no"):
             raise NoticeRefused("malformed")
+        if any(len(values) > 1 for _, values in request.POST.lists()):
+            raise NoticeRefused("malformed")  # Alipay never repeats a field; which one would count?
         try:
             verified = client().verify(data, signature)  # pops sign_type, as Alipay's rule says
         except Exception:  # any bytes an attacker sends: a bad base64, an unknown sign type
