@@ -125,12 +125,14 @@ def stop_payment_services(run: Path, names: list[str] | tuple[str, ...] = ("loca
             process.terminate()
 
 
-def stripe_webhook_register(api_base: str, url: str, *, name: str = "shop") -> None:
+def stripe_webhook_register(api_base: str, url: str, *, name: str = "shop", events: list[str] | None = None) -> None:
     """Tell localstripe where to send its events (its /_config API; Stripe's dashboard does this
-    for a real account), signed with STRIPE_WEBHOOK_SECRET."""
-    body = f"url={url}&secret={os.environ.get('STRIPE_WEBHOOK_SECRET', STRIPE_TEST_ENV['STRIPE_WEBHOOK_SECRET'])}"
-    request = Request(f"{api_base}/_config/webhooks/{name}", data=body.encode(), method="POST")
-    request.add_header("Content-Type", "application/x-www-form-urlencoded")
+    for a real account), signed with STRIPE_WEBHOOK_SECRET. `events` limits them to those types;
+    an empty list silences the hook, since localstripe cannot remove one."""
+    secret = os.environ.get("STRIPE_WEBHOOK_SECRET", STRIPE_TEST_ENV["STRIPE_WEBHOOK_SECRET"])
+    body = {"url": url, "secret": secret, **({"events": events} if events is not None else {})}
+    request = Request(f"{api_base}/_config/webhooks/{name}", data=json.dumps(body).encode(), method="POST")
+    request.add_header("Content-Type", "application/json")
     with urlopen(request, timeout=5) as response:
         response.read()
 
