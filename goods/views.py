@@ -4,14 +4,16 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from goods.selectors import sale_detail_public, sales_for_list
 from seckill_site.codes import Code
 from seckill_site.context import time_zone
-from seckill_site.http import allow, fail, ok, positive_int, public_answer
+from seckill_site.http import PUBLIC_SECONDS, allow, fail, ok, positive_int, public_answer
 from seckill_site.redis import keys, lock_try
+from seckill_site.shared import SALES_KEY, path_language, sale_key, share, shared
 from users.selectors import user_public_data
 
 LIST_LOCK_WAIT_SECONDS = 2.0
@@ -55,20 +57,27 @@ def _list_render(key: str) -> str:
 
 
 @allow("GET")
+@shared(keys=lambda: [SALES_KEY])
 def goods_list(request: HttpRequest) -> HttpResponse:
     return HttpResponse(_list_html(request))
 
 
 @allow("GET")
 def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
-    """Seed 000 `/goods/getDetails/{goodsId}`: status, seconds to start, goods, user."""
-    parsed = positive_int(sale_id)
-    data, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
-    if data is None:
-        return fail(Code.NOT_FOUND, _("no such sale"))
-    if request.user.is_authenticated:
-        data["user"] = user_public_data(request.user)
-        return ok(data)
-    data["user"] = None
-    # Everybody's answer for a second: a CDN, the browser and seckill.fastpath may keep it.
-    return public_answer(ok(data), exact_until=exact_until)
+    """Seed 000 `/goods/getDetails/{goodsId}`: status, seconds to start, goods, user. In the
+    URL's language, like the item page that polls it; anonymous, it is everybody's for a second."""
+    with translation.override(path_language(request.path_info)):
+        parsed = positive_int(sale_id)
+        data, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
+        if data is None:
+            return fail(Code.NOT_FOUND, _("no such sale"))
+        if request.user.is_authenticated:
+            data["user"] = user_public_data(request.user)
+            return ok(data)
+        data["user"] = None
+        # A CDN, the browser and seckill.fastpath may keep it; `Vary: Cookie` stays, since a
+        # logged-in visitor's answer differs (the edge passes those: docs/edge.md).
+        response = public_answer(ok(data), exact_until=exact_until)
+        share(response, keys=[sale_key(parsed)], seconds=PUBLIC_SECONDS, stale=0, browser=PUBLIC_SECONDS)
+        response.headers["Content-Language"] = translation.get_language()
+        return response

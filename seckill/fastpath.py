@@ -42,7 +42,12 @@ logger = logging.getLogger("seckill.request")
 
 PAGE_BUY = re.compile(r"^/seckill/[^/]+/doSeckill$")
 API_BUY = re.compile(r"^/api/v1/sales/([^/]+)/buy/[^/]+$")
-DETAIL_PATHS = (re.compile(r"^/goods/getDetails/([^/]+)$"), re.compile(r"^/api/v1/sales/([^/]+)$"))
+# getDetails in any language's URL (seckill_site.shared.language_patterns).
+_LANGUAGE_PREFIX = "|".join(re.escape(f"/{code}") for code, _name in settings.LANGUAGES)
+DETAIL_PATHS = (
+    re.compile(rf"^(?:{_LANGUAGE_PREFIX})?/goods/getDetails/([^/]+)$"),
+    re.compile(r"^/api/v1/sales/([^/]+)$"),
+)
 
 # The metrics' view label of a refusal answered before any URL is resolved.
 REFUSAL_VIEWS = {

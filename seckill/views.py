@@ -6,8 +6,10 @@ from urllib.parse import quote
 
 from django.contrib.auth import SESSION_KEY
 from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
@@ -17,6 +19,7 @@ from seckill import selectors, steps
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, page_answer, positive_int
 from seckill_site.ratelimit import rate_period
+from seckill_site.shared import sale_key, shared
 
 # Per user, per endpoint.
 SECKILL_RATE = "5/5s"
@@ -112,8 +115,10 @@ def _shopper_state(request: HttpRequest, sale_id: int, status: int) -> dict | No
 
 
 @allow("GET")
+@shared(keys=lambda sale_id: [sale_key(sale_id)])
 def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
-    """The item page (`/goods/detail/<id>`): the sale and where this shopper stands with it. It
+    """The item page (`/goods/detail/<id>`): the sale, the same for everybody (an edge keeps it);
+    where the shopper stands comes from /seckill/state, which the page asks for as it loads. It
     lives in seckill, not goods, because imports point down: goods < orders < seckill."""
     parsed = positive_int(sale_id)
     data = sale_page(sale_id=parsed) if parsed is not None else None
@@ -123,13 +128,22 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
         "sale": data["goods"],
         "page": data["page"],
         "status": data["seckillStatus"],
-        "remain": data["remainSeconds"],
         "draw": selectors.sale_draw_public(sale_id=parsed),
-        "shopper": _shopper_state(request, parsed, data["seckillStatus"]),
+        "shopper": None,
+        "shared": True,
         "login_url": f"/user/index?next={quote(request.path)}",
         "register_url": f"/user/register?next={quote(request.path)}",
     }
-    return render(request, "seckill/item.html", context)
+    response = render(request, "seckill/item.html", context)
+    # Kept no longer than until the sale opens or ends: the page shows which.
+    response.shared_seconds = _seconds_to_next_status(data)
+    return response
+
+
+def _seconds_to_next_status(data: dict) -> int | None:
+    if data["seckillStatus"] == SaleStatus.NOT_STARTED:
+        return data["remainSeconds"]
+    return data["page"]["endsIn"]  # None once it has ended
 
 
 def _state_json(state: dict | None) -> dict | None:
@@ -147,7 +161,7 @@ def item_state(request: HttpRequest) -> HttpResponse:
     if data is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
     shopper = _shopper_state(request, sale_id, data["seckillStatus"])
-    path = f"/goods/detail/{sale_id}"
+    path = reverse("item:page", args=[sale_id])
     context = {
         "sale": data["goods"],
         "page": data["page"],
@@ -165,6 +179,8 @@ def item_state(request: HttpRequest) -> HttpResponse:
             "shopper": _state_json(shopper),
             "panel": render_to_string("seckill/panel.html", context, request=request),
             "stockBox": render_to_string("seckill/stock.html", context, request=request),
+            # The shared page carries no token: a buy's POST takes this one.
+            "csrfToken": get_token(request) if shopper is not None else None,
         }
     )
 

@@ -6,6 +6,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.debug import SafeExceptionReporterFilter
 from django_redis.exceptions import ConnectionInterrupted
@@ -19,6 +20,12 @@ from seckill_site.http import fail, wants_json
 logger = logging.getLogger(__name__)
 
 JSON_PATH_PREFIXES = ("/seckill/", "/goods/getDetails", "/api/", "/user/me")
+
+
+def _json_path(path: str) -> bool:
+    """A path whose answers are JSON, with or without a language prefix (/zh-hans/goods/...)."""
+    language = translation.get_language_from_path(path)
+    return (path.removeprefix(f"/{language}") if language else path).startswith(JSON_PATH_PREFIXES)
 
 
 ERROR_TEMPLATE = "errors/error.html"
@@ -56,7 +63,7 @@ def service_unavailable(error: BaseException) -> bool:
 
 
 def answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
-    if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
+    if wants_json(request) or _json_path(request.path):
         return fail(code, msg)
     return render(request, ERROR_TEMPLATE, {"message": msg or code.msg, "status": code.status}, status=code.status)
 
@@ -106,7 +113,7 @@ class ServiceUnavailableMiddleware:
 def unavailable_response(request: HttpRequest) -> HttpResponse:
     code = Code.SERVER_BUSY
     response: HttpResponse
-    if wants_json(request) or request.path.startswith(JSON_PATH_PREFIXES):
+    if wants_json(request) or _json_path(request.path):
         response = fail(code)
     else:
         # No request context: context processors would reach for the session, i.e. Redis.

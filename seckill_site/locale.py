@@ -1,6 +1,6 @@
-"""Django's LocaleMiddleware for a site without i18n_patterns, the language worked out once per
-(language cookie, Accept-Language) pair: Django's answers and headers without its per-request
-prefix checks and parsing (docs/performance.md). With i18n_patterns, Django's own runs."""
+"""The shop's LocaleMiddleware: a language prefix in the path decides, and without one the
+language is worked out once per (language cookie, Accept-Language) pair, not parsed again on
+every request (docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from django.http import HttpRequest, HttpResponseBase
 from django.middleware.locale import LocaleMiddleware as DjangoLocaleMiddleware
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
+
+from seckill_site.shared import is_shared
 
 LANGUAGES_MAX = 1024  # distinct header pairs remembered, then forgotten all at once
 _languages: dict[tuple[str | None, str], str] = {}
@@ -46,23 +48,31 @@ def language_for(cookie: str | None, accept: str) -> str:
 
 
 class LocaleMiddleware(DjangoLocaleMiddleware):
+    """The language: a path's prefix where it has one (/zh-hans/goods/..., i18n patterns made
+    with seckill_site.shared.language_patterns), else the visitor's (cookie, Accept-Language).
+    A shared answer (seckill_site.shared) is in its URL's language, so it does not vary on
+    Accept-Language; every other answer does."""
+
     def __init__(self, get_response) -> None:
         super().__init__(get_response)
         self._prefixed = is_language_prefix_patterns_used(settings.ROOT_URLCONF)[0]
 
     def process_request(self, request: HttpRequest) -> None:
-        if self._prefixed or getattr(request, "urlconf", None) is not None:
+        if getattr(request, "urlconf", None) is not None:
             return super().process_request(request)
-        language = language_for(
-            request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME), request.META.get("HTTP_ACCEPT_LANGUAGE", "")
-        )
+        language = translation.get_language_from_path(request.path_info) if self._prefixed else None
+        if language is None:
+            language = language_for(
+                request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME), request.META.get("HTTP_ACCEPT_LANGUAGE", "")
+            )
         translation.activate(language)
         request.LANGUAGE_CODE = translation.get_language()
         return None
 
     def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
-        if self._prefixed or getattr(request, "urlconf", None) is not None:
+        if getattr(request, "urlconf", None) is not None:
             return super().process_response(request, response)
-        patch_vary_headers(response, ("Accept-Language",))
+        if not is_shared(response):
+            patch_vary_headers(response, ("Accept-Language",))
         response.headers.setdefault("Content-Language", translation.get_language())
         return response

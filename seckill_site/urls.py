@@ -5,18 +5,25 @@ from django.views.generic import RedirectView
 from django.views.i18n import JavaScriptCatalog
 from django.views.static import serve
 
+from seckill_site.shared import language_patterns, shared
 from seckill_site.views import healthz, metrics, readyz, switch_language
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics, name="metrics"),
-    path("", RedirectView.as_view(url="/goods/goodsList", permanent=False)),
+    # The list in the visitor's language (cookie, Accept-Language): the one answer that picks it.
+    path("", RedirectView.as_view(pattern_name="goods:list", permanent=False)),
     # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin's).
     path("favicon.ico", RedirectView.as_view(url=f"{settings.STATIC_URL}favicon.svg", permanent=True)),
     path("user/", include("users.urls")),
-    path("goods/detail/", include("seckill.item_urls")),
-    path("goods/", include("goods.urls")),
+    # Everybody's pages and poll, in the URL's language (seckill_site.shared).
+    *language_patterns(
+        path("goods/detail/", include("seckill.item_urls")),
+        path("goods/", include("goods.urls")),
+        # The pages' scripts' words, in the page's language whatever the visitor's cookie says.
+        path("jsi18n/", shared(keys=lambda: ["jsi18n"])(JavaScriptCatalog.as_view()), name="javascript-catalog"),
+    ),
     path("seckill/", include("seckill.urls")),
     path("orders/", include("orders.urls")),
     path("payments/", include("orders.payments.urls")),
@@ -28,7 +35,6 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("language", switch_language, name="switch-language"),
-    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
 ]
 
 if settings.DEBUG or settings.SERVE_MEDIA:

@@ -1,19 +1,23 @@
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.urls import translate_url
 from django.utils.translation import check_for_language
 
 from seckill_site import health
-from seckill_site.http import allow, redirect_target
+from seckill_site.http import allow, next_path
 from seckill_site.metrics import metrics_allowed, metrics_response
 
 
 @allow("GET")
 def switch_language(request: HttpRequest) -> HttpResponse:
-    """The language switch: a GET, unlike Django's set_language, so the cached list page needs
-    no CSRF token; a language preference is nothing to forge."""
-    response = redirect_target(request.GET.get("next"), "/")
+    """The language switch: a GET, unlike Django's set_language, so the shared pages need no
+    CSRF token; a language preference is nothing to forge. Back to `next` in that language: a
+    shared page's address names its language (/zh-hans/goods/...), any other reads the cookie."""
     language = request.GET.get("language", "")
-    if language in dict(settings.LANGUAGES) and check_for_language(language):
+    chosen = language in dict(settings.LANGUAGES) and check_for_language(language)
+    back = next_path(request.GET.get("next"), "/")
+    response = HttpResponseRedirect(translate_url(back, language) if chosen else back)
+    if chosen:
         # With the settings' cookie flags, as Django's set_language (production: Secure).
         response.set_cookie(
             settings.LANGUAGE_COOKIE_NAME,

@@ -3,12 +3,13 @@
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse_lazy
 
 from seckill_site.http import next_path, redirect_target
 from users import services
 from users.models import User
 
-AFTER_LOGIN = "/goods/goodsList"
+AFTER_LOGIN = reverse_lazy("goods:list")  # in the language active then
 AFTER_LOGOUT = "/user/index"
 REGISTER_RATE_PER_IP = "10/m"
 # What the pages and the API that take a password or a texted code hide from error reports

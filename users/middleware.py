@@ -6,6 +6,7 @@ from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessionMiddleware
 
 from seckill_site.errors import service_unavailable, unavailable_response
+from seckill_site.shared import is_shared
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,8 @@ class SlidingSessionMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
+        if is_shared(response):
+            return response  # everybody's answer: it read no session, and sets no cookie
         try:
             self._slide(request)
         except Exception as error:

@@ -216,7 +216,7 @@ def test_public_detail_is_djangos_bytes(apps, status, language):
     django, fast = apps
     starts_in, lasts = {"not started": (3600, 3600), "on": (-60, 3600), "ended": (-7200, 3600)}[status]
     sale = make_sale(stock=5, starts_in=starts_in, lasts=lasts)
-    for path in (f"/goods/getDetails/{sale.pk}", f"/api/v1/sales/{sale.pk}"):
+    for path in (f"/goods/getDetails/{sale.pk}", f"/zh-hans/goods/getDetails/{sale.pk}", f"/api/v1/sales/{sale.pk}"):
         env = environ("GET", path, **LANGUAGES[language])
         with answered_below_django(fast, expected=False):
             first = call(fast, env)  # Django answers, the fast path keeps a copy
@@ -226,7 +226,7 @@ def test_public_detail_is_djangos_bytes(apps, status, language):
         assert first == expected
         assert again[0] == expected[0] and again[2] == expected[2]
         assert again[1] == [(n, "test-request-2" if n == "X-Request-ID" else v) for n, v in expected[1]]
-        assert ("Cache-Control", "public, max-age=1") in expected[1]
+        assert dict(expected[1])["Cache-Control"].startswith("public, max-age=1")
 
 
 def test_detail_for_a_shopper_goes_to_django(apps, client):

@@ -50,6 +50,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "seckill_site.csp.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Outside everything that may set a cookie: none leaves with an answer an edge shares.
+    "seckill_site.shared.SharedAnswerMiddleware",
     "users.middleware.SessionMiddleware",
     "users.middleware.SlidingSessionMiddleware",
     "seckill_site.locale.LocaleMiddleware",

@@ -12,6 +12,8 @@ from django.utils import translation
 from seckill_site.csp import CSPMiddleware
 from seckill_site.locale import LocaleMiddleware
 
+urlpatterns: list = []  # test_locale_is_djangos's site
+
 
 def _header(middleware_class, *, nonce: bool, path: str = "/goods/getDetails/1") -> dict:
     def view(request):
@@ -55,7 +57,11 @@ def test_asking_for_a_nonce_after_the_header_is_an_error():
         {"HTTP_COOKIE": "django_language=xx", "HTTP_ACCEPT_LANGUAGE": "zh-hans"},
     ],
 )
-def test_locale_is_djangos(headers):
+def test_locale_is_djangos(headers, settings):
+    """Where no language prefix decides (a path outside the shared pages' patterns), ours picks
+    what Django's picks on a site without i18n patterns."""
+    settings.ROOT_URLCONF = __name__  # its urlpatterns: none with a language prefix
+
     def view(request):
         response = HttpResponse(translation.gettext("sold out"))
         response["Vary"] = "Cookie"
@@ -65,7 +71,7 @@ def test_locale_is_djangos(headers):
     for middleware_class in (DjangoLocaleMiddleware, LocaleMiddleware):
         middleware = middleware_class(view)
         for _ in range(2):  # the second from the remembered pair
-            request = RequestFactory().get("/goods/getDetails/1", **headers)
+            request = RequestFactory().get("/seckill/result", **headers)
             response = middleware(request)
             answers.append((request.LANGUAGE_CODE, list(response.items()), response.content))
             translation.activate("en")

@@ -22,14 +22,18 @@
   var audioHelp = document.getElementById("captcha-audio-help");
   var wait = document.getElementById("captcha-wait");
   var result = document.getElementById("result");
-  var csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
+  // The page is everybody's (an edge may serve it): the shopper's CSRF token comes with their
+  // state from /seckill/state, which is asked for as soon as the page loads.
+  var csrf = null;
   var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501, ENTERED = 500507;
 
   var status = Number(root.dataset.status);
   var stock = Number(root.dataset.stock);
   var state = root.dataset.shopperState;
-  var startsAt = Date.now() + Number(root.dataset.remain) * 1000;
-  var endsAt = root.dataset.endsIn === "" ? null : Date.now() + Number(root.dataset.endsIn) * 1000;
+  // The page may be minutes old (an edge keeps it), so it carries the window's instants; the
+  // first refresh, as the page loads, replaces them with the server's remaining seconds.
+  var startsAt = Number(root.dataset.startsAt) * 1000;
+  var endsAt = status === 1 ? Number(root.dataset.endsAt) * 1000 : null;
   // buying: doSeckill asked and not answered yet. The page's own refresh may find the order
   // written (or the try failed) before that answer arrives: it says so then, and marks the try
   // settled so that the answer does not take the page back to "in the queue".
@@ -96,6 +100,7 @@
     return json("/seckill/state?goodsId=" + saleId).then(function (body) {
       if (body.code !== 0) return;
       var data = body.data, before = state;
+      if (data.csrfToken) csrf = data.csrfToken;
       var wasInStock = stock > 0;
       status = data.seckillStatus;
       stock = data.stockCount;
@@ -113,6 +118,7 @@
       tick();
     }).catch(function () {});
   }
+  refresh();
   setInterval(refresh, 5000);
 
   function stateChanged(before, shopper) {
