@@ -10,9 +10,6 @@ import time
 from contextlib import contextmanager
 
 import pytest
-from django.core import signals
-from django.core.handlers.wsgi import WSGIHandler
-from django.db import close_old_connections
 from prometheus_client import REGISTRY
 
 from goods import sale_state
@@ -21,7 +18,6 @@ from seckill.fastpath import FastPath
 from seckill.metrics import attempts_folded
 from seckill.tests.shoppers import path_for
 from seckill_site import metrics
-from seckill_site.metrics import ThreadCounts
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -32,33 +28,6 @@ LANGUAGES = {
     "zh-hans by Accept-Language": {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9,en;q=0.5"},
     "zh-hans by cookie": {"HTTP_COOKIE": "django_language=zh-hans"},
 }
-
-
-class Spy:
-    """Django's application, counting the requests that reach it."""
-
-    def __init__(self, app):
-        self.app, self.calls = app, 0
-
-    def __call__(self, environ, start_response):
-        self.calls += 1
-        return self.app(environ, start_response)
-
-
-@pytest.fixture
-def apps():
-    """(Django's application, the fast path over it with counts of its own), with the database
-    connection kept across requests as the test client keeps it (one test transaction)."""
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    try:
-        django = WSGIHandler()
-        fast = FastPath(Spy(django), counts=ThreadCounts())
-        yield django, fast
-        fast.counts.fold()  # nothing left for its folder thread to add to a later test's figures
-    finally:
-        signals.request_started.connect(close_old_connections)
-        signals.request_finished.connect(close_old_connections)
 
 
 @pytest.fixture(autouse=True)
