@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from seckill import selectors, steps
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
+from seckill.tickets import ticket_set
 from seckill.views import SECKILL_RATE
 from seckill_site.api import (
     HasUserId,
@@ -136,7 +137,12 @@ class BuyApi(_GateApi):
         parsed = positive_int(sale_id)
         if parsed is None:
             return api_answer(steps.NO_SUCH_SALE)
-        return api_answer(steps.buy(user_id=user_id_of(request), sale_id=parsed, path=path))
+        user_id = user_id_of(request)
+        answer = steps.buy(user_id=user_id, sale_id=parsed, path=path)
+        response = api_answer(answer)
+        if answer.code is Code.SUCCESS:
+            ticket_set(response, request=request._request, user_id=user_id, sale_id=parsed)
+        return response
 
 
 class ResultApi(_GateApi):

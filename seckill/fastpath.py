@@ -5,7 +5,10 @@ It wraps the Django WSGI application (seckill_site/wsgi.py) and answers only:
 - a buy for a sale this process knows is refused (sale_state.refusal_known, not asking Redis):
   the same bytes as seckill.middleware.SoldOutMiddleware, from the same `refusal_response`;
 - an anonymous detail poll: Django's own last public answer to the same request
-  (seckill_site.http.public_answer), kept at most COPY_SECONDS and never past its countdown.
+  (seckill_site.http.public_answer), kept at most COPY_SECONDS and never past its countdown;
+- a shopper's result poll carrying the ticket their buy left (seckill.tickets): the result and
+  the user's auth epoch read in one pipeline, answered with the headers of Django's own answer
+  to a poll like it, when Redis holds the result and the epoch is the ticket's.
 
 Anything else goes to Django untouched. The request id, the request metrics with Django's
 labels and an aggregated log line every LOG_SECONDS are kept. Why, and what it saves:
@@ -28,13 +31,16 @@ from django.utils import translation
 
 from goods import sale_state
 from goods.sale_state.marks import SOLD_OUT_MARK_SECONDS
+from seckill import tickets
 from seckill_site.codes import Code
-from seckill_site.http import fail, positive_int
+from seckill_site.http import fail, ok, positive_int
 from seckill_site.locale import language_for
 from seckill_site.logs import REQUEST_ID_HEADER, REQUEST_ID_META, request_id_for
 from seckill_site.metrics import ThreadCounts, fast_counts
 from seckill_site.redis import REDIS_FAILURES
+from seckill_site.redis import keys as redis_keys
 from seckill_site.redis import now as redis_now
+from seckill_site.redis import text as redis_text
 
 __all__ = ["API_BUY", "PAGE_BUY", "FastPath", "refusal_response"]
 
@@ -60,6 +66,12 @@ FORM = "application/x-www-form-urlencoded"
 _GOODS_ID_ONLY = re.compile(rb"goodsId=([1-9][0-9]{0,17})")
 # positive_int's plain form only; its other spellings (spaces, signs, leading zeros) go to Django.
 _ID = re.compile(r"[1-9][0-9]{0,17}")
+
+
+# The result poll's query as its view reads it, the same plain id; anything else goes to Django.
+_POLL_QUERY = re.compile(r"goodsId=([1-9][0-9]{0,17})")
+# The body of the poll's view (seckill_site.http.ok) for one whole-number result.
+_POLL_BODY = re.compile(rb'\{"code": 0, "msg": "success", "data": (-?[0-9]{1,19})\}')
 
 
 def _id(text: str) -> int | None:
@@ -98,6 +110,18 @@ class _Copy:
         self.status, self.headers, self.body, self.until, self.view = status, headers, body, until, view
 
 
+class _Head:
+    """The status and headers of Django's answer to a result poll, for any result's body."""
+
+    __slots__ = ("headers", "length_at", "rid_at", "status", "view")
+
+    def __init__(self, status: str, headers: list[tuple[str, str]], view: str) -> None:
+        names = [name.lower() for name, _value in headers]
+        self.rid_at = names.index(REQUEST_ID_HEADER.lower())
+        self.length_at = names.index("content-length") if "content-length" in names else None
+        self.status, self.headers, self.view = status, headers, view
+
+
 class FastPath:
     """WSGI middleware below Django's handler (seckill_site/wsgi.py)."""
 
@@ -106,12 +130,15 @@ class FastPath:
         self.limit = settings.SECKILL_MAX_REQUEST_BYTES
         self.session_cookie = settings.SESSION_COOKIE_NAME
         self.language_cookie = settings.LANGUAGE_COOKIE_NAME
+        self.ticket_cookie = settings.SECKILL_RESULT_TICKET_COOKIE
+        self.poll_path = settings.SECKILL_RESULT_TICKET_PATH
         self.counts = counts or fast_counts
         self.counts.fold_listeners.append(self._logged)
         self.counts.tick_listeners.append(self._log_if_due)
         self._refusals: dict[tuple[Code, str], tuple[str, list[tuple[str, str]], bytes]] = {}
         self._copies: dict[tuple, _Copy] = {}
         self._detail_views: list[str | None] | None = None
+        self._poll_heads: dict[tuple, _Head] = {}
         self._summary: dict[tuple[str, str], int] = {}
         self._summary_lock = threading.Lock()  # the folder thread's, once a second (tests fold too)
         self._summary_since = time.monotonic()
@@ -124,6 +151,8 @@ class FastPath:
         try:
             if method == "POST":
                 answered = self._buy(environ, path, start_response, started)
+            elif method == "GET" and path == self.poll_path:
+                answered = self._poll(environ, start_response, started)
             elif method == "GET":
                 answered = self._detail(environ, path, start_response, started)
             else:
@@ -264,6 +293,71 @@ class FastPath:
             if len(self._copies) >= COPIES_MAX:
                 self._copies.clear()
             self._copies[key] = _Copy(status, list(headers), result.content, until, view)
+        return result
+
+    def _poll(self, environ: dict, start_response: Callable, started: float) -> Iterable[bytes] | None:
+        """A result poll whose ticket holds (seckill.tickets), answered from Redis as Django would:
+        the ticket's sale is the one asked for, Redis holds the result and the user's auth epoch
+        is still the ticket's, read in one pipeline. The headers are those of Django's own answer
+        to a poll like it, learnt by letting the first one through."""
+        cookie = environ.get("HTTP_COOKIE", "")
+        if self.ticket_cookie not in cookie:
+            return None
+        query = _POLL_QUERY.fullmatch(environ.get("QUERY_STRING", ""))
+        if query is None:
+            return None
+        cookies = parse_cookie(cookie)
+        ticket = tickets.ticket_read(cookies.get(self.ticket_cookie), session_key=cookies.get(self.session_cookie))
+        if ticket is None or ticket.sale_id != int(query.group(1)):
+            return None
+        language = language_for(cookies.get(self.language_cookie), environ.get("HTTP_ACCEPT_LANGUAGE", ""))
+        # What Django's headers depend on besides the result: the language, the scheme (HSTS; an
+        # https redirect is a 301, never learnt) and the Host (one it does not serve is a 400).
+        key = (language, environ.get("HTTP_HOST", ""), environ.get("wsgi.url_scheme", ""),
+               environ.get("HTTP_X_FORWARDED_PROTO", ""))  # fmt: skip
+        head = self._poll_heads.get(key)
+        if head is None:
+            return self._poll_learnt(environ, start_response, key)
+        value, epoch = sale_state.result_beside(
+            sale_id=ticket.sale_id, user_id=ticket.user_id, other=redis_keys.auth_epoch(ticket.user_id)
+        )
+        if value is None or epoch is None or redis_text(epoch) != ticket.epoch:
+            return None  # only the database knows, or the user's credentials were revoked
+        body = ok(value).content
+        headers = list(head.headers)
+        headers[head.rid_at] = (REQUEST_ID_HEADER, self._request_id(environ))
+        if head.length_at is not None:
+            headers[head.length_at] = (headers[head.length_at][0], str(len(body)))
+        start_response(head.status, headers)
+        self.counts.add((head.view, "GET", head.status[:3], None), head.view, "GET", head.status[:3],
+                        time.perf_counter() - started)  # fmt: skip
+        return [body]
+
+    def _poll_learnt(self, environ: dict, start_response: Callable, key: tuple) -> Iterable[bytes]:
+        """Django answers; the status and headers of a plain result (no cookie set, the body
+        seckill_site.http.ok gives for a whole number) are kept for `key`."""
+        sent: list[tuple[str, list[tuple[str, str]]]] = []
+
+        def start_response_kept(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            sent.append((status, headers))
+            return start_response(status, headers) if exc_info is None else start_response(status, headers, exc_info)
+
+        result = self.app(environ, start_response_kept)
+        if not sent or sent[0][0] != "200 OK":
+            return result
+        status, headers = sent[0]
+        names = {name.lower() for name, _value in headers}
+        if "set-cookie" in names or REQUEST_ID_HEADER.lower() not in names:
+            return result
+        body = getattr(result, "content", None)
+        match = _POLL_BODY.fullmatch(body) if isinstance(body, bytes) else None
+        if match is None or ok(int(match.group(1))).content != body:
+            return result
+        from django.urls import resolve
+
+        if len(self._poll_heads) >= COPIES_MAX:
+            self._poll_heads.clear()
+        self._poll_heads[key] = _Head(status, list(headers), resolve(self.poll_path).route)
         return result
 
     def _detail_view(self, kind: int) -> str | None:

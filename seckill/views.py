@@ -16,6 +16,7 @@ from django_ratelimit.core import is_ratelimited
 from goods.models import SaleStatus
 from goods.selectors import sale_page
 from seckill import selectors, steps
+from seckill.tickets import ticket_set
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, page_answer, positive_int
 from seckill_site.ratelimit import rate_period
@@ -94,7 +95,11 @@ def seckill_path(request: HttpRequest, user_id: int, sale_id: int) -> HttpRespon
 @allow("POST")
 @_for_shopper_and_sale()
 def do_seckill(request: HttpRequest, user_id: int, sale_id: int, path: str) -> HttpResponse:
-    return page_answer(steps.buy(user_id=user_id, sale_id=sale_id, path=path))
+    answer = steps.buy(user_id=user_id, sale_id=sale_id, path=path)
+    response = page_answer(answer)
+    if answer.code is Code.SUCCESS:
+        ticket_set(response, request=request, user_id=user_id, sale_id=sale_id)
+    return response
 
 
 @allow("GET")

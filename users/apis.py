@@ -31,7 +31,7 @@ from seckill_site.codes import Code
 from seckill_site.http import client_bucket
 from users import selectors, services
 from users.forms import AddressForm, LoginForm, RegisterForm
-from users.http import REGISTER_RATE_PER_IP, SECRET_FIELDS, signed_in
+from users.http import REGISTER_RATE_PER_IP, SECRET_FIELDS, result_ticket_drop, signed_in
 from users.models import Address
 from users.permissions import IsShopper
 from users.revocation import user_auth_revoke
@@ -129,7 +129,9 @@ class LogoutApi(APIView):
         if credentials.token is not None:
             api_token_revoke(key=credentials.token)
         services.user_logout(request=request._request)
-        return api_ok()
+        response = api_ok()
+        result_ticket_drop(response)
+        return response
 
 
 class LogoutEverywhereApi(APIView):
@@ -142,7 +144,9 @@ class LogoutEverywhereApi(APIView):
     def post(self, request: Request) -> Response:
         user_auth_revoke(user_id=signed_in(request).pk)
         services.user_logout(request=request._request)
-        return api_ok()
+        response = api_ok()
+        result_ticket_drop(response)
+        return response
 
 
 class TokenListApi(APIView):

@@ -1,6 +1,7 @@
 """What the users app's pages and API read from a request the same way, whichever endpoint
 (password login, login by code, registration) takes it."""
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse_lazy
@@ -43,3 +44,11 @@ def signed_in(request: HttpRequest) -> User:
     if not isinstance(user, User) or not user.is_authenticated:
         raise PermissionDenied
     return user
+
+
+def result_ticket_drop(response: HttpResponse) -> HttpResponse:
+    """Delete the seckill result poll's ticket (seckill.tickets) with the session it was given
+    in; the ticket names that session, so this only tidies the browser."""
+    cookie, path = settings.SECKILL_RESULT_TICKET_COOKIE, settings.SECKILL_RESULT_TICKET_PATH
+    response.delete_cookie(cookie, path=path, samesite="Lax")
+    return response

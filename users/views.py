@@ -11,7 +11,15 @@ from seckill_site.codes import Code
 from seckill_site.http import client_bucket, fail, form_errors_message, ok, wants_json
 from users import services
 from users.forms import LoginForm, RegisterForm
-from users.http import AFTER_LOGOUT, REGISTER_RATE_PER_IP, SECRET_FIELDS, login_limited, next_of, redirect_next
+from users.http import (
+    AFTER_LOGOUT,
+    REGISTER_RATE_PER_IP,
+    SECRET_FIELDS,
+    login_limited,
+    next_of,
+    redirect_next,
+    result_ticket_drop,
+)
 from users.selectors import user_public_data
 from users.verification.services import registration_record
 
@@ -54,8 +62,8 @@ def login_submit(request: HttpRequest) -> HttpResponse:
 def logout_view(request: HttpRequest) -> HttpResponse:
     services.user_logout(request=request)
     if wants_json(request):
-        return ok()
-    return redirect_next(request, AFTER_LOGOUT)
+        return result_ticket_drop(ok())
+    return result_ticket_drop(redirect_next(request, AFTER_LOGOUT))
 
 
 def register_form_save(form: RegisterForm):

@@ -50,6 +50,7 @@ from goods.sale_state.reservation import (
     reservations_oldest,
     reserve,
     result,
+    result_beside,
     settle,
 )
 from goods.sale_state.stock import (
@@ -120,6 +121,7 @@ __all__ = [
     "reservations_oldest",
     "reserve",
     "result",
+    "result_beside",
     "sale_forget",
     "sale_open",
     "settle",

@@ -181,8 +181,25 @@ def result(*, sale_id: int, user_id: int) -> int | None:
         ):
             return RESULT_NOT_DRAWN if drawn_mark is not None else RESULT_ENTERED
         return None
+    return _result_answer(value, drawn_mark)
+
+
+def _result_answer(value: bytes | str, drawn_mark: bytes | str | None) -> int:
     answer = int(value)
     return RESULT_NOT_DRAWN if answer == RESULT_ENTERED and drawn_mark is not None else answer
+
+
+def result_beside(*, sale_id: int, user_id: int, other: str) -> tuple[int | None, bytes | str | None]:
+    """The shopper's result as `result` gives it when the sale's own keys hold it (None where
+    that takes a second read: an entrant of a sharded draw, or no answer), and the value of the
+    key `other`, in one pipeline: one round trip, to two Redis Cluster nodes when `other` lives
+    in another slot (seckill.fastpath reads the user's auth epoch beside it)."""
+    pipeline = client().pipeline(transaction=False)
+    pipeline.get(keys.result(sale_id, user_id))
+    pipeline.get(keys.drawn(sale_id))
+    pipeline.get(other)
+    value, drawn_mark, beside = pipeline.execute()
+    return (None if value is None else _result_answer(value, drawn_mark)), beside
 
 
 def reservations(sale_id: int) -> list[Reservation]:

@@ -306,6 +306,12 @@ SECKILL_WRITER_BATCH_SIZE = env.int("SECKILL_WRITER_BATCH_SIZE", default=500)
 SECKILL_WRITER_CLAIM_MS = env.int("SECKILL_WRITER_CLAIM_MS", default=30_000)
 # ms before a pending flush's mark lapses, so a lost flush message is replaced by the next buy.
 SECKILL_WRITER_FLUSH_MARK_MS = env.int("SECKILL_WRITER_FLUSH_MARK_MS", default=5000)
+# The result poll's ticket (seckill.tickets), the cookie a queued buy sets for /seckill/result
+# alone. Seconds: the poll's fast first minute (static/js/poll.js) and the reconciler's two
+# minutes for a stalled order, with room; later polls, every 10 s, are cheap through Django.
+SECKILL_RESULT_TICKET_SECONDS = env.int("SECKILL_RESULT_TICKET_SECONDS", default=5 * 60)
+SECKILL_RESULT_TICKET_COOKIE = "seckill_result"
+SECKILL_RESULT_TICKET_PATH = "/seckill/result"
 # Seconds before an unpaid seckill order is cancelled.
 SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
 # Draw-sale entry shards, 1..64, one cluster slot each; fixed per sale when loaded (docs/draw.md).

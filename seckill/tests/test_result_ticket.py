@@ -1,0 +1,266 @@
+"""The result ticket (seckill.tickets) and the result polls seckill.fastpath answers with it.
+
+A poll the fast path answers is compared, at the WSGI level (status line, header list in order,
+body), with Django's own answer to the same request; a poll the ticket cannot vouch for must
+reach Django. Real PostgreSQL and Redis; the buys go through the gate as a shopper's do."""
+
+import json
+import time
+
+import pytest
+from django.core import signals, signing
+from django.db import close_old_connections
+from django.test import Client
+from prometheus_client import REGISTRY
+
+from goods import sale_state
+from goods.sale_state import keys
+from goods.tests.factories import make_sale
+from lab.shopper import session_create
+from seckill import tickets
+from seckill.services.writer import sale_flush
+from seckill.tests.shoppers import path_for
+from seckill.tests.test_fastpath import LANGUAGES, answered_below_django, call, environ
+from seckill_site.http import Answer, page_answer
+from seckill_site.redis import client as redis
+from users.revocation import user_auth_revoke
+from users.tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+TICKET = "seckill_result"
+POLL = "/seckill/result"
+
+
+@pytest.fixture(autouse=True)
+def connections_closed_again():
+    """`bought` leaves Django's connection closers disconnected for `apps`; later tests get them back."""
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+def logged_in(user) -> Client:
+    """A browser of `user`'s: Django's test client holding a session as the login leaves it."""
+    browser = Client()
+    browser.cookies["sessionid"] = session_create(user)
+    return browser
+
+
+def bought(browser: Client, user, sale, *, api: bool = False):
+    """The answer to one buy through the gate (page or API), the browser keeping its cookies."""
+    path = path_for(user.pk, sale.pk)
+    if api:
+        response = browser.post(f"/api/v1/sales/{sale.pk}/buy/{path}")
+    else:
+        response = browser.post(f"/seckill/{path}/doSeckill", {"goodsId": sale.pk})
+    # The test client connects these again after its request; `apps` keeps the connection.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    return response
+
+
+def shopper_with_ticket(sale, flushes):
+    """(user, session key, ticket) of a shopper whose buy of `sale` was queued."""
+    user = make_user()
+    browser = logged_in(user)
+    response = bought(browser, user, sale)
+    assert response.json()["code"] == 0 and response.cookies[TICKET].value
+    return user, browser.cookies["sessionid"].value, response.cookies[TICKET].value
+
+
+def poll(sale_id: int, session: str, ticket: str | None, language: str = "en", **extra) -> dict:
+    cookies = [f"sessionid={session}"] + ([f"{TICKET}={ticket}"] if ticket else [])
+    headers = dict(LANGUAGES[language])
+    if "HTTP_COOKIE" in headers:
+        cookies.append(headers.pop("HTTP_COOKIE"))
+    return environ("GET", POLL, query=f"goodsId={sale_id}", HTTP_COOKIE="; ".join(cookies), **headers, **extra)
+
+
+def learnt(fast, env: dict) -> None:
+    """Let the first poll of its kind through, so the fast path knows Django's headers."""
+    with answered_below_django(fast, expected=False):
+        call(fast, env)
+
+
+def assert_djangos_bytes(django, fast, env: dict) -> tuple[str, list[tuple[str, str]], bytes]:
+    again = dict(env, HTTP_X_REQUEST_ID="test-request-2")
+    with answered_below_django(fast, expected=True):
+        got = call(fast, again)
+    expected = call(django, again)
+    assert got == expected
+    return got
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_polls_with_the_ticket_are_djangos_bytes_queued_ordered_and_failed(apps, flushes, language):
+    django, fast = apps
+    sale = make_sale(stock=5)
+    user, session, ticket = shopper_with_ticket(sale, flushes)
+    env = poll(sale.pk, session, ticket, language)
+    learnt(fast, env)
+
+    status, headers, body = assert_djangos_bytes(django, fast, env)
+    assert status == "200 OK" and json.loads(body)["data"] == 0
+    assert ("Content-Language", "en" if language == "en" else "zh-hans") in headers
+
+    sale_flush(sale_id=flushes[0])
+    _status, _headers, body = assert_djangos_bytes(django, fast, env)
+    assert json.loads(body)["data"] > 0  # the order id: a longer body, its own Content-Length
+
+    redis().set(keys.result(sale.pk, user.pk), sale_state.RESULT_FAILED)  # as the writer marks a unit it lacked
+    _status, _headers, body = assert_djangos_bytes(django, fast, env)
+    assert json.loads(body)["data"] == -1
+
+
+def test_a_fast_poll_is_counted_under_djangos_view_label(apps, flushes):
+    _django, fast = apps
+    sale = make_sale(stock=5)
+    _user, session, ticket = shopper_with_ticket(sale, flushes)
+    env = poll(sale.pk, session, ticket)
+    learnt(fast, env)
+    labels = {"view": "seckill/result", "method": "GET", "status": "200"}
+    fast.counts.fold()
+    before = REGISTRY.get_sample_value("seckill_http_requests_total", labels) or 0.0
+    for _ in range(3):
+        call(fast, env)
+    fast.counts.fold()
+    assert REGISTRY.get_sample_value("seckill_http_requests_total", labels) == before + 3
+
+
+def _signed_at(ticket: str, seconds_ago: int) -> str:
+    """The same ticket as if it had been signed `seconds_ago`."""
+
+    class Earlier(signing.TimestampSigner):
+        def timestamp(self):
+            return signing.b62_encode(int(time.time()) - seconds_ago)
+
+    payload = signing.TimestampSigner(salt=tickets.SALT).unsign(ticket)
+    return Earlier(salt=tickets.SALT).sign(payload)
+
+
+def test_a_tampered_expired_other_sale_or_other_users_ticket_goes_to_django(apps, flushes, settings):
+    django, fast = apps
+    sale, other_sale = make_sale(stock=5), make_sale(stock=5)
+    _user, session, ticket = shopper_with_ticket(sale, flushes)
+    _other, other_session, other_ticket = shopper_with_ticket(other_sale, flushes)
+    learnt(fast, poll(sale.pk, session, ticket))
+    assert_djangos_bytes(django, fast, poll(sale.pk, session, ticket))  # the ticket itself is good
+
+    signed, _sep, signature = ticket.rpartition(":")
+    flipped = signature[:-1] + ("A" if signature[-1] != "A" else "B")
+    user_id, sale_id = ticket.split(".")[:2]
+    tampered_sale = ticket.replace(f"{user_id}.{sale_id}.", f"{user_id}.{other_sale.pk}.", 1)
+    lifetime = settings.SECKILL_RESULT_TICKET_SECONDS
+    refused = {
+        "a bad signature": poll(sale.pk, session, f"{signed}:{flipped}"),
+        "another sale written in": poll(other_sale.pk, session, tampered_sale),
+        "expired": poll(sale.pk, session, _signed_at(ticket, lifetime + 1)),
+        "for another sale": poll(other_sale.pk, session, ticket),
+        "another user's, in my session": poll(sale.pk, session, other_ticket),
+        "mine, in another user's session": poll(sale.pk, other_session, ticket),
+        "no session": environ("GET", POLL, query=f"goodsId={sale.pk}", HTTP_COOKIE=f"{TICKET}={ticket}"),
+        "another spelling of the id": poll(sale.pk, session, ticket) | {"QUERY_STRING": f"goodsId=0{sale.pk}"},
+        "more in the query": poll(sale.pk, session, ticket) | {"QUERY_STRING": f"goodsId={sale.pk}&_=1"},
+    }
+    for name, env in refused.items():
+        with answered_below_django(fast, expected=False):
+            got = call(fast, env)
+        assert got == call(django, env), name
+    assert_djangos_bytes(django, fast, poll(sale.pk, session, _signed_at(ticket, lifetime - 5)))
+
+
+def test_the_ticket_never_outlives_the_buys_session(settings):
+    settings.SECKILL_RESULT_TICKET_SECONDS = 3600
+    assert tickets.ticket_seconds() == settings.SESSION_COOKIE_AGE - settings.SESSION_SLIDING_REFRESH_SECONDS
+
+
+def test_a_revoked_user_is_refused_at_once_with_the_old_ticket(apps, flushes):
+    django, fast = apps
+    sale = make_sale(stock=5)
+    user, session, ticket = shopper_with_ticket(sale, flushes)
+    env = poll(sale.pk, session, ticket)
+    learnt(fast, env)
+    assert_djangos_bytes(django, fast, env)
+    user_auth_revoke(user_id=user.pk)
+    with answered_below_django(fast, expected=False):
+        status, _headers, body = call(fast, env)
+    assert status.startswith("401") and json.loads(body)["code"] == 500210  # NOT_LOGGED_IN, no result
+    with answered_below_django(fast, expected=False):
+        call(fast, env)  # and the session is gone for good
+
+
+def test_a_result_only_the_database_knows_goes_to_django(apps, flushes):
+    django, fast = apps
+    sale = make_sale(stock=5)
+    user, session, ticket = shopper_with_ticket(sale, flushes)
+    sale_flush(sale_id=flushes[0])
+    env = poll(sale.pk, session, ticket)
+    learnt(fast, env)
+    redis().delete(keys.result(sale.pk, user.pk))  # a day on, Redis has let the result go
+    with answered_below_django(fast, expected=False):
+        got = call(fast, env)
+    assert got == call(django, env) and json.loads(got[2])["data"] > 0
+
+
+def test_a_redis_error_in_the_ticket_path_is_left_to_django(apps, flushes, monkeypatch):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    _django, fast = apps
+    sale = make_sale(stock=5)
+    _user, session, ticket = shopper_with_ticket(sale, flushes)
+    env = poll(sale.pk, session, ticket)
+    learnt(fast, env)
+
+    def cut(**_kwargs):
+        raise RedisConnectionError("cut")
+
+    monkeypatch.setattr(sale_state, "result_beside", cut)  # the fast path's read only: Django's still works
+    with answered_below_django(fast, expected=False):
+        status, _headers, _body = call(fast, env)
+    assert status == "200 OK"
+
+
+@pytest.mark.parametrize("api", [False, True], ids=["page", "api"])
+def test_a_queued_buy_sets_the_ticket_cookie_and_keeps_its_json(flushes, api):
+    sale = make_sale(stock=5)
+    user = make_user()
+    browser = logged_in(user)
+    response = bought(browser, user, sale, api=api)
+    body = response.json()
+    assert body == {"code": 0, "msg": "success", "data": {"status": "queued", "requestId": body["data"]["requestId"]}}
+    if not api:
+        assert response.content == page_answer(Answer(data=body["data"])).content
+    cookie = response.cookies[TICKET]
+    assert cookie["path"] == POLL and cookie["httponly"] and cookie["samesite"] == "Lax" and not cookie["secure"]
+    assert cookie["max-age"] == tickets.ticket_seconds() == 300
+    ticket = tickets.ticket_read(cookie.value, session_key=browser.cookies["sessionid"].value)
+    assert ticket is not None and (ticket.user_id, ticket.sale_id) == (user.pk, sale.pk)
+
+
+def test_the_ticket_cookie_is_secure_where_the_session_cookie_is(flushes, settings):
+    settings.SESSION_COOKIE_SECURE = True
+    sale = make_sale(stock=5)
+    user = make_user()
+    assert bought(logged_in(user), user, sale).cookies[TICKET]["secure"]
+
+
+def test_a_refused_buy_sets_no_ticket(flushes):
+    sale = make_sale(stock=1)
+    user, other = make_user(), make_user()
+    browser = logged_in(user)
+    assert bought(browser, user, sale).json()["code"] == 0
+    again = bought(browser, user, sale)  # already bought
+    assert again.json()["code"] != 0 and TICKET not in again.cookies
+    late = bought(logged_in(other), other, sale)  # sold out
+    assert late.json()["code"] != 0 and TICKET not in late.cookies
+
+
+def test_logout_deletes_the_ticket(flushes):
+    sale = make_sale(stock=5)
+    user = make_user()
+    browser = logged_in(user)
+    bought(browser, user, sale)
+    response = browser.post("/user/logout")
+    cookie = response.cookies[TICKET]
+    assert cookie.value == "" and cookie["path"] == POLL and cookie["max-age"] == 0

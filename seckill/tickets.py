@@ -1,0 +1,94 @@
+"""The result ticket: a signed, short-lived cookie a queued buy leaves in the browser, so that
+seckill.fastpath answers the shopper's result polls below Django, with no session load
+(docs/performance.md).
+
+It names the user, the sale, the user's auth epoch at the buy (users.sessions) and a digest of
+the session the buy came in. The fast path answers only while the poll carries that same session
+cookie and Redis holds that same epoch, and the ticket ends before the session can: whatever
+Django would refuse (logged out in this browser, another user logged in, credentials revoked)
+the ticket cannot answer either.
+
+One cookie, the latest buy's, sent to the result poll alone: a shopper waits for one sale at a
+time, and a poll for an earlier sale goes to Django as every poll did before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY
+from django.core import signing
+from django.http import HttpRequest, HttpResponseBase
+
+from seckill_site.http import positive_int
+from users.sessions import AUTH_EPOCH
+
+__all__ = ["Ticket", "session_digest", "ticket_read", "ticket_seconds", "ticket_set"]
+
+SALT = "seckill.result-ticket"
+_EPOCH = re.compile(r"[0-9a-f]{1,64}")
+_PAYLOAD = re.compile(r"([1-9][0-9]{0,17})\.([1-9][0-9]{0,17})\.([0-9a-f]{1,64})\.([0-9a-f]{16})")
+
+
+@dataclass(frozen=True)
+class Ticket:
+    user_id: int
+    sale_id: int
+    epoch: str  # the user's auth epoch when they bought
+
+
+def session_digest(session_key: str) -> str:
+    """Names the session without carrying its key: a ticket is signed, not secret."""
+    return hashlib.sha256(session_key.encode()).hexdigest()[:16]
+
+
+def ticket_seconds() -> int:
+    """SECKILL_RESULT_TICKET_SECONDS, held below the shortest life the buy's session has left
+    (the buy slid its expiry at most SESSION_SLIDING_REFRESH_SECONDS before): the fast path
+    never sees an expired session, so the ticket must end first."""
+    session_left = settings.SESSION_COOKIE_AGE - settings.SESSION_SLIDING_REFRESH_SECONDS
+    return max(0, min(settings.SECKILL_RESULT_TICKET_SECONDS, session_left))
+
+
+def _signer() -> signing.TimestampSigner:
+    return signing.TimestampSigner(salt=SALT)
+
+
+def ticket_set(response: HttpResponseBase, *, request: HttpRequest, user_id: int, sale_id: int) -> None:
+    """Set the ticket on a queued buy's answer, when the buy came in `user_id`'s session (a
+    request with an API token alone has none, and the page's poll reads only the session)."""
+    session = getattr(request, "session", None)
+    seconds = ticket_seconds()
+    if session is None or session.session_key is None or not seconds:
+        return
+    epoch = session.get(AUTH_EPOCH)
+    if positive_int(session.get(SESSION_KEY)) != user_id or not isinstance(epoch, str) or not _EPOCH.fullmatch(epoch):
+        return
+    value = _signer().sign(f"{user_id}.{sale_id}.{epoch}.{session_digest(session.session_key)}")
+    response.set_cookie(
+        settings.SECKILL_RESULT_TICKET_COOKIE,
+        value,
+        max_age=seconds,
+        path=settings.SECKILL_RESULT_TICKET_PATH,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def ticket_read(value: str | None, *, session_key: str | None) -> Ticket | None:
+    """The ticket in a cookie's `value` when its signature holds, it is younger than
+    ticket_seconds() and it was issued in the session `session_key`; else None."""
+    if not value or not session_key:
+        return None
+    try:
+        payload = _signer().unsign(value, max_age=ticket_seconds())
+    except signing.BadSignature:  # SignatureExpired included
+        return None
+    match = _PAYLOAD.fullmatch(payload)
+    if match is None or match.group(4) != session_digest(session_key):
+        return None
+    return Ticket(user_id=int(match.group(1)), sale_id=int(match.group(2)), epoch=match.group(3))
