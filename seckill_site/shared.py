@@ -22,13 +22,14 @@ from django.urls import LocalePrefixPattern, URLResolver
 from django.utils import translation
 from django.utils.cache import patch_cache_control
 
+from seckill_site.edge import surrogate_keys
+
 logger = logging.getLogger(__name__)
 
 # A page the edge keeps until a purge, or this long at most; then it may serve the old copy
 # while it fetches the new one, so nobody waits on a refresh at the opening second.
 PAGE_SECONDS = 300
 PAGE_STALE_SECONDS = 30
-SURROGATE_HEADER = "xkey"
 SALES_KEY = "sales"  # the list of sales
 
 
@@ -101,12 +102,6 @@ def share(response: HttpResponseBase, *, keys: Iterable[str], seconds: int, stal
     patch_cache_control(response, public=True, max_age=browser, s_maxage=seconds, stale_while_revalidate=stale)
     surrogate_keys(response, *keys)
     response.shared = True  # type: ignore[attr-defined]
-
-
-def surrogate_keys(response: HttpResponseBase, *keys: str) -> None:
-    """Add `keys` to the answer's surrogate keys (the `xkey` header Varnish's xkey vmod reads)."""
-    known = response.headers.get(SURROGATE_HEADER, "").split()
-    response.headers[SURROGATE_HEADER] = " ".join(dict.fromkeys([*known, *keys]))
 
 
 def is_shared(response: HttpResponseBase) -> bool:

@@ -330,6 +330,8 @@ SECKILL_PATHS_PER_MINUTE = env.int("SECKILL_PATHS_PER_MINUTE", default=10)
 SECKILL_CAPTCHA_POOL = env.int("SECKILL_CAPTCHA_POOL", default=1000)
 SECKILL_CAPTCHA_POOL_FILL_SECONDS = env.float("SECKILL_CAPTCHA_POOL_FILL_SECONDS", default=2.0)
 GOODS_LIST_CACHE_SECONDS = env.int("GOODS_LIST_CACHE_SECONDS", default=60)
+# The edge caches seckill_site.edge purges by surrogate key (deploy/edge.vcl); none: no edge.
+EDGE_PURGE_URLS = env.list("EDGE_PURGE_URLS", default=[])
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,253 @@
+"""deploy/edge.vcl in a real varnishd (tools/edge.py) in front of a small backend that answers
+as the shop does: everybody's pages `public` with s-maxage and an `xkey` header, everything
+else private. What holds: everybody's pages are kept whoever asks, nothing else is, and a PURGE
+by surrogate key drops exactly what it names.
+
+Each test asks for sale ids of its own, so the edge, shared by the module, holds nothing that
+another test's answer depends on.
+"""
+
+import gzip
+import http.client
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import requests
+
+from tools.edge import edge_down, edge_up, varnish_available
+
+pytestmark = [
+    pytest.mark.processes,
+    pytest.mark.skipif(not varnish_available(), reason="varnishd is not installed (Debian: varnish varnish-modules)"),
+]
+
+PAGE = "public, max-age=0, s-maxage=300, stale-while-revalidate=30"
+POLL = "public, max-age=1, s-maxage=1, stale-while-revalidate=0"
+SHARED = re.compile(r"^(?P<lang>/zh-hans)?/goods/(?P<kind>goodsList|detail|getDetails)(?:/(?P<id>[0-9]+))?$")
+# Sale ids the backend gets wrong, as a Django mistake would: a cookie set, or no `public`.
+SETS_COOKIE, NOT_PUBLIC = 900, 901
+# A page kept for 1 s, then served stale for 30 while it is fetched again.
+SHORT = 902
+# The same, answered 503 "busy" after its first time.
+BUSY = 903
+
+
+class Shop:
+    """The backend: counts requests per path and keeps the headers of the last one."""
+
+    def __init__(self) -> None:
+        self.hits: Counter[str] = Counter()
+        self.seen: dict[str, dict[str, str]] = {}
+        shop = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive towards varnishd, as gunicorn does
+
+            def do_GET(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                shop.hits[self.path] += 1
+                shop.seen[self.path] = dict(self.headers)
+                status, headers, body = shop.answer(self.path, self.headers.get("Cookie", ""))
+                self.send_response(status)
+                for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            do_HEAD = do_POST = do_GET
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+
+    def answer(self, path: str, cookie: str) -> tuple[int, dict[str, str], bytes]:
+        match = SHARED.match(path)
+        if match is None:  # a shopper's own page, even if it claimed to be everybody's
+            return 200, {"Cache-Control": PAGE, "xkey": "sales"}, f"private {path} {cookie}".encode()
+        sale = match["id"]
+        keys = {"xkey": f"sale-{sale} sales" if sale else "sales"}
+        if match["kind"] == "getDetails":
+            json = {"Content-Type": "application/json"}
+            if "sessionid=" in cookie:
+                return 200, {**json, "Cache-Control": "private, no-cache"}, f'{{"user": "{cookie}"}}'.encode()
+            return 200, {**json, "Cache-Control": POLL, **keys}, f'{{"user": null, "at": {time.monotonic()}}}'.encode()
+        language = "zh-hans" if match["lang"] else "en"
+        body = f"<p>{language} {path} {'a visitor' if cookie else 'anybody'} {time.monotonic()}</p>" * 20
+        headers = {"Content-Type": "text/html; charset=utf-8", "Cache-Control": PAGE, **keys}
+        if sale == str(SETS_COOKIE):
+            headers["Set-Cookie"] = "sessionid=new; HttpOnly"
+        elif sale == str(NOT_PUBLIC):
+            headers["Cache-Control"] = "max-age=0, s-maxage=300"
+        elif sale == str(BUSY) and self.hits[path] > 1:
+            return 503, {"Retry-After": "1"}, b"busy, retry"
+        elif sale in (str(SHORT), str(BUSY)):
+            headers["Cache-Control"] = "public, max-age=0, s-maxage=1, stale-while-revalidate=30"
+        return 200, headers, body.encode()
+
+
+@pytest.fixture(scope="module")
+def shop():
+    backend = Shop()
+    yield backend
+    backend.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def edge(shop, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("edge")
+    url = edge_up(directory, shop.address)
+    yield url
+    edge_down(directory)
+
+
+def get(edge: str, path: str, **headers: str) -> requests.Response:
+    return requests.get(f"{edge}{path}", headers=headers, timeout=10)
+
+
+def purge(edge: str, keys: str | None, *, source: str = "127.0.0.1") -> http.client.HTTPResponse:
+    """A PURGE sent from `source` (any loopback address: 127.0.0.2 is not in the ACL)."""
+    host, port = edge.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10, source_address=(source, 0))
+    connection.request("PURGE", "/", headers={"xkey-purge": keys} if keys is not None else {})
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response
+
+
+def test_a_shared_page_is_kept_for_a_visitor_with_cookies_and_one_without(edge, shop):
+    path = "/goods/detail/1"
+    first = get(edge, path, Cookie="sessionid=alice; csrftoken=x", **{"Accept-Language": "zh-hans"})
+    second = get(edge, path)
+    assert (first.status_code, first.headers["X-Cache"]) == (200, "MISS")
+    assert second.headers["X-Cache"] == "HIT"
+    assert second.content == first.content
+    assert shop.hits[path] == 1
+    # The backend rendered the page for anybody: no visitor's cookie or language reached it.
+    assert "Cookie" not in shop.seen[path] and "Accept-Language" not in shop.seen[path]
+    assert b"anybody" in first.content
+    assert "xkey" not in second.headers and "Age" in second.headers
+
+
+def test_a_private_url_is_never_kept(edge, shop):
+    path = "/orders/list"
+    answers = [get(edge, path, Cookie="sessionid=alice") for _ in range(2)]
+    assert [answer.headers["X-Cache"] for answer in answers] == ["PASS", "PASS"]
+    assert shop.hits[path] == 2
+    assert shop.seen[path]["Cookie"] == "sessionid=alice"
+
+
+def test_a_post_to_a_shared_url_is_passed(edge, shop):
+    path = "/goods/detail/11"
+    answer = requests.post(f"{edge}{path}", data=b"x", timeout=10)
+    assert answer.headers["X-Cache"] == "PASS"
+    assert get(edge, path).headers["X-Cache"] == "MISS"
+    assert shop.hits[path] == 2
+
+
+@pytest.mark.parametrize("sale", [SETS_COOKIE, NOT_PUBLIC], ids=["set-cookie", "not-public"])
+def test_an_answer_with_a_cookie_or_without_public_is_not_kept(edge, shop, sale):
+    path = f"/goods/detail/{sale}"
+    answers = [get(edge, path) for _ in range(3)]
+    assert [answer.headers["X-Cache"] for answer in answers] == ["PASS"] * 3
+    assert shop.hits[path] == 3
+
+
+def test_a_query_string_makes_a_shared_url_a_pass(edge, shop):
+    path = "/goods/detail/12?page=2"
+    assert [get(edge, path).headers["X-Cache"] for _ in range(2)] == ["PASS", "PASS"]
+    assert shop.hits[path] == 2
+
+
+def test_the_poll_is_shared_but_a_logged_in_shoppers_passes(edge, shop):
+    path = "/goods/getDetails/2"
+    anonymous = [get(edge, path, Cookie="csrftoken=x") for _ in range(2)]
+    assert [answer.headers["X-Cache"] for answer in anonymous] == ["MISS", "HIT"]
+    assert anonymous[0].json()["user"] is None
+    mine = get(edge, path, Cookie="csrftoken=x; sessionid=alice")
+    assert mine.headers["X-Cache"] == "PASS"
+    assert "sessionid=alice" in mine.json()["user"]
+    token = get(edge, path, Authorization="Token abc")
+    assert token.headers["X-Cache"] == "PASS"
+    assert shop.hits[path] == 3
+
+
+def test_the_poll_is_kept_one_second_without_grace(edge, shop):
+    path = "/goods/getDetails/3"
+    assert get(edge, path).headers["X-Cache"] == "MISS"
+    assert get(edge, path).headers["X-Cache"] == "HIT"
+    time.sleep(1.2)
+    assert get(edge, path).headers["X-Cache"] == "MISS"  # stale-while-revalidate=0: no stale copy
+    assert shop.hits[path] == 2
+
+
+def test_an_expired_page_is_served_stale_while_it_is_fetched_again(edge, shop):
+    path = f"/goods/detail/{SHORT}"
+    first = get(edge, path)
+    time.sleep(1.2)
+    stale = get(edge, path)
+    assert (stale.headers["X-Cache"], stale.content) == ("HIT", first.content)
+    deadline = time.monotonic() + 5
+    while shop.hits[path] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert shop.hits[path] == 2  # fetched again in the background
+    assert get(edge, path).content != first.content
+
+
+def test_an_expired_page_stays_in_grace_while_the_backend_answers_busy(edge, shop):
+    path = f"/goods/detail/{BUSY}"
+    first = get(edge, path)
+    time.sleep(1.2)
+    for _ in range(3):
+        stale = get(edge, path)
+        assert (stale.status_code, stale.headers["X-Cache"], stale.content) == (200, "HIT", first.content)
+        time.sleep(0.2)
+    assert shop.hits[path] >= 2  # each background fetch got a 503, and was thrown away
+
+
+def test_english_and_chinese_pages_are_separate_objects(edge, shop):
+    english, chinese = get(edge, "/goods/detail/5"), get(edge, "/zh-hans/goods/detail/5")
+    assert (english.headers["X-Cache"], chinese.headers["X-Cache"]) == ("MISS", "MISS")
+    assert b"<p>en " in english.content and b"<p>zh-hans " in chinese.content
+    assert get(edge, "/zh-hans/goods/detail/5").content == chinese.content
+    assert get(edge, "/goods/detail/5").content == english.content
+
+
+def test_a_page_is_kept_once_and_handed_out_gzipped_or_not(edge, shop):
+    path = "/goods/detail/6"
+    zipped = get(edge, path, **{"Accept-Encoding": "gzip"})
+    plain = get(edge, path, **{"Accept-Encoding": "identity"})
+    assert zipped.headers.get("Content-Encoding") == "gzip" and "Content-Encoding" not in plain.headers
+    assert plain.headers["X-Cache"] == "HIT" and zipped.content == plain.content  # requests gunzips
+    raw = requests.get(f"{edge}{path}", headers={"Accept-Encoding": "gzip"}, stream=True, timeout=10).raw.read()
+    assert gzip.decompress(raw) == plain.content
+    assert shop.hits[path] == 1
+
+
+def test_purge_drops_exactly_the_objects_tagged_with_its_keys(edge, shop):
+    tagged = ["/goods/detail/7", "/zh-hans/goods/detail/7", "/goods/getDetails/7"]
+    others = ["/goods/detail/8", "/zh-hans/goods/detail/8"]
+    for path in tagged + others:
+        get(edge, path)
+        assert get(edge, path).headers["X-Cache"] == "HIT"
+    answer = purge(edge, "sale-7 sale-nothing")
+    assert (answer.status, answer.getheader("xkey-purged")) == (200, "3")
+    assert [get(edge, path).headers["X-Cache"] for path in tagged] == ["MISS"] * 3
+    assert [get(edge, path).headers["X-Cache"] for path in others] == ["HIT"] * 2
+
+
+def test_purge_is_refused_from_outside_the_acl_and_without_keys(edge, shop):
+    path = "/goods/detail/9"
+    get(edge, path)
+    assert purge(edge, "sale-9", source="127.0.0.2").status == 403
+    assert purge(edge, None).status == 400
+    assert get(edge, path).headers["X-Cache"] == "HIT"
+    assert shop.hits[path] == 1 and "/" not in shop.hits  # a PURGE never reaches the backend

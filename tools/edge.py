@@ -1,0 +1,109 @@
+"""A real varnishd running deploy/edge.vcl in front of a backend, for development and the tests.
+
+`edge_up(directory, "127.0.0.1:8000")` writes `directory/edge-backend.vcl` naming the backend,
+starts varnishd in the foreground as a process of its own session (its working directory `-n`,
+pid file and log under `directory`, so concurrent runs never share one) and returns the edge's
+URL once it answers; `edge_down(directory)` stops it, from this process or another.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from urllib.error import HTTPError
+from urllib.request import ProxyHandler, Request, build_opener
+
+from tools.net import free_port, wait_until
+from tools.processes import ServiceError, process_of
+
+ROOT = Path(__file__).resolve().parent.parent
+VCL = ROOT / "deploy" / "edge.vcl"
+# Debian installs varnishd in sbin, which an ordinary user's PATH often leaves out.
+SEARCH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
+# The edges this process started, by directory: it reaps them itself.
+_started: dict[Path, subprocess.Popen] = {}
+_opener = build_opener(ProxyHandler({}))  # the edge is on loopback, whatever proxy the environment names
+
+
+def varnishd() -> str | None:
+    return shutil.which("varnishd", path=SEARCH)
+
+
+def varnish_available() -> bool:
+    """Whether varnishd is installed (Debian: varnish; deploy/edge.vcl also needs varnish-modules)."""
+    return varnishd() is not None
+
+
+def _backend_vcl(backend: str) -> str:
+    host, _, port = backend.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"backend {backend!r}: host:port")
+    host = host.strip("[]")  # an IPv6 address as [::1]:8000
+    return f'backend shop {{\n    .host = "{host}";\n    .port = "{port}";\n    .connect_timeout = 2s;\n}}\n'
+
+
+def _answers(url: str) -> bool:
+    """Whether varnishd answers at all: a PURGE without keys is refused by the VCL itself,
+    so the probe reaches no backend and purges nothing."""
+    try:
+        with _opener.open(Request(url, method="PURGE"), timeout=2):
+            return True
+    except HTTPError:
+        return True
+
+
+def edge_up(directory: Path, backend: str, *, port: int | None = None) -> str:
+    """Start varnishd with deploy/edge.vcl in front of `backend` (host:port) on 127.0.0.1:`port`
+    (any free one by default) -> its base URL, once it answers. Raises ServiceError with the
+    end of its log if it does not start."""
+    program = varnishd()
+    if program is None:
+        raise ServiceError("varnishd not found: apt-get install varnish varnish-modules")
+    directory = directory.resolve()
+    edge_down(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "edge-backend.vcl").write_text(_backend_vcl(backend))
+    port = port or free_port()
+    # The generated backend file first on vcl_path, so it shadows deploy/edge-backend.vcl.
+    command = [program, "-F", "-n", str(directory / "varnish"), "-a", f"127.0.0.1:{port}",
+               "-f", str(VCL), "-p", f"vcl_path={directory}:{VCL.parent}", "-s", "malloc,64m",
+               "-T", "none", "-S", "none", "-j", "none"]  # fmt: skip
+    log = directory / "varnishd.log"
+    with open(log, "ab") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)  # fmt: skip
+    _started[directory] = process
+    (directory / "varnishd.pid").write_text(f"{process.pid}\n")
+    url = f"http://127.0.0.1:{port}"
+    if not wait_until(lambda: process.poll() is not None or _answers(url), 30) or process.poll() is not None:
+        edge_down(directory)
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        hint = " (vmod xkey: apt-get install varnish-modules)" if "xkey" in tail else ""
+        raise ServiceError(f"varnishd did not start on port {port}{hint}; {log}:\n{tail}")
+    return url
+
+
+def edge_down(directory: Path) -> None:
+    """Stop the varnishd that edge_up started for `directory`, if it runs; a pid file left by a
+    process that is gone, or whose pid another program took, is ignored."""
+    directory = directory.resolve()
+    pidfile = directory / "varnishd.pid"
+    process = _started.pop(directory, None)
+    if process is not None:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+    else:
+        other = process_of(pidfile, "varnishd", str(directory / "varnish"))
+        if other is not None:
+            os.killpg(other.pid, signal.SIGTERM)
+            if not wait_until(lambda: not other.is_running() or other.status() == "zombie", 15):
+                os.killpg(other.pid, signal.SIGKILL)
+    pidfile.unlink(missing_ok=True)
