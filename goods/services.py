@@ -21,9 +21,11 @@ from PIL import Image, ImageOps
 from goods import sale_state
 from goods.models import Admission, Goods, Sale, SaleDraw, StockAudit, StockAuditDetail, StockChange
 from goods.selectors import sale_writes_in_flight
+from seckill_site.edge import edge_purge
 from seckill_site.http import INT32_MAX
 from seckill_site.publish import task_publish
 from seckill_site.redis import keys
+from seckill_site.shared import SALES_KEY, sale_key
 from users.models import User
 
 logger = logging.getLogger(__name__)
@@ -74,15 +76,20 @@ def sale_stock_lock(*, sale_id: int) -> None:
 
 
 def goods_list_cache_drop() -> None:
+    """The list changed: drop its cached HTML here and at the edge. Called once committed."""
     cache.delete_many([keys.goods_list_html(code) for code, _code in settings.LANGUAGES])
+    edge_purge(SALES_KEY)
 
 
 def sale_cache_drop(*, sale_id: int) -> None:
+    """The sale changed: drop its cached data here and its pages at the edge. Called once committed."""
     cache.delete_many([keys.sale_cache(sale_id), keys.sale_missing(sale_id)])
+    edge_purge(sale_key(sale_id))
 
 
 def sale_pages_drop(*, sale_id: int) -> None:
-    """A sale event changed: drop its cached pages (its item data and the list)."""
+    """A sale event changed (an edit, its opening, its sell-out, a unit back, its draw): drop its
+    cached pages (its item data and the list), here and at the edge. Called once committed."""
     sale_cache_drop(sale_id=sale_id)
     goods_list_cache_drop()
 

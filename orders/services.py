@@ -18,7 +18,7 @@ from redis.exceptions import RedisError
 from goods import sale_state
 from goods.models import Sale, StockChange
 from goods.selectors import sale_get
-from goods.services import sale_stock_lock, stock_audit_record
+from goods.services import sale_pages_drop, sale_stock_lock, stock_audit_record
 from orders.models import Order, OrderStatus, Payment, PaymentStatus, SeckillOrder
 
 logger = logging.getLogger(__name__)
@@ -289,4 +289,6 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
             ),
             robust=True,
         )
+        # Its pages may say "sold out": a unit is back on sale.
+        transaction.on_commit(lambda: sale_pages_drop(sale_id=sale_id), robust=True)
     return True

@@ -21,7 +21,7 @@ from redis.exceptions import RedisError
 
 from goods import sale_state
 from goods.models import SaleDraw
-from goods.services import sale_stock_lock
+from goods.services import sale_pages_drop, sale_stock_lock
 from orders.models import SeckillOrder
 from seckill_site.publish import task_publish
 from seckill_site.redis import server_time
@@ -83,6 +83,7 @@ def sale_draw(*, sale_id: int) -> DrawReport:
             return DrawReport("done", len(draw.entrant_ids), len(draw.winner_ids), applied.applied)
         if applied.flush_due:
             _flush_publish(sale_id)
+    sale_pages_drop(sale_id=sale_id)  # the page shows the outcome
     logger.info(
         "draw of sale %s: %s winners of %s entrants",
         sale_id,

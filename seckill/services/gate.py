@@ -16,9 +16,11 @@ from goods import sale_state
 from seckill.services.draw import sale_draw
 from seckill.services.reconcile import sale_rebuild_request
 from seckill_site.codes import Code
+from seckill_site.edge import edge_purge
 from seckill_site.logs import request_id_var
 from seckill_site.publish import task_publish
 from seckill_site.redis import now as redis_now
+from seckill_site.shared import SALES_KEY, sale_key
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +72,7 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
         return _refused(sale_id, reserved)
     if reserved.left == 0:
         sale_state.sold_out_mark(sale_id)
+        edge_purge(sale_key(sale_id), SALES_KEY)  # its pages say "on sale" no more
 
     # Layer 5: most buys publish nothing: a flush queued or running drains their reservation too.
     if not reserved.flush_due or _flush_publish(sale_id):

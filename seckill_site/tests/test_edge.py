@@ -1,0 +1,88 @@
+"""The shop behind a real edge: deploy/edge.vcl in varnishd (tools/edge.py) in front of Django's
+live server. A logged-in and an anonymous visitor get the same kept page, no kept answer
+carries anyone's data or cookie, a language never reaches another URL's visitors, and the
+shop's purges (seckill_site.edge) land within a second of the change."""
+
+import time
+from decimal import Decimal
+
+import pytest
+import requests
+from django.test import Client
+
+from goods.models import Sale
+from goods.services import sale_update
+from goods.tests.factories import make_goods, make_sale
+from seckill_site.edge import edge_purge_flush
+from tools.edge import edge_down, edge_up, varnish_available
+from users.tests.factories import make_user
+
+pytestmark = [
+    pytest.mark.processes,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not varnish_available(), reason="varnishd is not installed (Debian: varnish varnish-modules)"),
+]
+
+
+@pytest.fixture
+def edge(live_server, tmp_path, settings):
+    """The edge's base URL, purged by the shop."""
+    url = edge_up(tmp_path / "edge", live_server.url.removeprefix("http://"))
+    settings.EDGE_PURGE_URLS = [url]
+    yield url
+    edge_down(tmp_path / "edge")
+
+
+def _session_cookie(user) -> dict[str, str]:
+    client = Client()
+    client.force_login(user)
+    return {"sessionid": client.cookies["sessionid"].value, "django_language": "zh-hans"}
+
+
+def test_everybody_gets_the_same_kept_page_and_nobodys_data(edge):
+    sale = make_sale(goods=make_goods(name="Edge Teapot"), starts_in=3600)
+    shopper = make_user(nickname="EdgeNick")
+    mine = _session_cookie(shopper)
+    page = f"{edge}/goods/detail/{sale.pk}"
+    first = requests.get(page, cookies=mine, headers={"Accept-Language": "zh-CN"}, timeout=10)
+    anonymous = requests.get(page, timeout=10)
+    assert (first.headers["X-Cache"], anonymous.headers["X-Cache"]) == ("MISS", "HIT")
+    assert first.content == anonymous.content and "Edge Teapot" in first.text
+    assert "EdgeNick" not in first.text and shopper.mobile not in first.text
+    assert '<html lang="en">' in first.text  # the URL's language, not the cookie's
+    for answer in (first, anonymous):
+        assert "Set-Cookie" not in answer.headers and "xkey" not in answer.headers
+
+    chinese = requests.get(f"{edge}/zh-hans/goods/detail/{sale.pk}", timeout=10)
+    assert chinese.headers["X-Cache"] == "MISS" and '<html lang="zh-hans">' in chinese.text
+
+    # A logged-in shopper's poll is their own: passed, never kept, never handed to another.
+    poll = f"{edge}/goods/getDetails/{sale.pk}"
+    own = requests.get(poll, cookies=mine, timeout=10)
+    assert own.headers["X-Cache"] == "PASS" and own.json()["data"]["user"]["nickname"] == "EdgeNick"
+    everybodys = [requests.get(poll, timeout=10) for _ in range(2)]
+    assert [a.json()["data"]["user"] for a in everybodys] == [None, None]
+    assert "PASS" not in {a.headers["X-Cache"] for a in everybodys}
+
+
+def test_a_shoppers_own_pages_pass_the_edge(edge):
+    shopper = make_user()
+    for path in ("/orders/", "/user/me", "/seckill/state?goodsId=1"):
+        answer = requests.get(f"{edge}{path}", cookies=_session_cookie(shopper), timeout=10, allow_redirects=False)
+        assert answer.headers["X-Cache"] == "PASS", path
+
+
+def test_an_edit_reaches_the_edge_within_a_second(edge):
+    sale = make_sale(goods=make_goods(name="Purge Kettle"), starts_in=3600)
+    page = f"{edge}/goods/detail/{sale.pk}"
+    requests.get(page, timeout=10)
+    requests.get(f"{edge}/goods/goodsList", timeout=10)
+    assert requests.get(page, timeout=10).headers["X-Cache"] == "HIT"
+    changed = time.monotonic()
+    sale_update(sale=Sale.objects.get(pk=sale.pk), changes={"seckill_price": Decimal("1.23")})
+    assert edge_purge_flush(5.0)
+    assert time.monotonic() - changed < 1.0
+    fresh = requests.get(page, timeout=10)
+    assert fresh.headers["X-Cache"] == "MISS" and "¥1.23" in fresh.text
+    listed = requests.get(f"{edge}/goods/goodsList", timeout=10)
+    assert listed.headers["X-Cache"] == "MISS" and "¥1.23" in listed.text
