@@ -31,6 +31,7 @@ sub vcl_recv {
     # The shared URLs, matched with their query string: a query the pages do not take makes
     # the request a pass rather than a cached copy of a page it did not ask for.
     if (req.url ~ "^(/zh-hans)?/goods/(goodsList|detail/[0-9]+)$") {
+        call language_chosen;
         call shared;
     }
     if (req.url ~ "^(/zh-hans)?/goods/getDetails/[0-9]+$") {
@@ -42,12 +43,22 @@ sub vcl_recv {
     }
     # The pages' scripts' words (Django's JavaScript catalogue), in the URL's language.
     if (req.url ~ "^(/zh-hans)?/jsi18n/$") {
+        call language_chosen;
         call shared;
     }
     if (req.url ~ "^/static/") {
         call shared;
     }
     return (pass);
+}
+
+# A visitor who chose Chinese with the shop's switch (its cookie) and asks for an unprefixed page
+# goes to the Chinese one, as Django sends them (seckill_site.shared): the cookie is dropped
+# before the lookup, so Django cannot see it here.
+sub language_chosen {
+    if (req.url !~ "^/zh-hans/" && req.http.Cookie ~ "(^|;)\s*django_language=zh-hans\s*(;|$)") {
+        return (synth(302, "/zh-hans" + req.url));
+    }
 }
 
 # A request for everybody's answer: drop what could make the backend answer this visitor in
@@ -127,6 +138,14 @@ sub vcl_deliver {
 }
 
 sub vcl_synth {
+    if (resp.status == 302) {
+        set resp.http.Location = resp.reason;
+        set resp.http.Cache-Control = "private";
+        set resp.http.Vary = "Cookie";
+        set resp.reason = "Found";
+        set resp.body = "";
+        return (deliver);
+    }
     if (req.method == "PURGE") {
         set resp.http.Content-Type = "text/plain; charset=utf-8";
         if (resp.status == 200) {

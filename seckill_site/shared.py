@@ -3,7 +3,8 @@
 A shared answer is the same bytes for every visitor of its URL. Its language is the URL's
 (`/zh-hans/goods/...` is Chinese, an unprefixed one is LANGUAGE_CODE), never a cookie's or an
 Accept-Language header's, so an edge that keys on the URL cannot hand one visitor's language to
-another. It reads nothing of the visitor (no session, user, CSRF token or message), carries
+another; a visitor who chose another language with the switch is sent to its URL instead. It
+reads nothing of the visitor (no session, user, CSRF token or message), carries
 `Cache-Control: public` with the edge's lifetime and the surrogate keys a purge names
 (seckill_site.edge), and SharedAnswerMiddleware makes sure no cookie leaves with it. What is
 the shopper's own comes from JSON calls the page makes (docs/edge.md).
@@ -17,10 +18,10 @@ from functools import wraps
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
-from django.http import HttpRequest, HttpResponseBase
-from django.urls import LocalePrefixPattern, URLResolver
+from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
+from django.urls import LocalePrefixPattern, URLResolver, translate_url
 from django.utils import translation
-from django.utils.cache import patch_cache_control
+from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from seckill_site.edge import surrogate_keys
 
@@ -78,6 +79,9 @@ def shared(
     def decorate(view):
         @wraps(view)
         def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
+            chosen = _chosen_elsewhere(request)
+            if chosen is not None:
+                return _to_language(request, chosen)
             request.user = AnonymousUser()  # nothing of the visitor's reaches the bytes
             with translation.override(path_language(request.path_info)):
                 response = view(request, *args, **kwargs)
@@ -94,6 +98,25 @@ def shared(
         return wrapper
 
     return decorate
+
+
+def _chosen_elsewhere(request: HttpRequest) -> str | None:
+    """The language a visitor chose with the switch (its cookie), when an unprefixed shared URL
+    is in another: their links are in it, but a bookmark or a link someone sent may not be."""
+    if translation.get_language_from_path(request.path_info) is not None:
+        return None
+    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
+    languages = dict(settings.LANGUAGES)
+    return chosen if chosen != settings.LANGUAGE_CODE and chosen in languages else None
+
+
+def _to_language(request: HttpRequest, language: str) -> HttpResponseBase:
+    """The same page in `language`; the visitor's own answer, which no edge keeps (deploy/edge.vcl
+    gives the same redirect itself, since it drops cookies before it looks a page up)."""
+    response = HttpResponseRedirect(translate_url(request.get_full_path(), language))
+    patch_cache_control(response, private=True)
+    patch_vary_headers(response, ("Cookie",))
+    return response
 
 
 def share(response: HttpResponseBase, *, keys: Iterable[str], seconds: int, stale: int, browser: int) -> None:

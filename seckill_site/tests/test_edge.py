@@ -36,7 +36,7 @@ def edge(live_server, tmp_path, settings):
 def _session_cookie(user) -> dict[str, str]:
     client = Client()
     client.force_login(user)
-    return {"sessionid": client.cookies["sessionid"].value, "django_language": "zh-hans"}
+    return {"sessionid": client.cookies["sessionid"].value}
 
 
 def test_everybody_gets_the_same_kept_page_and_nobodys_data(edge):
@@ -49,7 +49,7 @@ def test_everybody_gets_the_same_kept_page_and_nobodys_data(edge):
     assert (first.headers["X-Cache"], anonymous.headers["X-Cache"]) == ("MISS", "HIT")
     assert first.content == anonymous.content and "Edge Teapot" in first.text
     assert "EdgeNick" not in first.text and shopper.mobile not in first.text
-    assert '<html lang="en">' in first.text  # the URL's language, not the cookie's
+    assert '<html lang="en">' in first.text  # the URL's language, not the browser's
     for answer in (first, anonymous):
         assert "Set-Cookie" not in answer.headers and "xkey" not in answer.headers
 
@@ -86,3 +86,15 @@ def test_an_edit_reaches_the_edge_within_a_second(edge):
     assert fresh.headers["X-Cache"] == "MISS" and "¥1.23" in fresh.text
     listed = requests.get(f"{edge}/goods/goodsList", timeout=10)
     assert listed.headers["X-Cache"] == "MISS" and "¥1.23" in listed.text
+
+
+def test_a_visitor_who_chose_chinese_is_sent_there_by_the_edge_too(edge):
+    sale = make_sale()
+    chose = {"django_language": "zh-hans"}
+    for path in (f"/goods/detail/{sale.pk}", "/goods/goodsList", "/jsi18n/"):
+        requests.get(f"{edge}{path}", timeout=10)  # kept in English for everybody else
+        answer = requests.get(f"{edge}{path}", cookies=chose, timeout=10, allow_redirects=False)
+        assert (answer.status_code, answer.headers["Location"]) == (302, f"/zh-hans{path}"), path
+        assert answer.headers["Cache-Control"] == "private"
+        followed = requests.get(f"{edge}{path}", cookies=chose, timeout=10)
+        assert followed.headers["Content-Language"] == "zh-hans", path

@@ -26,7 +26,7 @@ def _shared_urls(sale_id: int) -> list[str]:
 
 def _visitors() -> dict[str, Client]:
     """Visitors whose answers must not differ: logged out, logged in with a session due to
-    slide, and one whose cookie and browser ask for the other language."""
+    slide, one whose browser asks for Chinese, and one who chose English with the switch."""
     anonymous = Client()
     shopper = Client()
     shopper.force_login(make_user())
@@ -34,7 +34,6 @@ def _visitors() -> dict[str, Client]:
     session[REFRESHED_AT] = 0  # the next answer that reads it would slide it (a Set-Cookie)
     session.save()
     chinese = Client(HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
-    chinese.cookies["django_language"] = "zh-hans"
     english = Client(HTTP_ACCEPT_LANGUAGE="en-US")
     english.cookies["django_language"] = "en"
     return {"anonymous": anonymous, "shopper": shopper, "chinese": chinese, "english": english}
@@ -75,6 +74,19 @@ def test_shared_answers_are_the_same_bytes_for_everybody_in_the_urls_language():
     chinese = visitors["english"].get(f"/zh-hans/goods/detail/{sale.pk}").content.decode()
     assert '<html lang="en">' in english and "Log in to buy" in english
     assert '<html lang="zh-hans">' in chinese and "登录后购买" in chinese
+
+
+def test_a_visitor_who_chose_chinese_is_sent_to_the_chinese_page():
+    sale = make_sale()
+    chose = Client()
+    chose.cookies["django_language"] = "zh-hans"
+    for path in ("/goods/goodsList", f"/goods/detail/{sale.pk}", "/jsi18n/"):
+        answer = chose.get(path + "?from=mail")
+        assert answer.status_code == 302 and answer.headers["Location"] == f"/zh-hans{path}?from=mail", path
+        assert "private" in answer.headers["Cache-Control"] and "cookie" in _vary(answer)
+        assert chose.get(f"/zh-hans{path}").status_code == 200
+    # The poll is JSON for scripts: the language its URL names.
+    assert chose.get(f"/goods/getDetails/{sale.pk}").headers["Content-Language"] == "en"
 
 
 def test_a_logged_in_poll_is_its_own_and_never_everybodys():
