@@ -152,3 +152,14 @@ def test_a_cookie_set_on_a_shared_answer_never_leaves():
     answer = SharedAnswerMiddleware(view)(RequestFactory().get("/goods/goodsList"))
     assert not answer.cookies and answer.headers["xkey"] == "sales"
     assert answer.headers["Cache-Control"] == "public, max-age=0, s-maxage=60, stale-while-revalidate=5"
+
+
+def test_a_shoppers_own_answers_are_never_public():
+    sale = make_sale()
+    shopper = Client()
+    shopper.force_login(make_user())
+    for path in ("/orders/", "/user/me", "/user/addresses", f"/seckill/state?goodsId={sale.pk}",
+                 f"/seckill/result?goodsId={sale.pk}", "/api/v1/users/me"):  # fmt: skip
+        answer = shopper.get(path)
+        assert answer.status_code == 200, path
+        assert "public" not in answer.headers.get("Cache-Control", "") and "xkey" not in answer.headers, path
