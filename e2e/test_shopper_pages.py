@@ -135,7 +135,8 @@ def test_issue4_the_item_page_remembers_the_order_across_refreshes_and_reloads(w
     stale = watched("stale-tab")  # a second tab opened before the buy
     logged_in(stale, shopper)
     stale_page = stale.go(f"/goods/detail/{sale.pk}")
-    stale_page.route("**/seckill/state*", lambda route: route.abort())  # it has not refreshed yet
+    stale_page.wait_for_selector("#buy:not([disabled])")  # the shopper's panel, as it loaded
+    stale_page.route("**/seckill/state*", lambda route: route.abort())  # it has not refreshed since
 
     page = tab.go(f"/goods/detail/{sale.pk}")
     solve_and_buy(page, sale, shopper)
@@ -145,8 +146,9 @@ def test_issue4_the_item_page_remembers_the_order_across_refreshes_and_reloads(w
     page.wait_for_timeout(6_000)  # past a stock refresh (every 5 s): "Buy now" stays off
     assert page.locator("#buy").count() == 0 and page.locator("#pay-now").count() == 1
     page.reload()
+    page.wait_for_selector("#pay-now")  # the shopper's panel comes with the page's first refresh
     assert page.get_attribute("#pay-now", "href") == f"/orders/{order.order_no}"
-    assert re.search(r"left to pay", page.inner_text("#panel")), page.inner_text("#panel")
+    poll(page, "/left to pay/.test(document.getElementById('panel').innerText)")
     tab.shoot("ordered-after-reload")
 
     stale_page.click("#buy")  # buying again from the tab that does not know yet
@@ -319,6 +321,7 @@ def test_issue12_list_order_stock_bars_countdowns_spinner_and_registration(watch
     reserve_directly(queued_user.pk, on_sale.pk)  # queued: no worker runs in this test
     logged_in(tab, queued_user)
     page = tab.go(f"/goods/detail/{on_sale.pk}")
+    page.wait_for_selector("#panel .spinner")
     assert page.locator(".spinner").count() == 1 and "within a few seconds" in page.inner_text("#panel")
 
     tab.forget_visitor()

@@ -118,7 +118,8 @@
       tick();
     }).catch(function () {});
   }
-  refresh();
+  // After nav.js's /user/me, so both answers' CSRF tokens are of the one cookie it set.
+  (window.SeckillMe || Promise.resolve()).then(refresh, refresh);
   setInterval(refresh, 5000);
 
   function stateChanged(before, shopper) {
