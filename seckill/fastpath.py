@@ -5,7 +5,8 @@ It wraps the Django WSGI application (seckill_site/wsgi.py) and answers only:
 - a buy for a sale this process knows is refused (sale_state.refusal_known, not asking Redis):
   the same bytes as seckill.middleware.SoldOutMiddleware, from the same `refusal_response`;
 - an anonymous detail poll: Django's own last public answer to the same request
-  (seckill_site.http.public_answer), kept at most COPY_SECONDS and never past its countdown;
+  (seckill_site.http.public_answer), kept at most COPY_SECONDS and never past its countdown
+  (getDetails only where no edge keeps it: settings.EDGE_PURGE_URLS is empty);
 - a shopper's result poll carrying the ticket their buy left (seckill.tickets): the result and
   the user's auth epoch read in one pipeline, answered with the headers of Django's own answer
   to a poll like it, when Redis holds the result and the epoch is the ticket's.
@@ -132,6 +133,9 @@ class FastPath:
         self.language_cookie = settings.LANGUAGE_COOKIE_NAME
         self.ticket_cookie = settings.SECKILL_RESULT_TICKET_COOKIE
         self.poll_path = settings.SECKILL_RESULT_TICKET_PATH
+        # Behind an edge (deploy/edge.vcl) the edge keeps getDetails for its second: a copy here
+        # too would let it keep one already a second old, two seconds stale in all.
+        self.details_copied = not settings.EDGE_PURGE_URLS
         self.counts = counts or fast_counts
         self.counts.fold_listeners.append(self._logged)
         self.counts.tick_listeners.append(self._log_if_due)
@@ -241,6 +245,8 @@ class FastPath:
         if match is None:
             return None
         if _id(match.group(1)) is None or "HTTP_AUTHORIZATION" in environ:
+            return None
+        if kind == 0 and not self.details_copied:
             return None
         cookie = environ.get("HTTP_COOKIE", "")
         if self.session_cookie in cookie:

@@ -18,6 +18,7 @@ from seckill.fastpath import FastPath
 from seckill.metrics import attempts_folded
 from seckill.tests.shoppers import path_for
 from seckill_site import metrics
+from seckill_site.metrics import ThreadCounts
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -196,6 +197,19 @@ def test_public_detail_is_djangos_bytes(apps, status, language):
         assert again[0] == expected[0] and again[2] == expected[2]
         assert again[1] == [(n, "test-request-2" if n == "X-Request-ID" else v) for n, v in expected[1]]
         assert dict(expected[1])["Cache-Control"].startswith("public, max-age=1")
+
+
+def test_behind_an_edge_getdetails_is_left_to_the_edge(apps, settings):
+    """The edge keeps the poll for its second; a copy below Django as well would let the edge
+    keep one already a second old. The API's detail, which no edge keeps, is still copied."""
+    settings.EDGE_PURGE_URLS = ["http://127.0.0.1:9/"]
+    fast = FastPath(apps[1].app, counts=ThreadCounts())
+    sale = make_sale(stock=5)
+    for path, copied in ((f"/goods/getDetails/{sale.pk}", False), (f"/api/v1/sales/{sale.pk}", True)):
+        call(fast, environ("GET", path))
+        with answered_below_django(fast, expected=copied):
+            call(fast, environ("GET", path))
+    fast.counts.fold()  # nothing left for its folder thread to add to a later test's figures
 
 
 def test_detail_for_a_shopper_goes_to_django(apps, client):
