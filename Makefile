@@ -200,8 +200,11 @@ screenshots: venv ## every shopper page and the main admin screens, desktop and 
 # otherwise falls back to a Python asyncio generator. Results land in bench-results/.
 # ARGS=--cluster runs it through the cluster-test topology instead (lab/bench/cluster.py), which
 # brings its own Redis and database: no embedded services; as root, installs its packages.
-bench: venv ## load-test a production-like deployment with wrk (ARGS="--users 5000 ..."; ARGS=--cluster: through the cluster-test topology; docs/performance.md)
+bench: venv ## load-test a production-like deployment with wrk (ARGS="--users 5000 ..."; ARGS=--cluster: through the cluster-test topology; ARGS=--edge: through Varnish; docs/performance.md)
 	@tools/need.sh --optional "make bench (else the Python asyncio generator)" wrk:wrk
+	@case " $(ARGS) " in *" --edge "*) \
+	  tools/need.sh "make bench ARGS=--edge" varnishd:varnish /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so:varnish-modules;; \
+	esac
 	@case " $(ARGS) " in *" --cluster "*) \
 	  tools/need.sh "make bench ARGS=--cluster" $(CLUSTER_PACKAGES); \
 	  echo "$(PY) -m lab.bench $(ARGS)"; $(PY) -m lab.bench $(ARGS);; \

@@ -90,6 +90,13 @@ def arguments() -> argparse.ArgumentParser:
         " (1,0) runs the chosen scenarios once per value on one topology, restarting the web nodes between, and"
         " prints the burst with and without the replica's confirmation",
     )
+    parser.add_argument(
+        "--edge",
+        action="store_true",
+        help="drive opening-mix, result-poll and opening-open through Varnish (deploy/edge.vcl, tools/edge.py;"
+        " Debian: varnish, varnish-modules) in front of the web server, the shop purging it; every other"
+        " scenario as without it (lab/bench/edge.py)",
+    )
     parser.add_argument("--output", default="bench-results", help="directory for JSON, chart and logs")
     parser.add_argument("--keep-data", action="store_true", help="keep the bench's users, sales and orders")
     parser.add_argument(
@@ -112,6 +119,8 @@ def main(argv: list[str]) -> int:
     parser = arguments()
     options = vars(parser.parse_args(argv))
     if options["cluster"]:
+        if options["edge"]:
+            parser.error("--edge runs one varnishd before the single-node web server: not with --cluster")
         return cluster_main(parser, options)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
     import django
@@ -237,6 +246,7 @@ def run(options: dict, scenario_names: tuple[str, ...], deployment=None) -> int:
                 drain_stock=options["drain_stock"],
                 hot_row_clients=options["hot_row_clients"],
                 cluster=options["cluster"],
+                edge=options["edge"],
             ),
             deployment=deployment,
         )

@@ -31,7 +31,10 @@ REPLAY_LUA = Path(__file__).parent / "wrk" / "replay.lua"
 @dataclass(frozen=True)
 class Request:
     """One request of a replay file: a browser's (session cookie and CSRF pair) or an API
-    client's (`Authorization: Token`)."""
+    client's (`Authorization: Token`). `cookies` are more `name=value` pairs for the Cookie
+    header (a result ticket); `kind` names what the request is in a mix (a word of
+    [A-Za-z0-9_]), carried in its X-Request-ID so that the generators count the edge's X-Cache
+    and the bench counts Django's request lines by kind."""
 
     method: str
     path: str
@@ -39,9 +42,12 @@ class Request:
     csrf: str = ""
     body: str = ""
     token: str = ""
+    cookies: str = ""
+    kind: str = ""
 
     def line(self) -> str:
-        return "\t".join((self.method, self.path, self.session, self.csrf, self.body, self.token))
+        fields = (self.method, self.path, self.session, self.csrf, self.body, self.token, self.cookies, self.kind)
+        return "\t".join(fields)
 
 
 @dataclass
@@ -61,8 +67,16 @@ class LoadResult:
     generator_wall_seconds: float = 0.0  # the generator process's lifetime
     started_at: float = 0.0  # wall clock (time.time) at start / end
     ended_at: float = 0.0
-    # `once` mode: p50/p99/max and count of each answer kind (the envelope's `code`), in ms
+    # `once` and `rate` modes: p50/p99/max and count of each answer kind (the envelope's `code`), in ms
     latency_by_code_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    # `rate` mode: the same per request kind (Request.kind), each from its intended send time
+    latency_by_kind_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    # request kind -> the edge's X-Cache answer (HIT, MISS, PASS; "none" without an edge) -> count
+    edge_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+    rate: float | None = None  # `rate` mode: requests per second scheduled
+    # `rate` mode: p50/p99 ms between a request's due time and its sending (waiting for a free
+    # connection behind slow answers, or the generator itself behind)
+    send_lag_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def rps(self) -> float:
@@ -130,9 +144,15 @@ def run(
     duration: float,
     generator: str,
     threads: int = 1,
+    rate: float | None = None,
 ) -> LoadResult:
     """Replay `requests_file` against base_url: `once` (each line once, bounded by `duration`
-    as a safety limit) or `loop` (for `duration` seconds)."""
+    as a safety limit), `loop` (for `duration` seconds, each connection sending its next request
+    when the last is answered) or `rate` (open loop: `rate` requests a second for `duration`
+    seconds whatever the answers take, each timed from when it was due; the asyncio generator
+    only, as Debian's wrk is closed-loop)."""
+    if mode == "rate" and (generator != "async" or not rate):
+        raise ValueError("`rate` mode needs the async generator and a rate")
     planned = sum(1 for _ in requests_file.open())
     connections = max(1, min(connections, planned)) if mode == "once" else connections
     with tempfile.TemporaryDirectory(prefix="seckill-bench-") as tmp:
@@ -144,7 +164,7 @@ def run(
                        str(requests_file), mode, str(out), str(threads)]  # fmt: skip
         else:
             command = [sys.executable, "-m", "lab.bench.asyncload", base_url, str(requests_file), mode, str(out),
-                       str(connections), str(duration)]  # fmt: skip
+                       str(connections), str(duration), str(rate or 0)]  # fmt: skip
         finished = None
         if generator == "wrk" and mode == "once":
             done_files = [Path(f"{out}.done.{i}") for i in range(threads)]
@@ -162,9 +182,19 @@ def run(
         codes.update({str(k): v for k, v in thread["codes"].items()})
         data.update(thread["data"])
     by_code: dict[str, list[int]] = {}
+    by_kind: dict[str, list[int]] = {}
+    edge: dict[str, Counter[str]] = {}
     for thread in raw["threads"]:
         for code, values in thread.get("latency_us_by_code", {}).items():
             by_code.setdefault(str(code), []).extend(values)
+        for kind, values in thread.get("latency_us_by_kind", {}).items():
+            by_kind.setdefault(kind, []).extend(values)
+        # "kind answer" -> count: a flat table, as wrk's thread:get() copies one level
+        for pair, count in thread.get("x_cache", {}).items():
+            kind, _sep, answer = pair.partition(" ")
+            if kind:  # requests of no kind (every scenario but the mixes) are not told apart
+                edge.setdefault(kind, Counter())[answer or "none"] += count
+    lag = raw.get("send_lag_us")
     latency = raw["latency_us"]
     percentiles = latency["percentiles"]
     # From the first request sent to the last answer received (wrk's own duration includes
@@ -198,6 +228,10 @@ def run(
         started_at=started_at,
         ended_at=started_at + wall,
         latency_by_code_ms={code: latency_summary(values) for code, values in sorted(by_code.items())},
+        latency_by_kind_ms={kind: latency_summary(values) for kind, values in sorted(by_kind.items())},
+        edge_by_kind={kind: dict(counts) for kind, counts in sorted(edge.items())},
+        rate=rate if mode == "rate" else None,
+        send_lag_ms={"p50": latency_summary(lag)["p50"], "p99": latency_summary(lag)["p99"]} if lag else {},
     )
 
 

@@ -8,9 +8,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from lab.bench import figures, load
+from lab.bench import edge, figures, load
 from lab.bench.load import LoadResult, Request
 from lab.bench.profile import flamegraph
 from tools.net import logger
@@ -50,24 +51,42 @@ class Measurement:
     """Mixed into lab.bench.run.Bench, whose __init__ sets the state these methods use."""
 
     def drive(self, scenario: str, requests: list[Request], *, mode: str, record: bool = True,
-              seconds: float | None = None) -> LoadResult:  # fmt: skip
+              seconds: float | None = None, rate: float | None = None) -> LoadResult:  # fmt: skip
         duration = seconds if seconds is not None else self.options.duration
-        what = f"{len(requests)} requests once each" if mode == "once" else f"{duration:.0f} s"
-        log(f"{scenario}: {what}, {self.options.concurrency} connections, {self.generator}")
+        # The open loop is the asyncio generator's alone (lab.bench.asyncload).
+        generator = "async" if mode == "rate" else self.generator
+        if mode == "once":
+            what = f"{len(requests)} requests once each"
+        else:
+            what = f"{rate:.0f} req/s for {duration:.0f} s" if mode == "rate" else f"{duration:.0f} s"
+        via_edge = self.edge is not None and scenario in edge.EDGE_SCENARIOS
+        log(f"{scenario}: {what}, {self.options.concurrency} connections, {generator}"
+            + (" through the edge" if via_edge else ""))  # fmt: skip
         file = load.write_requests(requests, self.work, scenario)
+        kinds = record and any(request.kind for request in requests)
+        web_log = getattr(self.deployment, "log_dir", self.work) / "web.log"
+        log_offset = edge.log_size(web_log) if kinds else 0
+        edge_before = self.edge.counters() if via_edge else {}
         cpu_before = self._cpu_mark()
         profiler = self._profile_start(scenario) if record else None
         result = load.run(
             scenario=scenario,
-            base_url=self.deployment.url,
+            base_url=self.edge.url if via_edge else self.deployment.url,
             requests_file=file,
             mode=mode,
             connections=self.options.concurrency,
-            duration=duration if mode == "loop" else max(60.0, duration),
-            generator=self.generator,
+            duration=duration if mode in ("loop", "rate") else max(60.0, duration),
+            generator=generator,
             threads=self.options.generator_threads,
+            rate=rate,
         )
         self._profile_stop(profiler, scenario)
+        if kinds:
+            self.edge_facts[scenario] = {
+                "via_edge": via_edge,
+                "by_kind": result.edge_by_kind,
+                "django_by_kind": edge.django_lines_by_kind(web_log, log_offset),
+            } | ({"varnishstat": edge.counters_delta(edge_before, self._edge_counters_settled())} if via_edge else {})
         if record:
             self.cpu[scenario] = self._cpu_split(cpu_before, result.ended_at - result.started_at) | {
                 "generator": result.generator_cpu_percent
@@ -83,6 +102,13 @@ class Measurement:
         if mode == "once" and result.requests != len(requests):
             self.violations.append(f"{scenario}: {result.requests} answers to {len(requests)} requests")
         return result
+
+    def _edge_counters_settled(self) -> dict[str, int]:
+        """varnishstat's counters a second after the scenario: Varnish's worker threads add their
+        counts to the shared ones in batches, not at every request, and read at once the last
+        requests were missing."""
+        time.sleep(1.0)
+        return self.edge.counters()
 
     def _cpu_mark(self) -> tuple[dict, tuple[float, float]]:
         return self.deployment.cpu_seconds(), machine_busy()

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab import prepare
-from lab.bench import load, report
+from lab.bench import edge, load, report
+from lab.bench.edge import BenchEdge
 from lab.bench.load import LoadResult
 from lab.bench.measure import Measurement, log
 from lab.bench.scenarios import Scenarios
@@ -38,8 +39,8 @@ from lab.shopper import Shopper
 from tools.deploy import DEFAULT_SERVER, ROOT, Deployment
 
 SCENARIOS = (
-    "bare", "floor", "sold-out", "not-started", "detail-poll", "burst", "opening-mix", "captcha", "api-sold-out",
-    "api-burst", "naive", "pages", "hot-row", "drain",
+    "bare", "floor", "sold-out", "not-started", "detail-poll", "burst", "opening-mix", "result-poll", "opening-open",
+    "captcha", "api-sold-out", "api-burst", "naive", "pages", "hot-row", "drain",
 )  # fmt: skip
 # Run whatever --scenarios says: the yardstick of every ratio (lab/bench/bare.py).
 ALWAYS = ("bare",)
@@ -69,6 +70,7 @@ class Options:
     hot_row_clients: int = 4  # pgbench clients on the one hot row
     reserve_processes: int = 2  # processes making the drain's reservations through the gate's service
     cluster: bool = False  # the deployment is the scale-out topology (lab/bench/cluster.py)
+    edge: bool = False  # the opening's scenarios through Varnish (lab/bench/edge.py)
 
 
 def machine() -> dict:
@@ -122,6 +124,9 @@ class Bench(Measurement, Scenarios):
         self.not_started_sale: int | None = None  # made by the first scenario that needs it
         self.memory: dict[int, dict] = {}  # pid -> its peak RSS / USS over the recorded scenarios
         self.profiles: dict[str, dict] = {}  # scenario -> top frames (--profile)
+        self.edge = BenchEdge(self.work / "edge") if options.edge else None
+        self.edge_facts: dict[str, dict] = {}  # scenario -> its requests by kind: edge, web server, Django
+        self.opening_sale: int | None = None  # made by the first scenario that needs it
         self.payload: dict = {}
 
     def _pick_generator(self) -> str:
@@ -138,6 +143,12 @@ class Bench(Measurement, Scenarios):
             log(f"deployed: {self.deployment.describe()}; the balancer on {self.deployment.url}")
         else:
             log(f"deploying on {self.deployment.url}: migrate, a Celery worker -c {self.options.celery_concurrency}")
+        if self.edge is not None:
+            # Before any shop process starts: each takes EDGE_PURGE_URLS from its environment.
+            url = self.edge.start(f"127.0.0.1:{self.deployment.port}")
+            self.deployment.env["EDGE_PURGE_URLS"] = url
+            log(f"edge: varnishd (deploy/edge.vcl) on {url} in front of {self.deployment.url}, purged by the shop;"
+                f" {', '.join(edge.EDGE_SCENARIOS)} go through it")  # fmt: skip
         self.deployment.migrate()
         self.deployment.start_celery(os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "seckill-bench"))
 
@@ -202,6 +213,8 @@ class Bench(Measurement, Scenarios):
                 getattr(self, scenario.replace("-", "_"))()
             self.check()
         finally:
+            if self.edge is not None:
+                self.edge.stop()
             self.deployment.stop()
             if self.deployment.throwaway:
                 log("nothing to clean up: the deployment's database and Redis go with it")
@@ -217,11 +230,12 @@ class Bench(Measurement, Scenarios):
     def finish(self, info: dict, elapsed: float) -> int:
         verdicts = report.ratios(self.results, self.burst_facts.get("drain_seconds_after_last_request"),
                                  hot_row=self.hot_row_facts, drain=self.drain_facts)  # fmt: skip
+        verdicts += edge.verdicts(self.edge_facts)
         workers, threads = self.deployment.web_config
         title = (
             f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, {self.deployment.describe()},"
             f" {self.options.concurrency} connections, {len(self.shoppers)} shoppers, {self.options.stock} units,"
-            f" {self.generator}"
+            f" {self.generator}" + (f", edge (Varnish) for {', '.join(edge.EDGE_SCENARIOS)}" if self.edge else "")
         )
         print()
         print(title)
@@ -233,6 +247,8 @@ class Bench(Measurement, Scenarios):
             print(f"  and the cluster's other pieces ({', '.join(extra)}), % of one core:")
             for line in report.extra_cpu_lines(self.results, self.cpu, extra):
                 print(line)
+        for line in edge.edge_lines(self.edge_facts):
+            print(line)
         memory = list(self.memory.values())
         for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts, memory=memory,
                                         profiles=self.profiles):  # fmt: skip
@@ -263,6 +279,7 @@ class Bench(Measurement, Scenarios):
             "drain": self.drain_facts,
             "process_memory_peak": memory,
             "profiles": self.profiles,
+            "requests_by_kind": self.edge_facts,
             "checks": self.checks,
             "violations": self.violations,
             "seconds": round(elapsed, 1),

@@ -16,6 +16,7 @@ from lab import prepare
 from lab.bench import figures
 from lab.bench.load import Request
 from lab.bench.measure import NOT_STARTED_CODE, SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
+from lab.bench.tickets import tickets_mint
 from lab.invariants import reservations_waiting, sale_check
 from lab.shopper import Shopper
 from orders.models import Order, SeckillOrder
@@ -28,6 +29,8 @@ from tools.deploy import ROOT
 PATHS_CHUNK = 500
 # Shoppers pressing "buy" in the same second, each drawing a captcha (`captcha`).
 CAPTCHA_WAVE = 1000
+# The open loop's rate: this share of the opening mix's measured capacity (`opening_open`).
+OPEN_LOOP_SHARE = 0.8
 
 
 class Scenarios:
@@ -113,28 +116,96 @@ class Scenarios:
         result = self.drive("detail-poll", self._detail_polls(self._not_started_sale(), 64), mode="loop")
         self.expect(result, codes={SUCCESS_CODE}, statuses={"200"})
 
-    def opening_mix(self) -> None:
-        """The opening seconds of a sale as the pages make them (docs/performance.md, "The opening
+    def _opening_sale(self) -> int:
+        """The opening's sale after its sell-out: one unit per shopper, every unit bought by a
+        shopper through the gate's service (lab.bench.reserve, as the drain buys) and written
+        by the order writer before it is used. So each shopper has a result in Redis, which
+        their ticket's poll reads below Django, and a buy pressed now is a "sold out"."""
+        if self.opening_sale is None:
+            units = len(self.shoppers)
+            sale = prepare.sale_create(name="opening", units=units)
+            self.sales.extra.append(sale.pk)
+            self.opening_sale = sale.pk
+            log(f"opening sale #{sale.pk}: {units} shoppers buy its {units} units through the gate's service")
+            codes, _first, _last = self._reserve_through_gate(sale.pk, [s.user_id for s in self.shoppers])
+            self.queued["opening"] = codes.get(SUCCESS_CODE, 0)
+            if codes != {SUCCESS_CODE: units}:
+                self.violations.append(f"opening: the gate answered {codes} to {units} shoppers for {units} units")
+            landed = self._orders_landed(sale.pk, self.queued["opening"], deadline=time.monotonic() + 120)
+            log(f"opening sale #{sale.pk}: {landed} orders written, sold out")
+        return self.opening_sale
+
+    def _result_polls(self, sale_id: int, shoppers: list[Shopper]) -> list[Request]:
+        """Each shopper's result poll, as the item page sends it after "queued": the session
+        and the ticket their buy left (lab.bench.tickets, made now: a ticket lives minutes)."""
+        tickets = tickets_mint(shoppers, sale_id=sale_id, secret_key=self.deployment.secret_key)
+        if len(tickets) < len(shoppers):
+            self.violations.append(f"result tickets: {len(shoppers) - len(tickets)} shoppers got none")
+        return [
+            Request(
+                "GET",
+                f"/seckill/result?goodsId={sale_id}",
+                s.session,
+                s.csrf,
+                cookies=tickets.get(s.user_id, ""),
+                kind="result",
+            )  # fmt: skip
+            for s in shoppers
+        ]
+
+    def _opening_requests(self) -> list[Request]:
+        """The opening seconds of a sale as the pages make them (docs/fast-answers.md, "The opening
         mix"): 70 % polls (half the anonymous detail poll, half the shoppers' result polls), 25 %
-        buy presses (half before the opening, half after the sell-out), 5 % item page views."""
-        early, gone = self._not_started_sale(), self.sales.sold_out
+        buy presses (half before the opening, half after the sell-out), 5 % item page views.
+        Each request names its kind (lab.bench.load.Request)."""
+        early, gone = self._not_started_sale(), self._opening_sale()
         plan = ["detail"] * 35 + ["result"] * 35 + ["early"] * 13 + ["gone"] * 12 + ["page"] * 5
         random.Random(25).shuffle(plan)
+        polls = iter(self._result_polls(gone, self.shoppers))
         requests = []
         for index, s in enumerate(self.shoppers):
             kind = plan[index % len(plan)]
+            poll = next(polls)
             if kind == "detail":
-                requests += self._detail_polls(early, 1 + index % 2)[-1:]
+                # getDetails (the page's poll, which the edge keeps) and the API's detail (passed).
+                detail = self._detail_polls(early, 1 + index % 2)[-1]
+                requests.append(Request(detail.method, detail.path, kind="detail" if index % 2 == 0 else "api_detail"))
             elif kind == "result":
-                requests.append(Request("GET", f"/seckill/result?goodsId={gone}", s.session, s.csrf))
+                requests.append(poll)
             elif kind == "early":
                 requests.append(Request("POST", f"/seckill/early{s.user_id}/doSeckill", s.session, s.csrf,
-                                        f"goodsId={early}"))  # fmt: skip
+                                        f"goodsId={early}", kind="early"))  # fmt: skip
             elif kind == "gone":
-                requests.append(Request("POST", f"/api/v1/sales/{gone}/buy/late{s.user_id}", token=s.token))
+                requests.append(Request("POST", f"/api/v1/sales/{gone}/buy/late{s.user_id}", token=s.token,
+                                        kind="gone"))  # fmt: skip
             else:
-                requests.append(Request("GET", f"/goods/detail/{early}", s.session, s.csrf))
-        result = self.drive("opening-mix", requests, mode="loop")
+                # The item page with the shopper's cookies, as the browser sends it: everybody's
+                # page, which the edge answers whatever the cookies say.
+                requests.append(Request("GET", f"/goods/detail/{early}", s.session, s.csrf, kind="page"))
+        return requests
+
+    def opening_mix(self) -> None:
+        result = self.drive("opening-mix", self._opening_requests(), mode="loop")
+        self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, "none"}, statuses={"200"})
+
+    def result_poll(self) -> None:
+        """The shoppers' result polls with their tickets: answered below Django (seckill.fastpath)
+        from the order id in Redis, through the edge untouched with --edge."""
+        result = self.drive("result-poll", self._result_polls(self._opening_sale(), self.shoppers), mode="loop")
+        self.expect(result, codes={SUCCESS_CODE}, statuses={"200"})
+        if result.data.get("zero", 0) or result.data.get("negative", 0):
+            self.violations.append(f"result-poll: answers without an order id {result.data}")
+
+    def opening_open(self) -> None:
+        """The opening mix in an open loop: OPEN_LOOP_SHARE of the rate `opening-mix` measured,
+        each request timed from when it was due (lab.bench.asyncload), every kind's tail apart."""
+        measured = next((r for r in self.results if r.scenario == "opening-mix"), None)
+        if measured is None:
+            self.notes.append("opening-open needs opening-mix's measured rate: run both")
+            log("opening-open: skipped, opening-mix was not measured in this run")
+            return
+        rate = OPEN_LOOP_SHARE * measured.rps
+        result = self.drive("opening-open", self._opening_requests(), mode="rate", rate=rate)
         self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, "none"}, statuses={"200"})
 
     def captcha(self) -> None:
@@ -342,22 +413,7 @@ class Scenarios:
         parts = self.options.reserve_processes
         log(f"drain: {units} reservations through the gate's service from {parts} processes, the writer paused")
         mark, started = self._cpu_mark(), time.monotonic()
-        processes = []
-        for index in range(parts):
-            users, out = self.work / f"drain-users-{index}.txt", self.work / f"drain-reserved-{index}.json"
-            users.write_text("".join(f"{user}\n" for user in users_made[index::parts]))
-            command = [sys.executable, "-m", "lab.bench.reserve", str(sale.pk), str(users), str(out)]
-            processes.append((out, subprocess.Popen(command, cwd=ROOT, env=self.deployment.env)))
-        codes: dict[str, int] = {}
-        first, last = None, None
-        for out, process in processes:
-            if process.wait(timeout=60 + units / 50) != 0:
-                raise RuntimeError("lab.bench.reserve failed (its output is above)")
-            made = json.loads(out.read_text())
-            for code, count in made["codes"].items():
-                codes[code] = codes.get(code, 0) + count
-            first = made["started"] if first is None else min(first, made["started"])
-            last = made["ended"] if last is None else max(last, made["ended"])
+        codes, first, last = self._reserve_through_gate(sale.pk, users_made)
         reserve_cpu = self._cpu_split(mark, time.monotonic() - started)
         queued = codes.get(SUCCESS_CODE, 0)
         self.queued["drain"] = queued
@@ -370,16 +426,7 @@ class Scenarios:
         log(f"drain: {queued} queued in {last - first:.1f} s; resuming the writer")
         mark, resumed = self._cpu_mark(), time.monotonic()
         self.deployment.celery_resume()
-        deadline = resumed + max(120.0, queued / 20)
-        landed = 0
-        # Drained is settled, not just committed: the writer commits a batch, then settles its
-        # reservations in Redis (the answers shoppers poll). Stopping at the commit let check()
-        # read a batch between the two on a loaded machine and call its 500 reservations stranded.
-        while time.monotonic() < deadline:
-            landed = SeckillOrder.objects.filter(sale_id=sale.pk).count()
-            if landed >= queued and not reservations_waiting(sale.pk):
-                break
-            time.sleep(0.05)
+        landed = self._orders_landed(sale.pk, queued, deadline=resumed + max(120.0, queued / 20))
         drained = time.monotonic() - resumed
         drain_cpu = self._cpu_split(mark, drained)
         self._memory_note()
@@ -408,6 +455,42 @@ class Scenarios:
         log(f"drain: {landed} orders in {drained:.2f} s = {landed / drained:.0f} orders/s")
         return facts
 
+    def _reserve_through_gate(self, sale_id: int, user_ids: list[int]) -> tuple[dict[str, int], float, float]:
+        """Each user buys `sale_id` once through the gate's service, from reserve_processes
+        processes with the web's settings (lab.bench.reserve): (answer codes, first, last epoch s)."""
+        parts = self.options.reserve_processes
+        processes = []
+        for index in range(parts):
+            users, out = self.work / f"reserve-{sale_id}-{index}.txt", self.work / f"reserved-{sale_id}-{index}.json"
+            users.write_text("".join(f"{user}\n" for user in user_ids[index::parts]))
+            command = [sys.executable, "-m", "lab.bench.reserve", str(sale_id), str(users), str(out)]
+            processes.append((out, subprocess.Popen(command, cwd=ROOT, env=self.deployment.env)))
+        codes: dict[str, int] = {}
+        first, last = None, None
+        for out, process in processes:
+            if process.wait(timeout=60 + len(user_ids) / 50) != 0:
+                raise RuntimeError("lab.bench.reserve failed (its output is above)")
+            made = json.loads(out.read_text())
+            for code, count in made["codes"].items():
+                codes[code] = codes.get(code, 0) + count
+            first = made["started"] if first is None else min(first, made["started"])
+            last = made["ended"] if last is None else max(last, made["ended"])
+        return codes, first or 0.0, last or 0.0
+
+    @staticmethod
+    def _orders_landed(sale_id: int, queued: int, *, deadline: float) -> int:
+        """Wait until the sale's `queued` orders are in PostgreSQL and settled in Redis (no
+        reservation left: what a polling shopper waits for), or `deadline`: the orders landed.
+        Settled, not just committed: the writer commits a batch, then settles its reservations
+        in Redis, and a check between the two would call its reservations stranded."""
+        landed = 0
+        while time.monotonic() < deadline:
+            landed = SeckillOrder.objects.filter(sale_id=sale_id).count()
+            if landed >= queued and not reservations_waiting(sale_id):
+                break
+            time.sleep(0.05)
+        return landed
+
     def check(self) -> None:
         """The invariants (lab.invariants), per sale, once the queue has drained."""
         naive_result = next((r for r in self.results if r.scenario == "naive"), None)
@@ -417,9 +500,11 @@ class Scenarios:
             for number, sale_id in enumerate(sale_ids, 1)
         ]
         drain = [("drain", self.drain_facts["sale"], self.drain_facts["units"])] if self.drain_facts else []
+        opening = [("opening", self.opening_sale, self.queued.get("opening", 0))] if self.opening_sale else []
         for name, sale_id, stock in (
             *bursts,
             *drain,
+            *opening,
             ("sold-out", self.sales.sold_out, 0),
             ("naive", self.sales.naive, self.options.stock),
         ):

@@ -1,5 +1,5 @@
 -- Replay a file of prepared requests with wrk; one line per request, tab-separated:
---   METHOD  PATH  SESSION-KEY  CSRF-SECRET  FORM-BODY  API-TOKEN
+--   METHOD  PATH  SESSION-KEY  CSRF-SECRET  FORM-BODY  API-TOKEN  MORE-COOKIES  KIND
 -- Thread i of n takes lines i, i+n, i+2n, ...  Modes:
 --   once: every line exactly once, then the thread stops (a burst of distinct shoppers);
 --   loop: cycle through the lines until wrk's --duration ends.
@@ -11,6 +11,9 @@
 -- puts one kind at the median and the other at the tail. wrk's callbacks do not say which
 -- connection answered, so every request carries an X-Request-ID naming its line, which the
 -- shop echoes, and the latency is the time from request() to response() for that line.
+-- The id also names the line's KIND (`bench-12-page`), and the edge's X-Cache answers are
+-- counted by it: an edge's cached copy carries the id of the request that filled it, another
+-- line, but of the same URL and so of the same kind (a kind is a URL's).
 
 local ffi = require("ffi")
 ffi.cdef([[
@@ -41,12 +44,23 @@ function init(args)
   local index = 0
   for line in io.lines(args[1]) do
     if index % every == id then
-      local method, path, session, csrf, body, token =
-        line:match("^(%u+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
-      local headers = { ["Accept"] = "application/json", ["X-Request-ID"] = "bench-" .. (#requests + 1) }
+      local method, path, session, csrf, body, token, cookies, kind =
+        line:match("^(%u+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
+      local rid = "bench-" .. (#requests + 1)
+      if kind ~= "" then
+        rid = rid .. "-" .. kind
+      end
+      local headers = { ["Accept"] = "application/json", ["X-Request-ID"] = rid }
+      local jar = {}
       if session ~= "" then
-        headers["Cookie"] = "sessionid=" .. session .. "; csrftoken=" .. csrf
+        jar[#jar + 1] = "sessionid=" .. session .. "; csrftoken=" .. csrf
         headers["X-CSRFToken"] = csrf
+      end
+      if cookies ~= "" then
+        jar[#jar + 1] = cookies
+      end
+      if #jar > 0 then
+        headers["Cookie"] = table.concat(jar, "; ")
       end
       if token ~= "" then
         headers["Authorization"] = "Token " .. token
@@ -66,6 +80,7 @@ function init(args)
   statuses, codes, data = {}, {}, { positive = 0, zero = 0, negative = 0 }
   -- Two flat lists, not a table of lists: wrk's thread:get() copies one level of a table.
   sent_at, timed_codes, timed_us = {}, {}, {}
+  x_cache = {} -- "kind X-Cache" -> answers
 end
 
 -- wrk calls delay() before every request a connection sends. It also calls request() once
@@ -115,7 +130,11 @@ function response(status, headers, body)
   end
   last_received_us = now_us()
   local rid = headers and (headers["X-Request-ID"] or headers["x-request-id"])
-  local line = rid and tonumber(rid:match("^bench%-(%d+)$"))
+  local line = rid and tonumber(rid:match("^bench%-(%d+)"))
+  local kind = rid and rid:match("^bench%-%d+%-([%w_]+)$") or ""
+  local cache = headers and (headers["X-Cache"] or headers["x-cache"]) or "none"
+  local pair = kind .. " " .. cache
+  x_cache[pair] = (x_cache[pair] or 0) + 1
   if mode == "once" and line and sent_at[line] then
     timed_codes[#timed_codes + 1] = code
     timed_us[#timed_us + 1] = last_received_us - sent_at[line]
@@ -159,11 +178,11 @@ function done(summary, latency, _)
   for _, thread in ipairs(threads) do
     per_thread[#per_thread + 1] = string.format(
       '{"sent": %d, "received": %d, "planned": %d, "first_sent_us": %d, "last_received_us": %d,'
-        .. ' "statuses": %s, "codes": %s, "data": %s, "latency_us_by_code": %s}',
+        .. ' "statuses": %s, "codes": %s, "data": %s, "latency_us_by_code": %s, "x_cache": %s}',
       thread:get("sent"), thread:get("received"), thread:get("planned"),
       thread:get("first_sent_us"), thread:get("last_received_us"),
       json_counts(thread:get("statuses")), json_counts(thread:get("codes")), json_counts(thread:get("data")),
-      json_lists(thread:get("timed_codes"), thread:get("timed_us"))
+      json_lists(thread:get("timed_codes"), thread:get("timed_us")), json_counts(thread:get("x_cache"))
     )
   end
   out:write(string.format(
