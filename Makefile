@@ -152,6 +152,9 @@ clean: services-down ## stop the embedded servers, then delete .run/ and .venv/
 # What the multi-node topology runs on (lab/cluster/): command or path : Debian package.
 CLUSTER_PACKAGES := haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client \
 	/usr/lib/rabbitmq/bin/rabbitmq-server:rabbitmq-server
+# Its edge in front of HAProxy (deploy/edge.vcl: Varnish and vmod xkey); `make bench
+# ARGS=--cluster` drives HAProxy itself and does without.
+EDGE_PACKAGES := /usr/sbin/varnishd:varnish /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so:varnish-modules
 
 # Fault injection against a private production-like deployment (see lab/faults.py).
 faults: venv ## kill, freeze, restart and cut the services under load; check the invariants
@@ -165,10 +168,11 @@ payment-faults: venv ## payments under faults: notifications lost, repeated, lat
 	  orders/tests/test_refunds.py orders/tests/test_reconcile.py
 
 # The multi-node topology of deploy/ on this machine, with faults during HTTP bursts through
-# HAProxy (lab/cluster/, docs/topology.md). Takes minutes, so it stays out of `make test`.
+# the edge (Varnish) and HAProxy (lab/cluster/, docs/topology.md). Takes minutes, so it stays
+# out of `make test`.
 # As root, installs the Debian packages it needs when they are missing.
-cluster-test: venv ## HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load (docs/topology.md)
-	@tools/need.sh "make cluster-test" $(CLUSTER_PACKAGES) cc:gcc \
+cluster-test: venv ## Varnish edge, HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load (docs/topology.md)
+	@tools/need.sh "make cluster-test" $(CLUSTER_PACKAGES) $(EDGE_PACKAGES) cc:gcc \
 	  /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:libfaketime
 	$(PY) -m lab.cluster $(ARGS)
 
@@ -180,7 +184,7 @@ partition-test: venv ## the same, each host in its own network namespace (root):
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "error: make partition-test needs root (network namespaces, veth pairs, a bridge, iptables)" >&2; exit 2; \
 	fi
-	@tools/need.sh "make partition-test" $(CLUSTER_PACKAGES) iptables:iptables ip:iproute2
+	@tools/need.sh "make partition-test" $(CLUSTER_PACKAGES) $(EDGE_PACKAGES) iptables:iptables ip:iproute2
 	$(PY) -m lab.cluster.partition $(ARGS)
 
 # Browser tests in the system's Chromium (Playwright cannot download its own here).
@@ -203,7 +207,7 @@ screenshots: venv ## every shopper page and the main admin screens, desktop and 
 bench: venv ## load-test a production-like deployment with wrk (ARGS="--users 5000 ..."; ARGS=--cluster: through the cluster-test topology; ARGS=--edge: through Varnish; docs/performance.md)
 	@tools/need.sh --optional "make bench (else the Python asyncio generator)" wrk:wrk
 	@case " $(ARGS) " in *" --edge "*) \
-	  tools/need.sh "make bench ARGS=--edge" varnishd:varnish /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so:varnish-modules;; \
+	  tools/need.sh "make bench ARGS=--edge" $(EDGE_PACKAGES);; \
 	esac
 	@case " $(ARGS) " in *" --cluster "*) \
 	  tools/need.sh "make bench ARGS=--cluster" $(CLUSTER_PACKAGES); \

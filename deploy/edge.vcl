@@ -6,19 +6,17 @@ vcl 4.1;
 #
 #   varnishd -a :80 -f /srv/seckill/deploy/edge.vcl -p vcl_path=/srv/seckill/deploy -s malloc,1g
 #
-# (tools/edge.py starts one for development and the tests). Where the shop is lives in
-# edge-backend.vcl, found on varnishd's vcl_path: deploy/edge-backend.vcl names 127.0.0.1:8000.
+# (tools/edge.py starts one for development and the tests). Two files, found on varnishd's
+# vcl_path, say where it stands: edge-backend.vcl where the shop is (deploy's names
+# 127.0.0.1:8000), edge-purgers.vcl who may purge (deploy's admits localhost).
 
 import xkey;
 
 include "edge-backend.vcl";
 
-# Who may purge: the shop's web nodes and Celery workers (seckill_site.edge). Matched against
-# the TCP peer (or the PROXY protocol's client), never a header anyone can send.
-acl purgers {
-    "127.0.0.1";
-    "::1";
-}
+# Who may purge, `acl purgers`: the shop's web nodes and Celery workers (seckill_site.edge).
+# Matched against the TCP peer (or the PROXY protocol's client), never a header anyone can send.
+include "edge-purgers.vcl";
 
 sub vcl_recv {
     if (req.method == "PURGE") {

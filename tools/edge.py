@@ -1,17 +1,23 @@
 """A real varnishd running deploy/edge.vcl in front of a backend, for development and the tests.
 
-`edge_up(directory, "127.0.0.1:8000")` writes `directory/edge-backend.vcl` naming the backend,
-starts varnishd in the foreground as a process of its own session (its working directory `-n`,
-pid file and log under `directory`, so concurrent runs never share one) and returns the edge's
-URL once it answers; `edge_down(directory)` stops it, from this process or another.
+`edge_up(directory, "127.0.0.1:8000")` writes `directory/edge-backend.vcl` naming the backend
+(and, given `purgers`, `directory/edge-purgers.vcl` admitting them instead of deploy's
+localhost), starts varnishd in the foreground as a process of its own session (its working
+directory `-n`, pid file and log under `directory`, so concurrent runs never share one) and
+returns the edge's URL once it answers; `edge_down(directory)` stops it, from this process or
+another. `edge_files` and `edge_command` are the same steps for a caller that runs the process
+itself (lab/cluster, on a host of its own); `edge_counters` reads its varnishstat counters.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.request import ProxyHandler, Request, build_opener
@@ -45,6 +51,63 @@ def _backend_vcl(backend: str) -> str:
     return f'backend shop {{\n    .host = "{host}";\n    .port = "{port}";\n    .connect_timeout = 2s;\n}}\n'
 
 
+def _purgers_vcl(purgers: Iterable[str]) -> str:
+    """`acl purgers` admitting each of `purgers`: an address ("10.0.1.2", "::1") or a network
+    ("10.0.1.0/24"). Raises ValueError on anything else, a network with host bits included."""
+    entries = []
+    for purger in purgers:
+        network = ipaddress.ip_network(purger.strip(), strict=True)
+        address = f'"{network.network_address}"'
+        whole = network.prefixlen == network.max_prefixlen
+        entries.append(f"    {address};" if whole else f"    {address}/{network.prefixlen};")
+    if not entries:
+        raise ValueError("purgers: at least one address (none would refuse every purge)")
+    return "acl purgers {\n" + "\n".join(entries) + "\n}\n"
+
+
+def edge_files(directory: Path, backend: str, *, purgers: Iterable[str] | None = None) -> None:
+    """Write the files deploy/edge.vcl includes into `directory`: edge-backend.vcl naming
+    `backend` (host:port) and, given `purgers`, edge-purgers.vcl admitting them; without, one
+    left from an earlier start is removed, so that deploy's (localhost) applies."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "edge-backend.vcl").write_text(_backend_vcl(backend))
+    if purgers is None:
+        (directory / "edge-purgers.vcl").unlink(missing_ok=True)
+    else:
+        (directory / "edge-purgers.vcl").write_text(_purgers_vcl(purgers))
+
+
+def edge_command(directory: Path, listen: str) -> list[str]:
+    """varnishd in the foreground with deploy/edge.vcl, listening on `listen` (address:port), its
+    working directory `directory/varnish` and the files of edge_files() first on its vcl_path,
+    so that they shadow deploy's."""
+    program = varnishd()
+    if program is None:
+        raise ServiceError("varnishd not found: apt-get install varnish varnish-modules")
+    return [program, "-F", "-n", str(directory / "varnish"), "-a", listen,
+            "-f", str(VCL), "-p", f"vcl_path={directory}:{VCL.parent}", "-s", "malloc,64m",
+            # An idle connection to the backend is closed before HAProxy's `timeout
+            # http-keep-alive` (10 s) closes it: a request sent on a connection just as the
+            # backend closes it can fail, a buy's POST among them.
+            "-p", "backend_idle_timeout=5",
+            "-T", "none", "-S", "none", "-j", "none"]  # fmt: skip
+
+
+def edge_counters(directory: Path) -> dict[str, int]:
+    """The edge's varnishstat counters (`MAIN.cache_hit`, `MAIN.cache_miss`, `MAIN.s_pass`,
+    `MAIN.uptime` ...), read from its working directory; {} when it does not run."""
+    program = shutil.which("varnishstat", path=SEARCH)
+    if program is None:
+        return {}
+    try:
+        result = subprocess.run([program, "-n", str(directory / "varnish"), "-1", "-j", "-t", "2"],
+                                capture_output=True, text=True, timeout=10)  # fmt: skip
+        counters = json.loads(result.stdout).get("counters", {})
+    except (subprocess.TimeoutExpired, ValueError):
+        return {}
+    return {name: int(field.get("value", 0)) for name, field in counters.items()}
+
+
 def _answers(url: str) -> bool:
     """Whether varnishd answers at all: a PURGE without keys is refused by the VCL itself,
     so the probe reaches no backend and purges nothing."""
@@ -55,22 +118,16 @@ def _answers(url: str) -> bool:
         return True
 
 
-def edge_up(directory: Path, backend: str, *, port: int | None = None) -> str:
+def edge_up(directory: Path, backend: str, *, port: int | None = None, purgers: Iterable[str] | None = None) -> str:
     """Start varnishd with deploy/edge.vcl in front of `backend` (host:port) on 127.0.0.1:`port`
-    (any free one by default) -> its base URL, once it answers. Raises ServiceError with the
-    end of its log if it does not start."""
-    program = varnishd()
-    if program is None:
-        raise ServiceError("varnishd not found: apt-get install varnish varnish-modules")
+    (any free one by default), purges admitted from `purgers` (deploy's localhost by default)
+    -> its base URL, once it answers. Raises ServiceError with the end of its log if it does
+    not start."""
     directory = directory.resolve()
     edge_down(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "edge-backend.vcl").write_text(_backend_vcl(backend))
+    edge_files(directory, backend, purgers=purgers)
     port = port or free_port()
-    # The generated backend file first on vcl_path, so it shadows deploy/edge-backend.vcl.
-    command = [program, "-F", "-n", str(directory / "varnish"), "-a", f"127.0.0.1:{port}",
-               "-f", str(VCL), "-p", f"vcl_path={directory}:{VCL.parent}", "-s", "malloc,64m",
-               "-T", "none", "-S", "none", "-j", "none"]  # fmt: skip
+    command = edge_command(directory, f"127.0.0.1:{port}")
     log = directory / "varnishd.log"
     with open(log, "ab") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

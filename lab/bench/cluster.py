@@ -29,18 +29,23 @@ SERVER = "granian"  # seckill_site.serve on every web node
 
 
 def missing_packages() -> list[str]:
-    """Debian packages the topology needs (none of the cluster test's clock-fault tools)."""
-    return cluster.missing_programs(clock_faults=False)
+    """Debian packages the topology needs (none of the cluster test's clock-fault tools or edge)."""
+    return cluster.missing_programs(clock_faults=False, edge=False)
 
 
 class BenchTopology(Topology):
-    """The cluster test's topology with lab.bench.settings on every web node and worker."""
+    """The cluster test's topology with lab.bench.settings on every web node and worker, driven
+    at HAProxy: no edge, whose cache would answer the pages the bench measures the shop on."""
+
+    with_edge = False
 
     def __init__(self) -> None:
         super().__init__(clock_faults=False)
 
     def node_env(self) -> dict[str, str]:
-        return super().node_env() | {"DJANGO_SETTINGS_MODULE": BENCH_SETTINGS}
+        env = super().node_env() | {"DJANGO_SETTINGS_MODULE": BENCH_SETTINGS}
+        env.pop("EDGE_PURGE_URLS", None)  # no edge to purge
+        return env
 
     def start_beat(self) -> None:
         """No beat, as in the single-node bench: its flush sweep would start writing the drain's

@@ -1,5 +1,5 @@
-"""`make cluster-test`: start the topology of deploy/, burst through HAProxy while injecting
-faults, check the invariants after each, print the table; non-zero exit on any violation.
+"""`make cluster-test`: start the topology of deploy/, burst through the edge and HAProxy while
+injecting faults, check the invariants after each, print the table; non-zero exit on any violation.
 
     python -m lab.cluster [--scenarios a,b,...] [--shoppers N] [--stock N]
     python -m lab.cluster up      # only start the topology and keep it until Ctrl-C

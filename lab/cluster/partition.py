@@ -11,6 +11,9 @@ network namespace on a bridge (lab/cluster/netns.py), and faults that cut or slo
                                                  their Erlang distribution runs over its loopback)
     pgbouncer   sk-pgbouncer  10.231.0.40        PgBouncer :16432
     haproxy     sk-haproxy    10.231.0.50        HAProxy :18000, stats :18001
+    edge        sk-edge       10.231.0.60        Varnish :18080 (deploy/edge.vcl) in front of
+                                                 HAProxy, where shoppers go; purges taken from
+                                                 web1..3, the workers and beat only
 
     python -m lab.cluster.partition [--scenarios a,b] [--shoppers N] [--stock N] [--durable|--no-durable]
     python -m lab.cluster.partition cleanup     # remove what a killed run left (namespaces, veths, bridge)
@@ -24,12 +27,15 @@ import argparse
 import sys
 from pathlib import Path
 
+import requests
+
 from lab.cluster import netns
 from lab.cluster.partition_faults import DEFAULT_SCENARIOS, SCENARIOS, PartitionRun
 from lab.cluster.scenario import run_scenarios
 from lab.cluster.topology import (
     BALANCER_PORT,
     DEPLOY,
+    EDGE_PORT,
     PGBOUNCER_PORT,
     RABBIT_NODES,
     ROOT,
@@ -56,8 +62,10 @@ HOSTS = {
     "rabbit": "10.231.0.30",
     "pgbouncer": "10.231.0.40",
     "haproxy": "10.231.0.50",
+    "edge": "10.231.0.60",
 }
 REDIS_HOSTS = tuple(f"r{i}" for i in range(1, 7))
+PURGERS = ("web1", "web2", "web3", "worker1", "worker2", "beat")  # the hosts that run the shop's code
 
 
 class PartitionTopology(Topology):
@@ -68,6 +76,7 @@ class PartitionTopology(Topology):
         self.web_hosts = tuple(HOSTS[f"web{i}"] for i in (1, 2, 3))
         self.balancer_url = f"http://{HOSTS['haproxy']}:{BALANCER_PORT}"
         self.stats_url = f"http://{HOSTS['haproxy']}:{STATS_PORT}"
+        self.edge_listen = f"{HOSTS['edge']}:{EDGE_PORT}"
         self.pgbouncer_host = HOSTS["pgbouncer"]
         self.database = "seckill_partition"
         self.redis_by_host: dict[str, redis_cluster.Node] = {}
@@ -95,10 +104,22 @@ class PartitionTopology(Topology):
         return {
             "DATABASE_URL": f"postgres://postgres@{HOSTS['pgbouncer']}:{PGBOUNCER_PORT}/{self.database}",
             "CELERY_BROKER_URL": ";".join(f"amqp://guest:guest@{rabbit}:{n.amqp_port}//" for n in RABBIT_NODES),
-            "ALLOWED_HOSTS": ",".join([*self.web_hosts, HOSTS["haproxy"], "127.0.0.1", "localhost"]),
+            "ALLOWED_HOSTS": ",".join([*self.web_hosts, HOSTS["haproxy"], HOSTS["edge"], "127.0.0.1", "localhost"]),
+            "EDGE_PURGE_URLS": f"{self.edge_url}/",
             # The shipped durability (seckill_site.redis.durable): a promise waits for a replica.
             "REDIS_WAIT_REPLICAS": "1" if self.durable else "0",
         }
+
+    def edge_purgers(self) -> list[str]:
+        return [HOSTS[name] for name in PURGERS]
+
+    def start_edge(self) -> None:
+        super().start_edge()
+        # The shoppers' side (this machine, 10.231.0.1) is not a purger: its PURGE is refused.
+        answer = requests.request("PURGE", f"{self.edge_url}/", headers={"xkey-purge": "sales"}, timeout=5)
+        if answer.status_code != 403:
+            raise RuntimeError(f"the edge answered a shopper's PURGE {answer.status_code}, not 403")
+        log(f"edge {self.edge_url}: purges from {', '.join(PURGERS)} only (a shopper's: 403)")
 
     def rabbit_env(self, node: RabbitNode) -> dict[str, str]:
         config = RUN / "rabbitmq" / "rabbitmq.conf"

@@ -10,6 +10,7 @@ during a buying burst through HAProxy, each a row of the cluster test's table.
     replica-primary  5. the sale's replica lost, then its primary
     web-drain        6. web2 SIGTERMed under load (no drain in HAProxy first): readiness turns 503
     haproxy-restart  7. HAProxy itself restarted
+    edge-restart     (make cluster-test's, only when named) the edge killed -9 and started again
 """
 
 from __future__ import annotations
@@ -400,6 +401,7 @@ SCENARIOS = {
     "haproxy-restart": PartitionRun.haproxy_restart,
     "haproxy-reload": PartitionRun.haproxy_reload,
     "redis-slow": PartitionRun.redis_slow,
+    "edge-restart": PartitionRun.edge_restart,  # make cluster-test's row, here on a host of its own
 }
 DEFAULT_SCENARIOS = ("redis-minority", "web-redis-cut", "worker-cut", "replica-primary", "web-drain",
                      "haproxy-restart", "haproxy-reload", "redis-slow")  # fmt: skip

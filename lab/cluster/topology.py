@@ -2,6 +2,7 @@
 
 Each simulated host is a loopback address (Linux routes all of 127/8 to `lo`):
 
+    edge            127.0.0.1:18080, Varnish           deploy/edge.vcl (the CDN's stand-in)
     HAProxy         127.0.0.1:18000 (stats :18001)     deploy/haproxy.cfg
     web1..web3      127.0.0.2-4:8000, granian          deploy/cluster.env
     worker1/2       Celery workers (prefork x 2)       deploy/cluster.env
@@ -10,6 +11,9 @@ Each simulated host is a loopback address (Linux routes all of 127/8 to `lo`):
     RabbitMQ        rabbit-c1..c3@localhost, AMQP 127.0.0.1:15701-15703, one cluster
     PgBouncer       127.0.0.1:16432, transaction mode  deploy/pgbouncer.ini
     PostgreSQL      the system server on 127.0.0.1:5432, database seckill_cluster
+
+Shoppers reach the edge only: it answers everybody's pages itself and passes the rest to
+HAProxy; the web nodes and workers purge it (EDGE_PURGE_URLS in deploy/cluster.env).
 
 Everything is a plain process with its log under .run/cluster/logs/, in a session of its own
 so that a kill reaches its children (granian's workers and Celery's pool). `stop()` tears it all
@@ -33,6 +37,7 @@ from pathlib import Path
 import requests
 
 from tools import redis_cluster
+from tools.edge import edge_command, edge_counters, edge_files, varnishd
 from tools.net import logger, wait_until
 from tools.processes import Processes, beat_command, worker_command
 
@@ -43,6 +48,7 @@ LOGS = RUN / "logs"
 PIDS = RUN / "pids"
 
 # These must match deploy/haproxy.cfg, deploy/pgbouncer.ini and deploy/cluster.env.
+EDGE_PORT = 18080
 BALANCER_PORT = 18000
 STATS_PORT = 18001
 WEB_HOSTS = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
@@ -57,14 +63,17 @@ DATABASE = "seckill_cluster"
 
 LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")  # the scripts themselves: /usr/sbin's wrappers su to `rabbitmq`
+VMOD_XKEY = "/usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so"  # deploy/edge.vcl's purges
+EDGE_DIR = RUN / "edge"  # the edge's VCL files and varnishd's working directory
 
 
 log = logger("cluster")
 
 
-def missing_programs(*, clock_faults: bool = True) -> list[str]:
+def missing_programs(*, clock_faults: bool = True, edge: bool = True) -> list[str]:
     """Debian packages to install before the topology can start. A C compiler and libfaketime
-    are only for the test's clock faults (a node started with `clock_offset`)."""
+    are only for the test's clock faults (a node started with `clock_offset`); Varnish and its
+    modules for the edge."""
     needs = {"haproxy": "haproxy", "pgbouncer": "pgbouncer", "psql": "postgresql-client"}
     if clock_faults:
         needs["cc"] = "gcc"
@@ -73,6 +82,10 @@ def missing_programs(*, clock_faults: bool = True) -> list[str]:
         missing.append("rabbitmq-server")
     if clock_faults and not Path(LIBFAKETIME).exists():
         missing.append("libfaketime")
+    if edge and varnishd() is None:
+        missing.append("varnish")
+    if edge and not Path(VMOD_XKEY).exists():
+        missing.append("varnish-modules")
     return missing
 
 
@@ -169,6 +182,18 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group `pgid` runs (a zombie holds no socket: it does not count)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _parent, group = stat.read_text().rsplit(") ", 1)[1].split()[:3]
+        except (OSError, IndexError, ValueError):
+            continue
+        if state != "Z" and int(group) == pgid:
+            return True
+    return False
+
+
 def app_support() -> dict[str, bool]:
     """What the shop's settings (this checkout's) support; the topology adapts and says so."""
     settings = "\n".join(path.read_text() for path in (ROOT / "seckill_site" / "settings").glob("*.py"))
@@ -181,6 +206,8 @@ def app_support() -> dict[str, bool]:
 
 
 class Topology:
+    with_edge = True  # shoppers reach Varnish, which passes to HAProxy; False: HAProxy directly
+
     def __init__(self, *, redis_cluster_mode: bool | None = None, clock_faults: bool = True) -> None:
         self.support = app_support()
         self.clock_faults = clock_faults
@@ -191,6 +218,7 @@ class Topology:
         self.web_hosts = WEB_HOSTS
         self.balancer_url = f"http://127.0.0.1:{BALANCER_PORT}"
         self.stats_url = f"http://127.0.0.1:{STATS_PORT}"
+        self.edge_listen = f"127.0.0.1:{EDGE_PORT}"
         self.secret_key = "cluster-" + secrets.token_urlsafe(40)
         self.env: dict[str, str] = {}
         self.database = DATABASE
@@ -224,16 +252,22 @@ class Topology:
 
     def harness_env(self) -> dict[str, str]:
         """The test's own Django: the nodes' settings, PostgreSQL directly (it counts orders
-        while PgBouncer may be the thing under test, and runs the migrations)."""
+        while PgBouncer may be the thing under test, and runs the migrations), and no purges:
+        the test is no host of the shop's (make partition-test's edge refuses it, as a shopper)."""
         env = dict(self.env)
         env["DATABASE_URL"] = f"postgres://postgres@{POSTGRES[0]}:{POSTGRES[1]}/{self.database}"
         env.pop("DATABASE_POOLER", None)
+        env.pop("EDGE_PURGE_URLS", None)
         return env
 
     @property
+    def edge_url(self) -> str:
+        return f"http://{self.edge_listen}"
+
+    @property
     def url(self) -> str:
-        """Where shoppers go: the balancer."""
-        return self.balancer_url
+        """Where shoppers go: the edge (the balancer without one)."""
+        return self.edge_url if self.with_edge else self.balancer_url
 
     @property
     def redis_url(self) -> str:
@@ -279,7 +313,9 @@ class Topology:
         self.start_beat()
         self.start_balancer()
         self.wait_web()
-        log(f"topology up: {self.balancer_url} (stats {self.stats_url}/)")
+        if self.with_edge:
+            self.start_edge()
+        log(f"topology up: {self.url} (HAProxy {self.balancer_url}, stats {self.stats_url}/)")
 
     def start_redis(self) -> None:
         if self.redis_cluster_mode:
@@ -409,6 +445,35 @@ class Topology:
     def start_balancer(self) -> None:
         self.spawn("haproxy", ["haproxy", "-db", "-f", str(self.haproxy_config())], host="haproxy")
 
+    def edge_purgers(self) -> list[str] | None:
+        """Who the edge takes purges from: None is deploy/edge-purgers.vcl's localhost, which
+        the nodes' connections to 127.0.0.1 come from."""
+        return None
+
+    def start_edge(self) -> None:
+        """Varnish with deploy/edge.vcl, its backend HAProxy's frontend; until it answers (a
+        restart after a kill -9 tries again while the killed one's socket is let go)."""
+        edge_files(EDGE_DIR, self.balancer_url.removeprefix("http://"), purgers=self.edge_purgers())
+
+        def answering() -> bool:
+            process = self.processes.get("edge")
+            if process is None or process.poll() is not None:
+                self.spawn("edge", edge_command(EDGE_DIR, self.edge_listen), host="edge")
+                return False
+            return requests.get(f"{self.edge_url}/user/me", timeout=2).ok
+
+        if not wait_until(answering, 30, 0.2):
+            raise RuntimeError("the edge (varnishd) did not answer; see .run/cluster/logs/edge.log")
+
+    def edge_kill(self) -> None:
+        """kill -9 varnishd (manager and cache process), as a crashed host leaves it."""
+        pid = self.processes["edge"].pid
+        self.kill("edge")
+        wait_until(lambda: not _group_alive(pid), 10, 0.05)
+
+    def edge_counters(self) -> dict[str, int]:
+        return edge_counters(EDGE_DIR) if self.with_edge else {}
+
     def balancer_command(self, command: str) -> str:
         """One command on HAProxy's runtime API (its admin socket)."""
         with socket.socket(socket.AF_UNIX) as sock:
@@ -491,7 +556,7 @@ class Topology:
     # --- teardown ------------------------------------------------------------------------
 
     def stop(self) -> None:
-        order = ["haproxy", *(self.web_name(i) for i in range(len(WEB_HOSTS))), "beat", *WORKERS, "pgbouncer"]
+        order = ["edge", "haproxy", *(self.web_name(i) for i in range(len(WEB_HOSTS))), "beat", *WORKERS, "pgbouncer"]
         self.processes.halt_all(order, timeout=15)
         if self.redis_cluster_mode:
             redis_cluster.cluster_down(RUN / "redis")

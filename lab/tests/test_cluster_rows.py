@@ -19,3 +19,17 @@ def test_what_a_fault_allows_never_covers_errors_outside_its_window_loss_or_over
     for breach in ({"errors_outside_window": 1}, {"lost": 1}, {"oversold": 1}, {"duplicates": 1}, {"stranded": 1},
                    {"asked_login": 1}):  # fmt: skip
         assert not row(other_5xx=64, broken_allowed=True, **breach).ok, breach
+
+
+def test_a_failed_page_view_outside_the_window_or_a_missed_purge_fails_a_row():
+    assert row(page_views=900, page_hits=880, page_errors=3).ok  # inside the window: reported only
+    assert not row(page_views=900, page_errors=3, page_errors_outside=1).ok
+    assert not row(broken_allowed=True, purge_missed=True).ok
+    missed = table([row(purge_missed=True)]).splitlines()[2]
+    assert " NO " in missed and missed.rstrip().endswith("NO")
+
+
+def test_a_stale_page_is_allowed_only_where_the_fault_empties_the_edge():
+    allowed = row(purge_missed=True, stale_allowed=True)
+    assert allowed.ok and "NO (allowed)" in table([allowed])
+    assert not row(purge_missed=True, stale_allowed=True, page_errors_outside=1).ok

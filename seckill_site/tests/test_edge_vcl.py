@@ -251,3 +251,15 @@ def test_purge_is_refused_from_outside_the_acl_and_without_keys(edge, shop):
     assert purge(edge, None).status == 400
     assert get(edge, path).headers["X-Cache"] == "HIT"
     assert shop.hits[path] == 1 and "/" not in shop.hits  # a PURGE never reaches the backend
+
+
+def test_purgers_named_at_start_replace_the_default_localhost(shop, tmp_path):
+    """make partition-test's edge is a host of its own: its ACL names the shop's hosts
+    (edge-purgers.vcl, written by tools/edge.py) instead of deploy's localhost."""
+    edge = edge_up(tmp_path, shop.address, purgers=["127.0.0.2", "127.0.1.0/24"])
+    try:
+        assert purge(edge, "sale-nothing", source="127.0.0.2").status == 200
+        assert purge(edge, "sale-nothing", source="127.0.1.9").status == 200
+        assert purge(edge, "sale-nothing").status == 403  # 127.0.0.1: not named this time
+    finally:
+        edge_down(tmp_path)

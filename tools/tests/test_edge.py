@@ -1,0 +1,25 @@
+"""tools/edge.py's files for deploy/edge.vcl: the backend and the purgers' ACL it includes."""
+
+import pytest
+
+from tools.edge import _purgers_vcl, edge_files
+
+
+def test_purgers_become_an_acl_of_addresses_and_networks():
+    assert _purgers_vcl(["10.231.0.2", "10.0.1.0/24", "::1"]) == (
+        'acl purgers {\n    "10.231.0.2";\n    "10.0.1.0"/24;\n    "::1";\n}\n'
+    )
+
+
+@pytest.mark.parametrize("purgers", [[], ["edge1"], ["10.0.1.5/24"], ['10.0.0.1"; "0.0.0.0"/0']])
+def test_no_purger_a_name_or_a_network_with_host_bits_is_refused(purgers):
+    with pytest.raises(ValueError):
+        _purgers_vcl(purgers)
+
+
+def test_without_purgers_deploys_localhost_applies_again(tmp_path):
+    edge_files(tmp_path, "10.231.0.50:18000", purgers=["10.231.0.2"])
+    assert '"10.231.0.2";' in (tmp_path / "edge-purgers.vcl").read_text()
+    assert '.host = "10.231.0.50";' in (tmp_path / "edge-backend.vcl").read_text()
+    edge_files(tmp_path, "127.0.0.1:8000")
+    assert not (tmp_path / "edge-purgers.vcl").exists()
