@@ -76,10 +76,15 @@ def check_lua_scripts() -> None:
 
 
 def check_broker() -> None:
-    """A connection to the broker (Redis or RabbitMQ) within the broker's connect timeout."""
+    """A connection to the broker (Redis or RabbitMQ) within the broker's connect timeout: to
+    any one of its nodes, as the node's own publishes fail over (a `;`-separated broker URL)."""
     with app.connection_for_write() as connection:
-        # One attempt: the probe is repeated by the balancer, a retry here only hides the outage.
-        connection.ensure_connection(max_retries=0, timeout=settings.READINESS_TIMEOUT)
+        # One attempt per node, none waited for: the probe is repeated by the balancer, and a
+        # retry of the same node only hides its outage. Only the first would mark every web node
+        # unready when that one RabbitMQ node is down, though the others take the publishes.
+        connection.ensure_connection(
+            max_retries=max(0, len(connection.alt) - 1), interval_start=0, timeout=settings.READINESS_TIMEOUT
+        )
 
 
 CHECKS: dict[str, Callable[[], None]] = {

@@ -158,3 +158,21 @@ def test_readyz_turns_503_when_redis_stops_and_200_when_it_is_back(django_db_set
         web.wait(15)
         redis_server.kill()
         redis_server.wait()
+
+
+def test_the_broker_is_ready_while_one_of_its_nodes_answers():
+    """A broker URL of several nodes (RabbitMQ's cluster) is ready while any of them answers,
+    as a publish fails over to it; not only while the first one does."""
+    from celery_app import app
+    from seckill_site.health import check_broker
+
+    working = app.conf.broker_write_url
+    down = "redis://127.0.0.1:1/0" if working.startswith("redis") else "amqp://guest:guest@127.0.0.1:1//"
+    try:
+        app.conf.broker_write_url = f"{down};{working}"
+        check_broker()  # raises when no node answers
+        app.conf.broker_write_url = down
+        with pytest.raises(Exception):  # noqa: B017 -- the transport's own connection error
+            check_broker()
+    finally:
+        app.conf.broker_write_url = working
