@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Iterable
 from http.client import HTTPException
 from urllib.request import ProxyHandler, Request, build_opener
@@ -31,6 +32,9 @@ EDGE_PURGES = Counter(
 
 # Seconds between two sends: the keys of a burst of changes go out together.
 INTERVAL = 0.15
+# Seconds after which each purge is sent once more: a page the edge was fetching from Django
+# while the change committed reaches the edge after the first purge, and the second drops it.
+REPEAT_SECONDS = 2.0
 # Seconds a PURGE may take; the edges are near, and a late one holds up the next send only.
 TIMEOUT = 1.0
 # Keys per PURGE stay well below Varnish's 8 KiB header limit (http_req_hdr_len).
@@ -72,6 +76,7 @@ class _Sender:
     def _reset(self) -> None:
         self._changed = threading.Condition()
         self._pending: set[str] = set()
+        self._again: dict[str, float] = {}  # key -> when (monotonic) it is sent once more
         self._sending = False
         self._hurry = 0  # callers of flush() waiting: skip the pause between sends
         self._thread: threading.Thread | None = None
@@ -101,17 +106,36 @@ class _Sender:
     def _send_forever(self) -> None:
         while True:
             with self._changed:
-                self._changed.wait_for(lambda: self._pending)
-                keys, self._pending = self._pending, set()
+                due = self._wait_for_keys()
+                first, self._pending = self._pending, set()
                 self._sending = True
             try:
-                self._send(keys)
+                self._send(first | due)
             except Exception:  # the thread must outlive any mistake  # noqa: BLE001
                 logger.exception("edge: sending a purge failed")
             with self._changed:
+                again = time.monotonic() + REPEAT_SECONDS
+                self._again.update(dict.fromkeys(first, again))
                 self._sending = False
                 self._changed.notify_all()
                 self._changed.wait_for(lambda: self._hurry, INTERVAL)
+
+    def forget(self) -> None:
+        """Drop the keys waiting and the repeats due (tests: an edge of theirs stops answering)."""
+        with self._changed:
+            self._pending.clear()
+            self._again.clear()
+
+    def _wait_for_keys(self) -> set[str]:
+        """Wait (holding the condition) until keys are pending or a repeat is due; the due ones."""
+        while True:
+            now = time.monotonic()
+            due = {key for key, at in self._again.items() if at <= now}
+            if self._pending or due:
+                for key in due:
+                    del self._again[key]
+                return due
+            self._changed.wait(min(self._again.values()) - now if self._again else None)
 
     def _send(self, keys: set[str]) -> None:
         for url in settings.EDGE_PURGE_URLS:

@@ -51,9 +51,23 @@ def edges():
 def sender(monkeypatch):
     """A sender of the test's own: nothing waits from an earlier test, and a thread started
     here is this test's."""
+    edge._sender.forget()  # an earlier test's repeats would go to this test's edges
     fresh = edge._Sender()
     monkeypatch.setattr(edge, "_sender", fresh)
-    return fresh
+    yield fresh
+    fresh.forget()
+
+
+def test_each_purge_is_sent_once_more_a_little_later(settings, edges, monkeypatch):
+    """A page the edge was fetching while the change committed lands after the first purge;
+    the second one drops it."""
+    monkeypatch.setattr(edge, "REPEAT_SECONDS", 0.3)
+    settings.EDGE_PURGE_URLS = [edges[0].url]
+    edge.edge_purge("sale-7")
+    assert edge.edge_purge_flush(5)
+    time.sleep(0.6)
+    times = [at for at, _ in edges[0].purges]
+    assert edges[0].keys() == {"sale-7"} and len(times) == 2 and times[1] - times[0] >= 0.3, times
 
 
 def failed() -> float:
