@@ -69,7 +69,7 @@ def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
     with translation.override(path_language(request.path_info)):
         parsed = positive_int(sale_id)
         data, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
-        if data is None:
+        if parsed is None or data is None:
             return fail(Code.NOT_FOUND, _("no such sale"))
         if request.user.is_authenticated:
             data["user"] = user_public_data(request.user)

@@ -141,7 +141,7 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
     }
     response = render(request, "seckill/item.html", context)
     # Kept no longer than until the sale opens or ends: the page shows which.
-    response.shared_seconds = _seconds_to_next_status(data)
+    response.shared_seconds = _seconds_to_next_status(data)  # type: ignore[attr-defined]
     return response
 
 

@@ -4,13 +4,12 @@
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse_lazy
+from django.urls import reverse
 
 from seckill_site.http import next_path, redirect_target
 from users import services
 from users.models import User
 
-AFTER_LOGIN = reverse_lazy("goods:list")  # in the language active then
 AFTER_LOGOUT = "/user/index"
 REGISTER_RATE_PER_IP = "10/m"
 # What the pages and the API that take a password or a texted code hide from error reports
@@ -23,13 +22,19 @@ def _next_raw(request: HttpRequest) -> str | None:
     return request.POST.get("next") or request.GET.get("next")
 
 
-def next_of(request: HttpRequest, fallback: str = AFTER_LOGIN) -> str:
-    """The `next` the client sent when it is a path on this site (seckill_site.http.next_path)."""
-    return next_path(_next_raw(request), fallback)
+def after_login() -> str:
+    """Where a shopper goes when no `next` says: the sale list, in the language active now."""
+    return reverse("goods:list")
 
 
-def redirect_next(request: HttpRequest, fallback: str = AFTER_LOGIN) -> HttpResponse:
-    return redirect_target(_next_raw(request), fallback)
+def next_of(request: HttpRequest, fallback: str | None = None) -> str:
+    """The `next` the client sent when it is a path on this site (seckill_site.http.next_path),
+    else `fallback`, else after_login()."""
+    return next_path(_next_raw(request), fallback if fallback is not None else after_login())
+
+
+def redirect_next(request: HttpRequest, fallback: str | None = None) -> HttpResponse:
+    return redirect_target(_next_raw(request), fallback if fallback is not None else after_login())
 
 
 def login_limited(request: HttpRequest) -> bool:
