@@ -57,3 +57,21 @@ def test_the_language_switch_sets_the_cookie_and_stays_on_site(client):
     assert client.cookies["django_language"].value == "zh-hans"
     assert "我的订单" in client.get("/user/index").content.decode()
     assert client.get("/language", {"language": "xx", "next": "https://evil.example/"})["Location"] == "/"
+
+
+def test_the_balancers_own_503_is_the_shops_busy_envelope():
+    """deploy/haproxy.cfg answers for the shop when no web node is ready: the same JSON the
+    shop's own "busy, retry" is (in English; the balancer knows no visitor's language)."""
+    import re
+    from pathlib import Path
+
+    from django.utils import translation
+
+    from seckill_site.codes import Code
+    from seckill_site.http import fail
+
+    config = (Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg").read_text()
+    body = re.search(r"http-error status 503 content-type \"application/json\" string '([^']*)'", config)
+    assert body is not None
+    with translation.override("en"):
+        assert body.group(1).encode() == fail(Code.SERVER_BUSY).content
