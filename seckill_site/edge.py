@@ -174,6 +174,11 @@ def edge_purge(*keys: str) -> None:
         logger.exception("edge: could not queue a purge of %r", keys)
 
 
+def edge_purge_forget() -> None:
+    """Drop the keys waiting and the repeats due (tests, whose edges come and go)."""
+    _sender.forget()
+
+
 def edge_purge_flush(timeout: float = 5.0) -> bool:
     """Send the waiting keys now and wait until they are sent, at most `timeout` seconds (tests;
     at exit). True when nothing is left waiting."""

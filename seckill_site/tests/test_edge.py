@@ -13,7 +13,8 @@ from django.test import Client
 from goods.models import Sale
 from goods.services import sale_update
 from goods.tests.factories import make_goods, make_sale
-from seckill_site.edge import edge_purge_flush
+from seckill_site import edge as edge_module
+from seckill_site.edge import edge_purge_flush, edge_purge_forget
 from tools.edge import edge_down, edge_up, varnish_available
 from users.tests.factories import make_user
 
@@ -25,11 +26,15 @@ pytestmark = [
 
 
 @pytest.fixture
-def edge(live_server, tmp_path, settings):
-    """The edge's base URL, purged by the shop."""
+def edge(live_server, tmp_path, settings, monkeypatch):
+    """The edge's base URL, purged by the shop. Without the purges' repeat, which would drop a
+    page a test has just had the edge keep (test_edge_purge.py tests the repeat)."""
+    monkeypatch.setattr(edge_module, "REPEAT_SECONDS", 3600.0)
+    edge_purge_forget()  # an earlier test's repeats would reach this edge
     url = edge_up(tmp_path / "edge", live_server.url.removeprefix("http://"))
     settings.EDGE_PURGE_URLS = [url]
     yield url
+    edge_purge_forget()
     edge_down(tmp_path / "edge")
 
 

@@ -51,7 +51,7 @@ def edges():
 def sender(monkeypatch):
     """A sender of the test's own: nothing waits from an earlier test, and a thread started
     here is this test's."""
-    edge._sender.forget()  # an earlier test's repeats would go to this test's edges
+    edge.edge_purge_forget()  # an earlier test's repeats would go to this test's edges
     fresh = edge._Sender()
     monkeypatch.setattr(edge, "_sender", fresh)
     yield fresh
