@@ -95,6 +95,16 @@ CHECKS: dict[str, Callable[[], None]] = {
     "broker": check_broker,
 }
 
+# Reported, but no reason to take the node out of the balancer. Every node reaches the same
+# PostgreSQL leader through the same pooler, so no other node would do better during its
+# failover, while the gate, which needs only Redis, goes on queueing buys for the writer.
+ADVISORY = frozenset({"postgres"})
+
+
+def unready(results: list[CheckResult]) -> list[str]:
+    """The names of the failed checks that make this node unready (not ADVISORY ones)."""
+    return [result.name for result in results if not result.ok and result.name not in ADVISORY]
+
 
 def readiness(*, timeout: float | None = None) -> list[CheckResult]:
     """Run every check in parallel; each one that raised or missed the deadline failed."""

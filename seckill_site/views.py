@@ -49,11 +49,15 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 @allow("GET", "HEAD")
 def readyz(request: HttpRequest) -> HttpResponse:
-    """Readiness for the load balancer: 200 if every health check passed, else 503 naming the
-    failures; timings and error texts only for metrics_allowed callers."""
+    """Readiness for the load balancer: 200 unless a check that makes the node unready failed
+    (then 503 naming them); an advisory check's failure is listed under `degraded`. Timings
+    and error texts only for metrics_allowed callers."""
     results = health.readiness()
-    failed = [result.name for result in results if not result.ok]
+    failed = health.unready(results)
+    degraded = [result.name for result in results if not result.ok and result.name not in failed]
     body: dict[str, object] = {"status": "fail" if failed else "ok", "failed": failed}
+    if degraded:
+        body["degraded"] = degraded
     if metrics_allowed(request):
         body["checks"] = {
             result.name: {

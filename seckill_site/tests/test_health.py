@@ -7,6 +7,7 @@ import time
 
 import pytest
 import requests
+from django.db import OperationalError
 
 from conftest import ROOT, _test_database_url, free_port
 from seckill_site import health
@@ -43,6 +44,25 @@ def test_a_redis_that_may_evict_keys_is_not_ready(client):
         redis().config_set("maxmemory-policy", before)
     assert not checks["redis"].ok and "noeviction" in checks["redis"].error
     assert client.get("/readyz").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_database_outage_is_reported_but_keeps_the_node_ready(client, settings, monkeypatch):
+    """Every node shares the one PostgreSQL leader: taking them all out during its failover
+    would turn the gate's "queued" (Redis only) into the balancer's 503."""
+
+    def refused() -> None:
+        raise OperationalError("connection refused")
+
+    settings.METRICS_TOKEN = "ops-token"
+    monkeypatch.setitem(health.CHECKS, "postgres", refused)
+    response = client.get("/readyz", headers={"Authorization": "Bearer ops-token"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["failed"] == [] and body["degraded"] == ["postgres"]
+    assert "connection refused" in body["checks"]["postgres"]["error"]
+    monkeypatch.setitem(health.CHECKS, "redis", refused)
+    assert client.get("/readyz").json() == {"status": "fail", "failed": ["redis"], "degraded": ["postgres"]}
 
 
 @pytest.mark.django_db
