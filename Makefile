@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test test-fast lint lint-commits prose stateful services-up services-down clean faults payment-faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
+.PHONY: help venv run dev test test-fast lint lint-commits prose stateful services-up services-down clean faults restore-drill payment-faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
 
 # `make help` lists every target whose line carries a `## description`, in this file's order.
 # The README's table of targets is made from the same comments (tools/readme_commands.py):
@@ -159,6 +159,15 @@ EDGE_PACKAGES := /usr/sbin/varnishd:varnish /usr/lib/x86_64-linux-gnu/varnish/vm
 # Fault injection against a private production-like deployment (see lab/faults.py).
 faults: venv ## kill, freeze, restart and cut the services under load; check the invariants
 	$(PY) -m lab.faults
+
+# A backup restored to a point in time (lab/restore_drill.py): a private PostgreSQL 15 archiving
+# its WAL through pgBackRest (deploy/pgbackrest.conf), a sale's orders on both sides of a restore
+# target, then the restore checked against the original. ARGS="--target name" restores to a named
+# restore point instead of a time. As root, installs the Debian packages it needs when missing.
+RESTORE_PACKAGES := /usr/lib/postgresql/15/bin/postgres:postgresql-15 pgbackrest:pgbackrest
+restore-drill: venv ## back up a private PostgreSQL with pgBackRest, restore it to a point in time, check orders and invariants (docs/operations.md#backups-and-point-in-time-restore)
+	@tools/need.sh "make restore-drill" $(RESTORE_PACKAGES)
+	$(PY) -m lab.restore_drill $(ARGS)
 
 # The payments' faults and bad input against the providers' stand-ins (docs/payments.md): lost,
 # duplicated, late and forged notifications, a provider down, a web worker killed mid-capture.
