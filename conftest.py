@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 from goods import sale_state
-from seckill_site.broker import task_queue_empty
+from seckill_site.broker import task_queue_empty, task_queues
 from seckill_site.redis import client
 from tools.net import free_port
 from tools.processes import http_ready, web_command, worker_command
@@ -109,44 +109,53 @@ def _test_database_url() -> str:
     return f"postgres://{db['USER']}{password}@{host}{':' + str(port) if port else ''}/{db['NAME']}"
 
 
-@pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker):
-    """A real `celery worker` process (prefork, two children) on the test database and queue."""
+@contextmanager
+def celery_worker_running(name: str = "test", **extra_env: str):
+    """A real `celery worker` process (prefork, two children) on the test database, logging to
+    .run/<name>-worker.log. `extra_env` goes on top of its environment; its queue is
+    CELERY_TASK_DEFAULT_QUEUE there (this run's unless given), emptied first. Yields the process."""
     from celery_app import app
 
     env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
-    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    env.update(extra_env)
+    queue = env.setdefault("CELERY_TASK_DEFAULT_QUEUE", settings.CELERY_TASK_DEFAULT_QUEUE)
+    declared = task_queues(queue, broker_url=settings.CELERY_BROKER_URL, expires_ms=settings.CELERY_QUEUE_EXPIRES_MS)
     with app.connection_for_write() as connection:
-        task_queue_empty(connection, settings.CELERY_TASK_QUEUES[0])
+        task_queue_empty(connection, declared[0])
     (ROOT / ".run").mkdir(exist_ok=True)
-    log = open(ROOT / ".run" / "test-worker.log", "w")
-    command = worker_command(f"test-{os.getpid()}@%h", concurrency=2, queue=queue, loglevel="info", heartbeat=False)
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    log_name = f"{name}-worker.log"
+    log = open(ROOT / ".run" / log_name, "w")
+    node = f"{name}-{os.getpid()}"
+    command = worker_command(f"{node}@%h", concurrency=2, queue=queue, loglevel="info", heartbeat=False)
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     # Generous: on a shared 2-core machine under load a worker's start-up (Django, the task
     # modules, two prefork children) has taken over 30 s. It is a bound, not a wait: the ping
     # ends it as soon as the worker answers.
     deadline = time.monotonic() + STARTUP_BOUND_S
     while time.monotonic() < deadline:
-        replies = app.control.ping(timeout=0.5, destination=[f"test-{os.getpid()}@{os.uname().nodename}"])
+        replies = app.control.ping(timeout=0.5, destination=[f"{node}@{os.uname().nodename}"])
         if replies:
             break
         if process.poll() is not None:
-            raise RuntimeError("the Celery worker exited at start-up; see .run/test-worker.log")
+            raise RuntimeError(f"the Celery worker exited at start-up; see .run/{log_name}")
     else:
         process.kill()
         raise RuntimeError(f"the Celery worker did not answer a ping within {STARTUP_BOUND_S} s")
-    yield process
-    process.terminate()
     try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    """A real `celery worker` process (prefork, two children) on the test database and queue."""
+    with celery_worker_running() as process:
+        yield process
 
 
 @contextmanager
@@ -178,10 +187,18 @@ def gunicorn_server(django_db_setup):
 
 
 # Fixtures that start server processes: a web server and a Celery worker (here), a private
-# redis-server behind a fault proxy (seckill_site/tests/test_redis_breaker.py) and a primary and
-# its replica (seckill/tests/test_durable.py). Their tests are marked `processes`, which
-# `make test-fast` leaves out; a test that starts one itself takes @pytest.mark.processes.
-PROCESS_FIXTURES = {"celery_worker", "gunicorn_server", "proxied_redis", "pair", "tls_server"}
+# redis-server behind a fault proxy (seckill_site/tests/test_redis_breaker.py), a web server and
+# a worker reaching PostgreSQL through one (seckill_site/tests/test_database_outage.py) and a
+# primary and its replica (seckill/tests/test_durable.py). Their tests are marked `processes`,
+# which `make test-fast` leaves out; a test that starts one itself takes @pytest.mark.processes.
+PROCESS_FIXTURES = {
+    "celery_worker",
+    "gunicorn_server",
+    "proxied_redis",
+    "shop_on_proxied_postgres",
+    "pair",
+    "tls_server",
+}
 
 
 def pytest_collection_modifyitems(items) -> None:

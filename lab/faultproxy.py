@@ -1,6 +1,7 @@
 """A small TCP fault proxy (toxiproxy is not available here): loopback in, loopback out.
 
 proxy = FaultProxy(upstream_port=6380); proxy.start()   # listens on proxy.port
+proxy = FaultProxy(0, upstream_unix="/run/pg/.s.PGSQL.5432")  # to a Unix socket instead
 proxy.mode = "cut"        # drop every connection and refuse new ones
 proxy.mode = "blackhole"  # accept and keep connections, forward nothing
 proxy.mode = "delay"      # forward after proxy.delay seconds per chunk
@@ -18,8 +19,11 @@ MODES = ("pass", "cut", "blackhole", "delay")
 
 
 class FaultProxy:
-    def __init__(self, upstream_port: int, upstream_host: str = "127.0.0.1") -> None:
+    def __init__(self, upstream_port: int, upstream_host: str = "127.0.0.1", *, upstream_unix: str = "") -> None:
+        """Forwards to upstream_host:upstream_port, or to the Unix socket at `upstream_unix` when
+        one is named (an embedded PostgreSQL listens on nothing else); listens on loopback TCP."""
         self.upstream = (upstream_host, upstream_port)
+        self.upstream_unix = upstream_unix
         self.mode = "pass"
         self.delay = 0.5
         self._listener = socket.socket()
@@ -67,13 +71,25 @@ class FaultProxy:
                 client.close()  # refused, as far as the client can tell
                 continue
             try:
-                upstream = socket.create_connection(self.upstream, timeout=5)
+                upstream = self._upstream_connect()
             except OSError:
                 client.close()
                 continue
             with self._lock:
                 self._connections |= {client, upstream}
             threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
+
+    def _upstream_connect(self) -> socket.socket:
+        if not self.upstream_unix:
+            return socket.create_connection(self.upstream, timeout=5)
+        upstream = socket.socket(socket.AF_UNIX)
+        upstream.settimeout(5)
+        try:
+            upstream.connect(self.upstream_unix)
+        except OSError:
+            upstream.close()
+            raise
+        return upstream
 
     def _pipe(self, client: socket.socket, upstream: socket.socket) -> None:
         peers = {client: upstream, upstream: client}

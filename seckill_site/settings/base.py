@@ -110,6 +110,13 @@ DATABASES = {"default": env.db_url("DATABASE_URL")}
 # Reuse connections, but check them first so a restarted database heals by itself.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Seconds libpq may take to connect (TCP and the startup exchange); a connect_timeout in
+# DATABASE_URL's query wins. Without a bound, a database host that takes packets and never
+# answers (a partition, a leader lost mid-failover) holds a request or task for minutes, or for
+# good, where a bounded one gets its 503 "busy, retry" or its retry.
+DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+    "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=3)
+)
 # "pgbouncer" (transaction mode): no server-side cursors, which outlive their transaction.
 DATABASE_POOLER = env("DATABASE_POOLER", default="")
 if DATABASE_POOLER == "pgbouncer":

@@ -52,6 +52,14 @@ def test_behind_pgbouncer_no_server_side_cursors():
     assert "only 'pgbouncer'" in _settings_in_a_subprocess(code, DATABASE_POOLER="pgpool").stderr
 
 
+def test_a_database_connection_is_given_up_after_the_connect_timeout():
+    """libpq's connect_timeout is DATABASE_CONNECT_TIMEOUT, unless DATABASE_URL names its own."""
+    code = "print(settings.DATABASES['default']['OPTIONS']['connect_timeout'])"
+    assert _settings_in_a_subprocess(code, DATABASE_CONNECT_TIMEOUT="7").stdout.strip() == "7"
+    url = os.environ["DATABASE_URL"] + ("&" if "?" in os.environ["DATABASE_URL"] else "?") + "connect_timeout=9"
+    assert _settings_in_a_subprocess(code, DATABASE_CONNECT_TIMEOUT="7", DATABASE_URL=url).stdout.strip() == "9"
+
+
 def test_a_redis_cluster_needs_a_broker_of_its_own():
     """Celery's Redis transport cannot use a cluster, and a cluster has no second database."""
     env = {k: v for k, v in os.environ.items() if k != "CELERY_BROKER_URL"}
