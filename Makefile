@@ -151,7 +151,8 @@ clean: services-down ## stop the embedded servers, then delete .run/ and .venv/
 
 # What the multi-node topology runs on (lab/cluster/): command or path : Debian package.
 CLUSTER_PACKAGES := haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client \
-	/usr/lib/rabbitmq/bin/rabbitmq-server:rabbitmq-server
+	/usr/lib/rabbitmq/bin/rabbitmq-server:rabbitmq-server etcd:etcd-server patroni:patroni \
+	/usr/lib/postgresql/15/bin/postgres:postgresql-15
 # Its edge in front of HAProxy (deploy/edge.vcl: Varnish and vmod xkey); `make bench
 # ARGS=--cluster` drives HAProxy itself and does without.
 EDGE_PACKAGES := /usr/sbin/varnishd:varnish /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so:varnish-modules
@@ -180,7 +181,7 @@ payment-faults: venv ## payments under faults: notifications lost, repeated, lat
 # the edge (Varnish) and HAProxy (lab/cluster/, docs/topology.md). Takes minutes, so it stays
 # out of `make test`.
 # As root, installs the Debian packages it needs when they are missing.
-cluster-test: venv ## Varnish edge, HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer; faults under load (docs/topology.md)
+cluster-test: venv ## Varnish edge, HAProxy, 3 web nodes, 2 workers, Redis Cluster, RabbitMQ x3, PgBouncer, PostgreSQL x3 under Patroni; faults under load (docs/topology.md, docs/database.md)
 	@tools/need.sh "make cluster-test" $(CLUSTER_PACKAGES) $(EDGE_PACKAGES) cc:gcc \
 	  /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:libfaketime
 	$(PY) -m lab.cluster $(ARGS)
@@ -189,7 +190,7 @@ cluster-test: venv ## Varnish edge, HAProxy, 3 web nodes, 2 workers, Redis Clust
 # faults that cut or slow links (lab/cluster/partition.py, docs/topology.md). Root only: it
 # creates namespaces, veths, a bridge and iptables rules, and removes them on exit, Ctrl-C or
 # SIGTERM (`make partition-test ARGS=cleanup` removes what a kill -9 of the test left).
-partition-test: venv ## the same, each host in its own network namespace (root): partitions, slow links (docs/topology.md)
+partition-test: venv ## the same, each host in its own network namespace (root): partitions, slow links (docs/topology.md, docs/database.md)
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "error: make partition-test needs root (network namespaces, veth pairs, a bridge, iptables)" >&2; exit 2; \
 	fi

@@ -2,7 +2,7 @@
 network namespace on a bridge (lab/cluster/netns.py), and faults that cut or slow links.
 
     host        namespace     address            what runs there
-    (machine)   -             10.231.0.1         the test itself; PostgreSQL through a relay (:5432)
+    (machine)   -             10.231.0.1         the test itself
     web1..3     sk-web1..3    10.231.0.2-4       granian (seckill_site.serve) :8000
     worker1/2   sk-worker1/2  10.231.0.21-22     Celery workers
     beat        sk-beat       10.231.0.23        Celery beat
@@ -10,7 +10,9 @@ network namespace on a bridge (lab/cluster/netns.py), and faults that cut or slo
     rabbit      sk-rabbit     10.231.0.30        the three RabbitMQ nodes :15701-15703 (one host:
                                                  their Erlang distribution runs over its loopback)
     pgbouncer   sk-pgbouncer  10.231.0.40        PgBouncer :16432
-    haproxy     sk-haproxy    10.231.0.50        HAProxy :18000, stats :18001
+    pg1..3      sk-pg1..3     10.231.0.71-73     Patroni :8008, PostgreSQL :5432
+    etcd1..3    sk-etcd1..3   10.231.0.81-83     etcd :2379 (Patroni's leader key)
+    haproxy     sk-haproxy    10.231.0.50        HAProxy :18000, stats :18001, the leader :15432
     edge        sk-edge       10.231.0.60        Varnish :18080 (deploy/edge.vcl) in front of
                                                  HAProxy, where shoppers go; purges taken from
                                                  web1..3, the workers and beat only
@@ -36,6 +38,7 @@ from lab.cluster.topology import (
     BALANCER_PORT,
     DEPLOY,
     EDGE_PORT,
+    LEADER_PORT,
     PGBOUNCER_PORT,
     RABBIT_NODES,
     ROOT,
@@ -47,6 +50,7 @@ from lab.cluster.topology import (
     log,
     rabbit_env,
 )
+from lab.cluster.topology import DATABASE_HOSTS as TOPOLOGY_DATABASE_HOSTS
 from tools import redis_cluster
 
 RECORD = ROOT / ".run" / "partition-netns"  # outside RUN, which a start wipes
@@ -63,7 +67,11 @@ HOSTS = {
     "pgbouncer": "10.231.0.40",
     "haproxy": "10.231.0.50",
     "edge": "10.231.0.60",
+    **{f"pg{i}": f"10.231.0.{70 + i}" for i in range(1, 4)},
+    **{f"etcd{i}": f"10.231.0.{80 + i}" for i in range(1, 4)},
 }
+DATABASE_HOSTS = ("pg1", "pg2", "pg3")
+ETCD_HOSTS = ("etcd1", "etcd2", "etcd3")
 REDIS_HOSTS = tuple(f"r{i}" for i in range(1, 7))
 PURGERS = ("web1", "web2", "web3", "worker1", "worker2", "beat")  # the hosts that run the shop's code
 
@@ -78,6 +86,9 @@ class PartitionTopology(Topology):
         self.stats_url = f"http://{HOSTS['haproxy']}:{STATS_PORT}"
         self.edge_listen = f"{HOSTS['edge']}:{EDGE_PORT}"
         self.pgbouncer_host = HOSTS["pgbouncer"]
+        self.database_addresses = {name: HOSTS[name] for name in DATABASE_HOSTS}
+        self.etcd_addresses = {name: HOSTS[name] for name in ETCD_HOSTS}
+        self.leader_host = HOSTS["haproxy"]
         self.database = "seckill_partition"
         self.redis_by_host: dict[str, redis_cluster.Node] = {}
 
@@ -135,7 +146,7 @@ class PartitionTopology(Topology):
     def pgbouncer_config(self) -> Path:
         config = RUN / "pgbouncer.ini"
         text = (DEPLOY / "pgbouncer.ini").read_text()
-        text = text.replace("host=127.0.0.1 port=5432", f"host={netns.GATEWAY} port=5432")
+        text = text.replace(f"host=127.0.0.1 port={LEADER_PORT}", f"host={HOSTS['haproxy']} port={LEADER_PORT}")
         text = text.replace("seckill_cluster", self.database)
         text = text.replace("listen_addr = 127.0.0.1", f"listen_addr = {HOSTS['pgbouncer']}")
         text = text.replace("auth_file = userlist.txt", f"auth_file = {DEPLOY / 'userlist.txt'}")
@@ -148,6 +159,9 @@ class PartitionTopology(Topology):
         text = (DEPLOY / "haproxy.cfg").read_text()
         text = text.replace(f"bind 127.0.0.1:{BALANCER_PORT}", f"bind {HOSTS['haproxy']}:{BALANCER_PORT}")
         text = text.replace(f"bind 127.0.0.1:{STATS_PORT}", f"bind {HOSTS['haproxy']}:{STATS_PORT}")
+        text = text.replace(f"bind 127.0.0.1:{LEADER_PORT}", f"bind {HOSTS['haproxy']}:{LEADER_PORT}")
+        for name, address in TOPOLOGY_DATABASE_HOSTS.items():
+            text = text.replace(f"{address}:5432", f"{HOSTS[name]}:5432")
         for index, address in enumerate(("127.0.0.2", "127.0.0.3", "127.0.0.4")):
             text = text.replace(f"{address}:{WEB_PORT}", f"{self.web_hosts[index]}:{WEB_PORT}")
         config.write_text(text)
@@ -173,13 +187,6 @@ class PartitionTopology(Topology):
 
     def redis_host(self, node: redis_cluster.Node) -> str:
         return next(name for name, n in self.redis_by_host.items() if n == node)
-
-    def start_pgbouncer(self) -> None:
-        # PostgreSQL is the machine's own server on 127.0.0.1: the namespaces reach it through
-        # this relay on the bridge (the link a fault can slow or cut).
-        self.spawn("pg-relay", [sys.executable, "-m", "lab.cluster.relay", f"{netns.GATEWAY}:5432", "127.0.0.1:5432",
-                                "--control", str(RUN / "pg-relay.delay")])  # fmt: skip
-        super().start_pgbouncer()
 
 
 def cleanup() -> int:

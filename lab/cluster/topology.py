@@ -10,7 +10,9 @@ Each simulated host is a loopback address (Linux routes all of 127/8 to `lo`):
     Redis Cluster   127.0.0.11-16, 3 primaries + 3 replicas (tools/redis_cluster.py)
     RabbitMQ        rabbit-c1..c3@localhost, AMQP 127.0.0.1:15701-15703, one cluster
     PgBouncer       127.0.0.1:16432, transaction mode  deploy/pgbouncer.ini
-    PostgreSQL      the system server on 127.0.0.1:5432, database seckill_cluster
+    PostgreSQL      pg1..pg3 on 127.0.0.21-23, each Patroni and PostgreSQL 15, and etcd1..3 on
+                    127.0.0.31-33 (lab/cluster/database.py, deploy/patroni.yml): one leader, one
+                    synchronous standby, one standby; HAProxy's 127.0.0.1:15432 leads to the leader
 
 Shoppers reach the edge only: it answers everybody's pages itself and passes the rest to
 HAProxy; the web nodes and workers purge it (EDGE_PURGE_URLS in deploy/cluster.env).
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import requests
 
+from lab.cluster import database
 from tools import redis_cluster
 from tools.edge import edge_command, edge_counters, edge_files, varnishd
 from tools.net import logger, wait_until
@@ -58,7 +61,9 @@ WORKERS = ("worker1", "worker2")
 WORKER_CONCURRENCY = 2  # Celery prefork processes per worker
 REDIS_HOSTS = tuple(f"127.0.0.{i}" for i in range(11, 17))
 PGBOUNCER_PORT = 16432
-POSTGRES = ("127.0.0.1", 5432)
+DATABASE_HOSTS = {"pg1": "127.0.0.21", "pg2": "127.0.0.22", "pg3": "127.0.0.23"}
+ETCD_HOSTS = {"etcd1": "127.0.0.31", "etcd2": "127.0.0.32", "etcd3": "127.0.0.33"}
+LEADER_PORT = 15432  # HAProxy's `listen postgres`: the Patroni leader's PostgreSQL
 DATABASE = "seckill_cluster"
 
 LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
@@ -86,7 +91,7 @@ def missing_programs(*, clock_faults: bool = True, edge: bool = True) -> list[st
         missing.append("varnish")
     if edge and not Path(VMOD_XKEY).exists():
         missing.append("varnish-modules")
-    return missing
+    return missing + database.missing_programs()
 
 
 def realsleep_library() -> Path:
@@ -222,6 +227,9 @@ class Topology:
         self.secret_key = "cluster-" + secrets.token_urlsafe(40)
         self.env: dict[str, str] = {}
         self.database = DATABASE
+        self.database_addresses, self.etcd_addresses = DATABASE_HOSTS, ETCD_HOSTS
+        self.leader_host = "127.0.0.1"  # HAProxy's address, where LEADER_PORT listens
+        self.postgres: database.DatabaseCluster | None = None
         self.durable = True  # the shipped Redis durability (redis_cluster.DURABLE_OPTIONS, REDIS_WAIT_REPLICAS)
 
     # --- environment ---------------------------------------------------------------------
@@ -251,11 +259,12 @@ class Topology:
         return rabbitmqctl(node, *args, prefix=tuple(self.host_prefix("rabbit")), **options)
 
     def harness_env(self) -> dict[str, str]:
-        """The test's own Django: the nodes' settings, PostgreSQL directly (it counts orders
-        while PgBouncer may be the thing under test, and runs the migrations), and no purges:
-        the test is no host of the shop's (make partition-test's edge refuses it, as a shopper)."""
+        """The test's own Django: the nodes' settings, the PostgreSQL leader without PgBouncer
+        (it counts orders while PgBouncer may be the thing under test, and runs the migrations),
+        and no purges: the test is no host of the shop's (make partition-test's edge refuses
+        it, as a shopper)."""
         env = dict(self.env)
-        env["DATABASE_URL"] = f"postgres://postgres@{POSTGRES[0]}:{POSTGRES[1]}/{self.database}"
+        env["DATABASE_URL"] = f"postgres://postgres@{self.leader_host}:{LEADER_PORT}/{self.database}"
         env.pop("DATABASE_POOLER", None)
         env.pop("EDGE_PURGE_URLS", None)
         return env
@@ -304,6 +313,7 @@ class Topology:
         self.start_redis()
         self.start_rabbitmq()
         self.env = self.node_env()
+        self.start_balancer()  # before the database: the harness and PgBouncer find its leader there
         self.start_database()
         self.start_pgbouncer()
         for index in range(len(self.web_hosts)):
@@ -311,7 +321,6 @@ class Topology:
         for name in WORKERS:
             self.start_worker(name)
         self.start_beat()
-        self.start_balancer()
         self.wait_web()
         if self.with_edge:
             self.start_edge()
@@ -371,20 +380,26 @@ class Topology:
         log(f"RabbitMQ cluster: {running}/3 nodes listed by {first.nodename}")
 
     def start_database(self) -> None:
-        import psycopg2
-
-        connection = psycopg2.connect(host=POSTGRES[0], port=POSTGRES[1], user="postgres", dbname="postgres")
-        connection.autocommit = True
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)")
-            cursor.execute(f"CREATE DATABASE {self.database}")
-            # Django's connections ask for UTC; a database already in UTC needs no SET per
-            # connection, which transaction pooling could hand to another client.
-            cursor.execute(f"ALTER DATABASE {self.database} SET timezone TO 'UTC'")
-        connection.close()
-        log(f"PostgreSQL: database {self.database} created; migrating directly (not through PgBouncer)")
+        self.postgres = database.DatabaseCluster(self, self.database_addresses, self.etcd_addresses, RUN / "postgres")
+        self.postgres.start(self.database)
+        if not wait_until(self.leader_reached, 30, 0.5):
+            raise RuntimeError("HAProxy does not lead to the PostgreSQL leader; see .run/cluster/logs/haproxy.log")
+        log(f"migrating {self.database} through HAProxy's leader port (not through PgBouncer)")
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.harness_env(),
                        check=True)  # fmt: skip
+
+    def leader_reached(self) -> bool:
+        """Whether HAProxy's leader port leads to a PostgreSQL primary (raises while it leads nowhere)."""
+        import psycopg2
+
+        connection = psycopg2.connect(host=self.leader_host, port=LEADER_PORT, user="postgres", dbname=self.database,
+                                      connect_timeout=2)  # fmt: skip
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT NOT pg_is_in_recovery()")
+                return bool(cursor.fetchone()[0])
+        finally:
+            connection.close()
 
     def start_pgbouncer(self) -> None:
         # PgBouncer refuses to run as root: -u drops to the postgres system user.
@@ -557,7 +572,10 @@ class Topology:
 
     def stop(self) -> None:
         order = ["edge", "haproxy", *(self.web_name(i) for i in range(len(WEB_HOSTS))), "beat", *WORKERS, "pgbouncer"]
-        self.processes.halt_all(order, timeout=15)
+        self.processes.halt_all([name for name in order if name in self.processes], timeout=15)
+        if self.postgres is not None:
+            self.postgres.stop()
+        self.processes.halt_all(timeout=15)
         if self.redis_cluster_mode:
             redis_cluster.cluster_down(RUN / "redis")
         self.stop_leftovers()
@@ -566,6 +584,7 @@ class Topology:
         """Processes of an earlier run that died without its teardown (kill -9 of the test):
         the process groups recorded under .run/cluster/pids/, and nothing else."""
         self.processes.stop_leftovers()
+        database.DatabaseCluster(self, self.database_addresses, self.etcd_addresses, RUN / "postgres").stop_leftovers()
         for node in RABBIT_NODES:  # a restarted node's beam outlives a killed run's shell
             pid = _read_pid(node.pidfile)
             if pid and _alive(pid) and "beam" in Path(f"/proc/{pid}/comm").read_text():
