@@ -12,8 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lab.cluster.scenario import DEFAULT_SCENARIOS, SCENARIOS, ClusterRun, run_scenarios
+from lab.cluster import scenario
+from lab.cluster.database_faults import DATABASE_SCENARIOS, DatabaseFaults
+from lab.cluster.scenario import ClusterRun, run_scenarios
 from lab.cluster.topology import Topology
+
+SCENARIOS = {**scenario.SCENARIOS, **DATABASE_SCENARIOS}
+DEFAULT_SCENARIOS = (*scenario.DEFAULT_SCENARIOS, *DATABASE_SCENARIOS)
+
+
+class Run(DatabaseFaults, ClusterRun):
+    """The web, worker, broker, Redis and edge rows, and PostgreSQL's."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     topology = Topology(redis_cluster_mode=False if args.single_redis else None)
     return run_scenarios(
         topology,
-        lambda topology: ClusterRun(topology, args.shoppers, args.stock),
+        lambda topology: Run(topology, args.shoppers, args.stock),
         chosen,
         SCENARIOS,
         up_only=args.command == "up",

@@ -11,6 +11,9 @@ during a buying burst through HAProxy, each a row of the cluster test's table.
     web-drain        6. web2 SIGTERMed under load (no drain in HAProxy first): readiness turns 503
     haproxy-restart  7. HAProxy itself restarted
     edge-restart     (make cluster-test's, only when named) the edge killed -9 and started again
+    pg-*             PostgreSQL's rows (lab/cluster/database_faults.py): make cluster-test's three,
+                     and two only namespaces can do: the leader cut off from etcd and its standbys
+                     (pg-leader-cut), and a slow link to the synchronous standby (pg-sync-slow)
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import requests
 
 from lab.cluster import netns
+from lab.cluster.database_faults import DATABASE_SCENARIOS, DatabaseFaults
 from lab.cluster.scenario import ClusterRow, ClusterRun, redis_primary_for
 from lab.cluster.topology import RUN, WEB_PORT, log, wait_until
 from tools import redis_cluster
@@ -39,7 +43,7 @@ def redis_role(node: redis_cluster.Node) -> str:
         return "?"
 
 
-class PartitionRun(ClusterRun):
+class PartitionRun(DatabaseFaults, ClusterRun):
     # --- helpers ---------------------------------------------------------------------------
 
     def sale_primary(self, sale) -> tuple[int, redis_cluster.Node, str]:
@@ -390,6 +394,94 @@ class PartitionRun(ClusterRun):
         row.notes += "; " + "; ".join(notes)
         return row
 
+    # --- PostgreSQL: the leader on the minority side, and a slow synchronous standby ----------------
+
+    def pg_leader_cut(self) -> ClusterRow:
+        """The leader's host loses etcd and both standbys; web nodes, workers, PgBouncer and
+        HAProxy still reach it. It must stop taking writes (its commits wait for a standby it
+        cannot reach, then Patroni demotes it) while the majority elects a new leader."""
+        topology, cluster, notes = self.topology, self.topology.postgres, []
+        old = cluster.leader()
+
+        def during(progress):
+            self.at(progress, 0.3)
+            start = time.monotonic()
+            self.db_fault = (start, old)
+            peers = [*(name for name in cluster.hosts if name != old), *cluster.etcd]
+            log(f"cut the PostgreSQL leader {old} off from {peers} (etcd, replication) at {progress():.0%}")
+            topology.network.cut(old, peers)
+            elected = wait_until(lambda: cluster.leader() not in (None, old), 90, 0.2)
+            self.leader_wait()
+            self.failover = time.monotonic() - start
+            demoted = wait_until(lambda: not database_answers_primary(cluster.hosts[old]), 60, 0.2)
+            notes.append(f"{cluster.leader()} leader after {self.failover:.1f}s{'' if elected else ' (none in 90 s)'}; "
+                         f"{old} {'stopped answering /primary' if demoted else 'still primary'} "
+                         f"{time.monotonic() - start:.1f}s after the cut")  # fmt: skip
+            topology.network.heal(old)
+            self.db_healed_at = time.monotonic()
+            self.fault(start, time.monotonic())
+
+        row = self.database_burst(f"pg 2. leader {old} cut off", during, direct_probe=True)
+        row.notes += "; " + "; ".join(notes)
+        return row
+
+    def pg_sync_slow(self, latency_ms: int = 200) -> ClusterRow:
+        """+`latency_ms` on the leader's replication links to both standbys (a relay, as
+        redis-slow's), so whichever Patroni makes synchronous answers a round trip later and
+        every commit waits that much longer. What it costs the writer, as orders per second
+        over a burst at full speed, against the same burst just before."""
+        topology, cluster, network = self.topology, self.topology.postgres, self.topology.network
+        stock = self.shopper_count * 3 // 4
+        before = self.run_burst("pg 5a. full speed, no latency", stock=stock)
+        baseline = self.writer_rate(before)
+        leader = cluster.leader()
+        standbys = [name for name in cluster.hosts if name != leader]
+        relay_port, control = 17432, RUN / "pg-relay.delay"
+        control.write_text(str(latency_ms // 2))  # each way: the round trip gains latency_ms
+        address = cluster.hosts[leader].address
+        topology.spawn("pg-relay", [sys.executable, "-m", "lab.cluster.relay", f"{netns.GATEWAY}:{relay_port}",
+                                    f"{address}:5432", "--control", str(control)])  # fmt: skip
+        wait_until(lambda: socket.create_connection((netns.GATEWAY, relay_port), timeout=1).close() is None, 10)
+        log(f"+{latency_ms} ms between the leader {leader} and its standbys {standbys}")
+        start = time.monotonic()
+        for standby in standbys:
+            network.redirect(standby, address, 5432, (netns.GATEWAY, relay_port))
+        through = wait_until(lambda: sync_through(cluster.hosts[leader].address, netns.GATEWAY), 60, 0.5)
+        settled = time.monotonic() - start
+        try:
+            row = self.database_burst(f"pg 5. +{latency_ms} ms to sync standby", None, spread=0.0)
+        finally:
+            for standby in standbys:
+                network.heal(standby)
+            topology.halt("pg-relay")  # its connections reset: the standbys reconnect directly
+        rate, late = self.writer_rate(row), "" if through else " (NOT within 60 s)"
+        row.notes += (f"; the standbys' replication to {leader} through a relay, +{latency_ms} ms; the synchronous "
+                      f"one streaming through it {settled:.1f}s after the redirect{late}"
+                      f"; writer {rate:.0f} orders/s against {baseline:.0f} in the same burst without it "
+                      f"({before.orders} orders, {'ok' if before.ok else 'NOT ok'})")  # fmt: skip
+        return row
+
+
+def sync_through(leader: str, relay: str) -> bool:
+    """Whether the leader's synchronous standby streams from the relay's address."""
+    import psycopg2
+
+    connection = psycopg2.connect(host=leader, port=5432, user="postgres", dbname="postgres", connect_timeout=2)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync' "
+                           "AND state = 'streaming' AND client_addr = %s", [relay])  # fmt: skip
+            return cursor.fetchone()[0] > 0
+    finally:
+        connection.close()
+
+
+def database_answers_primary(host) -> bool:
+    try:
+        return requests.options(f"{host.rest}/primary", timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
+
 
 SCENARIOS = {
     "baseline": PartitionRun.baseline,
@@ -402,6 +494,10 @@ SCENARIOS = {
     "haproxy-reload": PartitionRun.haproxy_reload,
     "redis-slow": PartitionRun.redis_slow,
     "edge-restart": PartitionRun.edge_restart,  # make cluster-test's row, here on a host of its own
+    **DATABASE_SCENARIOS,
+    "pg-leader-cut": PartitionRun.pg_leader_cut,
+    "pg-sync-slow": PartitionRun.pg_sync_slow,
 }
 DEFAULT_SCENARIOS = ("redis-minority", "web-redis-cut", "worker-cut", "replica-primary", "web-drain",
-                     "haproxy-restart", "haproxy-reload", "redis-slow")  # fmt: skip
+                     "haproxy-restart", "haproxy-reload", "redis-slow", "pg-leader-kill", "pg-leader-cut",
+                     "pg-sync-then-leader", "pg-switchover", "pg-sync-slow")  # fmt: skip

@@ -66,6 +66,16 @@ class ClusterRow(Row):
     # A page fetched while the sell-out's purge went by is kept after it (docs/edge.md, known
     # gaps): allowed where the fault empties the edge's cache, which then refills at the sell-out.
     stale_allowed: bool = False
+    # PostgreSQL's rows (lab/cluster/database_faults.py); None where the fault is not the database's.
+    acked: int | None = None  # the probe's commits PostgreSQL acknowledged
+    acked_lost: int = 0  # of those, missing on the leader once the cluster healed
+    acked_after_cut: int = 0  # commits a leader cut off from its peers acknowledged after the cut
+    leaderless_seconds: float = 0.0  # from the fault until a leader the shop could write to
+    write_gap_seconds: float = 0.0  # the longest time without an acknowledged commit after the fault
+    queued_in_fault: int = 0  # buys answered "queued" while there was no leader
+    busy_in_fault: int = 0  # buys answered 503 meanwhile
+    db_healed: bool = True  # leader, sync standby and standby all back after the row
+    numbers_repeated: int = 0  # order numbers whose sequence value was handed out twice
 
     @property
     def ok(self) -> bool:
@@ -73,7 +83,10 @@ class ClusterRow(Row):
         undone = self.revocations_undone and not self.failed_allowed
         broken = self.other_5xx and not self.broken_allowed
         edge = self.page_errors_outside or (self.purge_missed and not self.stale_allowed)
-        return super().ok and not (broken or self.inconsistent or failed or undone or self.asked_login or edge)
+        database = self.acked_lost or self.acked_after_cut or self.numbers_repeated or not self.db_healed
+        return super().ok and not (
+            broken or self.inconsistent or failed or undone or self.asked_login or edge or database
+        )
 
 
 class ClusterRun(Run):
@@ -108,7 +121,7 @@ class ClusterRun(Run):
         self.fault_started = start if self.fault_started is None else min(self.fault_started, start)
 
     def run_burst(self, name: str, during=None, *, sale=None, shoppers=None, failed_allowed: bool = False,
-                  stock: int | None = None) -> ClusterRow:  # fmt: skip
+                  stock: int | None = None, spread: float = 0.0) -> ClusterRow:  # fmt: skip
         stock = stock or self.stock
         sale = sale or self.sale(stock)
         shoppers = shoppers or self.shoppers(self.shopper_count)
@@ -121,7 +134,7 @@ class ClusterRun(Run):
             requests.get(f"{self.topology.url}/goods/detail/{sale.pk}", timeout=10)
             readers = self.readers = Readers(self.topology.url, sale.pk, [s.cookie for s in shoppers[-4:]])
         try:
-            answers = self.burst(shoppers, sale.pk, during)
+            answers = self.burst(shoppers, sale.pk, during, spread=spread)
         finally:  # a crashed burst must not leave readers running
             self.readers = None
             if readers is not None:
@@ -143,7 +156,7 @@ class ClusterRun(Run):
         row.failed_allowed = failed_allowed
         row.busy = sum(a.status == BUSY for a in answers)
         row.asked_login = sum(a.status == 401 for a in answers)
-        self.last_answers = answers
+        self.last_answers, self.last_sale_id = answers, sale.pk
         row.other_5xx = sum(a.status != BUSY for a in errors)
         if errors and fault_started is not None:
             row.window_seconds = round(max(a.finished for a in errors) - fault_started, 1)
@@ -185,10 +198,12 @@ class ClusterRun(Run):
         note += f"; varnishstat{' since its restart' if restarted else ''} {counts}"
         self.burst_notes.append(note)
 
-    def burst(self, shoppers: list, sale_id: int, during=None) -> list[Answer]:
+    def burst(self, shoppers: list, sale_id: int, during=None, *, spread: float = 0.0) -> list[Answer]:
         """As the single-node suite's burst, but with every shopper's first path drawn before
         it (as `make bench` does, in two processes): the burst is then HTTP only, fast enough
-        to be one. A shopper told "busy" retries as there, drawing a fresh path each time."""
+        to be one. A shopper told "busy" retries as there, drawing a fresh path each time.
+        With `spread`, the shoppers arrive evenly over that many seconds instead of at once
+        (a sale still selling when a fault that lasts longer than a burst strikes)."""
         from lab.prepare import paths_create
 
         started = time.monotonic()
@@ -198,8 +213,11 @@ class ClusterRun(Run):
         if self.readers is not None:
             self.readers.start()  # with the buys, not while the test draws their paths
         harness_misses = [0]
+        begin = time.monotonic()
+        arrival = {shopper.user_id: spread * index / len(shoppers) for index, shopper in enumerate(shoppers)}
 
         def one(shopper):
+            time.sleep(max(0.0, begin + arrival[shopper.user_id] - time.monotonic()))
             answers = [press(self.topology.url, shopper, sale_id, first_paths[shopper.user_id])]
             for attempt in range(5):
                 if answers[-1].status not in RETRYABLE and answers[-1].status != 0:
@@ -540,10 +558,20 @@ def node_buy(host: str, shopper, sale_id: int) -> int | None:
         return response.status_code
 
 
+def database_cells(row: ClusterRow) -> tuple[str, ...]:
+    """The table's PostgreSQL columns: "-" where the row's fault is not the database's."""
+    if row.acked is None:
+        return ("-",) * 4
+    cut = f" (+{row.acked_after_cut} cut)" if row.acked_after_cut else ""
+    return (f"{row.acked_lost}/{row.acked}{cut}", str(row.leaderless_seconds), str(row.write_gap_seconds),
+            f"{row.queued_in_fault}/{row.busy_in_fault}")  # fmt: skip
+
+
 def table(rows: list[ClusterRow]) -> str:
     head = ("scenario", "requests", "queued", "orders", "oversold", "dup", "stranded", "lost", "queued→-1",
             "503", "other 5xx", "5xx*", "401", "nodes differ", "revoked undone", "failover s", "window s", "drain s",
-            "edge hits", "in fault", "page err*", "purge s", "ok")  # fmt: skip
+            "edge hits", "in fault", "page err*", "purge s", "acked lost", "no leader s", "no writes s",
+            "queued/503 w/o leader", "ok")  # fmt: skip
     lines = [head] + [
         (r.scenario, r.requests, r.accepted, r.orders, r.oversold, r.duplicates, r.stranded, r.lost,
          f"{r.told_failed}{' (allowed)' if r.failed_allowed and r.told_failed else ''}", r.busy,
@@ -555,6 +583,7 @@ def table(rows: list[ClusterRow]) -> str:
          f"{r.fault_hits}/{r.fault_views}" if r.fault_views else "-", r.page_errors_outside,
          f"NO{' (allowed)' if r.stale_allowed else ''}" if r.purge_missed
          else "-" if r.purge_seconds is None else f"{r.purge_seconds:+.2f}",
+         *database_cells(r),
          ("yes" if r.ok else "NO") if r.requests > 0 else "not run" if r.requests == 0 else "CRASHED")
         for r in rows
     ]  # fmt: skip
@@ -570,7 +599,11 @@ def table(rows: list[ClusterRow]) -> str:
         "fault whose old auth epoch was back after it; edge hits: page views and anonymous polls answered from",
         "the edge's cache / all; in fault: the same, in flight during the fault; page err*: page views not",
         "answered 200 outside the fault window (+6 s); purge s: first 'sold out' answer until the edge's item",
-        "page shows 0 left (NO: the page it held with units left never gave way).",
+        "page shows 0 left (NO: the page it held with units left never gave way); acked lost: commits PostgreSQL",
+        "acknowledged (a probe beside the burst, through HAProxy's leader port) missing once healed / all (+N cut:",
+        "acknowledged by a leader cut off from its peers after the cut); no leader s: fault until a new leader",
+        "answered Patroni's /primary; no writes s: the longest time without an acknowledged commit; queued/503",
+        "w/o leader: buys answered 'queued' / 503 meanwhile.",
     ]
     text += [f"  {r.scenario}: {r.notes}" for r in rows]
     return "\n".join(text)

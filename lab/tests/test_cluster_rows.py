@@ -33,3 +33,18 @@ def test_a_stale_page_is_allowed_only_where_the_fault_empties_the_edge():
     allowed = row(purge_missed=True, stale_allowed=True)
     assert allowed.ok and "NO (allowed)" in table([allowed])
     assert not row(purge_missed=True, stale_allowed=True, page_errors_outside=1).ok
+
+
+def test_a_database_row_fails_on_a_lost_commit_a_cut_off_leader_acknowledging_or_a_repeated_number():
+    healthy = row(acked=500, leaderless_seconds=19.5, write_gap_seconds=23.8, queued_in_fault=900)
+    assert healthy.ok
+    cells = table([healthy]).splitlines()[2]
+    assert "0/500" in cells and "900/0" in cells and cells.rstrip().endswith("yes")
+    for breach in ({"acked_lost": 1}, {"acked_after_cut": 1}, {"numbers_repeated": 1}, {"db_healed": False}):
+        assert not row(acked=500, **breach).ok, breach
+    assert "(+3 cut)" in table([row(acked=500, acked_after_cut=3)])
+
+
+def test_a_row_whose_fault_is_not_the_databases_shows_no_database_figures():
+    cells = [cell.strip() for cell in table([row()]).splitlines()[2].split("|")]
+    assert cells[-5:] == ["-", "-", "-", "-", "yes"]
