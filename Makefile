@@ -161,7 +161,7 @@ EDGE_PACKAGES := /usr/sbin/varnishd:varnish /usr/lib/x86_64-linux-gnu/varnish/vm
 faults: venv ## kill, freeze, restart and cut the services under load; check the invariants
 	$(PY) -m lab.faults
 
-# A backup restored to a point in time (lab/restore_drill.py): a private PostgreSQL 15 archiving
+# A backup restored to a point in time (lab/restore_drill/): a private PostgreSQL 15 archiving
 # its WAL through pgBackRest (deploy/pgbackrest.conf), a sale's orders on both sides of a restore
 # target, then the restore checked against the original. ARGS="--target name" restores to a named
 # restore point instead of a time. As root, installs the Debian packages it needs when missing.

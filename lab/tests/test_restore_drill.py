@@ -4,7 +4,8 @@ the rest: it needs PostgreSQL 15 and pgBackRest, and takes seconds."""
 
 import pytest
 
-from lab.restore_drill import STANZA, TEMPLATE, config_render, ids_compare
+from lab.restore_drill.postgres import STANZA, TEMPLATE, config_render
+from lab.restore_drill.verdict import ids_compare
 
 TEMPLATE_TEXT = """# a comment naming repo1-path=/nowhere
 [global]
