@@ -66,14 +66,24 @@ def localstripe_env(port: int) -> dict[str, str]:
     return {**STRIPE_TEST_ENV, "STRIPE_API_BASE": base, "STRIPE_JS_URL": f"{base}/js.stripe.com/v3/"}
 
 
-def alipay_env(port: int, state: Path) -> dict[str, str]:
+def alipay_env(port: int, state: Path, host: str = "127.0.0.1") -> dict[str, str]:
+    """What the shop needs to take Alipay payments at the stand-in on host:port, whose key files
+    are in `state` (tools.alipay_gateway.keys.ensure makes them)."""
     return {
         "ALIPAY_APP_ID": ALIPAY_APP_ID,
         "ALIPAY_SELLER_ID": ALIPAY_SELLER_ID,
         "ALIPAY_APP_PRIVATE_KEY": str(state / "app_private.pem"),
         "ALIPAY_PUBLIC_KEY": str(state / "alipay_public.pem"),
-        "ALIPAY_GATEWAY": f"http://127.0.0.1:{port}/gateway.do",
+        "ALIPAY_GATEWAY": f"http://{host}:{port}/gateway.do",
     }
+
+
+def alipay_command(port: int, state: Path, host: str = "127.0.0.1", retry_scale: float | None = None) -> list[str]:
+    """The command line of the Alipay stand-in on host:port, keeping its keys and trades in `state`;
+    `retry_scale` is its notify retry schedule's (its own default when None)."""
+    scale = [] if retry_scale is None else ["--retry-scale", str(retry_scale)]
+    return [sys.executable, "-m", "tools.alipay_gateway", "--host", host, "--port", str(port), "--state", str(state),
+            "--app-id", ALIPAY_APP_ID, "--seller-id", ALIPAY_SELLER_ID, *scale]  # fmt: skip
 
 
 def ensure_payment_services(run: Path) -> tuple[dict[str, str], list[str]]:
@@ -96,21 +106,7 @@ def ensure_payment_services(run: Path) -> tuple[dict[str, str], list[str]]:
         port, new = _ensure(
             run,
             "alipay",
-            lambda port: [
-                sys.executable,
-                "-m",
-                "tools.alipay_gateway",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--state",
-                str(state),
-                "--app-id",
-                ALIPAY_APP_ID,
-                "--seller-id",
-                ALIPAY_SELLER_ID,
-            ],  # fmt: skip
+            lambda port: alipay_command(port, state),
             lambda port: f"http://127.0.0.1:{port}/_control/trades",
         )
         env |= alipay_env(port, state)

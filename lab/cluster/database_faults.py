@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from lab.cluster.database import POSTGRES_PORT, LeaderWatch
+from lab.cluster.payments import Payers
 from lab.cluster.scenario import BUSY, ClusterRow
 from lab.cluster.topology import LEADER_PORT, log, wait_until
 
@@ -147,18 +148,28 @@ class DatabaseFaults:
         self.db_fault: tuple[float, str | None] = (time.monotonic(), None if during is None else old)
         self.db_healed_at: float | None = None  # when a cut healed (pg-leader-cut)
         probe = CommitProbe(topology.leader_host, LEADER_PORT, topology.database).start()
+        units = self.shopper_count * 3 // 4
+        sale, shoppers = self.sale(units), self.shoppers(self.shopper_count)
+        # One shopper in five pays as soon as the order is there, the database failing over or not.
+        payers = self.payers = Payers(topology.url, sale.pk, topology.payments.url, threads=8, every=5).start()
         direct = (
             CommitProbe(cluster.hosts[old].address, POSTGRES_PORT, topology.database).start() if direct_probe else None
         )
         watch = cluster.watch()
         try:
-            stock = self.shopper_count * 3 // 4
-            row = self.run_burst(name, during, stock=stock, spread=spread)
+            row = self.run_burst(name, during, sale=sale, shoppers=shoppers, stock=units, spread=spread)
         finally:
             for running in (probe, direct, watch):
                 if running is not None:
                     running.stop()
+            self.payers = None
+            payment_figures = payers.finish(timeout=120)  # Alipay's notify retries included
         healed = cluster.wait_healthy(120)
+        check = payers.check()
+        row.paid, row.paid_lost, row.money_problems = len(payers.acknowledged()), len(check.lost), len(check.money)
+        row.notes += f"; payments: {payment_figures.note()}"
+        if check.lost or check.money:
+            row.notes += f"; payments lost {check.lost[:5]}, money {[str(p) for p in check.money[:5]]}"
         self.database_figures(row, probe, direct, watch)
         members = ", ".join(f"{m['name']} {m['role']}" for m in cluster.members())
         row.notes += f"; after: {members}{'' if healed else ' (NOT healed within 120 s)'}"

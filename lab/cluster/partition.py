@@ -12,6 +12,7 @@ network namespace on a bridge (lab/cluster/netns.py), and faults that cut or slo
     pgbouncer   sk-pgbouncer  10.231.0.40        PgBouncer :16432
     pg1..3      sk-pg1..3     10.231.0.71-73     Patroni :8008, PostgreSQL :5432
     etcd1..3    sk-etcd1..3   10.231.0.81-83     etcd :2379 (Patroni's leader key)
+    payments    sk-payments   10.231.0.90        the Alipay stand-in :18010 (lab/cluster/payments.py)
     haproxy     sk-haproxy    10.231.0.50        HAProxy :18000, stats :18001, the leader :15432
     edge        sk-edge       10.231.0.60        Varnish :18080 (deploy/edge.vcl) in front of
                                                  HAProxy, where shoppers go; purges taken from
@@ -33,6 +34,7 @@ import requests
 
 from lab.cluster import netns
 from lab.cluster.partition_faults import DEFAULT_SCENARIOS, SCENARIOS, PartitionRun
+from lab.cluster.payments import AlipayStandIn
 from lab.cluster.scenario import run_scenarios
 from lab.cluster.topology import (
     BALANCER_PORT,
@@ -69,6 +71,7 @@ HOSTS = {
     "edge": "10.231.0.60",
     **{f"pg{i}": f"10.231.0.{70 + i}" for i in range(1, 4)},
     **{f"etcd{i}": f"10.231.0.{80 + i}" for i in range(1, 4)},
+    "payments": "10.231.0.90",
 }
 DATABASE_HOSTS = ("pg1", "pg2", "pg3")
 ETCD_HOSTS = ("etcd1", "etcd2", "etcd3")
@@ -89,6 +92,7 @@ class PartitionTopology(Topology):
         self.database_addresses = {name: HOSTS[name] for name in DATABASE_HOSTS}
         self.etcd_addresses = {name: HOSTS[name] for name in ETCD_HOSTS}
         self.leader_host = HOSTS["haproxy"]
+        self.payments = AlipayStandIn(HOSTS["payments"], RUN / "alipay")
         self.database = "seckill_partition"
         self.redis_by_host: dict[str, redis_cluster.Node] = {}
 

@@ -29,6 +29,7 @@ from datetime import timedelta
 import requests
 
 from lab.cluster.pages import Readers, purge_proof, summary
+from lab.cluster.payments import Payers
 from lab.cluster.topology import LOGS, RUN, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
 from lab.faults import Row, Run
 from lab.shopper import RETRYABLE, Answer, path_solve, press
@@ -76,6 +77,9 @@ class ClusterRow(Row):
     busy_in_fault: int = 0  # buys answered 503 meanwhile
     db_healed: bool = True  # leader, sync standby and standby all back after the row
     numbers_repeated: int = 0  # order numbers whose sequence value was handed out twice
+    paid: int = 0  # payments the shop acknowledged (its notify answered "success", or the order said paid)
+    paid_lost: int = 0  # of those, not a captured payment of a paid order once healed
+    money_problems: int = 0  # money invariants broken over the sale's orders
 
     @property
     def ok(self) -> bool:
@@ -83,7 +87,8 @@ class ClusterRow(Row):
         undone = self.revocations_undone and not self.failed_allowed
         broken = self.other_5xx and not self.broken_allowed
         edge = self.page_errors_outside or (self.purge_missed and not self.stale_allowed)
-        database = self.acked_lost or self.acked_after_cut or self.numbers_repeated or not self.db_healed
+        database = (self.acked_lost or self.acked_after_cut or self.numbers_repeated or not self.db_healed
+                    or self.paid_lost or self.money_problems)  # fmt: skip
         return super().ok and not (
             broken or self.inconsistent or failed or undone or self.asked_login or edge or database
         )
@@ -97,6 +102,7 @@ class ClusterRun(Run):
         self.failover = 0.0  # set by a scenario's injector: seconds from its fault until healed
         self.burst_notes: list[str] = []
         self.readers: Readers | None = None  # the current burst's page readers, started with its buys
+        self.payers: Payers | None = None  # the current burst's paying shoppers (database rows)
 
     # --- shared steps ------------------------------------------------------------------------
 
@@ -219,6 +225,7 @@ class ClusterRun(Run):
         def one(shopper):
             time.sleep(max(0.0, begin + arrival[shopper.user_id] - time.monotonic()))
             answers = [press(self.topology.url, shopper, sale_id, first_paths[shopper.user_id])]
+            self.follow(shopper, answers[-1])
             for attempt in range(5):
                 if answers[-1].status not in RETRYABLE and answers[-1].status != 0:
                     break
@@ -233,12 +240,18 @@ class ClusterRun(Run):
                     harness_misses[0] += 1
                     continue
                 answers.append(press(self.topology.url, shopper, sale_id, path))
+                self.follow(shopper, answers[-1])
             return answers
 
         answers = self.fire(shoppers, one, during)
         if harness_misses[0]:
             self.burst_notes.append(f"test's own captcha draws failed {harness_misses[0]}x (retried)")
         return answers
+
+    def follow(self, shopper, answer: Answer) -> None:
+        """Hand a buy's answer to the burst's payers, who pay what it queued."""
+        if self.payers is not None:
+            self.payers.answered(shopper, answer)
 
     def at(self, progress, mark: float) -> None:
         """Wait until `mark` of the burst's shoppers have their answers."""
@@ -561,16 +574,16 @@ def node_buy(host: str, shopper, sale_id: int) -> int | None:
 def database_cells(row: ClusterRow) -> tuple[str, ...]:
     """The table's PostgreSQL columns: "-" where the row's fault is not the database's."""
     if row.acked is None:
-        return ("-",) * 4
+        return ("-",) * 5
     cut = f" (+{row.acked_after_cut} cut)" if row.acked_after_cut else ""
-    return (f"{row.acked_lost}/{row.acked}{cut}", str(row.leaderless_seconds), str(row.write_gap_seconds),
-            f"{row.queued_in_fault}/{row.busy_in_fault}")  # fmt: skip
+    return (f"{row.acked_lost}/{row.acked}{cut}", f"{row.paid_lost}/{row.paid}", str(row.leaderless_seconds),
+            str(row.write_gap_seconds), f"{row.queued_in_fault}/{row.busy_in_fault}")  # fmt: skip
 
 
 def table(rows: list[ClusterRow]) -> str:
     head = ("scenario", "requests", "queued", "orders", "oversold", "dup", "stranded", "lost", "queued→-1",
             "503", "other 5xx", "5xx*", "401", "nodes differ", "revoked undone", "failover s", "window s", "drain s",
-            "edge hits", "in fault", "page err*", "purge s", "acked lost", "no leader s", "no writes s",
+            "edge hits", "in fault", "page err*", "purge s", "acked lost", "paid lost", "no leader s", "no writes s",
             "queued/503 w/o leader", "ok")  # fmt: skip
     lines = [head] + [
         (r.scenario, r.requests, r.accepted, r.orders, r.oversold, r.duplicates, r.stranded, r.lost,
@@ -601,7 +614,9 @@ def table(rows: list[ClusterRow]) -> str:
         "answered 200 outside the fault window (+6 s); purge s: first 'sold out' answer until the edge's item",
         "page shows 0 left (NO: the page it held with units left never gave way); acked lost: commits PostgreSQL",
         "acknowledged (a probe beside the burst, through HAProxy's leader port) missing once healed / all (+N cut:",
-        "acknowledged by a leader cut off from its peers after the cut); no leader s: fault until a new leader",
+        "acknowledged by a leader cut off from its peers after the cut); paid lost: payments the shop acknowledged",
+        "(Alipay's notify answered 'success', or the order said paid) that are not a paid order's captured",
+        "payment once healed / all; no leader s: fault until a new leader",
         "answered Patroni's /primary; no writes s: the longest time without an acknowledged commit; queued/503",
         "w/o leader: buys answered 'queued' / 503 meanwhile.",
     ]

@@ -39,6 +39,7 @@ from pathlib import Path
 import requests
 
 from lab.cluster import database
+from lab.cluster.payments import AlipayStandIn
 from tools import redis_cluster
 from tools.edge import edge_command, edge_counters, edge_files, varnishd
 from tools.net import logger, wait_until
@@ -64,6 +65,7 @@ PGBOUNCER_PORT = 16432
 DATABASE_HOSTS = {"pg1": "127.0.0.21", "pg2": "127.0.0.22", "pg3": "127.0.0.23"}
 ETCD_HOSTS = {"etcd1": "127.0.0.31", "etcd2": "127.0.0.32", "etcd3": "127.0.0.33"}
 LEADER_PORT = 15432  # HAProxy's `listen postgres`: the Patroni leader's PostgreSQL
+PAYMENTS_HOST = "127.0.0.41"  # the Alipay stand-in (lab/cluster/payments.py)
 DATABASE = "seckill_cluster"
 
 LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
@@ -230,6 +232,7 @@ class Topology:
         self.database_addresses, self.etcd_addresses = DATABASE_HOSTS, ETCD_HOSTS
         self.leader_host = "127.0.0.1"  # HAProxy's address, where LEADER_PORT listens
         self.postgres: database.DatabaseCluster | None = None
+        self.payments = AlipayStandIn(PAYMENTS_HOST, RUN / "alipay")
         self.durable = True  # the shipped Redis durability (redis_cluster.DURABLE_OPTIONS, REDIS_WAIT_REPLICAS)
 
     # --- environment ---------------------------------------------------------------------
@@ -244,6 +247,8 @@ class Topology:
                 continue
             key, _, value = line.partition("=")
             env[key] = string.Template(value).substitute(values)
+        # Payments at the Alipay stand-in, its notifies sent to the balancer.
+        env.update(self.payments.node_env(self.balancer_url))
         env.update(self.env_overrides())
         return env
 
@@ -313,6 +318,7 @@ class Topology:
         self.start_redis()
         self.start_rabbitmq()
         self.env = self.node_env()
+        self.payments.start(self)
         self.start_balancer()  # before the database: the harness and PgBouncer find its leader there
         self.start_database()
         self.start_pgbouncer()

@@ -40,11 +40,12 @@ def test_a_database_row_fails_on_a_lost_commit_a_cut_off_leader_acknowledging_or
     assert healthy.ok
     cells = table([healthy]).splitlines()[2]
     assert "0/500" in cells and "900/0" in cells and cells.rstrip().endswith("yes")
-    for breach in ({"acked_lost": 1}, {"acked_after_cut": 1}, {"numbers_repeated": 1}, {"db_healed": False}):
+    for breach in ({"acked_lost": 1}, {"acked_after_cut": 1}, {"numbers_repeated": 1}, {"db_healed": False},
+                   {"paid_lost": 1}, {"money_problems": 1}):  # fmt: skip
         assert not row(acked=500, **breach).ok, breach
     assert "(+3 cut)" in table([row(acked=500, acked_after_cut=3)])
 
 
 def test_a_row_whose_fault_is_not_the_databases_shows_no_database_figures():
     cells = [cell.strip() for cell in table([row()]).splitlines()[2].split("|")]
-    assert cells[-5:] == ["-", "-", "-", "-", "yes"]
+    assert cells[-6:] == ["-", "-", "-", "-", "-", "yes"]
