@@ -75,3 +75,29 @@ def test_the_balancers_own_503_is_the_shops_busy_envelope():
     assert body is not None
     with translation.override("en"):
         assert body.group(1).encode() == fail(Code.SERVER_BUSY).content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_refused_by_a_server_in_recovery_is_a_503_and_a_retryable_outage(client):
+    """A leader demoted in a failover refuses writes for the seconds before HAProxy takes it out
+    of rotation: PostgreSQL's read-only error is an outage (503, tasks retry), never a 500."""
+    from django.db import OperationalError, connection
+
+    from users.tests.factories import make_user
+
+    user = make_user()
+    client.force_login(user)  # before: logging in writes last_login
+    with connection.cursor() as cursor:
+        cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    try:
+        with pytest.raises(OperationalError, match="read-only transaction"):
+            type(user).objects.filter(pk=user.pk).update(nickname="written")
+        address = {"recipient": "张三", "phone": "13800000000", "region": "浙江省", "city": "杭州市",
+                   "street": "西湖区文三路 100 号"}  # fmt: skip
+        response = client.post("/api/v1/users/addresses", address, content_type="application/json")
+        assert response.status_code == 503 and response["Retry-After"], response.content
+        assert response.json()["code"] == 500503
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE")
+    assert client.post("/api/v1/users/addresses", address, content_type="application/json").status_code < 500
