@@ -167,6 +167,7 @@ class DatabaseFaults:
         healed = cluster.wait_healthy(120)
         check = payers.check()
         row.paid, row.paid_lost, row.money_problems = len(payers.acknowledged()), len(check.lost), len(check.money)
+        row.payment_5xx = payment_figures.server_errors_all()
         row.notes += f"; payments: {payment_figures.note()}"
         if check.lost or check.money:
             row.notes += f"; payments lost {check.lost[:5]}, money {[str(p) for p in check.money[:5]]}"

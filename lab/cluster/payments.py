@@ -147,16 +147,24 @@ class PaymentFigures:
     busy: int = 0  # 503 answers from the shop to the payers
     busy_payments: int = 0  # payments that met at least one
     broken: int = 0  # requests to the shop left without an answer (reset, timeout)
+    server_errors: int = 0  # the shop's 5xx answers other than 503 "busy": never right
     notifies_retried: int = 0  # payment notifies the stand-in had to send more than once
     notify_failures: Counter = field(default_factory=Counter)  # failed notify attempts by the shop's answer
     unfinished: Counter = field(default_factory=Counter)  # shoppers still at a step when time ran out
     # Payments the shop or the stand-in refused, and the harness's own errors, by kind.
     problems: Counter = field(default_factory=Counter)
 
+    def server_errors_all(self) -> int:
+        """The shop's 5xx other than 503, to the shoppers and to the stand-in's notifies."""
+        notify = sum(count for answer, count in self.notify_failures.items() if answer.isdigit()
+                     and int(answer) >= 500 and int(answer) != BUSY)  # fmt: skip
+        return self.server_errors + notify
+
     def note(self) -> str:
         text = (f"payers: {self.offered} followed, {self.ordered} orders, {self.started} payments started, "
                 f"{self.paid} paid at Alipay, {self.acknowledged} acknowledged, {self.unacknowledged} not; "
-                f"{self.busy} answers 503 to {self.busy_payments} payments, {self.broken} broken; "
+                f"{self.busy} answers 503 to {self.busy_payments} payments, {self.server_errors} other 5xx, "
+                f"{self.broken} broken; "
                 f"{self.notifies_retried} notifies retried")  # fmt: skip
         if self.notify_failures:
             text += f" (failed attempts {dict(self.notify_failures)})"
@@ -323,6 +331,9 @@ class Payers:
                 self.figures.busy += 1
         elif response.status_code == 401:
             log_in([shopper])
+        elif response.status_code >= 500:
+            with self._wake:
+                self.figures.server_errors += 1
         return response
 
     def _again(self, paying: Paying) -> float:

@@ -80,6 +80,7 @@ class ClusterRow(Row):
     paid: int = 0  # payments the shop acknowledged (its notify answered "success", or the order said paid)
     paid_lost: int = 0  # of those, not a captured payment of a paid order once healed
     money_problems: int = 0  # money invariants broken over the sale's orders
+    payment_5xx: int = 0  # the shop's 5xx other than 503 to the payers or the stand-in's notifies
 
     @property
     def ok(self) -> bool:
@@ -88,7 +89,7 @@ class ClusterRow(Row):
         broken = self.other_5xx and not self.broken_allowed
         edge = self.page_errors_outside or (self.purge_missed and not self.stale_allowed)
         database = (self.acked_lost or self.acked_after_cut or self.numbers_repeated or not self.db_healed
-                    or self.paid_lost or self.money_problems)  # fmt: skip
+                    or self.paid_lost or self.money_problems or self.payment_5xx)  # fmt: skip
         return super().ok and not (
             broken or self.inconsistent or failed or undone or self.asked_login or edge or database
         )
@@ -576,7 +577,8 @@ def database_cells(row: ClusterRow) -> tuple[str, ...]:
     if row.acked is None:
         return ("-",) * 5
     cut = f" (+{row.acked_after_cut} cut)" if row.acked_after_cut else ""
-    return (f"{row.acked_lost}/{row.acked}{cut}", f"{row.paid_lost}/{row.paid}", str(row.leaderless_seconds),
+    errors = f" (5xx {row.payment_5xx})" if row.payment_5xx else ""
+    return (f"{row.acked_lost}/{row.acked}{cut}", f"{row.paid_lost}/{row.paid}{errors}", str(row.leaderless_seconds),
             str(row.write_gap_seconds), f"{row.queued_in_fault}/{row.busy_in_fault}")  # fmt: skip
 
 
@@ -616,7 +618,8 @@ def table(rows: list[ClusterRow]) -> str:
         "acknowledged (a probe beside the burst, through HAProxy's leader port) missing once healed / all (+N cut:",
         "acknowledged by a leader cut off from its peers after the cut); paid lost: payments the shop acknowledged",
         "(Alipay's notify answered 'success', or the order said paid) that are not a paid order's captured",
-        "payment once healed / all; no leader s: fault until a new leader",
+        "payment once healed / all (5xx N: the shop's 5xx other than 503 to payers and notifies, failing the",
+        "row); no leader s: fault until a new leader",
         "answered Patroni's /primary; no writes s: the longest time without an acknowledged commit; queued/503",
         "w/o leader: buys answered 'queued' / 503 meanwhile.",
     ]

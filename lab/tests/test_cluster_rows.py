@@ -41,7 +41,7 @@ def test_a_database_row_fails_on_a_lost_commit_a_cut_off_leader_acknowledging_or
     cells = table([healthy]).splitlines()[2]
     assert "0/500" in cells and "900/0" in cells and cells.rstrip().endswith("yes")
     for breach in ({"acked_lost": 1}, {"acked_after_cut": 1}, {"numbers_repeated": 1}, {"db_healed": False},
-                   {"paid_lost": 1}, {"money_problems": 1}):  # fmt: skip
+                   {"paid_lost": 1}, {"money_problems": 1}, {"payment_5xx": 1}):  # fmt: skip
         assert not row(acked=500, **breach).ok, breach
     assert "(+3 cut)" in table([row(acked=500, acked_after_cut=3)])
 
