@@ -15,9 +15,9 @@ shop acknowledged was lost.
   order in PostgreSQL, and the money invariants over the sale's orders.
 
 A payment is *acknowledged* when the shop answered the stand-in's notify "success" (the stand-in
-records each attempt and its answer) or the shopper's order said paid, whichever came first:
-either way the shop had committed it. The stand-in records its answers to the second, so an
-acknowledgement's time is the first of the two, at that precision for the notify.
+records each attempt and its answer, to the second): what the provider is told. The shopper's
+order saying paid is not enough: a leader cut off from its standbys shows a commit still waiting
+for one to every reader, and loses it when demoted (docs/database.md, known gaps).
 """
 
 from __future__ import annotations
@@ -95,6 +95,11 @@ class AlipayStandIn:
             return False
 
 
+def all_delivered(trades: list[dict]) -> bool:
+    """Whether every notify the stand-in sends has been answered "success"."""
+    return all(note.get("delivered") for trade in trades for note in trade.get("notifications", []))
+
+
 def standin_trades(url: str) -> list[dict]:
     """Every trade the stand-in at `url` holds, with its notifies and each delivery attempt."""
     response = requests.get(f"{url}/_control/trades", timeout=TIMEOUT_S)
@@ -130,8 +135,7 @@ class Paying:
 
     @property
     def acknowledged_at(self) -> float | None:
-        seen = [at for at in (self.seen_paid_at, self.notified_at) if at is not None]
-        return min(seen) if seen else None
+        return self.notified_at
 
 
 @dataclass
@@ -256,6 +260,8 @@ class Payers:
             self._wake.notify_all()
         for worker in self._workers:
             worker.join(timeout=TIMEOUT_S + 5)
+        # Alipay sends a notify again until the shop answers "success": wait for those in flight.
+        wait_until(lambda: all_delivered(standin_trades(self.standin_url)), max(0.0, deadline - time.monotonic()), 1)
         notifies_read(standin_trades(self.standin_url), self.payments.values(), self.figures)
         figures = self.figures
         payments = list(self.payments.values())
