@@ -75,6 +75,13 @@ def test_the_balancers_own_503_is_the_shops_busy_envelope():
     assert body is not None
     with translation.override("en"):
         assert body.group(1).encode() == fail(Code.SERVER_BUSY).content
+        # Its timeout waiting for a node, too: a 503 with the same body and a Retry-After.
+        assert "http-error status 504 errorfile deploy/haproxy-busy.http" in config
+        head, _, answer = (
+            (Path(__file__).resolve().parents[2] / "deploy" / "haproxy-busy.http").read_bytes().partition(b"\r\n\r\n")
+        )
+        assert head.startswith(b"HTTP/1.1 503 ") and b"\r\nRetry-After: 5" in head
+        assert answer == fail(Code.SERVER_BUSY).content
 
 
 @pytest.mark.django_db(transaction=True)
