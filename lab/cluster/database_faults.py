@@ -146,7 +146,8 @@ class DatabaseFaults:
         old = cluster.leader()
         # Without `during` the fault is the whole burst (a slow link set up before it).
         self.db_fault: tuple[float, str | None] = (time.monotonic(), None if during is None else old)
-        self.db_healed_at: float | None = None  # when a cut healed (pg-leader-cut)
+        self.db_cut_at: float | None = None  # when a cut was complete (pg-leader-cut)
+        self.db_healed_at: float | None = None  # when it healed
         probe = CommitProbe(topology.leader_host, LEADER_PORT, topology.database).start()
         units = self.shopper_count * 3 // 4
         sale, shoppers = self.sale(units), self.shoppers(self.shopper_count)
@@ -186,7 +187,8 @@ class DatabaseFaults:
         if direct is not None:
             lost += direct.lost(topology.leader_host, LEADER_PORT)
             # A commit acknowledged after the heal waited for the standby and is on two hosts.
-            row.acked_after_cut = direct.acked_between(at, self.db_healed_at or time.monotonic())
+            cut = self.db_cut_at or at
+            row.acked_after_cut = direct.acked_between(cut, self.db_healed_at or time.monotonic())
         row.acked_lost = len(lost)
         row.leaderless_seconds = round(watch.leaderless_seconds(at, old=old), 1)
         row.write_gap_seconds = round(probe.longest_gap(at), 1)

@@ -410,6 +410,8 @@ class PartitionRun(DatabaseFaults, ClusterRun):
             peers = [*(name for name in cluster.hosts if name != old), *cluster.etcd]
             log(f"cut the PostgreSQL leader {old} off from {peers} (etcd, replication) at {progress():.0%}")
             topology.network.cut(old, peers)
+            # Installing the rules takes a moment, in which a commit may still reach a standby.
+            self.db_cut_at = time.monotonic()
             elected = wait_until(lambda: cluster.leader() not in (None, old), 90, 0.2)
             self.leader_wait()
             self.failover = time.monotonic() - start
