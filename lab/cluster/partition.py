@@ -10,13 +10,13 @@ network namespace on a bridge (lab/cluster/netns.py), and faults that cut or slo
     rabbit      sk-rabbit     10.231.0.30        the three RabbitMQ nodes :15701-15703 (one host:
                                                  their Erlang distribution runs over its loopback)
     pgbouncer   sk-pgbouncer  10.231.0.40        PgBouncer :16432
-    pg1..3      sk-pg1..3     10.231.0.71-73     Patroni :8008, PostgreSQL :5432
-    etcd1..3    sk-etcd1..3   10.231.0.81-83     etcd :2379 (Patroni's leader key)
-    payments    sk-payments   10.231.0.90        the Alipay stand-in :18010 (lab/cluster/payments.py)
     haproxy     sk-haproxy    10.231.0.50        HAProxy :18000, stats :18001, the leader :15432
     edge        sk-edge       10.231.0.60        Varnish :18080 (deploy/edge.vcl) in front of
                                                  HAProxy, where shoppers go; purges taken from
                                                  web1..3, the workers and beat only
+    pg1..3      sk-pg1..3     10.231.0.71-73     Patroni :8008, PostgreSQL :5432
+    etcd1..3    sk-etcd1..3   10.231.0.81-83     etcd :2379 (Patroni's leader key)
+    payments    sk-payments   10.231.0.90        the Alipay stand-in :18010 (lab/cluster/payments.py)
 
     python -m lab.cluster.partition [--scenarios a,b] [--shoppers N] [--stock N] [--durable|--no-durable]
     python -m lab.cluster.partition cleanup     # remove what a killed run left (namespaces, veths, bridge)

@@ -13,6 +13,7 @@ Each simulated host is a loopback address (Linux routes all of 127/8 to `lo`):
     PostgreSQL      pg1..pg3 on 127.0.0.21-23, each Patroni and PostgreSQL 15, and etcd1..3 on
                     127.0.0.31-33 (lab/cluster/database.py, deploy/patroni.yml): one leader, one
                     synchronous standby, one standby; HAProxy's 127.0.0.1:15432 leads to the leader
+    Alipay          127.0.0.41:18010, the provider's stand-in (lab/cluster/payments.py)
 
 Shoppers reach the edge only: it answers everybody's pages itself and passes the rest to
 HAProxy; the web nodes and workers purge it (EDGE_PURGE_URLS in deploy/cluster.env).
