@@ -60,6 +60,14 @@ def test_a_database_connection_is_given_up_after_the_connect_timeout():
     assert _settings_in_a_subprocess(code, DATABASE_CONNECT_TIMEOUT="7", DATABASE_URL=url).stdout.strip() == "9"
 
 
+def test_a_kept_database_connection_to_a_vanished_host_is_found_dead():
+    """TCP keepalives and tcp_user_timeout on every database connection, unless DATABASE_URL says."""
+    code = "o = settings.DATABASES['default']['OPTIONS']; print(o['keepalives_idle'], o['tcp_user_timeout'])"
+    assert _settings_in_a_subprocess(code).stdout.split() == ["5", "10000"]
+    url = os.environ["DATABASE_URL"] + ("&" if "?" in os.environ["DATABASE_URL"] else "?") + "keepalives_idle=30"
+    assert _settings_in_a_subprocess(code, DATABASE_URL=url).stdout.split() == ["30", "10000"]
+
+
 def test_a_redis_cluster_needs_a_broker_of_its_own():
     """Celery's Redis transport cannot use a cluster, and a cluster has no second database."""
     env = {k: v for k, v in os.environ.items() if k != "CELERY_BROKER_URL"}
