@@ -172,7 +172,7 @@ AUTH_USER_MODEL = "users.User"
 LOGIN_URL = "/user/index"
 AUTHENTICATION_BACKENDS = ["users.backends.MobileBackend"]
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 6}},
+    {"NAME": "users.passwords.MinimumLengthValidator", "OPTIONS": {"min_length": 6}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
