@@ -112,3 +112,20 @@ class FaultProxy:
                 self._connections -= {client, upstream}
             client.close()
             upstream.close()
+
+
+def database_proxy(database: dict) -> FaultProxy:
+    """A proxy in front of Django's DATABASES entry `database`: its TCP address, or its Unix
+    socket (an embedded PostgreSQL's) when HOST is a directory."""
+    host, port = database["HOST"] or "127.0.0.1", int(database.get("PORT") or 5432)
+    if host.startswith("/"):
+        return FaultProxy(0, upstream_unix=f"{host}/.s.PGSQL.{port}")
+    return FaultProxy(port, host)
+
+
+def database_url(database: dict, proxy: FaultProxy) -> str:
+    """A DATABASE_URL for `database` that reaches it through `proxy`."""
+    from urllib.parse import quote
+
+    password = f":{quote(str(database['PASSWORD']))}" if database.get("PASSWORD") else ""
+    return f"postgres://{database['USER']}{password}@127.0.0.1:{proxy.port}/{database['NAME']}"

@@ -7,7 +7,6 @@ so a test can take either away as a failover would.
 The payments check alone needs only the database."""
 
 import time
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
@@ -15,7 +14,7 @@ from django.conf import settings
 from conftest import gunicorn_running
 from goods.tests.factories import make_sale
 from lab.cluster.payments import AlipayStandIn, Payers, Paying, PaymentFigures, notifies_read, payments_check
-from lab.faultproxy import FaultProxy
+from lab.faultproxy import FaultProxy, database_proxy, database_url
 from lab.shopper import Shopper, press, session_create
 from orders.models import Order, OrderStatus, Payment, PaymentNotice, PaymentStatus
 from orders.tests.factories import buy, pay
@@ -78,21 +77,6 @@ def test_the_stand_ins_record_gives_the_acknowledgement_and_the_retries():
 # --- the payers, against a live shop ----------------------------------------------------------------
 
 
-def _database_url(proxy: FaultProxy) -> str:
-    """The test database's URL through `proxy` (as seckill_site/tests/test_database_outage.py)."""
-    database = settings.DATABASES["default"]
-    password = f":{quote(str(database['PASSWORD']))}" if database.get("PASSWORD") else ""
-    return f"postgres://{database['USER']}{password}@127.0.0.1:{proxy.port}/{database['NAME']}"
-
-
-def _postgres_proxy() -> FaultProxy:
-    database = settings.DATABASES["default"]
-    host, port = database["HOST"] or "127.0.0.1", int(database.get("PORT") or 5432)
-    if host.startswith("/"):
-        return FaultProxy(0, upstream_unix=f"{host}/.s.PGSQL.{port}")
-    return FaultProxy(port, host)
-
-
 class Shop:
     def __init__(self, url: str, standin: AlipayStandIn, database: FaultProxy, notify: FaultProxy) -> None:
         self.url, self.standin, self.database, self.notify = url, standin, database, notify
@@ -105,11 +89,11 @@ def live_shop(django_db_setup, celery_worker, tmp_path_factory):
     state = tmp_path_factory.mktemp("alipay")
     processes = Processes(state / "logs")
     standin = AlipayStandIn("127.0.0.1", state, port=free_port(), host=None)
-    database, notify = _postgres_proxy().start(), FaultProxy(0).start()
+    database, notify = database_proxy(settings.DATABASES["default"]).start(), FaultProxy(0).start()
     try:
         standin.start(processes)
         env = standin.node_env(f"http://127.0.0.1:{notify.port}")
-        with gunicorn_running(DATABASE_URL=_database_url(database), **env) as url:
+        with gunicorn_running(DATABASE_URL=database_url(settings.DATABASES["default"], database), **env) as url:
             notify.upstream = ("127.0.0.1", int(url.rsplit(":", 1)[1]))
             yield Shop(url, standin, database, notify)
     finally:

@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 import requests
@@ -25,7 +24,7 @@ from django.conf import settings
 from conftest import ROOT, celery_worker_running, gunicorn_running
 from goods import sale_state
 from goods.tests.factories import make_sale
-from lab.faultproxy import FaultProxy
+from lab.faultproxy import FaultProxy, database_proxy, database_url
 from lab.shopper import Shopper, session_create
 from orders.models import Order
 from orders.tests.factories import buy
@@ -48,21 +47,6 @@ RESUME_BOUND_S = 60.0
 WORKER_NAME = "dboutage"
 
 
-def _postgres_proxy() -> FaultProxy:
-    """A fault proxy in front of the test database, on TCP or on its Unix socket (pgserver)."""
-    database = settings.DATABASES["default"]
-    host, port = database["HOST"] or "127.0.0.1", int(database.get("PORT") or 5432)
-    if host.startswith("/"):
-        return FaultProxy(0, upstream_unix=f"{host}/.s.PGSQL.{port}")
-    return FaultProxy(port, host)
-
-
-def _database_url(proxy: FaultProxy) -> str:
-    database = settings.DATABASES["default"]
-    password = f":{quote(str(database['PASSWORD']))}" if database.get("PASSWORD") else ""
-    return f"postgres://{database['USER']}{password}@127.0.0.1:{proxy.port}/{database['NAME']}"
-
-
 @dataclass
 class Shop:
     url: str
@@ -73,9 +57,9 @@ class Shop:
 @pytest.fixture(scope="module")
 def shop_on_proxied_postgres(django_db_setup):
     """A web server and a Celery worker whose every database connection goes through the proxy."""
-    proxy = _postgres_proxy().start()
+    proxy = database_proxy(settings.DATABASES["default"]).start()
     env = {
-        "DATABASE_URL": _database_url(proxy),
+        "DATABASE_URL": database_url(settings.DATABASES["default"], proxy),
         "CELERY_TASK_DEFAULT_QUEUE": f"{settings.CELERY_TASK_DEFAULT_QUEUE}-{WORKER_NAME}",
     }
     try:
