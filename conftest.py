@@ -11,12 +11,19 @@ from urllib.parse import quote
 
 import pytest
 from django.conf import settings
+from hypothesis import settings as hypothesis_settings
 
 from goods import sale_state
 from seckill_site.broker import task_queue_empty, task_queues
 from seckill_site.redis import client
 from tools.net import free_port
 from tools.processes import http_ready, web_command, worker_command
+
+# Hypothesis's per-example deadline is a timing test: on a busy two-core machine an example
+# that renders a picture overran it at random. The properties here are about results; speed
+# is `make bench`'s.
+hypothesis_settings.register_profile("shop", deadline=None)
+hypothesis_settings.load_profile("shop")
 
 ROOT = Path(__file__).resolve().parent
 # How long a test server or worker may take to start on a loaded machine before the test fails.
