@@ -290,7 +290,8 @@ def sale_delete_blockers(*, sale: Sale) -> list[str]:
     blockers = []
     counts = Sale.objects.filter(pk=sale.pk).aggregate(
         total=Count("orders"),
-        paid=Count("orders", filter=Q(orders__status="paid")),
+        # goods cannot import orders: the statuses of orders.models.PAID_STATUSES.
+        paid=Count("orders", filter=Q(orders__status__in=("paid", "shipped", "delivered"))),
         unpaid=Count("orders", filter=Q(orders__status="unpaid")),
     )
     if counts["total"]:

@@ -1,5 +1,6 @@
-"""Writes on orders: the seckill order writer's database half, and cancelling (which returns the
-unit). Paying, closing and refunds are orders.payments'."""
+"""Writes on orders: the seckill order writer's database half, cancelling (which returns the
+unit) and the audit trail every move writes. Paying, closing and refunds are orders.payments';
+shipping and refund requests orders.fulfilment's."""
 
 import enum
 import logging
@@ -19,7 +20,7 @@ from goods import sale_state
 from goods.models import Sale, StockChange
 from goods.selectors import sale_get
 from goods.services import sale_pages_drop, sale_stock_lock, stock_audit_record
-from orders.models import Order, OrderStatus, Payment, PaymentStatus, SeckillOrder
+from orders.models import Order, OrderEvent, OrderEventKind, OrderStatus, Payment, PaymentStatus, SeckillOrder
 
 logger = logging.getLogger(__name__)
 
@@ -209,6 +210,12 @@ class OrderStateError(Exception):
     """The order cannot make this move from its current state; the message is for the shopper."""
 
 
+def order_event_record(*, order_id: int, kind: OrderEventKind, actor_id: int | None = None, note: str = "") -> None:
+    """One line of the order's audit trail. Call it inside the move's transaction, after the
+    order's row lock, so the trail holds exactly the moves that happened, in their order."""
+    OrderEvent.objects.create(order_id=order_id, kind=kind, actor_id=actor_id, note=note[:200])
+
+
 # Cancel reasons are stored in English and translated where shown.
 REASON_EXPIRED = gettext_noop("expired")
 REASON_SHOPPER = gettext_noop("cancelled by shopper")
@@ -225,7 +232,7 @@ def order_refusal(order: Order, action: str) -> OrderStateError:
         if paying:
             return OrderStateError(_("This order was cancelled (%(reason)s); it cannot be paid.") % {"reason": reason})
         return OrderStateError(_("This order was already cancelled (%(reason)s).") % {"reason": reason})
-    if order.status == OrderStatus.PAID:
+    if order.status in (OrderStatus.PAID, OrderStatus.SHIPPED, OrderStatus.DELIVERED):
         if paying:
             return OrderStateError(_("This order is already paid."))
         return OrderStateError(_("This order is already paid; it cannot be cancelled."))
@@ -261,6 +268,7 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
         Order.objects.filter(pk=order_id).update(
             status=OrderStatus.CANCELLED, cancelled_at=timezone.now(), cancel_reason=reason
         )
+        order_event_record(order_id=order_id, kind=OrderEventKind.CANCELLED, actor_id=actor_id, note=reason)
         seckill_order = SeckillOrder.objects.filter(order_id=order_id).select_related("order").first()
         if seckill_order is None:
             return True  # not a seckill order: no unit to return

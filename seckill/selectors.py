@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from goods import sale_state
 from goods.models import Sale, SaleDraw
-from orders.models import Order, OrderStatus, SeckillOrder
+from orders.models import PAID_STATUSES, Order, OrderStatus, SeckillOrder
 from seckill_site.redis import client, keys
 
 QUEUED = sale_state.RESULT_QUEUED
@@ -65,7 +65,7 @@ def shopper_sale_state(*, user_id: int, sale_id: int) -> dict[str, Any]:
     if order is None or order.status == OrderStatus.CANCELLED:
         return {"state": STATE_NONE}
     return {
-        "state": STATE_PAID if order.status == OrderStatus.PAID else STATE_ORDERED,
+        "state": STATE_PAID if order.status in PAID_STATUSES else STATE_ORDERED,
         "orderId": order.pk,
         "orderNo": order.order_no,
         "price": str(order.price),

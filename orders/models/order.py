@@ -4,11 +4,22 @@ from django.utils.translation import gettext_lazy as _
 
 
 class OrderStatus(models.TextChoices):
+    """An order's life: unpaid → paid (waiting to ship) → shipped → delivered, or unpaid →
+    cancelled, or paid, shipped or delivered → refunded. Each move is a service in
+    orders.services, orders.fulfilment or orders.payments that takes the order's row lock and
+    checks where it is first, so two moves never both happen."""
+
     UNPAID = "unpaid", _("unpaid")
     PAID = "paid", _("paid")
+    SHIPPED = "shipped", _("shipped")
+    DELIVERED = "delivered", _("delivered")
     CANCELLED = "cancelled", _("cancelled")
-    # Paid, then refunded in full by the merchant (orders.payments.refunds).
+    # Refunded in full by the merchant (orders.payments.refunds).
     REFUNDED = "refunded", _("refunded")
+
+
+# The statuses of an order whose money the shop keeps: it has exactly one captured payment.
+PAID_STATUSES = (OrderStatus.PAID, OrderStatus.SHIPPED, OrderStatus.DELIVERED)
 
 
 class Order(models.Model):

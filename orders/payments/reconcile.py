@@ -14,6 +14,7 @@ from django.utils.translation import gettext_noop
 
 from orders.metrics import MISMATCHES
 from orders.models import (
+    PAID_STATUSES,
     Order,
     OrderStatus,
     Payment,
@@ -58,7 +59,7 @@ def money_check(*, orders: list[int] | None = None) -> list[Problem]:
     payments = Payment.objects.all() if orders is None else Payment.objects.filter(order_id__in=orders)
     scope = Order.objects.all() if orders is None else Order.objects.filter(pk__in=orders)
     problems = []
-    kept_elsewhere = payments.filter(status=PaymentStatus.SUCCEEDED).exclude(order__status=OrderStatus.PAID)
+    kept_elsewhere = payments.filter(status=PaymentStatus.SUCCEEDED).exclude(order__status__in=PAID_STATUSES)
     for trade_no, order_status in kept_elsewhere.values_list("trade_no", "order__status"):
         problems.append(Problem(gettext_noop("kept payment of an order not paid"), trade_no, f"order {order_status}"))
     # Refunding or refunded: its refund must be of the whole amount.
@@ -68,12 +69,12 @@ def money_check(*, orders: list[int] | None = None) -> list[Problem]:
             Problem(gettext_noop("captured payment neither kept nor refunded"), trade_no, f"refund {refund_amount}")
         )
     kept = scope.annotate(kept=Count("payments", filter=Q(payments__status=PaymentStatus.SUCCEEDED)))
-    for order_no, count in kept.filter(status=OrderStatus.PAID).exclude(kept=1).values_list("order_no", "kept"):
+    for order_no, count in kept.filter(status__in=PAID_STATUSES).exclude(kept=1).values_list("order_no", "kept"):
         problems.append(Problem(gettext_noop("paid order without exactly one kept payment"), order_no, f"{count} kept"))
     refunded_orders = scope.filter(status=OrderStatus.REFUNDED).exclude(payments__status__in=_CAPTURED[1:])
     for order_no in refunded_orders.values_list("order_no", flat=True):
         problems.append(Problem(gettext_noop("refunded order without a refunded payment"), order_no, ""))
-    released = SeckillOrder.objects.filter(order__in=scope, order__status=OrderStatus.PAID, live=False)
+    released = SeckillOrder.objects.filter(order__in=scope, order__status__in=PAID_STATUSES, live=False)
     for order_no in released.values_list("order__order_no", flat=True):
         problems.append(Problem(gettext_noop("paid order whose unit went back on sale"), order_no, ""))
     return problems

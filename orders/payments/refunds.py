@@ -12,24 +12,38 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from orders.metrics import REFUNDS
-from orders.models import Order, OrderStatus, Payment, PaymentStatus, Refund, RefundKind, RefundStatus
+from orders.models import (
+    PAID_STATUSES,
+    Order,
+    OrderEventKind,
+    OrderStatus,
+    Payment,
+    PaymentStatus,
+    Refund,
+    RefundKind,
+    RefundRequest,
+    RefundRequestStatus,
+    RefundStatus,
+)
 from orders.payments.providers import GatewayDown, ProviderRefused, provider
 from orders.payments.services import refund_confirmed, refund_publish
-from orders.services import OrderStateError
+from orders.services import OrderStateError, order_event_record
 
 logger = logging.getLogger(__name__)
 
 
 def order_refund(*, order: Order, reason: str, actor_id: int | None) -> Refund:
-    """paid → refunded, the order's payment → refunding, and a pending full refund, in one
-    transaction under the order's row lock; the refund is sent after the commit. The unit
-    does not go back on sale: the merchant restocks by editing the sale, which is audited."""
+    """paid, shipped or delivered → refunded, the order's payment → refunding, and a pending
+    full refund, in one transaction under the order's row lock; the refund is sent after the
+    commit. A shipped order is refunded once its parcel came back: the merchant says so by
+    refunding. A refund request still open is approved by it. The unit does not go back on
+    sale: the merchant restocks by editing the sale, which is audited."""
     reason = reason.strip()
     if not reason:
         raise OrderStateError(_("Say why the order is refunded."))
     with transaction.atomic():
         locked = Order.objects.select_for_update().get(pk=order.pk)
-        if locked.status != OrderStatus.PAID:
+        if locked.status not in PAID_STATUSES:
             raise OrderStateError(
                 _("Only a paid order can be refunded; this one is %(status)s.")
                 % {"status": locked.get_status_display()}
@@ -39,6 +53,10 @@ def order_refund(*, order: Order, reason: str, actor_id: int | None) -> Refund:
             raise OrderStateError(_("This order has no payment on record to refund."))
         Order.objects.filter(pk=locked.pk).update(status=OrderStatus.REFUNDED)
         Payment.objects.filter(pk=payment.pk).update(status=PaymentStatus.REFUNDING)
+        RefundRequest.objects.filter(order_id=locked.pk, status=RefundRequestStatus.OPEN).update(
+            status=RefundRequestStatus.APPROVED, decided_at=timezone.now(), decided_by_id=actor_id
+        )
+        order_event_record(order_id=locked.pk, kind=OrderEventKind.REFUNDED, actor_id=actor_id, note=reason)
         refund = Refund.objects.create(
             payment=payment,
             request_no=f"R{payment.trade_no}",

@@ -15,8 +15,10 @@ from django.utils.translation import gettext as _
 from orders.metrics import NOTICES, PAYMENTS
 from orders.models import (
     ORDER_ADDRESS_FIELDS,
+    PAID_STATUSES,
     Order,
     OrderAddress,
+    OrderEventKind,
     OrderStatus,
     Payment,
     PaymentNotice,
@@ -36,7 +38,7 @@ from orders.payments.providers import (
     provider,
     providers_enabled,
 )
-from orders.services import OrderStateError, order_refusal
+from orders.services import OrderStateError, order_event_record, order_refusal
 from seckill_site.publish import task_publish
 from users.models import Address
 
@@ -148,12 +150,13 @@ def payment_captured(*, payment: Payment, trade: Trade) -> Captured:
                 status=PaymentStatus.SUCCEEDED, succeeded_at=now, provider_ref=provider_ref
             )
             Order.objects.filter(pk=order.pk).update(status=OrderStatus.PAID, paid_at=now)
+            order_event_record(order_id=order.pk, kind=OrderEventKind.PAID, note=current.trade_no)
             PAYMENTS.labels(current.provider, "paid").inc()
             return Captured.PAID
         Payment.objects.filter(pk=current.pk).update(
             status=PaymentStatus.REFUNDING, succeeded_at=now, provider_ref=provider_ref
         )
-        paid_already = order.status in (OrderStatus.PAID, OrderStatus.REFUNDED)
+        paid_already = order.status in (*PAID_STATUSES, OrderStatus.REFUNDED)
         refund = Refund.objects.create(
             payment=current,
             request_no=f"R{current.trade_no}",

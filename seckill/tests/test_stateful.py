@@ -6,7 +6,8 @@ not), flushes whole, one batch at a time, crashing before or after their commit 
 redelivered, cancellations and expiries whose Redis half arrives late, reconciles, rebuys,
 accounts deleted mid-sale and a merchant's stock edits. And the money, through the real Alipay
 stand-in: attempts opened, paid at the cashier, notifies delivered once, twice, late or never
-(then the query sweep), expiries while Alipay is down, refunds. After every step it checks
+(then the query sweep), expiries while Alipay is down, refunds. And after the money: orders
+shipped and delivered, refund requests asked, approved and declined. After every step it checks
 the sale's invariants and the money's (orders.payments.reconcile.money_check); at the end it
 drains everything and checks that nothing was lost.
 
@@ -36,7 +37,27 @@ from goods.models import Sale, SaleDraw
 from goods.sale_state import keys
 from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
-from orders.models import Order, OrderStatus, Payment, PaymentNotice, PaymentStatus, Refund, SeckillOrder
+from orders.fulfilment import (
+    order_deliver,
+    order_ship,
+    refund_request_approve,
+    refund_request_decline,
+    refund_request_open,
+)
+from orders.models import (
+    PAID_STATUSES,
+    Order,
+    OrderEvent,
+    OrderStatus,
+    Payment,
+    PaymentNotice,
+    PaymentStatus,
+    Refund,
+    RefundRequest,
+    RefundRequestStatus,
+    SeckillOrder,
+    Shipment,
+)
 from orders.payments import closing
 from orders.payments.reconcile import money_check
 from orders.payments.refunds import order_refund, refunds_resend
@@ -320,10 +341,51 @@ class SaleLife(RuleBasedStateMachine):
         Payment.objects.filter(order=order).update(close_next_at=None)
         sale_state.sold_out_clear()
 
-    @precondition(lambda self: self._orders(OrderStatus.PAID).exists())
+    def _kept(self):
+        return Order.objects.filter(sale=self.sale, status__in=PAID_STATUSES)
+
+    @precondition(lambda self: self._kept().exists())
     @rule(index=st.integers(0, 10))
     def merchant_refunds(self, index):
-        order_refund(order=self._nth(self._orders(OrderStatus.PAID), index), reason="asked", actor_id=None)
+        """Before it ships, or once its parcel came back."""
+        order_refund(order=self._nth(self._kept(), index), reason="asked", actor_id=None)
+
+    # --- after the money (orders.fulfilment) ------------------------------------------------------
+
+    @precondition(lambda self: self._orders(OrderStatus.PAID).exists())
+    @rule(index=st.integers(0, 10))
+    def merchant_ships(self, index):
+        """Refused while the shopper's refund request waits."""
+        order = self._nth(self._orders(OrderStatus.PAID), index)
+        try:
+            order_ship(order_id=order.pk, carrier="sf", tracking_no=f"SF{order.pk}", actor_id=None)
+        except OrderStateError:
+            assert RefundRequest.objects.filter(order=order, status=RefundRequestStatus.OPEN).exists()
+
+    @precondition(lambda self: self._orders(OrderStatus.SHIPPED).exists())
+    @rule(index=st.integers(0, 10))
+    def parcel_delivered(self, index):
+        order_deliver(order_id=self._nth(self._orders(OrderStatus.SHIPPED), index).pk, actor_id=None)
+
+    @precondition(lambda self: self._orders(OrderStatus.PAID).exists())
+    @rule(index=st.integers(0, 10))
+    def shopper_asks_for_a_refund(self, index):
+        order = self._nth(self._orders(OrderStatus.PAID), index)
+        try:
+            refund_request_open(order_id=order.pk, reason="mistake", actor_id=order.user_id)
+        except OrderStateError:
+            assert RefundRequest.objects.filter(order=order, status=RefundRequestStatus.OPEN).exists()
+
+    @precondition(
+        lambda self: RefundRequest.objects.filter(order__sale=self.sale, status=RefundRequestStatus.OPEN).exists()
+    )
+    @rule(index=st.integers(0, 10), approve=st.booleans())
+    def merchant_answers(self, index, approve):
+        request = self._nth(RefundRequest.objects.filter(order__sale=self.sale, status=RefundRequestStatus.OPEN), index)
+        if approve:
+            refund_request_approve(order_id=request.order_id, request_id=request.pk, actor_id=None)
+        else:
+            refund_request_decline(order_id=request.order_id, request_id=request.pk, answer="no", actor_id=None)
 
     @precondition(lambda self: Refund.objects.filter(payment__order__sale=self.sale, status="pending").exists())
     @rule()
@@ -421,6 +483,16 @@ class SaleLife(RuleBasedStateMachine):
 
         problems = money_check(orders=list(Order.objects.filter(sale=self.sale).values_list("pk", flat=True)))
         assert problems == [], problems
+
+        orders = Order.objects.filter(sale=self.sale)
+        parcels = set(Shipment.objects.filter(order__sale=self.sale).values_list("order_id", flat=True))
+        sent = set(orders.filter(status__in=(OrderStatus.SHIPPED, OrderStatus.DELIVERED)).values_list("pk", flat=True))
+        assert sent <= parcels, "a shipped order without its parcel"
+        assert parcels <= sent | set(orders.filter(status=OrderStatus.REFUNDED).values_list("pk", flat=True))
+        waiting = RefundRequest.objects.filter(order__sale=self.sale, status=RefundRequestStatus.OPEN)
+        assert set(waiting.values_list("order__status", flat=True)) <= {OrderStatus.PAID}, "a request on a moved order"
+        shipped_twice = OrderEvent.objects.filter(order__sale=self.sale, kind="shipped").values("order")
+        assert not shipped_twice.annotate(n=Count("id")).filter(n__gt=1).exists(), "an order shipped twice"
 
         doubles = SeckillOrder.objects.filter(sale=self.sale, live=True).values("user").annotate(n=Count("id"))
         assert all(row["n"] == 1 for row in doubles), "a shopper holds two live orders"

@@ -1,0 +1,113 @@
+"""What happens to an order after it is paid: its parcel (Shipment), the shopper's refund
+requests (RefundRequest) and the record of every move it made and who made it (OrderEvent).
+The moves themselves are services in orders.fulfilment."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class Carrier(models.TextChoices):
+    SF = "sf", _("SF Express")
+    JD = "jd", _("JD Logistics")
+    EMS = "ems", _("China Post EMS")
+    ZTO = "zto", _("ZTO Express")
+    YTO = "yto", _("YTO Express")
+    STO = "sto", _("STO Express")
+    YUNDA = "yunda", _("Yunda Express")
+    JT = "jt", _("J&T Express")
+    DEPPON = "deppon", _("Deppon Express")
+    OTHER = "other", _("other carrier")
+
+
+class Shipment(models.Model):
+    """The parcel of a shipped order: its own table, written when the merchant ships, so the
+    order writers' hot INSERT stays as narrow as it was."""
+
+    order = models.OneToOneField(
+        "orders.Order", on_delete=models.CASCADE, primary_key=True, related_name="shipment", verbose_name=_("order")
+    )
+    carrier = models.CharField(_("carrier"), max_length=16, choices=Carrier.choices)
+    tracking_no = models.CharField(_("tracking number"), max_length=40)
+    shipped_at = models.DateTimeField(_("shipped at"))
+    delivered_at = models.DateTimeField(_("delivered at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("shipment")
+        verbose_name_plural = _("shipments")
+
+    def __str__(self) -> str:
+        return f"{self.get_carrier_display()} {self.tracking_no}"
+
+
+class RefundRequestStatus(models.TextChoices):
+    OPEN = "open", _("waiting for the merchant")
+    APPROVED = "approved", _("approved")
+    DECLINED = "declined", _("declined")
+
+
+class RefundRequest(models.Model):
+    """A shopper asks for their money back on a paid order not yet shipped; the merchant
+    approves (the order is refunded through its payment provider) or declines with a word."""
+
+    order = models.ForeignKey(
+        "orders.Order", on_delete=models.CASCADE, related_name="refund_requests", verbose_name=_("order")
+    )
+    reason = models.CharField(_("reason"), max_length=200)
+    status = models.CharField(
+        _("status"), max_length=16, choices=RefundRequestStatus.choices, default=RefundRequestStatus.OPEN
+    )
+    created_at = models.DateTimeField(_("asked at"), auto_now_add=True)
+    decided_at = models.DateTimeField(_("decided at"), null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    answer = models.CharField(_("merchant's answer"), max_length=200, blank=True)
+
+    class Meta:
+        verbose_name = _("refund request")
+        verbose_name_plural = _("refund requests")
+        ordering = ("-created_at",)
+        constraints = [
+            # A double click or two tabs cannot open two requests for one order.
+            models.UniqueConstraint(
+                fields=["order"], condition=models.Q(status="open"), name="one_open_refund_request_per_order"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.order_id}: {self.get_status_display()}"
+
+
+class OrderEventKind(models.TextChoices):
+    PAID = "paid", _("paid")
+    SHIPPED = "shipped", _("shipped")
+    DELIVERED = "delivered", _("delivered")
+    CANCELLED = "cancelled", _("cancelled")
+    REFUND_REQUESTED = "refund requested", _("refund requested")
+    REFUND_DECLINED = "refund declined", _("refund declined")
+    REFUNDED = "refunded", _("refunded")
+
+
+class OrderEvent(models.Model):
+    """The audit trail: one row per move of an order after it was placed, written in the
+    move's own transaction. `actor` is the merchant or shopper who made it; None when the
+    shop did (a payment provider's word, the expiry sweep)."""
+
+    order = models.ForeignKey("orders.Order", on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(_("what happened"), max_length=24, choices=OrderEventKind.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    note = models.CharField(_("note"), max_length=200, blank=True)
+    at = models.DateTimeField(_("at"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("order event")
+        verbose_name_plural = _("order events")
+        ordering = ("at", "pk")
+        indexes = [models.Index(fields=["order", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.order_id} {self.kind} {self.at:%Y-%m-%d %H:%M:%S}"
