@@ -13,7 +13,17 @@ from django.utils.translation import gettext as _
 from goods import sale_state
 from goods.models import Sale, SaleDraw
 from goods.selectors import sale_status, stock_left
-from orders.models import ORDER_ADDRESS_FIELDS, Order, OrderAddress, OrderStatus, PaymentStatus
+from orders.models import (
+    ORDER_ADDRESS_FIELDS,
+    PAID_STATUSES,
+    Order,
+    OrderAddress,
+    OrderEventKind,
+    OrderStatus,
+    PaymentStatus,
+    RefundRequestStatus,
+    Shipment,
+)
 from seckill_site.redis import now as redis_now
 from users.models import Address, User
 from users.selectors import address_default, address_of_user
@@ -28,6 +38,14 @@ def order_address(order: Order) -> OrderAddress | None:
     try:
         return order.address
     except OrderAddress.DoesNotExist:
+        return None
+
+
+def order_shipment(order: Order) -> Shipment | None:
+    """The parcel of a shipped order; None before it ships."""
+    try:
+        return order.shipment
+    except Shipment.DoesNotExist:
         return None
 
 
@@ -60,11 +78,110 @@ def order_payment_data(order: Order) -> dict[str, Any]:
     }
 
 
-def orders_listed(*, user: User) -> QuerySet[Order]:
-    """The shopper's orders for "my orders", each with what was refunded of it (refunded and
-    being refunded), so a cancelled order whose late payment went back says so."""
+def order_data(order: Order) -> dict[str, Any]:
+    """An order as the JSON clients read it (the order page's twin and the API)."""
+    shipment = order_shipment(order)
+    request = order.refund_requests.first()  # the latest
+    return {
+        "id": order.pk,
+        "orderNo": order.order_no,
+        "goodsName": order.goods_name,
+        "price": str(order.price),
+        "status": order.status,
+        "createdAt": order.created_at.isoformat(),
+        "payDeadline": order.pay_deadline.isoformat(),
+        "paidAt": order.paid_at.isoformat() if order.paid_at else None,
+        "cancelledAt": order.cancelled_at.isoformat() if order.cancelled_at else None,
+        "address": order_address_data(order),
+        "payment": order_payment_data(order),
+        "shipment": (
+            {
+                "carrier": shipment.carrier,
+                "carrierName": str(shipment.get_carrier_display()),
+                "trackingNo": shipment.tracking_no,
+                "shippedAt": shipment.shipped_at.isoformat(),
+                "deliveredAt": shipment.delivered_at.isoformat() if shipment.delivered_at else None,
+            }
+            if shipment
+            else None
+        ),
+        "refundRequest": (
+            {"status": request.status, "reason": request.reason, "answer": request.answer} if request else None
+        ),
+    }
+
+
+# The shopper's tabs on "my orders", as every Chinese shop has them (待付款 / 待发货 / 待收货 /
+# 已完成 / 退款): the slug in ?tab=, its name, and which orders it holds.
+ORDER_TABS = {
+    "unpaid": (gettext_lazy("To pay"), Q(status=OrderStatus.UNPAID)),
+    "to-ship": (gettext_lazy("To ship"), Q(status=OrderStatus.PAID)),
+    "shipped": (gettext_lazy("On the way"), Q(status=OrderStatus.SHIPPED)),
+    "completed": (gettext_lazy("Completed"), Q(status=OrderStatus.DELIVERED)),
+    "refunds": (
+        gettext_lazy("Refunds"),
+        Q(status=OrderStatus.REFUNDED) | Q(refund_requests__status=RefundRequestStatus.OPEN),
+    ),
+}
+
+# How the shopper's pages name each status: what happens next, not the bookkeeping.
+SHOPPER_STATUS = {
+    OrderStatus.UNPAID: gettext_lazy("to pay"),
+    OrderStatus.PAID: gettext_lazy("paid, to ship"),
+    OrderStatus.SHIPPED: gettext_lazy("on the way"),
+    OrderStatus.DELIVERED: gettext_lazy("completed"),
+    OrderStatus.CANCELLED: gettext_lazy("closed"),
+    OrderStatus.REFUNDED: gettext_lazy("refunded"),
+}
+
+
+def order_tab_counts(*, user: User) -> dict[str, int]:
+    """How many of the shopper's orders each tab holds, in one query."""
+    return Order.objects.filter(user=user).aggregate(
+        **{
+            slug.replace("-", "_"): Count("pk", filter=where, distinct=True)
+            for slug, (_name, where) in ORDER_TABS.items()
+        }
+    )
+
+
+def order_timeline(order: Order) -> list[dict[str, Any]]:
+    """The order's story for its page, oldest first: placed, then each move of its trail
+    (orders.models.OrderEvent). An order paid before the trail began shows its payment time."""
+    steps = [{"kind": "placed", "label": gettext("Order placed"), "at": order.created_at, "note": ""}]
+    events = list(order.events.all())
+    if order.paid_at and not any(event.kind == OrderEventKind.PAID for event in events):
+        steps.append({"kind": "paid", "label": gettext("Payment received"), "at": order.paid_at, "note": ""})
+    labels = {
+        OrderEventKind.PAID: gettext("Payment received"),
+        OrderEventKind.SHIPPED: gettext("Shipped"),
+        OrderEventKind.DELIVERED: gettext("Delivered"),
+        OrderEventKind.CANCELLED: gettext("Closed"),
+        OrderEventKind.REFUND_REQUESTED: gettext("You asked for a refund"),
+        OrderEventKind.REFUND_DECLINED: gettext("The merchant declined the refund"),
+        OrderEventKind.REFUNDED: gettext("Refunded"),
+    }
+    for event in events:
+        note = event.note
+        if event.kind == OrderEventKind.CANCELLED:
+            note = gettext(note) if note else ""  # a cancel reason, stored in English
+        elif event.kind == OrderEventKind.PAID:
+            note = ""  # the trade number is the merchant's business
+        elif event.kind == OrderEventKind.SHIPPED and (shipment := order_shipment(order)):
+            note = f"{shipment.get_carrier_display()} {note}"
+        steps.append({"kind": event.kind, "label": labels[OrderEventKind(event.kind)], "at": event.at, "note": note})
+    return steps
+
+
+def orders_listed(*, user: User, tab: str = "") -> QuerySet[Order]:
+    """The shopper's orders for "my orders" (those of one of ORDER_TABS, or all), each with
+    what was refunded of it (refunded and being refunded), so a cancelled order whose late
+    payment went back says so."""
     refunds = "payments__refund"
-    return orders_of_user(user=user).annotate(
+    orders = orders_of_user(user=user)
+    if tab:
+        orders = orders.filter(pk__in=Order.objects.filter(ORDER_TABS[tab][1], user=user).values("pk"))
+    return orders.annotate(
         refunded=Sum(f"{refunds}__amount", filter=Q(**{f"{refunds}__status": "succeeded"})),
         refunding=Sum(f"{refunds}__amount", filter=Q(**{f"{refunds}__status": "pending"})),
     )
@@ -122,6 +239,9 @@ ORDERS_CSV_COLUMNS = [
     ("city", gettext_lazy("city")),
     ("street", gettext_lazy("street address")),
     ("postcode", gettext_lazy("postcode")),
+    # Filled in by the merchant and uploaded back to ship (orders.shipping_csv).
+    ("carrier", gettext_lazy("carrier")),
+    ("tracking_no", gettext_lazy("tracking number")),
 ]
 ORDERS_CSV_KEYS = [key for key, _heading in ORDERS_CSV_COLUMNS]
 
@@ -153,9 +273,10 @@ def orders_csv_rows(*, orders: QuerySet[Order]) -> Iterator[list[str]]:
     big sale never holds every order in memory. `orders` is already scoped to the merchant.
     Times are in the shop's time zone; the shipping address is the copy made at payment."""
     yield [str(heading) for _key, heading in ORDERS_CSV_COLUMNS]
-    rows = orders.select_related("user", "address").order_by("pk").iterator(chunk_size=2000)
+    rows = orders.select_related("user", "address", "shipment").order_by("pk").iterator(chunk_size=2000)
     for order in rows:
         address = order_address(order)
+        shipment = order_shipment(order)
         yield [
             _csv_digits(order.order_no),
             _when(order.created_at),
@@ -175,6 +296,8 @@ def orders_csv_rows(*, orders: QuerySet[Order]) -> Iterator[list[str]]:
             _csv_safe(address.city if address else ""),
             _csv_safe(address.street if address else ""),
             _csv_digits(address.postcode if address else ""),
+            str(shipment.get_carrier_display()) if shipment else "",
+            _csv_digits(shipment.tracking_no if shipment else ""),
         ]
 
 
@@ -185,7 +308,7 @@ def _money_taken(prefix: str = "") -> Sum:
     line_total = ExpressionWrapper(
         F(f"{prefix}price") * F(f"{prefix}quantity"), output_field=DecimalField(max_digits=14, decimal_places=2)
     )
-    return Sum(line_total, filter=Q(**{f"{prefix}status": OrderStatus.PAID}))
+    return Sum(line_total, filter=Q(**{f"{prefix}status__in": PAID_STATUSES}))
 
 
 def sales_with_order_figures(sales: QuerySet[Sale]) -> QuerySet[Sale]:
@@ -194,7 +317,7 @@ def sales_with_order_figures(sales: QuerySet[Sale]) -> QuerySet[Sale]:
     shows and cannot compute itself (goods does not import orders): orders.admin hands it this."""
     return sales.annotate(
         orders_unpaid=Count("orders", filter=Q(orders__status=OrderStatus.UNPAID)),
-        orders_paid=Count("orders", filter=Q(orders__status=OrderStatus.PAID)),
+        orders_paid=Count("orders", filter=Q(orders__status__in=PAID_STATUSES)),
         revenue=_money_taken("orders__"),
     )
 
@@ -223,7 +346,7 @@ def sale_figures(*, sale: Sale) -> dict[str, Any]:
         "stockRedis": stock_left([sale.pk])[sale.pk],
         "inFlight": sale_state.reservations_count([sale.pk])[sale.pk],
         "unpaid": by_status.get("unpaid", 0),
-        "paid": by_status.get("paid", 0),
+        "paid": sum(by_status.get(status, 0) for status in PAID_STATUSES),
         "cancelled": by_status.get("cancelled", 0),
         # Requests the per-sale limits refused (seckill.services.paths.sale_limit_take): scripts at work.
         "refusedCaptcha": refused.get("captcha", 0),

@@ -20,6 +20,7 @@ from django.utils import timezone
 from goods import services as goods_services
 from goods.models import Goods, Sale, StockChange
 from goods.services import stock_audit_record
+from orders.fulfilment import order_deliver, order_ship, refund_request_open
 from orders.services import REASON_SHOPPER, order_cancel
 from orders.tests.factories import buy, pay
 from users.models import MERCHANTS_GROUP, User
@@ -30,8 +31,9 @@ from users.verification.services import registration_record
 pytestmark = pytest.mark.django_db
 
 # Latin words that are no interface text: the language menu's own name for English, the
-# time zone's name, and abbreviations and file formats Chinese writes as they are.
-ALLOWED = {"English", "Asia", "Shanghai", "UTC", "CSV", "IP", "ID", "PNG", "JPEG", "MB"}
+# time zone's name, and abbreviations, file formats and brands (China Post's EMS) Chinese writes as
+# they are.
+ALLOWED = {"English", "Asia", "Shanghai", "UTC", "CSV", "IP", "ID", "PNG", "JPEG", "MB", "EMS"}
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 READ_ATTRIBUTES = {"title", "placeholder", "aria-label", "alt"}
 
@@ -148,6 +150,11 @@ def shop(django_capture_on_commit_callbacks):
         postcode="310000",
     )
     pay(paid, address)
+    # After the payment: one order shipped and delivered, one whose buyer asks for a refund.
+    delivered, asked = (pay(buy(sale=sale, user=make_user(nickname=f"买家{n}"))) for n in (3, 4))
+    order_ship(order_id=delivered.pk, carrier="zto", tracking_no="73100012345678", actor_id=merchant.pk)
+    order_deliver(order_id=delivered.pk, actor_id=delivered.user_id)
+    refund_request_open(order_id=asked.pk, reason="拍错了", actor_id=asked.user_id)
     with django_capture_on_commit_callbacks(execute=True):
         order_cancel(order_id=cancelled.pk, reason=REASON_SHOPPER, actor_id=buyers[2].pk)
     # The details other writers leave (the batch writer, the reconciler, one that found Redis empty).
@@ -166,6 +173,8 @@ def shop(django_capture_on_commit_callbacks):
         "later": later,
         "paid": paid,
         "unpaid": unpaid,
+        "delivered": delivered,
+        "asked": asked,
         "audit": sale.stock_audit.order_by("pk").first(),
     }
 
@@ -207,6 +216,15 @@ MERCHANT_SCREENS = [
     ("get", "/admin/orders/order/?sale__id__exact={sale}&status=paid"),
     ("get", "/admin/orders/order/{paid}/change/"),
     ("get", "/admin/orders/order/{unpaid}/change/"),
+    ("get", "/admin/orders/order/{delivered}/change/"),
+    ("get", "/admin/orders/order/{asked}/change/"),
+    ("get", "/admin/orders/order/{paid}/ship/"),
+    ("post", "/admin/orders/order/{paid}/ship/", {"carrier": "", "tracking_no": "x;y"}),
+    ("get", "/admin/orders/order/{asked}/refund-request/"),
+    ("post", "/admin/orders/order/{asked}/refund-request/", {"decision": "decline", "answer": ""}),
+    ("get", "/admin/orders/order/ship.csv/"),
+    ("get", "/admin/orders/order/?refund_request=open"),
+    ("get", "/admin/orders/order/?status__exact=shipped"),
     ("get", "/admin/goods/stockaudit/"),
     ("get", "/admin/goods/stockaudit/?sale__id__exact={sale}&reason=purchase"),
     ("get", "/admin/goods/stockaudit/{audit}/change/"),

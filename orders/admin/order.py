@@ -13,14 +13,15 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from goods.models import Sale, SaleStatus
 from goods.selectors import sale_list_annotation_add
+from orders.admin.fulfilment import FulfilmentAdmin, OrderEventInline, RefundRequestFilter
 from orders.admin.payments import PaymentInline, RefundForm, RefundInline, amount_with_currency
-from orders.models import Order, OrderStatus, PaymentStatus, Refund
+from orders.models import PAID_STATUSES, Order, OrderStatus, PaymentStatus, Refund
 from orders.payments.closing import order_cancel_by_merchant
 from orders.payments.refunds import order_refund
-from orders.selectors import order_address, orders_csv_rows, sale_figures, sales_with_order_figures
+from orders.selectors import order_address, order_shipment, orders_csv_rows, sale_figures, sales_with_order_figures
 from orders.services import OrderStateError
 from seckill_site.admin import list_time, money, shop_time_zone
-from users.merchants import MerchantScopedAdmin, is_merchant, visible_to_merchant
+from users.merchants import is_merchant, visible_to_merchant
 
 # The merchant's sale list, in goods' admin, shows each sale's paid and unpaid orders and its
 # revenue; goods cannot import orders, so orders hands it the query.
@@ -90,7 +91,7 @@ class SaleFilter(admin.RelatedOnlyFieldListFilter):
 
 
 @admin.register(Order)
-class OrderAdmin(MerchantScopedAdmin):
+class OrderAdmin(FulfilmentAdmin):
     owner_path = "goods__owner"
     merchant_can_add = False
     merchant_can_delete = False
@@ -104,7 +105,7 @@ class OrderAdmin(MerchantScopedAdmin):
         "paid_display",
         "ship_to",
     )
-    list_filter = ("status", ("sale", SaleFilter), "created_at")
+    list_filter = ("status", RefundRequestFilter, ("sale", SaleFilter), "created_at")
     search_fields = ("order_no", "user__mobile", "goods_name", "address__recipient", "address__phone")
     fieldsets = (
         (
@@ -127,12 +128,13 @@ class OrderAdmin(MerchantScopedAdmin):
             },
         ),
         (gettext_lazy("Ship to"), {"fields": ("ship_to_full",)}),
+        (gettext_lazy("Parcel"), {"fields": ("parcel", "shipped_at", "delivered_at")}),
     )
     readonly_fields = [name for fieldset in fieldsets for name in fieldset[1]["fields"] if isinstance(name, str)]
-    actions = ["cancel_unpaid", "export_csv"]
+    actions = ["cancel_unpaid", "mark_delivered", "export_csv"]
     change_list_template = "admin/orders/order/change_list.html"
     change_form_template = "admin/orders/order/change_form.html"
-    inlines = [PaymentInline, RefundInline]
+    inlines = [PaymentInline, RefundInline, OrderEventInline]
 
     @admin.display(description=gettext_lazy("price"), ordering="price")
     def price_display(self, obj):
@@ -145,7 +147,14 @@ class OrderAdmin(MerchantScopedAdmin):
 
     @admin.display(description=gettext_lazy("status"), ordering="status")
     def status_display(self, obj):
-        css = {"paid": "on", "unpaid": "soon", "cancelled": "ended", "refunded": "refunded"}[obj.status]
+        css = {
+            "paid": "on",
+            "shipped": "on",
+            "delivered": "ended",
+            "unpaid": "soon",
+            "cancelled": "ended",
+            "refunded": "refunded",
+        }[obj.status]
         return format_html('<span class="sale-status {}">{}</span>', css, capfirst(obj.get_status_display()))
 
     @admin.display(description=gettext_lazy("ordered at"), ordering="created_at")
@@ -185,6 +194,21 @@ class OrderAdmin(MerchantScopedAdmin):
             postcode,
         )
 
+    @admin.display(description=gettext_lazy("parcel"))
+    def parcel(self, obj):
+        shipment = order_shipment(obj)
+        return str(shipment) if shipment else "-"
+
+    @admin.display(description=gettext_lazy("shipped at"))
+    def shipped_at(self, obj):
+        shipment = order_shipment(obj)
+        return list_time(shipment.shipped_at) if shipment else "-"
+
+    @admin.display(description=gettext_lazy("delivered at"))
+    def delivered_at(self, obj):
+        shipment = order_shipment(obj)
+        return list_time(shipment.delivered_at) if shipment and shipment.delivered_at else "-"
+
     @admin.display(description=gettext_lazy("cancel reason"))
     def cancel_reason_display(self, obj):
         return _(obj.cancel_reason) if obj.cancel_reason else "-"  # stored in English (orders.services)
@@ -207,7 +231,14 @@ class OrderAdmin(MerchantScopedAdmin):
     def changelist_view(self, request, extra_context=None):
         query = request.GET.urlencode()
         export_url = reverse("admin:orders_order_export") + (f"?{query}" if query else "")
-        return super().changelist_view(request, {**(extra_context or {}), "export_url": export_url})
+        orders = self.get_queryset(request)
+        context = {
+            "export_url": export_url,
+            "ship_file_url": reverse("admin:orders_order_ship_file"),
+            "to_ship": orders.filter(status=OrderStatus.PAID).count(),
+            "refund_requests": orders.filter(refund_requests__status="open").count(),
+        }
+        return super().changelist_view(request, {**(extra_context or {}), **context})
 
     @admin.action(description=gettext_lazy("Cancel selected unpaid orders (returns their stock)"))
     def cancel_unpaid(self, request, queryset):
@@ -240,7 +271,7 @@ class OrderAdmin(MerchantScopedAdmin):
             self.message_user(request, message, messages.WARNING)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("user", "goods", "address", "sale__goods")
+        return super().get_queryset(request).select_related("user", "goods", "address", "shipment", "sale__goods")
 
     def has_add_permission(self, request):
         return False
@@ -248,16 +279,11 @@ class OrderAdmin(MerchantScopedAdmin):
     def has_change_permission(self, request, obj=None):
         return False  # orders change through services (pay, cancel), never by hand
 
-    def may_act_on(self, request, obj) -> bool:
-        """May the user move `obj` through a service (refund it)? The merchant scope's change
-        permission: a superuser, or the merchant whose order it is. (has_change_permission
-        above is False for everyone: it only keeps the order's form read only.)"""
-        return MerchantScopedAdmin.has_change_permission(self, request, obj)
-
     # --- the order's page: its payments and refunds, and the refund button ------------------
 
     def get_inlines(self, request, obj):
-        """Payments and refunds, each table shown only when the order has a row for it."""
+        """Payments, refunds and the order's history, each table shown only when the order has a
+        row for it."""
         if obj is None:
             return []
         inlines = []
@@ -265,12 +291,16 @@ class OrderAdmin(MerchantScopedAdmin):
             inlines.append(PaymentInline)
         if Refund.objects.filter(payment__order=obj).exists():
             inlines.append(RefundInline)
+        if obj.events.exists():
+            inlines.append(OrderEventInline)
         return inlines
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            context.update(self.fulfilment_links(request, obj))
         if (
             obj is not None
-            and obj.status == OrderStatus.PAID
+            and obj.status in PAID_STATUSES
             and self.may_act_on(request, obj)
             and obj.payments.filter(status=PaymentStatus.SUCCEEDED).exists()
         ):
@@ -285,7 +315,7 @@ class OrderAdmin(MerchantScopedAdmin):
         if not self.may_act_on(request, order):
             raise PermissionDenied
         change_url = reverse("admin:orders_order_change", args=[order.pk])
-        if order.status != OrderStatus.PAID:
+        if order.status not in PAID_STATUSES:
             message = _("Only a paid order can be refunded; this one is %(status)s.") % {
                 "status": order.get_status_display()
             }
@@ -339,6 +369,7 @@ class OrderAdmin(MerchantScopedAdmin):
         own = [
             path("export.csv", self.admin_site.admin_view(self.export_view), name="orders_order_export"),
             path("<int:object_id>/refund/", self.admin_site.admin_view(self.refund_view), name="orders_order_refund"),
+            *self.fulfilment_urls(),
             path("sale/<int:sale_id>/live/", self.admin_site.admin_view(self.live_view), name="orders_sale_live"),
             path(
                 "sale/<int:sale_id>/live.json",
