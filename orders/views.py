@@ -8,6 +8,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from orders import selectors
+from orders.forms import RefundRequestForm
+from orders.models import OrderStatus, RefundRequestStatus
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.providers import providers_enabled
 from orders.services import OrderStateError
@@ -15,22 +17,6 @@ from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int, wants_json
 from users.http import signed_in
 from users.selectors import addresses_of_user
-
-
-def _order_data(order) -> dict:
-    return {
-        "id": order.pk,
-        "orderNo": order.order_no,
-        "goodsName": order.goods_name,
-        "price": str(order.price),
-        "status": order.status,
-        "createdAt": order.created_at.isoformat(),
-        "payDeadline": order.pay_deadline.isoformat(),
-        "paidAt": order.paid_at.isoformat() if order.paid_at else None,
-        "cancelledAt": order.cancelled_at.isoformat() if order.cancelled_at else None,
-        "address": selectors.order_address_data(order),
-        "payment": selectors.order_payment_data(order),
-    }
 
 
 @allow("GET")
@@ -42,8 +28,23 @@ def my_orders(request: HttpRequest) -> HttpResponse:
         order = selectors.orders_of_user(user=signed_in(request)).filter(pk=order_id).first()
         if order is not None:
             return redirect(f"/orders/{order.order_no}")
-    orders = selectors.orders_listed(user=signed_in(request))[:100]
-    return render(request, "orders/list.html", {"orders": orders, "now": timezone.now()})
+    tab = request.GET.get("tab", "")
+    if tab and tab not in selectors.ORDER_TABS:
+        raise Http404(_("No such list of orders."))
+    user = signed_in(request)
+    counts = selectors.order_tab_counts(user=user)
+    tabs = [
+        {"slug": slug, "name": name, "count": counts[slug.replace("-", "_")]}
+        for slug, (name, _where) in selectors.ORDER_TABS.items()
+    ]
+    context = {
+        "orders": selectors.orders_listed(user=user, tab=tab)[:100],
+        "now": timezone.now(),
+        "tabs": tabs,
+        "tab": tab,
+        "statuses": selectors.SHOPPER_STATUS,
+    }
+    return render(request, "orders/list.html", context)
 
 
 @allow("GET")
@@ -53,12 +54,30 @@ def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
     if order is None:
         raise Http404(_("No such order."))
     if wants_json(request):
-        return ok(_order_data(order))
-    context = {"order": order, "now": timezone.now(), "payment": selectors.order_payment_data(order)}
-    if order.status == "unpaid":
-        context["addresses"] = list(addresses_of_user(user=signed_in(request)))
+        return ok(selectors.order_data(order))
+    return order_page(request, order)
+
+
+def order_page(request: HttpRequest, order, *, refund_form: RefundRequestForm | None = None, status: int = 200):
+    """The order's page: its story, its parcel, and what the shopper can do with it now
+    (pay, cancel, ask for a refund, confirm receipt). `refund_form` carries a refused request."""
+    refund_request = order.refund_requests.first()
+    context = {
+        "order": order,
+        "now": timezone.now(),
+        "payment": selectors.order_payment_data(order),
+        "status_name": selectors.SHOPPER_STATUS[order.status],
+        "timeline": selectors.order_timeline(order),
+        "shipment": selectors.order_shipment(order),
+        "refund_request": refund_request,
+    }
+    asked = refund_request is not None and refund_request.status == RefundRequestStatus.OPEN
+    if order.status == OrderStatus.PAID and not asked:
+        context["refund_form"] = refund_form or RefundRequestForm()
+    if order.status == OrderStatus.UNPAID:
+        context["addresses"] = list(addresses_of_user(user=order.user))
         context["methods"] = providers_enabled()
-    return render(request, "orders/detail.html", context)
+    return render(request, "orders/detail.html", context, status=status)
 
 
 @allow("GET", "POST")
@@ -98,6 +117,6 @@ def _cancel(request: HttpRequest, order_no: str) -> HttpResponse:
         messages.error(request, str(refusal))
         return redirect(f"/orders/{order.order_no}")
     if as_json:
-        return ok(_order_data(order))
+        return ok(selectors.order_data(order))
     messages.success(request, _("Order cancelled."))
     return redirect(f"/orders/{order.order_no}")

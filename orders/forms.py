@@ -1,0 +1,30 @@
+"""The shopper's forms on an order's page."""
+
+from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+# What most shoppers say, as on every shop's refund form; "other" asks for their words.
+REFUND_REASONS = [
+    ("mistake", gettext_lazy("I bought it by mistake")),
+    ("not needed", gettext_lazy("I no longer need it")),
+    ("too slow", gettext_lazy("It has not shipped in time")),
+    ("other", gettext_lazy("Another reason")),
+]
+
+
+class RefundRequestForm(forms.Form):
+    reason = forms.ChoiceField(label=gettext_lazy("Why"), choices=REFUND_REASONS)
+    detail = forms.CharField(label=gettext_lazy("In your words (optional)"), max_length=150, required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("reason") == "other" and not cleaned.get("detail", "").strip():
+            self.add_error("detail", _("Say why you want a refund."))
+        return cleaned
+
+    def reason_text(self) -> str:
+        """The reason as the merchant reads it: the choice, then the shopper's words."""
+        label = str(dict(REFUND_REASONS)[self.cleaned_data["reason"]])
+        detail = self.cleaned_data["detail"].strip()
+        return f"{label}: {detail}" if detail else label

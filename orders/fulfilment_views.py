@@ -1,0 +1,78 @@
+"""The shopper's side of an order after paying it: ask for a refund before it ships, and
+confirm the parcel arrived. Each answers a page (a redirect to the order, with a message) or,
+for a JSON client, the envelope with the order, as cancelling does (orders.views)."""
+
+from urllib.parse import quote
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+
+from orders import selectors
+from orders.forms import RefundRequestForm
+from orders.fulfilment import order_deliver, refund_request_open
+from orders.services import OrderStateError
+from orders.views import order_page
+from seckill_site.codes import Code
+from seckill_site.http import allow, fail, ok, wants_json
+from users.http import signed_in
+
+
+def _order_or_answer(request: HttpRequest, order_no: str):
+    """The signed-in shopper's order, or the response that says it is not theirs to touch."""
+    as_json = wants_json(request)
+    if not request.user.is_authenticated:
+        if as_json:
+            return None, fail(Code.NOT_LOGGED_IN)
+        return None, redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
+    order = selectors.order_of_user(user=request.user, order_no=order_no)
+    if order is None:
+        if as_json:
+            return None, fail(Code.ORDER_NOT_FOUND)
+        raise Http404(_("No such order."))
+    return order, None
+
+
+def _answer(request: HttpRequest, order, *, refusal: str | None = None, done: str = "") -> HttpResponse:
+    if wants_json(request):
+        if refusal:
+            return fail(Code.ORDER_STATE, refusal)
+        order.refresh_from_db()
+        return ok(selectors.order_data(order))
+    if refusal:
+        messages.error(request, refusal)
+    else:
+        messages.success(request, done)
+    return redirect(f"/orders/{order.order_no}")
+
+
+@allow("POST")
+def refund_request(request: HttpRequest, order_no: str) -> HttpResponse:
+    order, answer = _order_or_answer(request, order_no)
+    if answer is not None:
+        return answer
+    user = signed_in(request)
+    form = RefundRequestForm(request.POST)
+    if not form.is_valid():
+        errors = " ".join(str(error) for field_errors in form.errors.values() for error in field_errors)
+        if wants_json(request):
+            return fail(Code.BAD_REQUEST, errors)
+        return order_page(request, order, refund_form=form, status=400)
+    try:
+        refund_request_open(order_id=order.pk, reason=form.reason_text(), actor_id=user.pk)
+    except OrderStateError as refusal:
+        return _answer(request, order, refusal=str(refusal))
+    return _answer(request, order, done=_("Refund requested: the merchant will answer here."))
+
+
+@allow("POST")
+def order_received(request: HttpRequest, order_no: str) -> HttpResponse:
+    order, answer = _order_or_answer(request, order_no)
+    if answer is not None:
+        return answer
+    try:
+        order_deliver(order_id=order.pk, actor_id=request.user.pk)
+    except OrderStateError as refusal:
+        return _answer(request, order, refusal=str(refusal))
+    return _answer(request, order, done=_("Thank you: the order is complete."))

@@ -1,0 +1,132 @@
+"""The shopper after paying: the status tabs of "my orders", the order's story and parcel, asking
+for a refund before it ships, confirming receipt; bad input a 4xx that changes nothing, and
+another shopper's order out of reach."""
+
+import pytest
+
+from goods.tests.factories import make_sale
+from orders.fulfilment import order_ship, refund_request_decline, refund_request_open
+from orders.models import Order, OrderStatus, RefundRequest
+from orders.tests.factories import buy, pay
+from users.tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+JSON = {"HTTP_ACCEPT": "application/json"}
+
+
+@pytest.fixture
+def me(client):
+    user = make_user()
+    client.force_login(user)
+    return user
+
+
+def _orders_in(page: str, *orders: Order) -> list[bool]:
+    return [order.order_no in page for order in orders]
+
+
+def test_the_tabs_hold_the_orders_of_their_status_and_count_them(client, me):
+    sale = make_sale(stock=10)
+    unpaid = buy(sale=sale, user=me)
+    to_ship, on_the_way, done, asked = (pay(buy(sale=make_sale(), user=me)) for _ in range(4))
+    order_ship(order_id=on_the_way.pk, carrier="sf", tracking_no="SF1", actor_id=None)
+    order_ship(order_id=done.pk, carrier="sf", tracking_no="SF2", actor_id=None)
+    client.post(f"/orders/{done.order_no}/received")
+    refund_request_open(order_id=asked.pk, reason="mistake", actor_id=me.pk)
+    everyone = (unpaid, to_ship, on_the_way, done, asked)
+    expected = {
+        "": [True] * 5,
+        "unpaid": [True, False, False, False, False],
+        "to-ship": [False, True, False, False, True],
+        "shipped": [False, False, True, False, False],
+        "completed": [False, False, False, True, False],
+        "refunds": [False, False, False, False, True],
+    }
+    for tab, holds in expected.items():
+        page = client.get(f"/orders/?tab={tab}" if tab else "/orders/").content.decode()
+        assert _orders_in(page, *everyone) == holds, tab
+    page = client.get("/orders/").content.decode()
+    assert 'aria-current="page">All' in page and "Paid, to ship" in page and "On the way" in page
+    assert '>To ship <span class="count">2</span>' in page
+
+
+@pytest.mark.parametrize("tab", ["nope", "to_ship", "%00", "x" * 500])
+def test_an_unknown_tab_is_a_404(client, me, tab):
+    assert client.get("/orders/", {"tab": tab}).status_code == 404
+
+
+def test_the_order_page_tells_its_story_and_shows_the_parcel(client, me):
+    order = pay(buy(sale=make_sale(), user=me))
+    order_ship(order_id=order.pk, carrier="jd", tracking_no="JD0099", actor_id=None)
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    for words in ("Order placed", "Payment received", "Shipped", "JD Logistics JD0099", "I received it"):
+        assert words in page, words
+    assert "Ask for a refund" not in page  # shipped: the merchant takes it back, not this form
+    data = client.get(f"/orders/{order.order_no}", **JSON).json()["data"]
+    assert data["shipment"]["trackingNo"] == "JD0099" and data["status"] == "shipped"
+
+    response = client.post(f"/orders/{order.order_no}/received")
+    assert response.status_code == 302 and Order.objects.get(pk=order.pk).status == OrderStatus.DELIVERED
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    assert "Delivered" in page and "I received it" not in page
+    again = client.post(f"/orders/{order.order_no}/received", **JSON)
+    assert again.status_code == 409 and "Only a shipped order" in again.json()["msg"]
+
+
+def test_a_refund_is_asked_for_before_it_ships_then_answered(client, me):
+    order = pay(buy(sale=make_sale(), user=me))
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    assert "Ask for a refund" in page and 'name="reason"' in page
+    response = client.post(
+        f"/orders/{order.order_no}/refund-request", {"reason": "other", "detail": "Found it cheaper"}
+    )
+    assert response.status_code == 302
+    request = RefundRequest.objects.get(order=order)
+    assert request.reason == "Another reason: Found it cheaper"
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    assert "You asked for a refund on" in page and 'name="reason"' not in page
+    twice = client.post(f"/orders/{order.order_no}/refund-request", {"reason": "mistake"}, **JSON)
+    assert twice.status_code == 409 and RefundRequest.objects.filter(order=order).count() == 1
+
+    refund_request_decline(order_id=order.pk, request_id=request.pk, answer="Already packed", actor_id=None)
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    assert "The merchant declined your refund: “Already packed”" in page and "Ask for a refund" in page
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        {},
+        {"reason": "other"},
+        {"reason": "other", "detail": "   "},
+        {"reason": "because"},
+        {"reason": "mistake", "detail": "x" * 151},
+        {"reason": "mistake\x00"},
+    ],
+)
+def test_a_bad_refund_request_is_a_400_and_asks_nothing(client, me, form):
+    order = pay(buy(sale=make_sale(), user=me))
+    page = client.post(f"/orders/{order.order_no}/refund-request", form)
+    assert page.status_code == 400 and "refund-ask" in page.content.decode()
+    assert client.post(f"/orders/{order.order_no}/refund-request", form, **JSON).status_code == 400
+    assert not RefundRequest.objects.exists()
+
+
+def test_what_an_order_cannot_do_now_is_refused_with_a_reason(client, me):
+    unpaid = buy(sale=make_sale(), user=me)
+    for action in ("refund-request", "received"):
+        response = client.post(f"/orders/{unpaid.order_no}/{action}", {"reason": "mistake"}, **JSON)
+        assert response.status_code == 409, action
+    assert Order.objects.get(pk=unpaid.pk).status == OrderStatus.UNPAID
+
+
+def test_another_shoppers_order_is_out_of_reach(client, me):
+    theirs = pay(buy(sale=make_sale(), user=make_user()))
+    for action in ("refund-request", "received"):
+        assert client.post(f"/orders/{theirs.order_no}/{action}", {"reason": "mistake"}).status_code == 404
+        assert client.post(f"/orders/{theirs.order_no}/{action}", {"reason": "mistake"}, **JSON).status_code == 404
+        assert client.get(f"/orders/{theirs.order_no}/{action}").status_code == 405
+    client.logout()
+    assert client.post(f"/orders/{theirs.order_no}/received", **JSON).status_code == 401
+    assert not RefundRequest.objects.exists() and Order.objects.get(pk=theirs.pk).status == OrderStatus.PAID
