@@ -237,6 +237,7 @@ ORDERS_CSV_COLUMNS = [
     ("recipient_phone", gettext_lazy("recipient's phone")),
     ("region", gettext_lazy("province or region")),
     ("city", gettext_lazy("city")),
+    ("district", gettext_lazy("district")),
     ("street", gettext_lazy("street address")),
     ("postcode", gettext_lazy("postcode")),
     # Filled in by the merchant and uploaded back to ship (orders.shipping_csv).
@@ -294,6 +295,7 @@ def orders_csv_rows(*, orders: QuerySet[Order]) -> Iterator[list[str]]:
             _csv_digits(address.phone if address else ""),
             _csv_safe(address.region if address else ""),
             _csv_safe(address.city if address else ""),
+            _csv_safe(address.district if address else ""),
             _csv_safe(address.street if address else ""),
             _csv_digits(address.postcode if address else ""),
             str(shipment.get_carrier_display()) if shipment else "",

@@ -13,7 +13,7 @@ class OrderAddressSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = OrderAddress
-        fields = ("recipient", "phone", "region", "city", "street", "postcode")
+        fields = ("recipient", "phone", "region", "city", "district", "street", "postcode")
         read_only_fields = fields
 
 

@@ -6,15 +6,18 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import etag, require_GET, require_http_methods, require_POST
 
 from seckill_site.http import next_path, redirect_target
-from users import selectors, services
+from users import divisions, selectors, services
 from users.forms import AddressForm
 from users.http import signed_in
 from users.models import ADDRESSES_PER_USER, Address
 
 ADDRESSES_URL = "/user/addresses"
+# The button that narrows the province / city / district selects on a page without its script.
+DIVISIONS_SHOW = "divisions_show"
 
 
 def _next(request: HttpRequest) -> str:
@@ -25,6 +28,15 @@ def _next(request: HttpRequest) -> str:
 
 def _back(request: HttpRequest) -> HttpResponse:
     return redirect_target(request.POST.get("next") or request.GET.get("next"), ADDRESSES_URL)
+
+
+def _shown_again(request: HttpRequest) -> AddressForm | None:
+    """The form again, starting from what was posted, when the shopper pressed the button that
+    shows the cities and districts of their choice (no script to do it): nothing is checked
+    or saved yet."""
+    if DIVISIONS_SHOW not in request.POST:
+        return None
+    return AddressForm(initial=request.POST.dict())
 
 
 def _own_address(request: HttpRequest, address_id: str):
@@ -40,7 +52,9 @@ def address_book(request: HttpRequest) -> HttpResponse:
     """The addresses, and the form that adds one (posted here)."""
     addresses = list(selectors.addresses_of_user(user=signed_in(request)))
     form, status = AddressForm(), 200
-    if request.method == "POST":
+    if request.method == "POST" and (shown := _shown_again(request)) is not None:
+        form = shown
+    elif request.method == "POST":
         form = AddressForm(request.POST)
         if form.is_valid():
             try:
@@ -65,6 +79,11 @@ def address_book(request: HttpRequest) -> HttpResponse:
 @login_required
 def address_edit(request: HttpRequest, address_id: str) -> HttpResponse:
     address = _own_address(request, address_id)
+    # An address saved before the lists keeps free text: the page says what it was.
+    unlisted = divisions.division_errors(region=address.region, city=address.city, district=address.district)
+    base = {"address": address, "next": _next(request), "unlisted": address.place if unlisted else ""}
+    if request.method == "POST" and (shown := _shown_again(request)) is not None:
+        return render(request, "users/address_edit.html", {**base, "form": shown})
     if request.method == "POST":
         form = AddressForm(request.POST)  # validates only: the service applies the changes
         if form.is_valid():
@@ -77,10 +96,9 @@ def address_edit(request: HttpRequest, address_id: str) -> HttpResponse:
                 raise Http404("no such address") from None
             messages.success(request, _("Address saved."))
             return _back(request)
-        context = {"form": form, "address": address, "next": _next(request)}
-        return render(request, "users/address_edit.html", context, status=400)
+        return render(request, "users/address_edit.html", {**base, "form": form}, status=400)
     form = AddressForm(instance=address, initial={"is_default": address.is_default})
-    return render(request, "users/address_edit.html", {"form": form, "address": address, "next": _next(request)})
+    return render(request, "users/address_edit.html", {**base, "form": form})
 
 
 @require_POST
@@ -100,3 +118,12 @@ def address_default(request: HttpRequest, address_id: str) -> HttpResponse:
         raise Http404("no such address") from None
     messages.success(request, _("Default address changed."))
     return _back(request)
+
+
+@require_GET
+@cache_control(public=True, max_age=86400)
+@etag(lambda request: divisions.divisions_json()[1])
+def divisions_data(request: HttpRequest) -> HttpResponse:
+    """The provinces, cities and districts (users.divisions) for the address form's script and
+    for API clients: the same bytes for everyone, so any cache may keep them for a day."""
+    return HttpResponse(divisions.divisions_json()[0], content_type="application/json")

@@ -12,7 +12,7 @@ from rest_framework.authtoken.models import TokenProxy
 
 from seckill_site.admin import shop_time_zone, yes_no
 from users.fields import MobileField
-from users.models import User
+from users.models import Notice, User
 from users.revocation import user_auth_revoke
 from users.selectors import addresses_of_user
 from users.verification.services import registrations_by_ip
@@ -68,9 +68,9 @@ class UserAdmin(BaseUserAdmin):
             return "-"
         return format_html_join(
             mark_safe("<br>"),
-            "{}{} {}, {} {} {} {}",
+            "{}{} {}, {} {} {}",
             [
-                (_("(default) ") if a.is_default else "", a.recipient, a.phone, a.region, a.city, a.street, a.postcode)
+                (_("(default) ") if a.is_default else "", a.recipient, a.phone, a.place, a.street, a.postcode)
                 for a in addresses
             ],
         )
@@ -109,3 +109,32 @@ class UserAdmin(BaseUserAdmin):
                     request.session.cycle_key()
 
             transaction.on_commit(revoke)
+
+
+@admin.register(Notice)
+class NoticeAdmin(admin.ModelAdmin):
+    """The messages texted to shoppers (users.notices), to read: who was told what, and why one
+    was skipped or failed. Written by the sweeps alone, so nothing here changes them."""
+
+    list_display = ("key", "kind", "status", "reason", "tries", "created_at", "sent_at")
+    list_filter = ("kind", "status")
+    search_fields = ("key",)
+    readonly_fields = (
+        "user",
+        "kind",
+        "key",
+        "status",
+        "reason",
+        "text",
+        "tries",
+        "created_at",
+        "claimed_at",
+        "sent_at",
+    )
+    list_select_related = ("user",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -183,6 +183,7 @@ _ADDRESS_INPUT = {
     "phone": "phone",
     "region": "region",
     "city": "city",
+    "district": "district",
     "street": "street",
     "postcode": "postcode",
     "isDefault": "is_default",

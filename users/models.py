@@ -7,6 +7,7 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from users.divisions import place_line
 from users.revocation import user_auth_revoke
 
 # ASCII digits only: `\d` also matches Arabic-Indic, Devanagari, full-width... digits, which
@@ -117,8 +118,11 @@ class Address(models.Model):
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="addresses", verbose_name=_("user"))
     recipient = models.CharField(_("recipient"), max_length=32)
     phone = models.CharField(_("phone"), max_length=11, validators=[mobile_validator])
+    # Names from users.divisions, checked by users.forms.AddressForm; an address saved before
+    # the choices were lists keeps its free text and no district until it is edited.
     region = models.CharField(_("province or region"), max_length=32)
-    city = models.CharField(_("city"), max_length=32)
+    city = models.CharField(_("city"), max_length=32, blank=True)  # none for Hong Kong, Macau, Taiwan
+    district = models.CharField(_("district"), max_length=32, blank=True)
     street = models.CharField(_("street address"), max_length=120)
     postcode = models.CharField(_("postcode"), max_length=6, blank=True, validators=[postcode_validator])
     is_default = models.BooleanField(_("default address"), default=False)
@@ -137,4 +141,77 @@ class Address(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.recipient}, {self.region} {self.city} {self.street}"
+        return f"{self.recipient}, {self.place} {self.street}"
+
+    @property
+    def place(self) -> str:
+        return place_line(region=self.region, city=self.city, district=self.district)
+
+
+class NoticeKind(models.TextChoices):
+    """The messages the shop texts a shopper, each of which they may turn off (NoticeSettings)."""
+
+    SALE_REMINDER = "sale-reminder", _("sale reminders")
+    DRAW_WON = "draw-won", _("draw results")
+    PAY_REMINDER = "pay-reminder", _("payment reminders")
+
+
+class NoticeSettings(models.Model):
+    """Which messages a shopper wants. No row: all of them (the defaults)."""
+
+    user = models.OneToOneField(
+        User, on_delete=models.CASCADE, primary_key=True, related_name="notice_settings", verbose_name=_("user")
+    )
+    sale_reminders = models.BooleanField(_("sale reminders"), default=True)
+    draw_results = models.BooleanField(_("draw results"), default=True)
+    payment_reminders = models.BooleanField(_("payment reminders"), default=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("notification settings")
+        verbose_name_plural = _("notification settings")
+
+    # The field that turns each kind on or off.
+    FIELDS = {
+        NoticeKind.SALE_REMINDER: "sale_reminders",
+        NoticeKind.DRAW_WON: "draw_results",
+        NoticeKind.PAY_REMINDER: "payment_reminders",
+    }
+
+    def __str__(self) -> str:
+        return f"notification settings of user {self.user_id}"
+
+    def wants(self, kind: str) -> bool:
+        return bool(getattr(self, self.FIELDS[NoticeKind(kind)]))
+
+
+class NoticeStatus(models.TextChoices):
+    PENDING = "pending", _("pending")
+    SENDING = "sending", _("sending")
+    SENT = "sent", _("sent")
+    SKIPPED = "skipped", _("skipped")
+    FAILED = "failed", _("failed")
+
+
+class Notice(models.Model):
+    """One message to one shopper about one event, sent at most once (users.notices). `key`
+    names the event and recipient, so whoever records it again finds this row."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="notices", verbose_name=_("user"))
+    kind = models.CharField(_("kind"), max_length=16, choices=NoticeKind.choices)
+    key = models.CharField(_("key"), max_length=96, unique=True)
+    status = models.CharField(_("status"), max_length=8, choices=NoticeStatus.choices, default=NoticeStatus.PENDING)
+    # Why it was skipped or failed: the shopper's setting, a limit, the provider's error.
+    reason = models.CharField(_("reason"), max_length=64, blank=True)
+    text = models.TextField(_("text"))
+    tries = models.PositiveSmallIntegerField(_("tries"), default=0)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    claimed_at = models.DateTimeField(_("claimed"), null=True, blank=True)
+    sent_at = models.DateTimeField(_("sent"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("notice")
+        verbose_name_plural = _("notices")
+
+    def __str__(self) -> str:
+        return self.key

@@ -46,6 +46,7 @@ def address_public_data(address: Address) -> dict[str, Any]:
         "phone": address.phone,
         "region": address.region,
         "city": address.city,
+        "district": address.district,
         "street": address.street,
         "postcode": address.postcode,
         "isDefault": address.is_default,

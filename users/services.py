@@ -108,7 +108,7 @@ class AddressBookFull(Exception):
     """The shopper has ADDRESSES_PER_USER addresses already; the message is for them."""
 
 
-ADDRESS_FIELDS = ("recipient", "phone", "region", "city", "street", "postcode")
+ADDRESS_FIELDS = ("recipient", "phone", "region", "city", "district", "street", "postcode")
 
 
 def _address_book_lock(*, user_id: int) -> None:
@@ -132,6 +132,7 @@ def address_create(
     region: str,
     city: str,
     street: str,
+    district: str = "",
     postcode: str = "",
     is_default: bool = False,
 ) -> Address:
@@ -150,6 +151,7 @@ def address_create(
             phone=phone,
             region=region,
             city=city,
+            district=district,
             street=street,
             postcode=postcode,
             is_default=is_default or count == 0,

@@ -49,8 +49,8 @@ TIMEOUT_S = 30  # a request without an answer by then is one the shopper gives u
 # The shop's answers in its JSON envelope (seckill_site/codes.py).
 SUCCESS, ADDRESS_NEEDED, PAYMENT_UNAVAILABLE = 0, 500602, 500603
 PAY_FORM = re.compile(r'action="(/cashier/[^"]+/pay)"')
-ADDRESS = {"recipient": "Lab Payer", "phone": "13800000000", "region": "Shanghai", "city": "Shanghai",
-           "street": "1 Lab Road"}  # fmt: skip
+ADDRESS = {"recipient": "Lab Payer", "phone": "13800000000", "region": "上海市", "city": "上海市",
+           "district": "黄浦区", "street": "1 Lab Road"}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -171,11 +171,10 @@ class OrderAdmin(FulfilmentAdmin):
         if address is None:
             return "-"
         return format_html(
-            '{} <span class="phone">{}</span><br><small>{} {}</small>',
+            '{} <span class="phone">{}</span><br><small>{}</small>',
             address.recipient,
             address.phone,
-            address.region,
-            address.city,
+            address.place,
         )
 
     @admin.display(description=gettext_lazy("address"))
@@ -185,11 +184,10 @@ class OrderAdmin(FulfilmentAdmin):
             return _("Not paid yet: the shopper chooses the address when paying.")
         postcode = f" {address.postcode}" if address.postcode else ""
         return format_html(
-            "{} {}<br>{} {} {}{}",
+            "{} {}<br>{} {}{}",
             address.recipient,
             address.phone,
-            address.region,
-            address.city,
+            address.place,
             address.street,
             postcode,
         )

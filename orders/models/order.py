@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from users.divisions import place_line
+
 
 class OrderStatus(models.TextChoices):
     """An order's life: unpaid → paid (waiting to ship) → shipped → delivered, or unpaid →
@@ -85,7 +87,7 @@ class SeckillOrder(models.Model):
 
 
 # What paying copies from the shopper's address book (users.Address) onto the order.
-ORDER_ADDRESS_FIELDS = ("recipient", "phone", "region", "city", "street", "postcode")
+ORDER_ADDRESS_FIELDS = ("recipient", "phone", "region", "city", "district", "street", "postcode")
 
 
 class OrderAddress(models.Model):
@@ -100,7 +102,8 @@ class OrderAddress(models.Model):
     recipient = models.CharField(_("recipient"), max_length=32)
     phone = models.CharField(_("phone"), max_length=11)
     region = models.CharField(_("province or region"), max_length=32)
-    city = models.CharField(_("city"), max_length=32)
+    city = models.CharField(_("city"), max_length=32, blank=True)
+    district = models.CharField(_("district"), max_length=32, blank=True)  # blank on orders paid before it
     street = models.CharField(_("street address"), max_length=120)
     postcode = models.CharField(_("postcode"), max_length=6, blank=True)
 
@@ -109,4 +112,8 @@ class OrderAddress(models.Model):
         verbose_name_plural = _("shipping addresses")
 
     def __str__(self) -> str:
-        return f"{self.recipient} {self.phone}, {self.region} {self.city} {self.street} {self.postcode}".strip()
+        return f"{self.recipient} {self.phone}, {self.place} {self.street} {self.postcode}".strip()
+
+    @property
+    def place(self) -> str:
+        return place_line(region=self.region, city=self.city, district=self.district)

@@ -101,3 +101,40 @@ def test_the_api_refuses_an_address_id_that_is_not_an_id(client, body):
         f"/api/v1/orders/{order.order_no}/pay", {**body, "method": "alipay"}, content_type="application/json"
     )
     assert response.status_code == 400 and Order.objects.get(pk=order.pk).status == "unpaid"
+
+
+def test_an_address_saved_before_districts_is_still_paid_to_and_a_new_one_carries_its_district(client):
+    """Addresses saved when the province and city were free text have no district: paying
+    copies them as they are. One chosen from the lists brings its district to the order."""
+    from users.models import Address
+
+    me = make_user()
+    old = Address.objects.create(
+        user=me,
+        recipient="李四",
+        phone="13712345678",
+        region="Zhejiang",
+        city="Hangzhou",
+        street="1 Road",
+        is_default=True,
+    )
+    new = make_address(me, region="北京市", city="北京市", district="朝阳区", street="建国路 1 号")
+    first, second = buy(sale=make_sale(), user=me), buy(sale=make_sale(), user=me)
+    client.force_login(me)
+    for order, address in ((first, old), (second, new)):
+        response = client.post(f"/orders/{order.order_no}/pay", {"address": address.pk})
+        assert response.status_code == 302 and response["Location"].startswith(settings.ALIPAY_GATEWAY)
+        alipay_cashier_open(response["Location"])
+    copies = {o.order_id: o for o in OrderAddress.objects.filter(order__in=[first, second])}
+    assert (copies[first.pk].region, copies[first.pk].city, copies[first.pk].district) == ("Zhejiang", "Hangzhou", "")
+    assert copies[second.pk].district == "朝阳区"
+    payment = Payment.objects.get(order=second)
+    alipay_buyer_pays(payment.trade_no)
+    assert payment_sync(payment=payment) == TradeState.PAID
+    assert "北京市 朝阳区 建国路 1 号" in client.get(f"/orders/{second.order_no}").content.decode()
+    assert client.get(f"/orders/{second.order_no}", **JSON).json()["data"]["address"]["district"] == "朝阳区"
+    payment = Payment.objects.get(order=first)
+    alipay_buyer_pays(payment.trade_no)
+    assert payment_sync(payment=payment) == TradeState.PAID
+    assert "Zhejiang Hangzhou 1 Road" in client.get(f"/orders/{first.order_no}").content.decode()
+    assert client.get(f"/orders/{first.order_no}", **JSON).json()["data"]["address"]["district"] == ""

@@ -72,7 +72,7 @@ MATRIX = [
     ("get", "/api/v1/users/addresses", None, (401, 200, 200, 200, 200)),
     ("post", "/api/v1/users/addresses", "ADDRESS", (401, 201, 201, 201, 201)),
     ("get", "/api/v1/users/addresses/{address}", None, (401, 200, 404, 404, 404)),
-    ("patch", "/api/v1/users/addresses/{address}", {"city": "上海市"}, (401, 200, 404, 404, 404)),
+    ("patch", "/api/v1/users/addresses/{address}", {"city": "宁波市", "district": "海曙区"}, (401, 200, 404, 404, 404)),
     ("post", "/api/v1/users/addresses/{address}/default", None, (401, 200, 404, 404, 404)),
     ("delete", "/api/v1/users/addresses/{address}", None, (401, 200, 404, 404, 404)),
     ("post", "/api/v1/users/logout", None, (401, 200, 200, 200, 200)),
@@ -105,6 +105,7 @@ def test_authorisation_matrix(world, role_index, role, method, url, payload, exp
             "phone": "13712345678",
             "region": "浙江省",
             "city": "杭州市",
+            "district": "西湖区",
             "street": "文三路 1 号",
         }
     if payload == "REGISTER":

@@ -104,6 +104,7 @@ def test_a_merchant_creates_a_sale_and_shoppers_buy_it_all_through_the_api(flush
         "phone": "13712345678",
         "region": "浙江省",
         "city": "杭州市",
+        "district": "西湖区",
         "street": "文三路 1 号",
     }
     address_id = body(first.post("/api/v1/users/addresses", address, format="json"), 201)["data"]["id"]

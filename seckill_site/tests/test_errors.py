@@ -100,7 +100,7 @@ def test_a_write_refused_by_a_server_in_recovery_is_a_503_and_a_retryable_outage
         with pytest.raises(OperationalError, match="read-only transaction"):
             type(user).objects.filter(pk=user.pk).update(nickname="written")
         address = {"recipient": "张三", "phone": "13800000000", "region": "浙江省", "city": "杭州市",
-                   "street": "西湖区文三路 100 号"}  # fmt: skip
+                   "district": "西湖区", "street": "文三路 100 号"}  # fmt: skip
         response = client.post("/api/v1/users/addresses", address, content_type="application/json")
         assert response.status_code == 503 and response["Retry-After"], response.content
         assert response.json()["code"] == 500503

@@ -37,6 +37,8 @@ ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
 # name in the language menu, and the test data's Latin-free names.
 ALLOWED = {"UTC", "Asia", "Shanghai", "English", "SHA"}
 READ_ATTRIBUTES = {"alt", "title", "aria-label", "placeholder", "data-resend", "data-sent"}
+# "Remind me" on the item page (templates/seckill/remind.html): what its button and status say.
+READ_ATTRIBUTES |= {"data-label-off", "data-label-on", "data-said-on", "data-said-off", "data-said-failed"}
 
 
 class _Text(HTMLParser):
@@ -136,6 +138,7 @@ def test_every_shopper_page_is_chinese_in_zh_hans(client, settings):
         "order, unpaid": (buyer, "get", f"/orders/{unpaid.order_no}", {}),
         "cancel, asks first": (buyer, "get", f"/orders/{unpaid.order_no}/cancel", {}),
         "order, paid": (payer, "get", f"/orders/{paid.order_no}", {}),
+        "notification settings": (buyer, "get", "/user/notifications", {}),
     }
     untranslated = {}
     for name, (user, method, path, data) in pages.items():

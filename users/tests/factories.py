@@ -65,6 +65,7 @@ def make_address(user: User, **fields):
     fields.setdefault("phone", "13712345678")
     fields.setdefault("region", "浙江省")
     fields.setdefault("city", "杭州市")
-    fields.setdefault("street", "西湖区文三路 100 号")
+    fields.setdefault("district", "西湖区")
+    fields.setdefault("street", "文三路 100 号")
     fields.setdefault("postcode", "310000")
     return address_create(user=user, **fields)
