@@ -286,3 +286,22 @@ class SaleDraw(models.Model):
 
     def __str__(self) -> str:
         return f"draw of sale {self.sale_id}"
+
+
+class SaleReminder(models.Model):
+    """A shopper asked to be texted about a sale: before it opens, or, asked once it is on and
+    sold out, when a unit comes back (goods.reminders)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sale_reminders", verbose_name=_("user")
+    )
+    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="reminders", verbose_name=_("sale"))
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("sale reminder")
+        verbose_name_plural = _("sale reminders")
+        constraints = [models.UniqueConstraint(fields=["user", "sale"], name="one_reminder_per_user_per_sale")]
+
+    def __str__(self) -> str:
+        return f"reminder of sale {self.sale_id} for user {self.user_id}"

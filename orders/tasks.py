@@ -3,6 +3,7 @@ from datetime import date, timedelta
 from celery import shared_task
 from django.utils import timezone
 
+from orders import notices
 from orders.metrics import ORDERS_EXPIRED
 from orders.payments.closing import orders_expire_unpaid, payments_left_open_close
 from orders.payments.providers import GatewayDown
@@ -52,3 +53,9 @@ def reconcile_payments(day: str | None = None) -> dict:
     """Yesterday's payments against the providers' records (beat, daily)."""
     chosen = date.fromisoformat(day) if day else timezone.localdate() - timedelta(days=1)
     return payments_reconcile(day=chosen)
+
+
+@shared_task(name="orders.pay_reminders_send", acks_late=True)
+def pay_reminders_send() -> int:
+    """Celery beat: warn the buyers of unpaid orders about to expire, each once (orders.notices)."""
+    return notices.pay_reminders_send()

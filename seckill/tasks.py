@@ -16,7 +16,7 @@ from seckill.metrics import (
     WRITER_BATCH_SIZE,
 )
 from seckill.repairs import reconcile_repair_record
-from seckill.services import draw, paths, reconcile, writer
+from seckill.services import draw, draw_notices, paths, reconcile, writer
 from seckill_site.errors import OUTAGES
 
 logger = logging.getLogger(__name__)
@@ -148,3 +148,15 @@ def draw_sweep() -> list[int]:
         DRAWS.labels("sweep").inc(len(drawn))
         logger.warning("draw sweep: drew sales %s", drawn)
     return drawn
+
+
+@shared_task(name="seckill.draw_winners_notify", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)
+def draw_winners_notify(*, sale_id: int) -> int:
+    """Text a draw's winners, each once; published by the draw once it is applied."""
+    return draw_notices.draw_winners_notify(sale_id=sale_id)
+
+
+@shared_task(name="seckill.draw_winners_sweep", acks_late=True)
+def draw_winners_sweep() -> int:
+    """Celery beat: winners whose message a lost task or a dead sender left unsent."""
+    return draw_notices.draw_winners_sweep()

@@ -39,6 +39,7 @@ class Code(Enum):
     ADDRESS_NEEDED = (500602, _("choose a shipping address from your address book"), 400)
     PAYMENT_UNAVAILABLE = (500603, _("the payment did not go through; nothing was charged"), 409)
     ADDRESS_BOOK_FULL = (500610, _("your address book is full; delete an address first"), 409)
+    REMINDER_REFUSED = (500620, _("this sale takes no reminder now"), 409)
 
     @property
     def code(self) -> int:

@@ -24,6 +24,7 @@ urlpatterns = [
         # The pages' scripts' words, in the page's language whatever the visitor's cookie says.
         path("jsi18n/", shared(keys=lambda: ["jsi18n"])(JavaScriptCatalog.as_view()), name="javascript-catalog"),
     ),
+    path("reminders/", include("goods.reminder_urls")),
     path("seckill/", include("seckill.urls")),
     path("orders/", include("orders.urls")),
     path("payments/", include("orders.payments.urls")),

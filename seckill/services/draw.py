@@ -84,6 +84,7 @@ def sale_draw(*, sale_id: int) -> DrawReport:
         if applied.flush_due:
             _flush_publish(sale_id)
     sale_pages_drop(sale_id=sale_id)  # the page shows the outcome
+    _winners_notify_publish(sale_id)
     logger.info(
         "draw of sale %s: %s winners of %s entrants",
         sale_id,
@@ -115,6 +116,15 @@ def _flush_publish(sale_id: int) -> None:
         task_publish("seckill.order_flush", kwargs={"sale_id": sale_id})
     except (BrokerError, OSError, RedisError):
         logger.exception("publishing the flush of sale %s after its draw failed", sale_id)
+
+
+def _winners_notify_publish(sale_id: int) -> None:
+    """The winners' messages (seckill.services.draw_notices), after the draw is applied and never
+    in its way: when the broker refuses, beat's sweep sends them."""
+    try:
+        task_publish("seckill.draw_winners_notify", kwargs={"sale_id": sale_id})
+    except (BrokerError, OSError, RedisError):
+        logger.exception("publishing the winners' messages of sale %s failed", sale_id)
 
 
 def draws_due() -> list[int]:

@@ -286,6 +286,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
 # Seconds between beat's top-ups of the captcha pool (SECKILL_CAPTCHA_POOL, below).
 SECKILL_CAPTCHA_POOL_SECONDS = env.float("SECKILL_CAPTCHA_POOL_SECONDS", default=10.0)
+# Seconds between the sweeps that send messages to shoppers (users.notices).
+NOTICE_SWEEP_SECONDS = env.float("NOTICE_SWEEP_SECONDS", default=30.0)
 CELERY_BEAT_SCHEDULE = {
     "seckill-reconcile": {"task": "seckill.reconcile", "schedule": 60.0},
     # The order writer's backstop for a lost flush message (seckill.services.writer).
@@ -312,6 +314,24 @@ CELERY_BEAT_SCHEDULE = {
     "orders-payments-sync": {"task": "orders.payments_sync", "schedule": env.int("PAYMENT_SYNC_SECONDS", default=30)},
     "orders-refunds-resend": {"task": "orders.refunds_resend", "schedule": 60.0},
     "orders-payments-reconcile": {"task": "orders.payments_reconcile", "schedule": crontab(hour=3, minute=30)},
+    # Messages to shoppers (users.notices): each sweep sends what is due and finishes what a
+    # dead sender left; a message is sent once however often they run. Expire with their
+    # period: a backlog after an outage would only repeat the same sweep.
+    "goods-sale-reminders": {
+        "task": "goods.sale_reminders_send",
+        "schedule": NOTICE_SWEEP_SECONDS,
+        "options": {"expires": NOTICE_SWEEP_SECONDS},
+    },
+    "seckill-draw-winners": {
+        "task": "seckill.draw_winners_sweep",
+        "schedule": NOTICE_SWEEP_SECONDS,
+        "options": {"expires": NOTICE_SWEEP_SECONDS},
+    },
+    "orders-pay-reminders": {
+        "task": "orders.pay_reminders_send",
+        "schedule": NOTICE_SWEEP_SECONDS,
+        "options": {"expires": NOTICE_SWEEP_SECONDS},
+    },
 }
 
 # Orders the order writer writes per transaction (seckill/services/writer.py).
@@ -337,6 +357,14 @@ SMS_FILE_PATH = env("SMS_FILE_PATH", default=str(BASE_DIR / ".run" / "sms.log"))
 SMS_SENDS_PER_IP_PER_HOUR = env.int("SMS_SENDS_PER_IP_PER_HOUR", default=20)
 SMS_SENDS_PER_NUMBER_PER_DAY = env.int("SMS_SENDS_PER_NUMBER_PER_DAY", default=20)
 SMS_SENDS_PER_HOUR = env.int("SMS_SENDS_PER_HOUR", default=1000)
+# Messages to shoppers (users.notices). Seconds a sender's claim on one lasts before another may
+# take it over (well above a provider's timeout), and how often a provider's failure is retried.
+NOTICE_CLAIM_SECONDS = env.int("NOTICE_CLAIM_SECONDS", default=120)
+NOTICE_SEND_TRIES = env.int("NOTICE_SEND_TRIES", default=3)
+# Seconds before a sale opens that its reminders go, and before an order's deadline to pay
+# that its buyer is warned.
+SALE_REMINDER_LEAD_SECONDS = env.int("SALE_REMINDER_LEAD_SECONDS", default=10 * 60)
+PAY_REMINDER_LEAD_SECONDS = env.int("PAY_REMINDER_LEAD_SECONDS", default=5 * 60)
 # Per shopper, sale and minute, across all web nodes: captchas drawn, answers tried.
 SECKILL_CAPTCHAS_PER_MINUTE = env.int("SECKILL_CAPTCHAS_PER_MINUTE", default=20)
 SECKILL_PATHS_PER_MINUTE = env.int("SECKILL_PATHS_PER_MINUTE", default=10)
@@ -365,6 +393,8 @@ SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
 PAYMENT_CURRENCY = env("PAYMENT_CURRENCY", default="CNY")
 # The shop's address as the providers reach it (notify and return URLs); empty: the request's.
 PAYMENT_PUBLIC_URL = env("PAYMENT_PUBLIC_URL", default="")
+# The shop's address in the links text messages carry (users.notices): no request to take it from.
+SHOP_PUBLIC_URL = env("SHOP_PUBLIC_URL", default=PAYMENT_PUBLIC_URL or "http://127.0.0.1:8000").rstrip("/")
 # Put before every trade number this shop sends (letters, digits, _): shops or environments
 # that share one provider account (a staging shop on the production app) never collide.
 PAYMENT_TRADE_PREFIX = env("PAYMENT_TRADE_PREFIX", default="")

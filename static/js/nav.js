@@ -34,6 +34,11 @@
         return;
       }
       var token = body.data.csrfToken;  // the CSRF cookie is HttpOnly in production
+      var notices = document.createElement("a");
+      notices.href = "/user/notifications";
+      notices.textContent = gettext("Notifications");
+      nav.insertBefore(notices, greeting);
+      nav.insertBefore(document.createTextNode(" "), greeting);
       greeting.textContent = interpolate(gettext("Hi, %s"), [body.data.nickname]) + " ";
       var form = document.createElement("form");
       form.method = "post";

@@ -53,6 +53,29 @@ def _sms_refused(result: str, wait: int, error: str) -> SmsSendResult:
     return SmsSendResult(False, max(1, wait), error)
 
 
+def sms_shop_hour_take() -> int:
+    """Count one message against the shop's hourly cap (SMS_SENDS_PER_HOUR), codes and notices
+    alike: 0 when it may go, else the seconds until the next hour (the message is refused)."""
+    hour = int(now() // 3600)
+    with client().pipeline(transaction=False) as pipe:
+        pipe.incr(keys.sms_shop_hour(hour))
+        pipe.expire(keys.sms_shop_hour(hour), keys.SMS_SHOP_HOUR_TTL)
+        shop_count, _expiry = pipe.execute()
+    if shop_count > settings.SMS_SENDS_PER_HOUR:
+        return max(1, int((hour + 1) * 3600 - now()))
+    return 0
+
+
+def sms_number_day_take(*, mobile: str) -> int:
+    """Count one shop-initiated message (a notice) against the number's daily cap
+    (SMS_SENDS_PER_NUMBER_PER_DAY, which its codes count in too): 0 when it may go, else the
+    seconds until the number's day is over."""
+    refused, wait = script("sms_number_take")(
+        keys=[keys.sms_number_day(mobile)], args=[settings.SMS_SENDS_PER_NUMBER_PER_DAY, keys.SMS_DAY_SECONDS]
+    )
+    return max(1, int(wait)) if refused else 0
+
+
 @sensitive_variables("code", "text")
 def sms_code_send(*, mobile: str, purpose: str, requester: str) -> SmsSendResult:
     """Text `mobile` for `purpose` ("register" or "login"), asked for by `requester` (the
@@ -88,14 +111,10 @@ def sms_code_send(*, mobile: str, purpose: str, requester: str) -> SmsSendResult
     if refusal in (2, 3):
         result = "requester_day" if refusal == 2 else "number_day"
         return _sms_refused(result, wait, _("Too many codes for this number today, try again tomorrow."))
-    hour = int(now() // 3600)
-    with redis.pipeline(transaction=False) as pipe:
-        pipe.incr(keys.sms_shop_hour(hour))
-        pipe.expire(keys.sms_shop_hour(hour), keys.SMS_SHOP_HOUR_TTL)
-        shop_count, _expiry = pipe.execute()
-    if shop_count > settings.SMS_SENDS_PER_HOUR:
+    shop_wait = sms_shop_hour_take()
+    if shop_wait:
         error = _("The shop cannot send more text messages this hour, try again later.")
-        return _sms_refused("shop_hour", int((hour + 1) * 3600 - now()), error)
+        return _sms_refused("shop_hour", shop_wait, error)
     registered = User.objects.filter(mobile=mobile).exists()
     code = f"{secrets.randbelow(10**6):06d}"
     goes_on = registered if purpose == "login" else not registered

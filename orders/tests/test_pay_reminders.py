@@ -1,0 +1,68 @@
+"""The warning before an unpaid order expires (orders.notices): texted once, a few minutes
+before the deadline, never for a paid order or after the deadline."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from goods.tests.factories import make_sale
+from orders import notices
+from orders.models import Order, OrderStatus
+from orders.tests.factories import make_order
+from users import sms
+from users.models import Notice, NoticeSettings, NoticeStatus
+from users.tests import sms_backends
+from users.tests.factories import make_user
+
+
+def texts_to(mobile: str) -> list[str]:
+    return [message["text"] for message in sms.outbox if message["mobile"] == mobile]
+
+
+def order_due_in(seconds: int, sale=None, **fields) -> Order:
+    order = make_order(sale=sale or make_sale(), **fields)
+    Order.objects.filter(pk=order.pk).update(pay_deadline=timezone.now() + timedelta(seconds=seconds))
+    return order
+
+
+@pytest.mark.django_db
+def test_the_buyer_of_an_order_about_to_expire_is_warned_once(settings):
+    settings.PAY_REMINDER_LEAD_SECONDS = 300
+    due, later, past = order_due_in(200), order_due_in(600), order_due_in(-10)
+    paid = order_due_in(200, status=OrderStatus.PAID)
+    quiet = order_due_in(200)
+    NoticeSettings.objects.create(user=quiet.user, payment_reminders=False)
+    assert notices.pay_reminders_send() == 1
+    assert notices.pay_reminders_send() == 0
+    [text] = texts_to(due.user.mobile)
+    assert due.goods_name in text and f"/orders/{due.order_no}" in text
+    for order in (later, past, paid, quiet):
+        assert texts_to(order.user.mobile) == []
+    assert Notice.objects.get(key=f"pay-reminder:{quiet.order_no}").status == NoticeStatus.SKIPPED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_sweeps_racing_warn_each_buyer_once(settings):
+    settings.SMS_BACKEND = "users.tests.sms_backends.CountingSmsBackend"
+    settings.PAY_REMINDER_LEAD_SECONDS = 300
+    sale = make_sale()
+    orders = [order_due_in(120, sale=sale, user=make_user()) for _ in range(5)]
+    start = threading.Barrier(2)
+
+    def sweep() -> None:
+        try:
+            start.wait()
+            notices.pay_reminders_send()
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=sweep) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    keys = {notices.notice_key(order.order_no) for order in orders}
+    assert sorted(key for key, _mobile in sms_backends.calls if key in keys) == sorted(keys)

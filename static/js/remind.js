@@ -1,0 +1,81 @@
+// "Remind me" on the item page (templates/seckill/remind.html). The page is everybody's: who is
+// logged in, and their CSRF token, come from /user/me (static/js/nav.js), and whether their
+// reminder is on from /reminders/<id>, asked once the section shows. The words come translated
+// in the section's data-*.
+(function () {
+  var box = document.getElementById("remind");
+  if (!box) return;
+  var url = "/reminders/" + box.dataset.saleId;
+  var button = document.getElementById("remind-button");
+  var login = document.getElementById("remind-login");
+  var said = document.getElementById("remind-status");
+  var csrf = null, on = false, shopper = false, asked = false;
+
+  function show(state) {
+    on = state;
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+    button.textContent = on ? box.dataset.labelOn : box.dataset.labelOff;
+  }
+  function say(text, kind) { said.textContent = text; said.className = "small " + (kind || ""); }
+
+  // Once, and only for a logged-in shopper who sees the section: a sale that is on shows it only
+  // while sold out, so the opening's crowd asks nothing here.
+  function ask() {
+    if (asked || !shopper || box.hidden) return;
+    asked = true;
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json(); })
+      .then(function (answer) {
+        if (answer.code !== 0) return;
+        show(answer.data.on);
+        login.hidden = true;
+        button.hidden = false;
+      })
+      .catch(function () { asked = false; });
+  }
+
+  // A sale that is on: the section shows while no unit is left (static/js/seckill.js refreshes
+  // the stock box).
+  if (box.dataset.status === "1") {
+    var soldOut = function () {
+      var stock = document.getElementById("stock");
+      box.hidden = !(stock && Number(stock.textContent) <= 0);
+      ask();
+    };
+    soldOut();
+    setInterval(soldOut, 2000);
+  }
+
+  // After every deferred script: nav.js, which asks /user/me, comes after this one on the page.
+  document.addEventListener("DOMContentLoaded", function () {
+    (window.SeckillMe || Promise.reject(new Error("no /user/me")))
+      .then(function (body) {
+        if (!body.data || !body.data.nickname) return;
+        csrf = body.data.csrfToken;
+        shopper = true;
+        ask();
+      })
+      .catch(function () {});
+  });
+
+  button.addEventListener("click", function () {
+    button.disabled = true;
+    fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded", "X-CSRFToken": csrf },
+      body: "on=" + (on ? "0" : "1"),
+    })
+      .then(function (r) { return r.json(); })
+      .then(function (answer) {
+        if (answer.code === 0) {
+          show(answer.data.on);
+          say(on ? box.dataset.saidOn : box.dataset.saidOff, "ok");
+        } else {
+          say(answer.msg, "alert");
+        }
+      })
+      .catch(function () { say(box.dataset.saidFailed, "alert"); })
+      .then(function () { button.disabled = false; });
+  });
+})();
