@@ -23,7 +23,7 @@ from goods import services
 from goods.admin_mixins import ReadOnlyAdminMixin
 from goods.forms import SaleForm
 from goods.models import Goods, Sale, SaleDraw, SaleStatus, StockAudit
-from goods.selectors import sale_delete_blockers, sales_with_list_figures, stock_left
+from goods.selectors import sale_delete_blockers, sales_sold_out, sales_with_list_figures, stock_left
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, visible_to_merchant
 
@@ -132,16 +132,21 @@ def _response_delete(model_admin, request, obj_display, obj_id):
 
 
 class SaleStatusFilter(admin.SimpleListFilter):
-    """On now, coming up, ended: what a merchant looks for (a start date filter was not)."""
+    """On now, coming up, ended, and sold out (on, with no unit left): what a merchant looks
+    for (a start date filter was not)."""
 
     title = gettext_lazy("status")
     parameter_name = "status"
+    SOLD_OUT = "sold_out"
 
     def lookups(self, request, model_admin):
-        return [(str(value), capfirst(label)) for value, label in SaleStatus.choices]
+        statuses = [(str(value), capfirst(label)) for value, label in SaleStatus.choices]
+        return [*statuses[:2], (self.SOLD_OUT, _("Sold out")), *statuses[2:]]
 
     def queryset(self, request, queryset):
         now = timezone.now()
+        if self.value() == self.SOLD_OUT:
+            return sales_sold_out(sales=queryset, now=now)
         return {
             str(SaleStatus.NOT_STARTED.value): queryset.filter(start_at__gt=now),
             str(SaleStatus.ON.value): queryset.filter(start_at__lte=now, end_at__gt=now),

@@ -1,14 +1,27 @@
 """The merchant's sale form (goods.admin): validation, the warnings and the stock as a difference."""
 
 from django import forms
+from django.contrib.admin.widgets import AdminSplitDateTime
 from django.core.exceptions import ValidationError
 from django.utils import timezone
+from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from goods.models import DRAW_WINDOW_DEFAULT, Admission, Sale
 from goods.selectors import sale_save_warnings
 from goods.services import sale_edit_refusal
+
+
+class LabelledSplitDateTime(AdminSplitDateTime):
+    """The admin's date box and time box, each named for what it holds ("Start date", "Start
+    time"): the admin's visible "Date:" and "Time:" are no label of either, and two of each
+    on one form would say nothing to a screen reader."""
+
+    def __init__(self, *, date_label: str | Promise, time_label: str | Promise, attrs: dict | None = None) -> None:
+        super().__init__(attrs)
+        self.widgets[0].attrs["aria-label"] = date_label
+        self.widgets[1].attrs["aria-label"] = time_label
 
 
 class SaleForm(forms.ModelForm):
@@ -27,6 +40,12 @@ class SaleForm(forms.ModelForm):
     class Meta:
         model = Sale
         fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s")
+        widgets = {
+            "start_at": LabelledSplitDateTime(
+                date_label=gettext_lazy("Start date"), time_label=gettext_lazy("Start time")
+            ),
+            "end_at": LabelledSplitDateTime(date_label=gettext_lazy("End date"), time_label=gettext_lazy("End time")),
+        }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -194,6 +194,17 @@ def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
     return sale_state.stock_left(sale_ids)
 
 
+def sales_sold_out(*, sales: QuerySet[Sale], now) -> QuerySet[Sale]:
+    """Of `sales`, those on at `now` with no unit left to buy: by the live counter the shop sells
+    from (a unit some order is still being written for is gone), by the database's stock for a
+    sale not loaded for selling. One Redis round trip for all the sales on now."""
+    on = sales.filter(start_at__lte=now, end_at__gt=now)
+    live = stock_left(list(on.values_list("pk", flat=True)))
+    counted_out = [pk for pk, left in live.items() if left is not None and left <= 0]
+    not_loaded = [pk for pk, left in live.items() if left is None]
+    return on.filter(Q(pk__in=counted_out) | Q(pk__in=not_loaded, stock_count__lte=0))
+
+
 def sale_writes_in_flight(*, sale_id: int) -> bool:
     """Units handed out by the gate whose orders are not settled yet."""
     return bool(sale_state.reservations_count([sale_id])[sale_id])

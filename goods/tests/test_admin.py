@@ -1,5 +1,7 @@
 """Merchant scoping in the admin: merchant A never sees or changes merchant B's rows."""
 
+import re
+
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -420,3 +422,35 @@ def test_admin_column_titles_follow_the_language_of_the_request(client, two_merc
     client.cookies["django_language"] = "en"  # the same process, another language: titles are lazy
     page = client.get("/admin/goods/sale/").content.decode()
     assert "Left" in page and "Revenue" in page and "Stock log (" in page
+
+
+def test_the_status_filter_finds_the_sales_that_are_on_with_no_unit_left(client, two_merchants):
+    """Sold out: on now and nothing left to buy, by the live counter (a unit whose order is
+    still being written is gone) or, for a sale not loaded for selling, by the database."""
+    from seckill.tests.shoppers import reserve_directly
+
+    merchant = two_merchants["a"]
+
+    def sale(name: str, **fields) -> Sale:
+        return make_sale(goods=make_goods(owner=merchant, name=name), **fields)
+
+    sale("Zero Kettle", stock=0)
+    last_one = sale("Last Lamp", stock=1)
+    reserve_directly(make_user().pk, last_one.pk)  # taken at the gate, its order not written yet
+    sale("Cold Cup", stock=0, warm=False)
+    sale("Plenty Pan", stock=5)
+    sale("Later Tea", stock=0, starts_in=3600)
+    sale("Old Mug", stock=0, starts_in=-7200, lasts=3600)
+    client.force_login(merchant)
+    for language, label in (("en", "Sold out"), ("zh-hans", "已售罄")):
+        client.cookies["django_language"] = language
+        page = client.get("/admin/goods/sale/").content.decode()
+        assert 'href="?status=sold_out"' in page and label in page
+
+    def listed(query: str) -> set[str]:
+        page = client.get(f"/admin/goods/sale/{query}").content.decode()
+        table = re.search(r'<table id="result_list">.*?</table>', page, re.S)[0]
+        return set(re.findall(r"(Zero Kettle|Last Lamp|Cold Cup|Plenty Pan|Later Tea|Old Mug|A-Phone)", table))
+
+    assert listed("?status=sold_out") == {"Zero Kettle", "Last Lamp", "Cold Cup"}
+    assert listed("?status=1") == {"Zero Kettle", "Last Lamp", "Cold Cup", "Plenty Pan", "A-Phone"}

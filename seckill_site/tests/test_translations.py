@@ -36,7 +36,7 @@ ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
 # Words that are right in Chinese too: the zone's name and offset, the other language's own
 # name in the language menu, and the test data's Latin-free names.
 ALLOWED = {"UTC", "Asia", "Shanghai", "English", "SHA"}
-READ_ATTRIBUTES = {"alt", "title", "aria-label", "placeholder", "data-resend", "data-sent"}
+READ_ATTRIBUTES = {"alt", "title", "aria-label", "placeholder", "data-resend", "data-sent", "data-picture-label"}
 # "Remind me" on the item page (templates/seckill/remind.html): what its button and status say.
 READ_ATTRIBUTES |= {"data-label-off", "data-label-on", "data-said-on", "data-said-off", "data-said-failed"}
 

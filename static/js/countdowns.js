@@ -10,15 +10,21 @@
   var interpolate = window.interpolate || function (format, args) { return format.replace("%s", args[0]); };
   function pad(n) { return String(n).padStart(2, "0"); }
 
-  function duration(seconds) {
+  // A span as {days, h, m, s}, whole seconds.
+  function parts(seconds) {
     seconds = Math.max(0, Math.round(seconds));
-    var days = Math.floor(seconds / 86400), h = Math.floor(seconds % 86400 / 3600);
-    var m = Math.floor(seconds % 3600 / 60), s = seconds % 60;
-    var clock = (days || h ? (days ? pad(h) : h) + ":" + pad(m) : m) + ":" + pad(s);
-    if (!days) return clock;
-    return interpolate(ngettext("%s day", "%s days", days), [days]) + " " + clock;
+    return { days: Math.floor(seconds / 86400), h: Math.floor(seconds % 86400 / 3600),
+             m: Math.floor(seconds % 3600 / 60), s: seconds % 60 };
   }
-  window.SeckillTime = { duration: duration, gettext: gettext };
+  function days(n) { return interpolate(ngettext("%s day", "%s days", n), [n]); }
+  function duration(seconds) {
+    var p = parts(seconds);
+    var clock = (p.days || p.h ? (p.days ? pad(p.h) : p.h) + ":" + pad(p.m) : p.m) + ":" + pad(p.s);
+    return p.days ? days(p.days) + " " + clock : clock;
+  }
+  // tick: the deadlines now, for a page that has just put one in (the item page's panel), so
+  // it never shows empty for the second until the next tick.
+  window.SeckillTime = { duration: duration, parts: parts, days: days, pad: pad, gettext: gettext, tick: tick };
 
   var reloading = false;
   function tick() {

@@ -9,6 +9,7 @@
   });
   var nav = document.getElementById("nav");
   var greeting = document.getElementById("greeting");
+  var mine = document.getElementById("nav-mine");  // "My orders", "My addresses": for a logged-in shopper
   if (!nav || !greeting) return;
   // Other scripts wait for this answer before asking for a CSRF token of their own: a visitor
   // with no CSRF cookie yet would get one secret per answer, and the cookie would keep only one.
@@ -28,11 +29,13 @@
         notes.hidden = false;
       }
       if (!body.data || !body.data.nickname) {
+        if (mine) mine.hidden = true;
         greeting.innerHTML = '<a href="/user/index"></a> · <a href="/user/register"></a>';
         greeting.children[0].textContent = gettext("Log in");
         greeting.children[1].textContent = gettext("Register");
         return;
       }
+      if (mine) mine.hidden = false;
       var token = body.data.csrfToken;  // the CSRF cookie is HttpOnly in production
       var notices = document.createElement("a");
       notices.href = "/user/notifications";

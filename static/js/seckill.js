@@ -5,16 +5,18 @@
 (function () {
   var gettext = window.gettext || function (s) { return s; };
   var interpolate = window.interpolate || function (format, args) { return format.replace("%s", args[0]); };
-  var duration = window.SeckillTime.duration;
+  var time = window.SeckillTime, duration = time.duration;
   var root = document.getElementById("sale");
   if (!root) return;
   var saleId = root.dataset.saleId;
   var panel = document.getElementById("panel");
   var stockBox = document.getElementById("stock-box");
   var countdown = document.getElementById("countdown");
+  var startsLine = document.getElementById("starts-at");
   var announcer = document.getElementById("announce");
   var form = document.getElementById("captcha-form");
   var img = document.getElementById("captcha-img");
+  var pictureHelp = document.getElementById("captcha-help");
   var answer = document.getElementById("captcha-answer");
   var refreshButton = document.getElementById("captcha-refresh");
   var audioButton = document.getElementById("captcha-audio");
@@ -40,6 +42,10 @@
   var lastPanel = null, lastStock = null, polling = false, buying = false, settled = false;
 
   function say(text, kind) { result.textContent = text; result.className = "result " + (kind || ""); }
+  // How a buy ended (placed, or refused): said, and the keyboard's focus moved there, since the
+  // form it was in has gone; the panel's next button ("Pay now") follows it.
+  function outcome(text, kind) { say(text, kind); result.focus(); }
+  function focusNote(note) { if (note) { note.tabIndex = -1; note.focus(); } else result.focus(); }
   // Said once to screen readers; the ticking countdown itself is never announced.
   function announce(text) { announcer.textContent = text; }
   function json(url, options) {
@@ -62,23 +68,55 @@
       var left = Math.max(0, Math.round((startsAt - Date.now()) / 1000));
       if (left > 0) {
         countdown.textContent = interpolate(gettext("Starts in %s"), [duration(left)]);
+        barClock(gettext("Starts in"), left);
         if (left <= 60 && !saidMinute) { saidMinute = true; announce(gettext("The sale starts in one minute.")); }
+        keepBarRoom();
         return;
       }
       status = 1;
       announce(stock > 0 ? gettext("The sale has started: Buy now is on.") : gettext("Sold out"));
       refresh();
     }
+    if (startsLine) startsLine.hidden = true;
     if (status === 1 && endsAt !== null && Date.now() >= endsAt) { status = 2; announce(gettext("This sale has ended.")); }
     if (status === 1) {
-      if (stock <= 0) countdown.textContent = gettext("Sold out");
-      else if (endsAt !== null) countdown.textContent = interpolate(gettext("On sale now · ends in %s"), [duration((endsAt - Date.now()) / 1000)]);
+      var ending = endsAt === null ? null : (endsAt - Date.now()) / 1000;
+      if (stock <= 0) countdown.textContent = gettext("Sold out for now");
+      else if (ending !== null) countdown.textContent = interpolate(gettext("On sale now · ends in %s"), [duration(ending)]);
       else countdown.textContent = gettext("On sale now");
+      barClock(stock <= 0 ? gettext("Sold out for now") : gettext("Ends in"), stock <= 0 ? null : ending);
     }
-    if (status === 2) countdown.textContent = gettext("This sale has ended.");
+    if (status === 2) { countdown.textContent = gettext("This sale has ended."); barClock(gettext("Ended"), null); }
     var button = buyButton();
     if (button && form.hidden) button.disabled = !canBuy();
     drawTick();
+    keepBarRoom();
+  }
+  // The phone's buy bar (seckill/buy_bar.html): a label and the time as HH / MM / SS blocks,
+  // days before them; a label alone when there is no time to count.
+  function barClock(label, seconds) {
+    var clock = document.getElementById("bar-clock");
+    if (!clock) return;
+    var blocks = clock.querySelectorAll(".clock-block, .clock-sep");
+    clock.querySelector(".bar-label").textContent = label;
+    blocks.forEach(function (el) { el.hidden = seconds === null; });
+    var days = clock.querySelector(".bar-days");
+    if (seconds === null) { days.textContent = ""; return; }
+    var p = time.parts(seconds);
+    days.textContent = p.days ? time.days(p.days) + " " : "";
+    var digits = clock.querySelectorAll(".clock-block");
+    [p.h, p.m, p.s].forEach(function (n, i) { digits[i].textContent = time.pad(n); });
+  }
+  // The page keeps room at its end as tall as the pinned bar (site.css), whose height its
+  // words decide (two rows when its buttons do not fit beside the price).
+  var barHeight = null;
+  function keepBarRoom() {
+    var bar = panel.querySelector(".buy-bar");
+    var height = bar && getComputedStyle(bar).position === "fixed" ? bar.offsetHeight : null;
+    if (height === barHeight) return;
+    barHeight = height;
+    if (height === null) document.documentElement.style.removeProperty("--bar-height");
+    else document.documentElement.style.setProperty("--bar-height", height + "px");
   }
   // A draw sale's entrant (docs/draw.md): a countdown to the draw by the server's clock, then
   // one refresh a second until the panel shows the outcome (queued, or not drawn).
@@ -107,9 +145,13 @@
       if (status === 0) startsAt = Date.now() + data.remainSeconds * 1000;
       endsAt = data.endsIn === null ? endsAt : Date.now() + data.endsIn * 1000;
       state = data.shopper ? data.shopper.state : "anonymous";
-      if (data.panel !== lastPanel) {
-        if (lastPanel !== null || state !== root.dataset.shopperState) panel.innerHTML = data.panel;
-        lastPanel = data.panel;
+      // Only a panel that says something new replaces the one shown: the server's clock
+      // (data-now, which the countdowns count by) changes on every render, and replacing the
+      // panel for it would blank its countdowns and move what is below them.
+      var panelWords = withoutClock(data.panel);
+      if (panelWords !== lastPanel) {
+        if (lastPanel !== null || state !== root.dataset.shopperState) { panel.innerHTML = data.panel; time.tick(); }
+        lastPanel = panelWords;
       }
       if (data.stockBox !== lastStock) { stockBox.outerHTML = data.stockBox; stockBox = document.getElementById("stock-box"); lastStock = data.stockBox; }
       if (status === 1 && wasInStock && stock <= 0) announce(gettext("Sold out"));
@@ -122,15 +164,17 @@
   (window.SeckillMe || Promise.resolve()).then(refresh, refresh);
   setInterval(refresh, 5000);
 
+  function withoutClock(html) { return html.replace(/ data-now="[0-9]*"/g, ""); }
+
   function stateChanged(before, shopper) {
     if (state === "queued") startPolling();
     var waited = before === "queued" || buying;
     if (buying && (state === "ordered" || state === "failed")) settled = true;
-    if (state === "ordered" && waited) say(gettext("Got it! Your order is placed: pay before the time above runs out."), "ok");
+    if (state === "ordered" && waited) outcome(gettext("Got it! Your order is placed: pay before the time below runs out."), "ok");
     if (state === "paid") say("");
-    if (state === "failed" && waited) { say(gettext("Sorry, it sold out before your order was written."), "err"); }
+    if (state === "failed" && waited) outcome(gettext("Sorry, it sold out before your order was written."), "err");
     if (state === "queued" && before === "entered") say(gettext("You were drawn! Your order is being written…"), "ok");
-    if (state === "not_drawn") say(gettext("You were not drawn this time."), "err");
+    if (state === "not_drawn") (before === "entered" ? outcome : say)(gettext("You were not drawn this time."), "err");
   }
 
   // --- the captcha -----------------------------------------------------------------------
@@ -147,7 +191,7 @@
         clearInterval(waitTimer);
         wait.hidden = true;
         refreshButton.disabled = audioButton.disabled = false;
-        newCaptcha();
+        challenge();
       }
       seconds -= 1;
     }
@@ -173,11 +217,27 @@
       else if (body && body.msg) say(body.msg, "err");
     });
   }
+  // The spoken sum replaces the picture and its words while it is on (its answer replaced the
+  // picture's on the server); switching back draws a new picture.
+  var listening = false, listenLabel = audioButton.textContent;
+  function hearing(on) {
+    listening = on;
+    img.hidden = pictureHelp.hidden = on;
+    audioHelp.hidden = player.hidden = !on;
+    if (!on) player.pause();
+    audioButton.textContent = on ? audioButton.dataset.pictureLabel : listenLabel;
+    answer.setAttribute("aria-describedby", on ? "captcha-audio-help" : "captcha-help");
+  }
+  function challenge() { return listening ? listen() : newCaptcha(); }
+  function toggleAudio() {
+    if (!listening) return listen();
+    hearing(false);
+    return newCaptcha().then(function () { answer.focus(); });
+  }
   function listen() {
     return fetchChallenge("/seckill/verifyAudio").then(function (blob) {
       answer.value = "";
-      audioHelp.hidden = false;
-      player.hidden = false;
+      hearing(true);
       if (player.src) URL.revokeObjectURL(player.src);
       player.src = URL.createObjectURL(blob);
       player.play().catch(function () {});  // a browser may refuse to start sound by itself
@@ -192,11 +252,12 @@
     event.target.disabled = true;  // while the captcha is open: another press would draw another
     form.hidden = false;
     say("");
+    hearing(false);
     newCaptcha();
     answer.focus();
   });
-  refreshButton.addEventListener("click", newCaptcha);
-  audioButton.addEventListener("click", listen);
+  refreshButton.addEventListener("click", challenge);
+  audioButton.addEventListener("click", toggleAudio);
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
@@ -204,7 +265,7 @@
     json("/seckill/path?goodsId=" + saleId + "&verifyCode=" + encodeURIComponent(answer.value.trim()))
       .then(function (body) {
         if (body.code === SALE_LIMIT) { say(body.msg, "err"); limited(body); return; }
-        if (body.code !== 0) { say(body.msg, "err"); newCaptcha(); return; }
+        if (body.code !== 0) { say(body.msg, "err"); challenge(); answer.focus(); return; }
         buying = true;
         settled = false;
         return json("/seckill/" + body.data + "/doSeckill", {
@@ -216,14 +277,18 @@
           form.hidden = true;
           player.pause();
           if (res.code === ALREADY_BOUGHT) {
-            say(gettext("You already have an order for this item: see it below."), "err");
+            outcome(gettext("You already have an order for this item: see it below."), "err");
             return refresh();
           }
-          // The panel (refreshed now) says it, with the draw's countdown: said once, to screen readers.
-          if (res.code === ENTERED) { say(""); announce(res.msg); state = "entered"; return refresh(); }
-          if (res.code !== 0) { say(res.msg, "err"); return refresh(); }
+          // The panel (refreshed now) says it, with the draw's countdown: said once, to screen
+          // readers, and the focus goes to it.
+          if (res.code === ENTERED) {
+            say(""); announce(res.msg); state = "entered";
+            return refresh().then(function () { focusNote(document.getElementById("draw-entered")); });
+          }
+          if (res.code !== 0) { outcome(res.msg, "err"); return refresh(); }
           if (settled) return refresh();
-          say(gettext("You are in the queue…"), "wait");
+          outcome(gettext("You are in the queue…"), "wait");
           state = "queued";
           startPolling();
           return refresh();
@@ -247,7 +312,7 @@
   function show(pollState, attempt) {
     if (pollState === "ordered" || pollState === "failed") {
       polling = false;
-      if (pollState === "failed") { say(gettext("Sorry, it sold out before your order was written."), "err"); }
+      if (pollState === "failed") outcome(gettext("Sorry, it sold out before your order was written."), "err");
       refresh();  // the panel: "Pay now" with the deadline, or the buy button again
     } else if (pollState === "waiting") {
       poll(attempt + 1);
