@@ -58,11 +58,11 @@ def test_on_a_phone_the_buy_bar_keeps_the_price_the_countdown_and_the_button_on_
     upcoming_draw = draw_sale(goods=make_goods(name="Draw Kettle"), seckill_price="19.90", starts_in=3 * 3600)
     shopper = make_user()
     words = {
-        "en": ("Buy now", "Ends in", "Log in to buy", "Starts in"),
-        "zh-hans": ("立即秒杀", "距结束", "登录后购买", "距开始"),
+        "en": ("Buy now", "Ends in", "Log in to buy", "Entries open in"),
+        "zh-hans": ("立即秒杀", "距结束", "登录后购买", "距报名开始"),
     }
     for language in LANGUAGES:
-        buy_now, ends_in, log_in_to_buy, starts_in = words[language]
+        buy_now, ends_in, log_in_to_buy, entries_open_in = words[language]
         tab = open_tab(watched, f"bar-{language}", user=shopper, language=language)
         page = tab.go(f"/goods/detail/{on_sale.pk}")
         page.wait_for_selector("#buy:not([disabled])")
@@ -89,7 +89,7 @@ def test_on_a_phone_the_buy_bar_keeps_the_price_the_countdown_and_the_button_on_
         page.set_viewport_size(VIEWPORTS["phone"])
         button = box(page, "#login-to-buy")
         assert 0 <= button["top"] and button["bottom"] <= 844, button
-        assert starts_in in page.inner_text(".buy-bar") and log_in_to_buy in page.inner_text(".buy-bar")
+        assert entries_open_in in page.inner_text(".buy-bar") and log_in_to_buy in page.inner_text(".buy-bar")
 
         # At a desk the layout stays as it was: the button in the page, no bar, no second price.
         logged_in(tab, shopper)

@@ -180,7 +180,17 @@ class SaleAdmin(MerchantScopedAdmin):
         "links",
     )
     list_filter = (SaleStatusFilter, ("goods", admin.RelatedOnlyFieldListFilter))
-    fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s", "confirm")
+    fields = (
+        "goods",
+        "seckill_price",
+        "stock_count",
+        "start_at",
+        "end_at",
+        "admission",
+        "draw_window_s",
+        "entries_open_at",
+        "confirm",
+    )
     delete_confirmation_template = "admin/goods/delete_confirmation.html"
     delete_selected_confirmation_template = "admin/goods/delete_selected_confirmation.html"
     # Stock is edited as "units left to sell": lowering it below what Redis handed out makes

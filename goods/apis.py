@@ -174,6 +174,7 @@ class MerchantSaleListApi(APIView):
             end_at=data["endAt"],
             admission=data["admission"],
             draw_window_s=data["drawWindowS"],
+            entries_open_at=data["entriesOpenAt"],
         )
         services.sale_create(sale=sale, actor=signed_in(request))  # validated, and pre-heated into Redis once committed
         return api_ok(_sales_data([sale])[0], status_code=201)
@@ -186,6 +187,7 @@ SALE_EDITABLE = {
     "endAt": "end_at",
     "admission": "admission",
     "drawWindowS": "draw_window_s",
+    "entriesOpenAt": "entries_open_at",
 }
 
 

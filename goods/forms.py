@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy
 
 from goods.models import DRAW_WINDOW_DEFAULT, Admission, Sale
 from goods.selectors import sale_save_warnings
-from goods.services import sale_edit_refusal
+from goods.services import sale_create_refusal, sale_edit_refusal
 
 
 class LabelledSplitDateTime(AdminSplitDateTime):
@@ -39,12 +39,24 @@ class SaleForm(forms.ModelForm):
 
     class Meta:
         model = Sale
-        fields = ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission", "draw_window_s")
+        fields = (
+            "goods",
+            "seckill_price",
+            "stock_count",
+            "start_at",
+            "end_at",
+            "admission",
+            "draw_window_s",
+            "entries_open_at",
+        )
         widgets = {
             "start_at": LabelledSplitDateTime(
                 date_label=gettext_lazy("Start date"), time_label=gettext_lazy("Start time")
             ),
             "end_at": LabelledSplitDateTime(date_label=gettext_lazy("End date"), time_label=gettext_lazy("End time")),
+            "entries_open_at": LabelledSplitDateTime(
+                date_label=gettext_lazy("Entries open: date"), time_label=gettext_lazy("Entries open: time")
+            ),
         }
 
     def __init__(self, *args, **kwargs) -> None:
@@ -57,7 +69,7 @@ class SaleForm(forms.ModelForm):
         self.was = Sale.objects.select_related("goods").get(pk=pk) if pk is not None else None
         self.stock_seen = self._stock_shown() if self.is_bound and self.was is not None else None
         zone = timezone.get_current_timezone_name()
-        for name in ("start_at", "end_at"):
+        for name in ("start_at", "end_at", "entries_open_at"):
             if name in self.fields:
                 self.fields[name].help_text = _("Shop time (%(zone)s).") % {"zone": zone}
 
@@ -94,6 +106,9 @@ class SaleForm(forms.ModelForm):
     def clean_end_at(self):
         return self._keep_seconds("end_at")
 
+    def clean_entries_open_at(self):
+        return self._keep_seconds("entries_open_at")
+
     def changed_values(self, cleaned) -> set[str]:
         """The fields whose value the save would change: by value, not by what the browser
         posted (a time posted without its seconds is no change, see _keep_seconds)."""
@@ -101,7 +116,15 @@ class SaleForm(forms.ModelForm):
             return set(self.fields) - {"confirm"}
         changed = {
             name
-            for name in ("goods", "seckill_price", "start_at", "end_at", "admission", "draw_window_s")
+            for name in (
+                "goods",
+                "seckill_price",
+                "start_at",
+                "end_at",
+                "admission",
+                "draw_window_s",
+                "entries_open_at",
+            )
             if name in cleaned and cleaned[name] != getattr(self.was, name)
         }
         return changed | ({"stock_count"} & set(self.changed_data))
@@ -119,13 +142,16 @@ class SaleForm(forms.ModelForm):
             start_at=cleaned.get("start_at"),
             end_at=cleaned.get("end_at"),
             admission=cleaned.get("admission") or Admission.FCFS,
-            draw_window_s=cleaned.get("draw_window_s") or DRAW_WINDOW_DEFAULT,
+            draw_window_s=cleaned.get("draw_window_s", DRAW_WINDOW_DEFAULT),
+            entries_open_at=cleaned.get("entries_open_at"),
         )
         changed = self.changed_values(cleaned)
         if self.was is not None:
             refusal = sale_edit_refusal(sale=self.was, changes={name: cleaned.get(name) for name in changed})
-            if refusal:
-                raise ValidationError(refusal)
+        else:
+            refusal = sale_create_refusal(sale=candidate)
+        if refusal:
+            raise ValidationError(refusal)
         if self.was is not None and self.stock_seen is not None and "stock_count" in changed:
             # What the sale will have left is its stock now plus the difference the merchant made.
             stock = self.was.stock_count + (cleaned["stock_count"] - self.stock_seen)

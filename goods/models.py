@@ -87,6 +87,9 @@ class Admission(models.TextChoices):
 DRAW_WINDOW_MIN = 5
 DRAW_WINDOW_MAX = 120
 DRAW_WINDOW_DEFAULT = 10
+# A draw that took its entries ahead (entries_open_at) may take none after the start: it is
+# drawn at the opening itself.
+DRAW_WINDOW_NONE = 0
 
 
 # Minutes an expired order's unit waits for its payment provider to confirm the close.
@@ -118,8 +121,20 @@ class Sale(models.Model):
         _("draw window (seconds)"),
         default=DRAW_WINDOW_DEFAULT,
         db_default=DRAW_WINDOW_DEFAULT,
-        validators=[MinValueValidator(DRAW_WINDOW_MIN), MaxValueValidator(DRAW_WINDOW_MAX)],
-        help_text=_("How long entries are taken before the draw (5 to 120 seconds)."),
+        validators=[MinValueValidator(DRAW_WINDOW_NONE), MaxValueValidator(DRAW_WINDOW_MAX)],
+        help_text=_(
+            "How long entries are still taken after the start, before the draw (5 to 120 seconds; 0 when "
+            "entries open ahead and the draw is at the start)."
+        ),
+    )
+    entries_open_at = models.DateTimeField(
+        _("entries open"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "Draw sales only: take entries from this time until the draw, ahead of the start (pre-registration). "
+            "Empty: entries are taken only in the draw window after the start."
+        ),
     )
     unpaid_hold_minutes = models.PositiveSmallIntegerField(
         _("hold while payment is unconfirmed (minutes)"),
@@ -146,8 +161,14 @@ class Sale(models.Model):
                 condition=models.Q(end_at__gt=models.F("start_at")), name="seckill_ends_after_start"
             ),
             models.CheckConstraint(
-                condition=models.Q(draw_window_s__gte=DRAW_WINDOW_MIN, draw_window_s__lte=DRAW_WINDOW_MAX),
+                condition=models.Q(draw_window_s__gte=DRAW_WINDOW_MIN, draw_window_s__lte=DRAW_WINDOW_MAX)
+                | models.Q(draw_window_s=DRAW_WINDOW_NONE, entries_open_at__isnull=False),
                 name="seckill_draw_window_bounds",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(entries_open_at__isnull=True)
+                | models.Q(admission=Admission.DRAW, entries_open_at__lt=models.F("start_at")),
+                name="seckill_entries_open_before_start",
             ),
         ]
 
@@ -167,6 +188,17 @@ class Sale(models.Model):
             and (self.end_at - self.start_at).total_seconds() <= self.draw_window_s
         ):
             raise ValidationError({"draw_window_s": _("The draw window must end before the sale does.")})
+        if self.entries_open_at is not None:
+            if self.admission != Admission.DRAW:
+                raise ValidationError({"entries_open_at": _("Only a draw sale takes entries ahead of its start.")})
+            if self.start_at and self.entries_open_at >= self.start_at:
+                raise ValidationError({"entries_open_at": _("Entries must open before the sale starts.")})
+        if self.draw_window_s is not None and DRAW_WINDOW_NONE < self.draw_window_s < DRAW_WINDOW_MIN:
+            raise ValidationError({"draw_window_s": _("The draw window is 5 to 120 seconds.")})
+        if self.draw_window_s == DRAW_WINDOW_NONE and self.entries_open_at is None:
+            raise ValidationError(
+                {"draw_window_s": _("A draw window of 0 seconds needs entries that open ahead of the start.")}
+            )
 
     @property
     def draw_at(self):
@@ -174,6 +206,14 @@ class Sale(models.Model):
         if self.admission != Admission.DRAW or self.start_at is None:
             return None
         return self.start_at + timedelta(seconds=self.draw_window_s)
+
+    @property
+    def entries_from(self):
+        """When a draw sale starts taking entries (ahead of the start with entries_open_at, else
+        at the start); None for first come, first served."""
+        if self.admission != Admission.DRAW or self.start_at is None:
+            return None
+        return self.entries_open_at or self.start_at
 
     def status_at(self, now=None) -> SaleStatus:
         now = now or timezone.now()

@@ -2,7 +2,7 @@
 
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -42,6 +42,9 @@ def _sale_row(sale: Sale) -> dict[str, Any]:
         # For templates (formatted in the shop's time zone); never part of the JSON.
         "startAt": sale.start_at,
         "endAt": sale.end_at,
+        # A draw sale's entries: when they open (the start, or ahead of it) and close (the draw).
+        "entriesEpoch": sale.entries_from.timestamp() if sale.entries_from else None,
+        "drawEpoch": sale.draw_at.timestamp() if sale.draw_at else None,
     }
 
 
@@ -165,7 +168,7 @@ def sale_detail_public(*, sale_id: int) -> tuple[dict[str, Any] | None, float]:
     else:
         exact_until = float("inf")
     live = stock_left([sale_id])[sale_id]
-    hidden = ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt", "stockOffered")
+    hidden = ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt", "stockOffered", "entriesEpoch", "drawEpoch")
     goods = {k: v for k, v in row.items() if k not in hidden}
     goods["stockCount"] = live if live is not None else row["stockCount"]
     return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}, exact_until
@@ -185,8 +188,34 @@ def sale_page(*, sale_id: int) -> dict[str, Any] | None:
         "endsIn": max(0, int(row["endEpoch"] - redis_now())) if data["seckillStatus"] == SaleStatus.ON else None,
         "claimed": claimed_percent(offered=row.get("stockOffered"), left=left),
         "discount": _discount(row),
+        "entries": sale_entries(row),
     }
     return data
+
+
+# A draw sale's entries as the item page shows them (sale_entries' "state").
+ENTRIES_SOON = "soon"
+ENTRIES_OPEN = "open"
+ENTRIES_CLOSED = "closed"
+
+
+def sale_entries(row: dict[str, Any], now: float | None = None) -> dict[str, Any] | None:
+    """A draw sale's entries by the shop's clock: `state` (soon, open, closed), when they open
+    and close (epoch seconds, and as datetimes for templates) and the seconds to each; None for
+    first come, first served."""
+    opens, closes = row.get("entriesEpoch"), row.get("drawEpoch")
+    if opens is None or closes is None:
+        return None
+    now = redis_now() if now is None else now
+    state = ENTRIES_SOON if now < opens else ENTRIES_OPEN if now < closes else ENTRIES_CLOSED
+    return {
+        "state": state,
+        "ahead": opens < row["startEpoch"],  # taken before the start (pre-registration)
+        "opensIn": max(0, int(opens - now + 0.999)),
+        "closesIn": max(0, int(closes - now + 0.999)),
+        "opensAt": datetime.fromtimestamp(opens, tz=UTC),
+        "closesAt": datetime.fromtimestamp(closes, tz=UTC),
+    }
 
 
 def stock_left(sale_ids: list[int]) -> dict[int, int | None]:

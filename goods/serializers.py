@@ -4,7 +4,7 @@ merchant's own goods and sales. Field names are camelCase, as in seed 000's JSON
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from goods.models import DRAW_WINDOW_DEFAULT, DRAW_WINDOW_MAX, DRAW_WINDOW_MIN, Admission, Goods, Sale
+from goods.models import DRAW_WINDOW_DEFAULT, DRAW_WINDOW_MAX, DRAW_WINDOW_MIN, DRAW_WINDOW_NONE, Admission, Goods, Sale
 
 
 class MoneyField(serializers.DecimalField):
@@ -96,6 +96,7 @@ class MerchantSaleSerializer(serializers.ModelSerializer):
     status = serializers.SerializerMethodField(help_text="0 not started, 1 on sale, 2 ended")
     admission = serializers.CharField(read_only=True, help_text="fcfs (first come, first served) or draw")
     drawWindowS = serializers.IntegerField(source="draw_window_s", read_only=True)
+    entriesOpenAt = serializers.DateTimeField(source="entries_open_at", read_only=True, allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
 
     class Meta:
@@ -112,6 +113,7 @@ class MerchantSaleSerializer(serializers.ModelSerializer):
             "status",
             "admission",
             "drawWindowS",
+            "entriesOpenAt",
             "createdAt",
         )
 
@@ -126,7 +128,14 @@ ADMISSION_HELP = (
     "fcfs: first come, first served; draw: shoppers who enter in the opening window are drawn at random "
     "(changes refused once the sale has started)"
 )
-WINDOW_HELP = f"seconds of the draw's opening window, {DRAW_WINDOW_MIN} to {DRAW_WINDOW_MAX}"
+WINDOW_HELP = (
+    f"seconds of the draw's opening window, {DRAW_WINDOW_MIN} to {DRAW_WINDOW_MAX}; "
+    f"{DRAW_WINDOW_NONE} when entriesOpenAt is set (the draw is at the start)"
+)
+ENTRIES_OPEN_HELP = (
+    "draw sales only: entries are taken from this time (before startAt, not in the past) until the draw; "
+    "null: only in the opening window. Refused once entries have opened"
+)
 
 
 class SaleCreateSerializer(serializers.Serializer):
@@ -140,7 +149,10 @@ class SaleCreateSerializer(serializers.Serializer):
     endAt = serializers.DateTimeField()
     admission = serializers.ChoiceField(choices=Admission.values, default=Admission.FCFS, help_text=ADMISSION_HELP)
     drawWindowS = serializers.IntegerField(
-        min_value=DRAW_WINDOW_MIN, max_value=DRAW_WINDOW_MAX, default=DRAW_WINDOW_DEFAULT, help_text=WINDOW_HELP
+        min_value=DRAW_WINDOW_NONE, max_value=DRAW_WINDOW_MAX, default=DRAW_WINDOW_DEFAULT, help_text=WINDOW_HELP
+    )
+    entriesOpenAt = serializers.DateTimeField(
+        required=False, allow_null=True, default=None, help_text=ENTRIES_OPEN_HELP
     )
 
 
@@ -150,8 +162,9 @@ class SaleUpdateSerializer(serializers.Serializer):
     endAt = serializers.DateTimeField(required=False)
     admission = serializers.ChoiceField(choices=Admission.values, required=False, help_text=ADMISSION_HELP)
     drawWindowS = serializers.IntegerField(
-        min_value=DRAW_WINDOW_MIN, max_value=DRAW_WINDOW_MAX, required=False, help_text=WINDOW_HELP
+        min_value=DRAW_WINDOW_NONE, max_value=DRAW_WINDOW_MAX, required=False, help_text=WINDOW_HELP
     )
+    entriesOpenAt = serializers.DateTimeField(required=False, allow_null=True, help_text=ENTRIES_OPEN_HELP)
     stockDelta = serializers.IntegerField(
         required=False,
         min_value=-(2**31 - 1),

@@ -83,7 +83,7 @@ def goods_list_cache_drop() -> None:
 
 def sale_cache_drop(*, sale_id: int) -> None:
     """The sale changed: drop its cached data here and its pages at the edge. Called once committed."""
-    cache.delete_many([keys.sale_cache(sale_id), keys.sale_missing(sale_id)])
+    cache.delete_many([keys.sale_cache(sale_id), keys.sale_missing(sale_id), keys.draw_summary(sale_id)])
     edge_purge(sale_key(sale_id))
 
 
@@ -109,6 +109,7 @@ def sale_open(*, sale_id: int) -> None:
                 start=sale.start_at.timestamp(),
                 end=sale.end_at.timestamp(),
                 draw=_draw_second(sale),
+                entries=_entries_second(sale),
             )
     if sale is not None and sale.draw_at is not None:
         draw_schedule(sale=sale)
@@ -118,6 +119,12 @@ def sale_open(*, sale_id: int) -> None:
 def _draw_second(sale: Sale) -> float:
     """The epoch second of the sale's draw as Redis holds it: 0 for first come, first served."""
     return sale.draw_at.timestamp() if sale.draw_at is not None else 0
+
+
+def _entries_second(sale: Sale) -> float:
+    """The epoch second a draw sale's entries open as Redis holds it: 0 for a sale whose entries
+    open at its start (or first come, first served)."""
+    return sale.entries_open_at.timestamp() if sale.entries_from and sale.entries_open_at else 0
 
 
 def draw_seed_ensure(*, sale: Sale) -> None:
@@ -205,6 +212,9 @@ def sale_create(*, sale: Sale, actor: User | None = None) -> Sale:
     """Put a new sale event on (validated); it is loaded into Redis once committed (sale_open)."""
     with transaction.atomic():
         sale.full_clean()
+        refusal = sale_create_refusal(sale=sale)
+        if refusal:
+            raise ValidationError(refusal)
         sale.save()
         draw_seed_ensure(sale=sale)
         stock_audit_record(
@@ -241,7 +251,7 @@ def sale_update(*, sale: Sale, changes: dict[str, Any], stock_delta: int = 0, ac
             refusal = sale_edit_refusal(sale=sale, changes=changes)
             if refusal:
                 raise ValidationError(refusal)
-            admission_changed = bool({"admission", "draw_window_s"} & set(changes))
+            admission_changed = bool({"admission", "draw_window_s", "entries_open_at"} & set(changes))
             for field, value in changes.items():
                 setattr(sale, field, value)
             sale.full_clean(exclude=["stock_count"])
@@ -270,21 +280,39 @@ def sale_update(*, sale: Sale, changes: dict[str, Any], stock_delta: int = 0, ac
 
 def sale_edit_refusal(*, sale: Sale, changes: dict[str, Any]) -> dict[str, str]:
     """Why these changes of `sale` (as stored) are refused, by field; empty when they are not.
-    A started sale keeps its admission; a draw sale's entry window, which the draw's second
-    follows and shoppers were shown, can neither move once it has opened nor open in the past.
+    A sale keeps its admission once it has started or taken entries; a draw sale's entry window,
+    which the draw's second follows and shoppers were shown, can neither move once it has opened
+    nor open in the past, and neither can the opening of entries taken ahead (entries_open_at).
     One rule for the admin's form and for sale_update, which asks it again under the lock."""
     now = timezone.now()
     started = sale.start_at <= now
+    entries_opened = sale.entries_from is not None and sale.entries_from <= now
     refusal = {}
     if started and {"admission", "draw_window_s"} & set(changes):
         refusal["admission"] = _("A sale's admission cannot change once it has started.")
+    elif entries_opened and {"admission", "draw_window_s"} & set(changes):
+        refusal["admission"] = _("A draw sale's admission cannot change once it has taken entries.")
     start_at = changes.get("start_at")
     if start_at is not None and changes.get("admission", sale.admission) == Admission.DRAW:
-        if started:
+        if started or entries_opened:
             refusal["start_at"] = _("A draw sale's start cannot move once its entry window has opened.")
         elif start_at <= now:
             refusal["start_at"] = _("A draw sale cannot start in the past: its entry window would be cut short.")
+    if "entries_open_at" in changes:
+        entries_open_at = changes["entries_open_at"]
+        if entries_opened:
+            refusal["entries_open_at"] = _("Entries have opened already: their opening cannot change.")
+        elif entries_open_at is not None and entries_open_at <= now:
+            refusal["entries_open_at"] = _("Entries cannot open in the past.")
     return refusal
+
+
+def sale_create_refusal(*, sale: Sale) -> dict[str, str]:
+    """Why a new sale is refused beyond the model's rules, by field: entries that would open in
+    the past (shoppers could never have been told when). The admin's form asks it too."""
+    if sale.entries_open_at is not None and sale.entries_open_at <= timezone.now():
+        return {"entries_open_at": _("Entries cannot open in the past.")}
+    return {}
 
 
 def _stock_take(*, sale: Sale, count: int) -> sale_state.StockTake:
@@ -323,7 +351,11 @@ def _sale_edited(*, sale_id: int, window_changed: bool) -> None:
         row = Sale.objects.filter(pk=sale_id).first()
         if row is not None:
             sale_state.window_set(
-                sale_id=sale_id, start=row.start_at.timestamp(), end=row.end_at.timestamp(), draw=_draw_second(row)
+                sale_id=sale_id,
+                start=row.start_at.timestamp(),
+                end=row.end_at.timestamp(),
+                draw=_draw_second(row),
+                entries=_entries_second(row),
             )
             if row.draw_at is not None:
                 draw_schedule(sale=row)

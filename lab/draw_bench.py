@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--where", nargs="+", choices=["server", "cluster"], default=["server", "cluster"])
     parser.add_argument("--units", type=int, default=50)
     parser.add_argument("--pipeline", type=int, default=1000)
+    parser.add_argument(
+        "--ahead", action="store_true", help="entries taken ahead of the start (entries_open_at), drawn at the start"
+    )
     parser.add_argument("--budget", type=float, default=1800, help="seconds in all; larger runs are skipped past it")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # a target's REDIS_URL: run there, print JSON
     options = parser.parse_args(argv)
@@ -95,7 +98,9 @@ def _parent(options) -> int:
 def _child_run(options, where: str, url: str, budget: float, log) -> list[dict]:
     command = [sys.executable, "-m", "lab.draw_bench", "--child", url, "--budget", str(max(budget, 0))]
     command += ["--entrants", *map(str, options.entrants), "--shards", *map(str, options.shards)]
-    command += ["--units", str(options.units), "--pipeline", str(options.pipeline)]
+    command += ["--units", str(options.units), "--pipeline", str(options.pipeline)] + (
+        ["--ahead"] if options.ahead else []
+    )
     env = dict(os.environ, REDIS_URL=url, REDIS_KEY_PREFIX="", DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
     rows = []
     with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) as child:
@@ -191,7 +196,11 @@ def _child(options) -> int:
             settings.SECKILL_DRAW_SHARDS = shards
             sale_state.process_marks_clear()
             now = time.time()
-            sale_state.sale_open(sale_id=sale_id, stock=options.units, start=now - 1, end=now + 3600, draw=now + 3600)
+            # Entries in the opening window, or (--ahead) before a start an hour away, drawn at it.
+            start, entries = (now + 3600, now - 1) if options.ahead else (now - 1, 0)
+            sale_state.sale_open(
+                sale_id=sale_id, stock=options.units, start=start, end=now + 7200, draw=now + 3600, entries=entries
+            )
             assert sale_state.shards(sale_id) == shards
             _paths_load(redis, keys, sale_id, n, shards)
             row = {"entrants": n, "shards": shards}
@@ -208,7 +217,9 @@ def _child(options) -> int:
             answer = redis.memory_usage(keys.result(sale_id, 1)) or 0  # one shard: each entrant's "entered"
             row["answers_mib"] = answer * n / 2**20
 
-            sale_state.window_set(sale_id=sale_id, start=now - 1, end=now + 3600, draw=time.time() - 0.001)
+            sale_state.window_set(
+                sale_id=sale_id, start=start, end=now + 7200, draw=time.time() - 0.001, entries=entries
+            )
             _stats_reset(primaries)
             clock = time.perf_counter()
             assert sale_state.draw_due(sale_id)

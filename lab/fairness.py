@@ -102,7 +102,14 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
             actor.tries += 1
             attempt = gate.seckill_attempt(user_id=actor.user_id, sale_id=sale.pk, path=actor.path)
             code = attempt.code
-            if code in (Code.SUCCESS, Code.ENTERED, Code.SOLD_OUT, Code.ALREADY_BOUGHT, Code.ENDED):
+            if code in (
+                Code.SUCCESS,
+                Code.ENTERED,
+                Code.SOLD_OUT,
+                Code.ENTRIES_CLOSED,
+                Code.ALREADY_BOUGHT,
+                Code.ENDED,
+            ):
                 actor.outcome = code.name
             elif code in (Code.DRAW_PENDING, Code.NOT_STARTED, Code.SERVER_BUSY, Code.TRY_AGAIN):
                 push(actor, now + 0.2, "buy")

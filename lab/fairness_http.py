@@ -248,12 +248,14 @@ class Steps:
             elif code == CODE["ENTERED"]:  # the results come at the draw
                 draw_at = float(data["drawAt"]) - self.replay.t0
                 push(actor, max(now, draw_at) + actor.rng.uniform(0.2, 0.2 + RESULT_POLL_S), "result")
-            elif code in (CODE["SOLD_OUT"], CODE["ALREADY_BOUGHT"]) or (
+            elif code in (CODE["SOLD_OUT"], CODE["ENTRIES_CLOSED"], CODE["ALREADY_BOUGHT"]) or (
                 code == CODE["ENDED"] and response.status_code == 200
             ):
-                actor.outcome = {CODE["SOLD_OUT"]: "sold out", CODE["ALREADY_BOUGHT"]: "already bought"}.get(
-                    code, "ended"
-                )
+                actor.outcome = {
+                    CODE["SOLD_OUT"]: "sold out",
+                    CODE["ENTRIES_CLOSED"]: "sold out",  # sold out after the draw
+                    CODE["ALREADY_BOUGHT"]: "already bought",
+                }.get(code, "ended")
             elif response.status_code == 429:
                 push(actor, now + max(1, retry_after(response)), "buy")
             elif code in (CODE["DRAW_PENDING"], CODE["NOT_STARTED"]) or response.status_code == 503:

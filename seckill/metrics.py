@@ -23,6 +23,7 @@ ATTEMPT_OUTCOMES = {
     Code.ENDED: "ended",
     Code.ENTERED: "entered",  # in a draw sale's opening window
     Code.DRAW_PENDING: "draw_pending",
+    Code.ENTRIES_CLOSED: "entries_closed",  # sold out after a draw sale's draw
 }
 # Children made once, so counting an answer is a dict lookup and an add.
 _attempt_counters = {code: SECKILL_ATTEMPTS.labels(outcome) for code, outcome in ATTEMPT_OUTCOMES.items()}

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.core.cache import cache
+from django.db import connection
 from django.db.models import Func, IntegerField
 from django.utils import timezone
 
@@ -12,6 +13,7 @@ from goods import sale_state
 from goods.models import Sale, SaleDraw
 from orders.models import PAID_STATUSES, Order, OrderStatus, SeckillOrder
 from seckill_site.redis import client, keys
+from seckill_site.redis import now as redis_now
 
 QUEUED = sale_state.RESULT_QUEUED
 FAILED = sale_state.RESULT_FAILED
@@ -51,6 +53,30 @@ def shopper_sale_state(*, user_id: int, sale_id: int) -> dict[str, Any]:
     """Where this shopper stands with this sale, from the server, so the item page shows the
     same thing after a reload, a stock refresh or on another device: `state` (STATE_*) and,
     with an order, its number, status and pay deadline (epoch seconds)."""
+    state = _shopper_standing(user_id=user_id, sale_id=sale_id)
+    draw_at = sale_state.draw_at(sale_id)
+    if draw_at:
+        # A draw sale: the shopper's own id (how they find themselves in the published list) and,
+        # once drawn, their place in it.
+        state["userId"] = user_id
+        if state["state"] != STATE_ENTERED and redis_now() >= draw_at:
+            state["drawEntry"] = draw_entry(sale_id=sale_id, user_id=user_id)
+    return state
+
+
+def shopper_entry_state(*, user_id: int, sale_id: int) -> dict[str, Any]:
+    """shopper_sale_state before a draw sale's start, while it takes entries ahead: nobody can
+    hold a unit yet, so only Redis is asked (entered or not), never PostgreSQL, however long the
+    entries stay open and however often the page refreshes."""
+    if sale_state.result(sale_id=sale_id, user_id=user_id) == ENTERED:
+        draw_at = sale_state.draw_at(sale_id)
+        state = {"state": STATE_ENTERED, "drawAt": draw_at, "drawAtTime": datetime.fromtimestamp(draw_at, tz=UTC)}
+    else:
+        state = {"state": STATE_NONE}
+    return state | {"userId": user_id}
+
+
+def _shopper_standing(*, user_id: int, sale_id: int) -> dict[str, Any]:
     value, from_redis = _result(user_id=user_id, sale_id=sale_id)
     if value == QUEUED:
         return {"state": STATE_QUEUED}
@@ -96,8 +122,8 @@ def sales_to_reconcile() -> list[int]:
 
 def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | None:
     """What anyone may know of a draw sale's draw (docs/draw.md), None without a draw: the seed's
-    SHA-256; once drawn, the seed, units and counts, and with `lists` the sorted entrant ids and
-    winners, which are megabytes and never change, so they are cached."""
+    SHA-256 and when entries open; once drawn, the seed, units and counts, and with `lists` the
+    sorted entrant ids and winners, which are megabytes and never change, so they are cached."""
     if lists:
         cached = cache.get(keys.draw_public(sale_id))
         if cached is not None:
@@ -116,6 +142,7 @@ def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | N
         "seedSha256": draw.seed_sha256,
         "drawAt": draw.sale.draw_at,
         "drawWindowS": draw.sale.draw_window_s,
+        "entriesOpenAt": draw.sale.entries_from,
         "drawn": draw.drawn_at is not None,
     }
     if draw.drawn_at is None:
@@ -126,6 +153,57 @@ def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | N
         public.update(entrantIds=entrant_ids, winnerIds=winner_ids)
         cache.set(keys.draw_public(sale_id), public, timeout=24 * 60 * 60)
     return public
+
+
+# How long the item page's refresh reuses a draw's summary: the seed shows within this of the draw.
+DRAW_SUMMARY_SECONDS = 2
+
+
+def sale_draw_summary(*, sale_id: int) -> dict[str, Any] | None:
+    """sale_draw_public without the entrant list, with the winners (at most the units), cached
+    briefly: the item page's refresh asks for it every few seconds per shopper."""
+    cached = cache.get(keys.draw_summary(sale_id))
+    if cached is not None:
+        return cached or None
+    public = sale_draw_public(sale_id=sale_id)
+    if public is not None and public["drawn"]:
+        public["winnerIds"] = SaleDraw.objects.filter(sale_id=sale_id).values_list("winner_ids", flat=True).first()
+    cache.set(keys.draw_summary(sale_id), public or {}, DRAW_SUMMARY_SECONDS)
+    return public
+
+
+# Once drawn, a shopper's place in the list never changes: kept as long as the published lists.
+DRAW_ENTRY_SECONDS = 24 * 60 * 60
+
+
+def draw_entry(*, sale_id: int, user_id: int) -> dict[str, Any] | None:
+    """The shopper's place in a made draw: `number`, their 1-based position in the published,
+    sorted entrant list (anyone can check it: entrantIds[number - 1] is their id), `entrants`
+    and `won`; None before the draw or when they did not enter. One scan of the stored list the
+    first time a shopper asks, then cached."""
+    key = keys.draw_entry(sale_id, user_id)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached or None
+    with connection.cursor() as cursor:
+        cursor.execute(_DRAW_ENTRY, {"sale_id": sale_id, "user_id": user_id})
+        row = cursor.fetchone()
+    if row is None:
+        drawn = SaleDraw.objects.filter(sale_id=sale_id, drawn_at__isnull=False).exists()
+        if drawn:  # not an entrant: remembered too, so a poll does not scan the list again
+            cache.set(key, {}, DRAW_ENTRY_SECONDS)
+        return None
+    entry = {"number": row[0], "entrants": row[1], "won": row[2]}
+    cache.set(key, entry, DRAW_ENTRY_SECONDS)
+    return entry
+
+
+_DRAW_ENTRY = f"""
+SELECT entry.number, jsonb_array_length(draw.entrant_ids), draw.winner_ids @> to_jsonb(%(user_id)s::bigint)
+FROM {SaleDraw._meta.db_table} AS draw,
+     jsonb_array_elements(draw.entrant_ids) WITH ORDINALITY AS entry(id, number)
+WHERE draw.sale_id = %(sale_id)s AND draw.drawn_at IS NOT NULL AND entry.id = to_jsonb(%(user_id)s::bigint)
+"""
 
 
 def captcha_pool_size() -> int:

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from goods.models import SaleStatus
-from goods.selectors import sale_page
+from goods.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page
 from seckill import selectors, steps
 from seckill.tickets import ticket_set
 from seckill_site.codes import Code
@@ -108,14 +108,16 @@ def seckill_result(request: HttpRequest, user_id: int, sale_id: int) -> HttpResp
     return ok(selectors.seckill_result(user_id=user_id, sale_id=sale_id))
 
 
-def _shopper_state(request: HttpRequest, sale_id: int, status: int) -> dict | None:
+def _shopper_state(request: HttpRequest, sale_id: int, status: int, entries: dict | None) -> dict | None:
     # request.user, not the session's id: a deactivated or revoked session is logged out.
     if not request.user.is_authenticated:
         return None
-    if status == SaleStatus.NOT_STARTED:
+    if status == SaleStatus.NOT_STARTED and (entries is None or entries["state"] == ENTRIES_SOON):
         # Nobody can hold a unit yet, and this is when thousands of shoppers sit on the page
         # refreshing: no Redis or database read per refresh until the sale opens.
         return {"state": selectors.STATE_NONE}
+    if status == SaleStatus.NOT_STARTED:  # a draw taking entries ahead: entered or not, from Redis
+        return selectors.shopper_entry_state(user_id=request.user.pk, sale_id=sale_id)
     return selectors.shopper_sale_state(user_id=request.user.pk, sale_id=sale_id)
 
 
@@ -133,7 +135,7 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
         "sale": data["goods"],
         "page": data["page"],
         "status": data["seckillStatus"],
-        "draw": selectors.sale_draw_public(sale_id=parsed),
+        "draw": selectors.sale_draw_summary(sale_id=parsed),
         "shopper": None,
         "shared": True,
         "login_url": f"/user/index?next={quote(request.path)}",
@@ -146,6 +148,10 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
 
 
 def _seconds_to_next_status(data: dict) -> int | None:
+    entries = data["page"]["entries"]
+    if entries is not None and entries["state"] != ENTRIES_CLOSED:
+        # A draw sale's page changes when its entries open and when they close (the draw).
+        return entries["opensIn"] if entries["state"] == ENTRIES_SOON else entries["closesIn"]
     if data["seckillStatus"] == SaleStatus.NOT_STARTED:
         return data["remainSeconds"]
     return data["page"]["endsIn"]  # None once it has ended
@@ -153,6 +159,13 @@ def _seconds_to_next_status(data: dict) -> int | None:
 
 def _state_json(state: dict | None) -> dict | None:
     return None if state is None else {k: v for k, v in state.items() if k not in ("payDeadlineAt", "drawAtTime")}
+
+
+def _entries_json(entries: dict | None) -> dict | None:
+    """A draw sale's entries for the page's refresh: the state and the seconds to each change."""
+    if entries is None:
+        return None
+    return {"state": entries["state"], "opensIn": entries["opensIn"], "closesIn": entries["closesIn"]}
 
 
 @allow("GET")
@@ -165,13 +178,15 @@ def item_state(request: HttpRequest) -> HttpResponse:
     data = sale_page(sale_id=sale_id)
     if data is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    shopper = _shopper_state(request, sale_id, data["seckillStatus"])
+    entries = data["page"]["entries"]
+    shopper = _shopper_state(request, sale_id, data["seckillStatus"], entries)
     path = reverse("item:page", args=[sale_id])
     context = {
         "sale": data["goods"],
         "page": data["page"],
         "status": data["seckillStatus"],
         "shopper": shopper,
+        "draw": selectors.sale_draw_summary(sale_id=sale_id) if entries is not None else None,
         "login_url": f"/user/index?next={quote(path)}",
         "register_url": f"/user/register?next={quote(path)}",
     }
@@ -184,6 +199,9 @@ def item_state(request: HttpRequest) -> HttpResponse:
             "shopper": _state_json(shopper),
             "panel": render_to_string("seckill/panel.html", context, request=request),
             "stockBox": render_to_string("seckill/stock.html", context, request=request),
+            "entries": _entries_json(entries),
+            # A draw sale's public draw: the seed shows here once drawn, without a reload.
+            "drawBox": render_to_string("seckill/draw_info.html", context, request=request) if entries else None,
             # The shared page carries no token: a buy's POST takes this one.
             "csrfToken": get_token(request) if shopper is not None else None,
         }

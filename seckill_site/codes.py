@@ -28,11 +28,13 @@ class Code(Enum):
     NOT_STARTED = (500502, _("the sale has not started yet"), 200)
     ENDED = (500503, _("the sale has ended"), 200)
     PATH_INVALID = (500504, _("invalid or expired request, solve the captcha again"), 403)
-    CAPTCHA_WRONG = (500505, _("wrong or expired captcha answer"), 400)
+    CAPTCHA_WRONG = (500505, _("wrong or expired captcha answer: try a new one"), 400)
     TRY_AGAIN = (500506, _("could not queue your request, please try again"), 503)
     # A draw sale (docs/draw.md): entered in its opening window, then drawn.
     ENTERED = (500507, _("you are in the draw"), 200)
     DRAW_PENDING = (500508, _("the draw is being made, try again in a moment"), 200)
+    # Sold out after the draw: the shopper missed the entries, and is told so.
+    ENTRIES_CLOSED = (500509, _("entries to this draw have closed, and no units are left"), 200)
 
     ORDER_NOT_FOUND = (500600, _("order not found"), 404)
     ORDER_STATE = (500601, _("the order cannot do that in its current state"), 409)

@@ -31,6 +31,7 @@ from goods.sale_state.marks import (
     sold_out_clear,
     sold_out_known,
     sold_out_mark,
+    sold_out_refusal,
     window,
     window_refusal,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "sold_out_clear",
     "sold_out_known",
     "sold_out_mark",
+    "sold_out_refusal",
     "stock_add",
     "stock_left",
     "stock_take",

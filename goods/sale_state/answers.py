@@ -43,3 +43,5 @@ class Refusal(enum.IntEnum):
     NOT_DURABLE = -10, Code.TRY_AGAIN
     # This process's copy of the entry shards was old; enter() asks once more.
     SHARDS_STALE = -11, Code.TRY_AGAIN
+    # Sold out after a draw sale's draw: said as "entries have closed" (never by a script).
+    ENTRIES_CLOSED = -12, Code.ENTRIES_CLOSED

@@ -27,7 +27,7 @@ def shards_stored(sale_id: int) -> int:
     return int(client().hget(keys.window(sale_id), "shards") or 1)
 
 
-def window_spread(*, sale_id: int, start: float, end: float, draw: float) -> None:
+def window_spread(*, sale_id: int, start: float, end: float, draw: float, entries: float = 0) -> None:
     """Fix a draw sale's entry shard count once, and copy the window to each shard."""
     redis = client()
     if draw:
@@ -37,7 +37,10 @@ def window_spread(*, sale_id: int, start: float, end: float, draw: float) -> Non
     if count > 1:
         pipeline = redis.pipeline(transaction=False)
         for shard in range(count):
-            pipeline.hset(keys.shard_window(sale_id, shard, count), mapping={"start": start, "end": end, "draw": draw})
+            pipeline.hset(
+                keys.shard_window(sale_id, shard, count),
+                mapping={"start": start, "end": end, "draw": draw, "entries": entries},
+            )
         pipeline.execute()
     window_forget(sale_id)
 

@@ -13,10 +13,13 @@ from seckill_site.redis import now as redis_now
 # Sale id -> monotonic deadline: one Redis call per mark, not per request, for a sold-out sale.
 SOLD_OUT_MARK_SECONDS = 1.0
 _sold_out_until: dict[int, float] = {}
+# Sale id -> how its mark is told, when not plainly SOLD_OUT (a draw sale after its draw).
+_sold_out_as: dict[int, Refusal] = {}
 
-# Sale id -> (start, end, fetched at, draw second or 0, entry shards).
+# Sale id -> (start, end, fetched at, draw second or 0, entry shards, when entries open: the start,
+# or a draw sale's second for entries taken ahead).
 WINDOW_CACHE_SECONDS = 5.0
-_windows: dict[int, tuple[float, float, float, float, int]] = {}
+_windows: dict[int, tuple[float, float, float, float, int, float]] = {}
 
 
 def sold_out_known(sale_id: int) -> bool:
@@ -25,14 +28,28 @@ def sold_out_known(sale_id: int) -> bool:
 
 
 def sold_out_mark(sale_id: int) -> None:
+    """Remember the sale is sold out, and how to say it: after a draw sale's draw by the window
+    copy its caller just read, ENTRIES_CLOSED (whoever comes then has missed the entries)."""
     _sold_out_until[sale_id] = time.monotonic() + SOLD_OUT_MARK_SECONDS
+    cached = _window_cached(sale_id, ask=False)
+    if cached is not None and cached[3] and redis_now() >= cached[3]:
+        _sold_out_as[sale_id] = Refusal.ENTRIES_CLOSED
+    else:
+        _sold_out_as.pop(sale_id, None)
+
+
+def sold_out_refusal(sale_id: int) -> Refusal:
+    """How this process tells a sold-out sale (sold_out_mark): SOLD_OUT or ENTRIES_CLOSED."""
+    return _sold_out_as.get(sale_id, Refusal.SOLD_OUT)
 
 
 def sold_out_clear(sale_id: int | None = None) -> None:
     if sale_id is None:
         _sold_out_until.clear()
+        _sold_out_as.clear()
     else:
         _sold_out_until.pop(sale_id, None)
+        _sold_out_as.pop(sale_id, None)
 
 
 def window(sale_id: int) -> tuple[float, float] | None:
@@ -53,7 +70,7 @@ def shards(sale_id: int) -> int:
     return 1 if cached is None else cached[4]
 
 
-def _window_cached(sale_id: int, *, ask: bool = True) -> tuple[float, float, float, float, int] | None:
+def _window_cached(sale_id: int, *, ask: bool = True) -> tuple[float, float, float, float, int, float] | None:
     """The copy; a missing or stale one is read again, or without `ask` answered None."""
     cached = _windows.get(sale_id)
     now = time.monotonic()
@@ -61,29 +78,34 @@ def _window_cached(sale_id: int, *, ask: bool = True) -> tuple[float, float, flo
         return cached
     if not ask:
         return None
-    start, end, draw, shards = client().hmget(keys.window(sale_id), ["start", "end", "draw", "shards"])
+    start, end, draw, shards, entries = client().hmget(
+        keys.window(sale_id), ["start", "end", "draw", "shards", "entries"]
+    )
     if start is None or end is None:
         _windows.pop(sale_id, None)
         return None
-    _windows[sale_id] = (float(start), float(end), now, float(draw or 0), int(shards or 1))
+    opens = float(entries or 0) if float(draw or 0) else 0.0
+    _windows[sale_id] = (float(start), float(end), now, float(draw or 0), int(shards or 1), opens or float(start))
     return _windows[sale_id]
 
 
 def refusal_known(sale_id: int, *, ask: bool) -> Refusal | None:
-    """SOLD_OUT, NOT_STARTED or ENDED if this process knows it: public facts, answered to anyone."""
+    """SOLD_OUT (ENTRIES_CLOSED for a draw sale after its draw), NOT_STARTED or ENDED if this
+    process knows it: public facts, answered to anyone."""
     if sold_out_known(sale_id):
-        return Refusal.SOLD_OUT
+        return sold_out_refusal(sale_id)
     return window_refusal(sale_id, ask=ask)
 
 
 def window_refusal(sale_id: int, *, ask: bool = True) -> Refusal | None:
-    """NOT_STARTED or ENDED by the shop's clock and the window copy; None when it may be open.
-    Without `ask` nothing reaches the network, and a stale copy answers None."""
+    """NOT_STARTED (before the start, or before a draw sale's entries open ahead of it) or ENDED
+    by the shop's clock and the window copy; None when it may be open. Without `ask` nothing
+    reaches the network, and a stale copy answers None."""
     cached = _window_cached(sale_id, ask=ask)
     if cached is None:
         return None
     now = redis_now()
-    if now < cached[0]:
+    if now < cached[5]:
         return Refusal.NOT_STARTED
     if now >= cached[1]:
         return Refusal.ENDED

@@ -54,16 +54,17 @@ def unit_return(*, sale_id: int, user_id: int, order_id: int, request_id: str, t
     return outcome
 
 
-def sale_open(*, sale_id: int, stock: int, start: float, end: float, draw: float = 0) -> bool:
+def sale_open(*, sale_id: int, stock: int, start: float, end: float, draw: float = 0, entries: float = 0) -> bool:
     """Load a new sale unless a load got there first; True when loaded. The caller holds the
-    sale's stock lock and read `stock` under it."""
+    sale's stock lock and read `stock` under it. `entries`: the epoch second a draw sale's
+    entries open ahead of its start, 0 when they open at the start."""
     loaded = bool(
         script("sale_open")(
             keys=[keys.stock(sale_id), keys.window(sale_id), keys.generation(sale_id)],
-            args=[stock, start, end, secrets.token_hex(8), draw],
+            args=[stock, start, end, secrets.token_hex(8), draw, entries],
         )
     )
-    window_spread(sale_id=sale_id, start=start, end=end, draw=draw)
+    window_spread(sale_id=sale_id, start=start, end=end, draw=draw, entries=entries)
     return loaded
 
 
@@ -88,10 +89,10 @@ def stock_add(*, sale_id: int, count: int, ticket: str) -> bool:
     return added == 1
 
 
-def window_set(*, sale_id: int, start: float, end: float, draw: float = 0) -> None:
+def window_set(*, sale_id: int, start: float, end: float, draw: float = 0, entries: float = 0) -> None:
     """A new window or admission from the committed row; processes see it within a copy's life."""
-    client().hset(keys.window(sale_id), mapping={"start": start, "end": end, "draw": draw})
-    window_spread(sale_id=sale_id, start=start, end=end, draw=draw)
+    client().hset(keys.window(sale_id), mapping={"start": start, "end": end, "draw": draw, "entries": entries})
+    window_spread(sale_id=sale_id, start=start, end=end, draw=draw, entries=entries)
 
 
 def sale_forget(*, sale_id: int) -> None:
@@ -114,6 +115,7 @@ class Snapshot:
     live_buyer_ids: list[int]
     draw: float = 0  # the epoch second of the sale's draw, 0 for first come, first served
     drawn: bool = False  # the draw is applied in full (SaleDraw.applied_at)
+    entries: float = 0  # the epoch second a draw sale's entries open ahead of its start, 0 at the start
 
 
 @dataclass(frozen=True)
@@ -152,10 +154,13 @@ def load(*, sale_id: int, snapshot: Snapshot, apply: bool) -> LoadReport:
         ],
     )
     if apply:
-        client().hset(keys.window(sale_id), "draw", snapshot.draw)  # entrants are no buyers: left alone
+        # Entrants are no buyers: left alone.
+        client().hset(keys.window(sale_id), mapping={"draw": snapshot.draw, "entries": snapshot.entries})
         if snapshot.drawn:
             drawn_mark(sale_id)
-        window_spread(sale_id=sale_id, start=snapshot.start, end=snapshot.end, draw=snapshot.draw)
+        window_spread(
+            sale_id=sale_id, start=snapshot.start, end=snapshot.end, draw=snapshot.draw, entries=snapshot.entries
+        )
         process_marks_clear(sale_id)
     return LoadReport(None if previous == -1 else previous, stock, buyers_before, buyers, bool(differ))
 

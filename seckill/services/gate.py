@@ -43,9 +43,9 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
     same answers earlier. Then one Redis call (reserve.lua) counts the rate limit and takes the
     path and the unit; the session's read cannot join it, its keys being in another cluster slot.
     """
-    # Layer 2: what this process already knows.
+    # Layer 2: what this process already knows (after a draw, sold out is "entries closed").
     if sale_state.sold_out_known(sale_id):
-        return Attempt(Code.SOLD_OUT)
+        return Attempt(sale_state.sold_out_refusal(sale_id).code)
     closed = _window_closed(sale_id)
     if closed is not None:
         return Attempt(closed)
@@ -121,7 +121,8 @@ def _window_closed(sale_id: int) -> Code | None:
 def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
     if reserved.refusal is sale_state.Refusal.SOLD_OUT:
         sale_state.sold_out_mark(sale_id)
-    elif reserved.refusal is sale_state.Refusal.NOT_LOADED:
+        return Attempt(sale_state.sold_out_refusal(sale_id).code)  # after a draw: "entries closed"
+    if reserved.refusal is sale_state.Refusal.NOT_LOADED:
         sale_rebuild_request(sale_id=sale_id)
     assert reserved.refusal is not None  # reserve() names its refusal whenever it took no unit
     return Attempt(reserved.refusal.code, retry_after=reserved.retry_after, draw_at=reserved.draw_at)

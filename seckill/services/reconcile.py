@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 # The database's side of a sale in one statement, so that one snapshot serves the stock, the
 # written orders and the live buyers even under READ COMMITTED.
 _SNAPSHOT = """
-SELECT sale.stock_count, sale.start_at, sale.end_at, sale.admission, sale.draw_window_s,
+SELECT sale.stock_count, sale.start_at, sale.end_at, sale.admission, sale.draw_window_s, sale.entries_open_at,
        ARRAY(SELECT request_id FROM {seckill_order} WHERE sale_id = sale.id AND request_id = ANY(%(request_ids)s)),
        ARRAY(SELECT user_id FROM {seckill_order} WHERE sale_id = sale.id AND live),
        EXISTS(SELECT 1 FROM {draw} WHERE sale_id = sale.id AND applied_at IS NOT NULL)
@@ -49,9 +49,12 @@ def _sale_snapshot(sale_id: int) -> sale_state.Snapshot | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    stock, start, end, admission, draw_window_s, written, buyers, drawn = row
+    stock, start, end, admission, draw_window_s, entries_open_at, written, buyers, drawn = row
     draw = start.timestamp() + draw_window_s if admission == Admission.DRAW else 0
-    return sale_state.Snapshot(stock, start.timestamp(), end.timestamp(), list(written), list(buyers), draw, drawn)
+    entries = entries_open_at.timestamp() if draw and entries_open_at else 0
+    return sale_state.Snapshot(
+        stock, start.timestamp(), end.timestamp(), list(written), list(buyers), draw, drawn, entries
+    )
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ def test_draw_makes_winners_orders_and_losers_not_drawn(flushes):
     assert Sale.objects.get(pk=sale.pk).stock_count == 0
     assert draw_service.sale_draw(sale_id=sale.pk).state == "done"  # a late trigger changes nothing
     loser = next(u for u in users if u.pk not in orders)
-    assert attempt(loser, sale).code is Code.SOLD_OUT
+    assert attempt(loser, sale).code is Code.ENTRIES_CLOSED  # sold out after the draw, said as "entries closed"
 
 
 @pytest.mark.django_db
@@ -128,7 +128,7 @@ def test_stock_left_after_the_draw_is_sold_first_come_first_served_and_the_first
     # No trigger ran: the first buy after the window makes the draw, then buys.
     assert attempt(late[0], sale).code is Code.SUCCESS
     assert SaleDraw.objects.get(sale=sale).drawn_at is not None
-    assert [attempt(user, sale).code for user in late[1:]] == [Code.SUCCESS, Code.SOLD_OUT]
+    assert [attempt(user, sale).code for user in late[1:]] == [Code.SUCCESS, Code.ENTRIES_CLOSED]
     assert redis_invariants(sale) == {"stock": 0, "reserved": 4, "buyers": 4}
     for user in entrants:  # every entrant won (fewer entrants than units)
         assert selectors.seckill_result(user_id=user.pk, sale_id=sale.pk) == sale_state.RESULT_QUEUED
@@ -168,7 +168,7 @@ def test_a_draw_that_crashed_midway_is_finished_without_a_double_win(flushes, mo
     monkeypatch.setattr(sale_state.draw, "script", real_script)
 
     # The next buy finishes the stored draw, then finds the stock gone to its winners.
-    assert attempt(make_users(1)[0], sale).code is Code.SOLD_OUT
+    assert attempt(make_users(1)[0], sale).code is Code.ENTRIES_CLOSED
     assert draw_service.sale_draw(sale_id=sale.pk).state == "done"
     assert redis_invariants(sale) == {"stock": 0, "reserved": 5, "buyers": 5}
     reserved = {int(v.decode().split(":")[0]) for v in client().hvals(keys.reservations(sale.pk))}
@@ -385,7 +385,8 @@ def test_the_merchant_audits_the_draw_in_the_admin_and_the_seed_stays_secret_unt
 def test_the_published_draw_reproduces_the_winners_and_is_kept_in_the_cache(client, flushes):
     sale = make_draw_sale(stock=2)
     before = client.get("/seckill/draw", {"goodsId": sale.pk}).json()["data"]
-    assert set(before) == {"saleId", "seedSha256", "drawAt", "drawWindowS", "drawn"}  # no seed, no lists yet
+    keys_before = {"saleId", "seedSha256", "drawAt", "drawWindowS", "entriesOpenAt", "drawn"}
+    assert set(before) == keys_before  # no seed, no lists yet
     enter_all(make_users(5), sale)
     window_over(sale)
     draw_service.sale_draw(sale_id=sale.pk)

@@ -33,6 +33,12 @@ from seckill.tests.test_draw import (  # noqa: F401 (collected again here, with 
     test_the_published_draw_reproduces_the_winners_and_is_kept_in_the_cache,
     window_over,
 )
+from seckill.tests.test_draw_ahead import (  # noqa: F401 (collected again here, with K=4)
+    test_after_the_entries_closed_a_latecomer_is_told_entries_closed_not_sold_out,
+    test_before_entries_open_an_entry_is_refused_as_not_started_and_keeps_its_path,
+    test_entries_are_taken_before_the_opening_once_each_and_take_no_stock,
+    test_the_draw_at_the_opening_includes_the_pre_registered_and_is_recomputable,
+)
 from seckill_site.redis import client
 from users.tests.factories import make_users
 
@@ -235,8 +241,8 @@ def test_a_process_whose_copy_of_the_window_predates_the_shards_enters_on_the_ri
     sale = make_draw_sale(stock=1)
     user = make_users(1)[0]
     sale_state.path_set(sale_id=sale.pk, user_id=user.pk, path="p")
-    start, end, fetched, draw, _ = sale_state.marks._window_cached(sale.pk)
-    sale_state.marks._windows[sale.pk] = (start, end, fetched, draw, 1)
+    start, end, fetched, draw, _, opens = sale_state.marks._window_cached(sale.pk)
+    sale_state.marks._windows[sale.pk] = (start, end, fetched, draw, 1, opens)
     assert sale_state.enter(sale_id=sale.pk, user_id=user.pk, path="p").first
     assert sale_state.entrants(sale.pk) == [user.pk]
     assert not client().exists(keys.entrants(sale.pk))  # nothing in the one-shard set

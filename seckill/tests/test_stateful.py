@@ -566,7 +566,7 @@ class DrawSaleLife(SaleLife):
         from goods.services import draw_seed_ensure, sale_open
 
         super().__init__()
-        self.sale = make_sale(stock=STOCK, starts_in=-1, warm=False, admission=Admission.DRAW, draw_window_s=60)
+        self.sale = self._draw_sale_make(admission=Admission.DRAW)
         draw_seed_ensure(sale=self.sale)
         # One seed for every example: with a random one, a replay draws other winners and the
         # rules open to it differ (Hypothesis calls that a flaky strategy definition).
@@ -574,15 +574,14 @@ class DrawSaleLife(SaleLife):
         SaleDraw.objects.filter(sale=self.sale).update(seed=seed, seed_sha256=hashlib.sha256(seed.encode()).hexdigest())
         sale_open(sale_id=self.sale.pk)
         self.window_open = True
+        self.entrants_at_close: set[int] | None = None
 
-    @initialize()
-    def everyone_enters(self):
-        for index in range(SHOPPERS):
-            self.buy(index)
+    def _draw_sale_make(self, *, admission) -> Sale:
+        """A draw sale whose entry window opened a second ago."""
+        return make_sale(stock=STOCK, starts_in=-1, warm=False, admission=admission, draw_window_s=60)
 
-    @precondition(lambda self: self.window_open)
-    @rule()
-    def window_closes(self):
+    def _window_move_back(self) -> None:
+        """Move the sale back in time so that its entries closed a second ago, in both stores."""
         start = timezone.now() - timedelta(seconds=self.sale.draw_window_s + 1)
         Sale.objects.filter(pk=self.sale.pk).update(start_at=start)
         self.sale.refresh_from_db()
@@ -592,6 +591,16 @@ class DrawSaleLife(SaleLife):
             end=self.sale.end_at.timestamp(),
             draw=self.sale.draw_at.timestamp(),
         )
+
+    @initialize()
+    def everyone_enters(self):
+        for index in range(SHOPPERS):
+            self.buy(index)
+
+    @precondition(lambda self: self.window_open)
+    @rule()
+    def window_closes(self):
+        self._window_move_back()
         sale_state.process_marks_clear()
         self.window_open = False
 
@@ -620,6 +629,16 @@ class DrawSaleLife(SaleLife):
         self.draw()  # beat's draw sweep comes by within seconds
 
     @invariant()
+    def no_entry_once_the_entries_closed(self):
+        """Once the drawer saw the entries closed, the entrant set only shrinks (a Redis loss)."""
+        if self.window_open or not sale_state.drawn(self.sale.pk):
+            return
+        now = {int(member) for member in client().smembers(keys.entrants(self.sale.pk))}
+        if self.entrants_at_close is None:
+            self.entrants_at_close = now
+        assert now <= self.entrants_at_close, "an entry was taken after the entries closed"
+
+    @invariant()
     def no_winner_turned_twice(self):
         draw = SaleDraw.objects.filter(sale=self.sale).first()
         if draw is None or draw.drawn_at is None:
@@ -633,3 +652,32 @@ class DrawSaleLife(SaleLife):
 @pytest.mark.slow
 def test_a_draw_sale_life_keeps_its_invariants_through_a_redis_loss(settings):
     _run(DrawSaleLife, settings)
+
+
+class DrawAheadSaleLife(DrawSaleLife):
+    """The draw sale's life when it takes entries ahead of its start (entries_open_at) and is
+    drawn at the start itself (a window of 0 s): everyone enters before the sale starts."""
+
+    def _draw_sale_make(self, *, admission) -> Sale:
+        opens = timezone.now() - timedelta(seconds=1)
+        return make_sale(
+            stock=STOCK, starts_in=120, warm=False, admission=admission, draw_window_s=0, entries_open_at=opens
+        )
+
+    def _window_move_back(self) -> None:
+        start = timezone.now() - timedelta(seconds=1)
+        Sale.objects.filter(pk=self.sale.pk).update(entries_open_at=start - timedelta(seconds=60), start_at=start)
+        self.sale.refresh_from_db()
+        sale_state.window_set(
+            sale_id=self.sale.pk,
+            start=self.sale.start_at.timestamp(),
+            end=self.sale.end_at.timestamp(),
+            draw=self.sale.draw_at.timestamp(),
+            entries=self.sale.entries_open_at.timestamp(),
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_draw_sale_taking_entries_ahead_keeps_its_invariants(settings):
+    _run(DrawAheadSaleLife, settings)

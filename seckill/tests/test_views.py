@@ -31,7 +31,7 @@ def test_wrong_captcha_is_a_clear_400(shopper):
     shopper.get("/seckill/verifyCode", {"goodsId": sale.pk})
     answer = int(client().get(keys.captcha(sale.pk, shopper.user.pk)))
     response = shopper.get("/seckill/path", {"goodsId": sale.pk, "verifyCode": answer + 1})
-    assert response.status_code == 400 and response.json()["msg"] == "wrong or expired captcha answer"
+    assert response.status_code == 400 and response.json()["msg"] == "wrong or expired captcha answer: try a new one"
 
 
 def test_result_for_a_sale_never_bought_is_minus_one(shopper):

@@ -100,6 +100,16 @@ def draw_public(sale_id: int) -> str:
     return f"seckill:draw-public:v1:{sale_id}"
 
 
+def draw_summary(sale_id: int) -> str:
+    """A draw's public summary (no entrant list), for the item page's refresh every few seconds."""
+    return f"seckill:draw-summary:v1:{sale_id}"
+
+
+def draw_entry(sale_id: int, user_id: int) -> str:
+    """A shopper's place in a made draw's entrant list: never changing once drawn."""
+    return f"seckill:draw-entry:v1:{sale_id}:{user_id}"
+
+
 def sale_missing(sale_id: int) -> str:
     return f"goods:sale-missing:{sale_id}"
 

@@ -28,6 +28,8 @@
   // state from /seckill/state, which is asked for as soon as the page loads.
   var csrf = null;
   var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501, ENTERED = 500507;
+  var drawBox = document.getElementById("draw-info");
+  var lastDraw = null;
 
   var status = Number(root.dataset.status);
   var stock = Number(root.dataset.stock);
@@ -36,6 +38,11 @@
   // first refresh, as the page loads, replaces them with the server's remaining seconds.
   var startsAt = Number(root.dataset.startsAt) * 1000;
   var endsAt = status === 1 ? Number(root.dataset.endsAt) * 1000 : null;
+  // A draw sale's entries (docs/draw.md): open from entriesOpen (ahead of the start, or at it)
+  // until entriesClose, the draw. null for first come, first served.
+  var entriesOpen = root.dataset.entriesOpens ? Number(root.dataset.entriesOpens) * 1000 : null;
+  var entriesClose = root.dataset.entriesCloses ? Number(root.dataset.entriesCloses) * 1000 : null;
+  var entriesState = null;
   // buying: doSeckill asked and not answered yet. The page's own refresh may find the order
   // written (or the try failed) before that answer arrives: it says so then, and marks the try
   // settled so that the answer does not take the page back to "in the queue".
@@ -59,11 +66,35 @@
   }
   function buyButton() { return document.getElementById("buy"); }
   function mayBuy() { return state === "none" || state === "failed" || state === "not_drawn"; }
-  function canBuy() { return status === 1 && stock > 0 && mayBuy(); }
+  function entriesNow() {
+    if (entriesOpen === null) return null;
+    return Date.now() < entriesOpen ? "soon" : Date.now() < entriesClose ? "open" : "closed";
+  }
+  function canBuy() { return (status === 1 || entriesNow() === "open") && stock > 0 && mayBuy(); }
+  // Entries open or close: the panel's button and wording change with them.
+  function entriesTick() {
+    var now = entriesNow();
+    if (now === null) return false;
+    if (entriesState !== null && now !== entriesState) refresh();
+    entriesState = now;
+    if (now === "soon") {
+      countdown.textContent = interpolate(gettext("Entries open in %s"), [duration((entriesOpen - Date.now()) / 1000)]);
+      barClock(gettext("Entries open in"), Math.max(0, Math.round((entriesOpen - Date.now()) / 1000)));
+    } else if (now === "open") {
+      countdown.textContent = interpolate(gettext("Entries close in %s"), [duration((entriesClose - Date.now()) / 1000)]);
+      barClock(gettext("Entries close in"), Math.max(0, Math.round((entriesClose - Date.now()) / 1000)));
+    } else return false;
+    keepBarRoom();
+    var button = buyButton();
+    if (button && form.hidden) button.disabled = !canBuy();
+    drawTick();
+    return true;
+  }
 
   // The countdown counts against the server's remaining seconds, not the browser's clock.
   var saidMinute = false;
   function tick() {
+    if (entriesTick()) return;
     if (status === 0) {
       var left = Math.max(0, Math.round((startsAt - Date.now()) / 1000));
       if (left > 0) {
@@ -74,14 +105,14 @@
         return;
       }
       status = 1;
-      announce(stock > 0 ? gettext("The sale has started: Buy now is on.") : gettext("Sold out"));
+      if (entriesOpen === null) announce(stock > 0 ? gettext("The sale has started: Buy now is on.") : gettext("Sold out"));
       refresh();
     }
     if (startsLine) startsLine.hidden = true;
     if (status === 1 && endsAt !== null && Date.now() >= endsAt) { status = 2; announce(gettext("This sale has ended.")); }
     if (status === 1) {
       var ending = endsAt === null ? null : (endsAt - Date.now()) / 1000;
-      if (stock <= 0) countdown.textContent = gettext("Sold out for now");
+      if (stock <= 0) countdown.textContent = entriesOpen !== null ? gettext("Entries closed") : gettext("Sold out for now");
       else if (ending !== null) countdown.textContent = interpolate(gettext("On sale now · ends in %s"), [duration(ending)]);
       else countdown.textContent = gettext("On sale now");
       barClock(stock <= 0 ? gettext("Sold out for now") : gettext("Ends in"), stock <= 0 ? null : ending);
@@ -143,6 +174,21 @@
       status = data.seckillStatus;
       stock = data.stockCount;
       if (status === 0) startsAt = Date.now() + data.remainSeconds * 1000;
+      if (data.entries) {
+        entriesOpen = Date.now() + data.entries.opensIn * 1000;
+        entriesClose = Date.now() + data.entries.closesIn * 1000;
+      }
+      // The public draw: replaced when the server renders it differently (the seed, once
+      // drawn); the page's own copy is kept unless it is older than the draw.
+      if (data.drawBox && drawBox && data.drawBox !== lastDraw) {
+        var drawnNow = data.drawBox.indexOf('id="seed"') >= 0;
+        if (lastDraw !== null || drawnNow !== (document.getElementById("seed") !== null)) {
+          drawBox.outerHTML = data.drawBox;
+          drawBox = document.getElementById("draw-info");
+          if (drawnNow && lastDraw !== null) announce(gettext("The draw is made: the seed and the winners are published."));
+        }
+        lastDraw = data.drawBox;
+      }
       endsAt = data.endsIn === null ? endsAt : Date.now() + data.endsIn * 1000;
       state = data.shopper ? data.shopper.state : "anonymous";
       // Only a panel that says something new replaces the one shown: the server's clock
@@ -154,7 +200,7 @@
         lastPanel = panelWords;
       }
       if (data.stockBox !== lastStock) { stockBox.outerHTML = data.stockBox; stockBox = document.getElementById("stock-box"); lastStock = data.stockBox; }
-      if (status === 1 && wasInStock && stock <= 0) announce(gettext("Sold out"));
+      if (status === 1 && wasInStock && stock <= 0) announce(entriesOpen !== null ? gettext("Entries closed") : gettext("Sold out"));
       if (state !== before) stateChanged(before, data.shopper);
       if (!mayBuy()) form.hidden = true;
       tick();
@@ -206,7 +252,10 @@
       return r.blob();
     });
   }
+  // spoken: the last challenge was the audio one, whose answer a wrong try used up.
+  var spoken = false;
   function newCaptcha() {
+    spoken = false;
     answer.value = "";
     return fetchChallenge("/seckill/verifyCode").then(function (blob) {
       wait.hidden = true;
@@ -219,13 +268,14 @@
   }
   // The spoken sum replaces the picture and its words while it is on (its answer replaced the
   // picture's on the server); switching back draws a new picture.
-  var listening = false, listenLabel = audioButton.textContent;
+  var listening = false, listenLabel = audioButton.textContent, refreshLabel = refreshButton.textContent;
   function hearing(on) {
     listening = on;
     img.hidden = pictureHelp.hidden = on;
     audioHelp.hidden = player.hidden = !on;
     if (!on) player.pause();
     audioButton.textContent = on ? audioButton.dataset.pictureLabel : listenLabel;
+    refreshButton.textContent = on ? gettext("New digits") : refreshLabel;
     answer.setAttribute("aria-describedby", on ? "captcha-audio-help" : "captcha-help");
   }
   function challenge() { return listening ? listen() : newCaptcha(); }
@@ -236,6 +286,7 @@
   }
   function listen() {
     return fetchChallenge("/seckill/verifyAudio").then(function (blob) {
+      spoken = true;
       answer.value = "";
       hearing(true);
       if (player.src) URL.revokeObjectURL(player.src);
@@ -265,6 +316,16 @@
     json("/seckill/path?goodsId=" + saleId + "&verifyCode=" + encodeURIComponent(answer.value.trim()))
       .then(function (body) {
         if (body.code === SALE_LIMIT) { say(body.msg, "err"); limited(body); return; }
+        if (body.code !== 0 && spoken) {
+          // A listener gets new digits when they ask, not a clip that starts over their screen reader.
+          player.pause();
+          player.removeAttribute("src");
+          player.hidden = true;
+          answer.value = "";
+          say(body.msg + " " + gettext("Press “New digits” to hear new ones."), "err");
+          refreshButton.focus();
+          return;
+        }
         if (body.code !== 0) { say(body.msg, "err"); challenge(); answer.focus(); return; }
         buying = true;
         settled = false;

@@ -15,11 +15,13 @@
 -- window (a first come, first served sale, or the window is over: the caller reserves), or
 -- {-11, K} called for one shard where the sale has K (the caller's copy of the window was
 -- older than the sale's switch to a draw: it calls again on the shopper's shard).
+-- Entries are taken from the window's 'entries' second (a draw that takes them ahead of the
+-- start) or from its start, until the draw's second.
 -- The window is judged by Redis's TIME, as reserve.lua does, and by the shard's closed mark
 -- (draw_due.lua sets it when it finds the draw due): once the drawer saw the draw due on a
 -- shard, no entry is taken there, so the drawer reads a set that no longer changes.
 local one_shard = #KEYS >= 8
-local window = redis.call('HMGET', KEYS[1], 'start', 'end', 'draw', 'closed', 'shards')
+local window = redis.call('HMGET', KEYS[1], 'start', 'end', 'draw', 'closed', 'shards', 'entries')
 if (one_shard and redis.call('EXISTS', KEYS[6]) == 0) or not window[1] or not window[2] then
   if redis.call('GET', KEYS[3]) ~= ARGV[3] then
     return {-4, 0}
@@ -31,7 +33,12 @@ if one_shard and tonumber(window[5] or '1') > 1 then
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) + tonumber(time[2]) / 1000000
-if now < tonumber(window[1]) then
+-- Entries open at the start, or earlier when the merchant opened them ahead (window 'entries').
+local opens = tonumber(window[6] or '0') or 0
+if opens <= 0 then
+  opens = tonumber(window[1])
+end
+if now < opens then
   return {-5, 0}
 end
 if now >= tonumber(window[2]) then
