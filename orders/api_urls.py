@@ -10,5 +10,7 @@ urlpatterns = [
     path("orders/<str:order_no>/pay", orders.OrderPayApi.as_view(), name="order-pay"),
     path("orders/<str:order_no>/payments/<str:trade_no>/card", orders.PaymentCardApi.as_view(), name="payment-card"),
     path("orders/<str:order_no>/cancel", orders.OrderCancelApi.as_view(), name="order-cancel"),
+    path("orders/<str:order_no>/refund-request", orders.OrderRefundRequestApi.as_view(), name="order-refund-request"),
+    path("orders/<str:order_no>/received", orders.OrderReceivedApi.as_view(), name="order-received"),
     path("merchant/sales/<str:sale_id>/figures", orders.MerchantSaleFiguresApi.as_view(), name="merchant-sale-figures"),
 ]

@@ -12,6 +12,8 @@ from rest_framework.views import APIView
 from goods.apis import SALE_ID
 from goods.selectors import sales_visible_to
 from orders import selectors
+from orders.forms import refund_reason_text
+from orders.fulfilment import order_deliver, refund_request_open
 from orders.models import Provider
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.http import provider_urls
@@ -24,6 +26,7 @@ from orders.serializers import (
     OrderPayInputSerializer,
     OrderSerializer,
     PaymentStartSerializer,
+    RefundRequestInputSerializer,
     SaleFiguresSerializer,
 )
 from orders.services import OrderStateError
@@ -166,6 +169,54 @@ class OrderCancelApi(APIView):
         except OrderStateError as refusal:
             return api_fail(Code.ORDER_STATE, str(refusal))
         return api_ok(OrderSerializer(order).data)
+
+
+class OrderRefundRequestApi(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Ask for a refund of a paid order that has not shipped; the merchant approves or declines",
+        description="One request waits at a time; while it waits the order does not ship. Approved: the order "
+        "is refunded in full through its payment provider. Declined: `refundRequest.answer` says why, and the "
+        "order ships. A shipped order is refunded by its merchant once the parcel comes back (409 here).",
+        parameters=[ORDER_NO],
+        request=RefundRequestInputSerializer,
+        responses={200: envelope("RefundRequestEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
+    )
+    def post(self, request: Request, order_no: str) -> Response:
+        user = signed_in(request)
+        order = selectors.order_of_user(user=user, order_no=order_no)
+        if order is None:
+            return api_fail(Code.ORDER_NOT_FOUND)
+        body = RefundRequestInputSerializer(data=request.data if request.data else {})
+        body.is_valid(raise_exception=True)
+        reason = refund_reason_text(body.validated_data["reason"], body.validated_data["detail"])
+        try:
+            refund_request_open(order_id=order.pk, reason=reason, actor_id=user.pk)
+        except OrderStateError as refusal:
+            return api_fail(Code.ORDER_STATE, str(refusal))
+        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+
+class OrderReceivedApi(APIView):
+    @extend_schema(
+        tags=["orders"],
+        summary="Confirm a shipped order arrived: it is completed",
+        parameters=[ORDER_NO],
+        request=None,
+        responses={200: envelope("OrderReceivedEnvelope", OrderSerializer()), **errors(401, 404, 409)},
+    )
+    def post(self, request: Request, order_no: str) -> Response:
+        user = signed_in(request)
+        order = selectors.order_of_user(user=user, order_no=order_no)
+        if order is None:
+            return api_fail(Code.ORDER_NOT_FOUND)
+        try:
+            order_deliver(order_id=order.pk, actor_id=user.pk)
+        except OrderStateError as refusal:
+            return api_fail(Code.ORDER_STATE, str(refusal))
+        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
 
 
 class MerchantSaleFiguresApi(APIView):

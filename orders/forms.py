@@ -24,7 +24,11 @@ class RefundRequestForm(forms.Form):
         return cleaned
 
     def reason_text(self) -> str:
-        """The reason as the merchant reads it: the choice, then the shopper's words."""
-        label = str(dict(REFUND_REASONS)[self.cleaned_data["reason"]])
-        detail = self.cleaned_data["detail"].strip()
-        return f"{label}: {detail}" if detail else label
+        return refund_reason_text(self.cleaned_data["reason"], self.cleaned_data["detail"])
+
+
+def refund_reason_text(reason: str, detail: str) -> str:
+    """The reason as the merchant reads it: the choice, then the shopper's words."""
+    label = str(dict(REFUND_REASONS)[reason])
+    detail = detail.strip()
+    return f"{label}: {detail}" if detail else label

@@ -78,10 +78,27 @@ def order_payment_data(order: Order) -> dict[str, Any]:
     }
 
 
+def order_shipment_data(order: Order) -> dict[str, Any] | None:
+    shipment = order_shipment(order)
+    if shipment is None:
+        return None
+    return {
+        "carrier": shipment.carrier,
+        "carrierName": str(shipment.get_carrier_display()),
+        "trackingNo": shipment.tracking_no,
+        "shippedAt": shipment.shipped_at.isoformat(),
+        "deliveredAt": shipment.delivered_at.isoformat() if shipment.delivered_at else None,
+    }
+
+
+def order_refund_request_data(order: Order) -> dict[str, str] | None:
+    """The shopper's latest refund request on the order."""
+    request = order.refund_requests.first()
+    return {"status": request.status, "reason": request.reason, "answer": request.answer} if request else None
+
+
 def order_data(order: Order) -> dict[str, Any]:
     """An order as the JSON clients read it (the order page's twin and the API)."""
-    shipment = order_shipment(order)
-    request = order.refund_requests.first()  # the latest
     return {
         "id": order.pk,
         "orderNo": order.order_no,
@@ -94,20 +111,8 @@ def order_data(order: Order) -> dict[str, Any]:
         "cancelledAt": order.cancelled_at.isoformat() if order.cancelled_at else None,
         "address": order_address_data(order),
         "payment": order_payment_data(order),
-        "shipment": (
-            {
-                "carrier": shipment.carrier,
-                "carrierName": str(shipment.get_carrier_display()),
-                "trackingNo": shipment.tracking_no,
-                "shippedAt": shipment.shipped_at.isoformat(),
-                "deliveredAt": shipment.delivered_at.isoformat() if shipment.delivered_at else None,
-            }
-            if shipment
-            else None
-        ),
-        "refundRequest": (
-            {"status": request.status, "reason": request.reason, "answer": request.answer} if request else None
-        ),
+        "shipment": order_shipment_data(order),
+        "refundRequest": order_refund_request_data(order),
     }
 
 

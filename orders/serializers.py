@@ -1,10 +1,12 @@
 """Orders in the API: the fields of the order page's JSON (orders.views), plus the sale."""
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from orders.models import Order, OrderAddress, Provider
-from orders.selectors import order_address, order_payment_data
+from orders.forms import REFUND_REASONS
+from orders.models import Order, OrderAddress, Provider, RefundRequestStatus
+from orders.selectors import order_address, order_payment_data, order_refund_request_data, order_shipment_data
 from seckill_site.http import ID_MAX
 
 
@@ -81,6 +83,32 @@ class CardResultSerializer(serializers.Serializer):
     )
 
 
+class ShipmentSerializer(serializers.Serializer):
+    carrier = serializers.CharField(help_text="sf, jd, ems, zto, yto, sto, yunda, jt, deppon or other")
+    carrierName = serializers.CharField(help_text="the carrier's name, in the request's language")
+    trackingNo = serializers.CharField()
+    shippedAt = serializers.DateTimeField()
+    deliveredAt = serializers.DateTimeField(allow_null=True)
+
+
+class RefundRequestSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=RefundRequestStatus.choices)
+    reason = serializers.CharField()
+    answer = serializers.CharField(allow_blank=True, help_text="the merchant's, when declined")
+
+
+class RefundRequestInputSerializer(serializers.Serializer):
+    reason = serializers.ChoiceField(
+        choices=[value for value, _label in REFUND_REASONS], help_text="other: say why in `detail`"
+    )
+    detail = serializers.CharField(required=False, allow_blank=True, max_length=150, default="")
+
+    def validate(self, attrs):
+        if attrs["reason"] == "other" and not attrs["detail"].strip():
+            raise serializers.ValidationError({"detail": _("Say why you want a refund.")})
+        return attrs
+
+
 class OrderSerializer(serializers.ModelSerializer):
     orderNo = serializers.CharField(source="order_no")
     goodsId = serializers.IntegerField(source="goods_id")
@@ -93,6 +121,8 @@ class OrderSerializer(serializers.ModelSerializer):
     cancelReason = serializers.CharField(source="cancel_reason", allow_blank=True)
     address = serializers.SerializerMethodField(help_text="where it ships: a copy made at the cashier; null before")
     payment = serializers.SerializerMethodField(help_text="the money side: an open attempt, a refund")
+    shipment = serializers.SerializerMethodField(help_text="the parcel once shipped; null before")
+    refundRequest = serializers.SerializerMethodField(help_text="my latest refund request; null if none")
 
     class Meta:
         model = Order
@@ -112,8 +142,18 @@ class OrderSerializer(serializers.ModelSerializer):
             "cancelReason",
             "address",
             "payment",
+            "shipment",
+            "refundRequest",
         )
         read_only_fields = fields
+
+    @extend_schema_field(ShipmentSerializer(allow_null=True))
+    def get_shipment(self, order: Order) -> dict | None:
+        return order_shipment_data(order)
+
+    @extend_schema_field(RefundRequestSerializer(allow_null=True))
+    def get_refundRequest(self, order: Order) -> dict | None:  # noqa: N802 (the field's name)
+        return order_refund_request_data(order)
 
     @extend_schema_field(PaymentStateSerializer())
     def get_payment(self, order: Order) -> dict:

@@ -130,3 +130,23 @@ def test_another_shoppers_order_is_out_of_reach(client, me):
     client.logout()
     assert client.post(f"/orders/{theirs.order_no}/received", **JSON).status_code == 401
     assert not RefundRequest.objects.exists() and Order.objects.get(pk=theirs.pk).status == OrderStatus.PAID
+
+
+def test_the_api_carries_the_parcel_and_takes_the_two_moves(client, me):
+    order = pay(buy(sale=make_sale(), user=me))
+    api = f"/api/v1/orders/{order.order_no}"
+    bad = client.post(f"{api}/refund-request", {"reason": "other", "detail": " "}, content_type="application/json")
+    assert bad.status_code == 400 and not RefundRequest.objects.exists()
+    asked = client.post(f"{api}/refund-request", {"reason": "mistake"}, content_type="application/json")
+    assert asked.status_code == 200 and asked.json()["data"]["refundRequest"]["status"] == "open"
+    again = client.post(f"{api}/refund-request", {"reason": "mistake"}, content_type="application/json")
+    assert again.status_code == 409
+    refund_request_decline(
+        order_id=order.pk, request_id=RefundRequest.objects.get().pk, answer="Packed already", actor_id=None
+    )
+    order_ship(order_id=order.pk, carrier="ems", tracking_no="E123", actor_id=None)
+    data = client.get(api).json()["data"]
+    assert data["shipment"]["trackingNo"] == "E123" and data["refundRequest"]["answer"] == "Packed already"
+    done = client.post(f"{api}/received")
+    assert done.status_code == 200 and done.json()["data"]["status"] == OrderStatus.DELIVERED
+    assert client.post(f"{api}/received").status_code == 409
