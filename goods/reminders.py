@@ -79,8 +79,7 @@ def _not_done(reminders: QuerySet[SaleReminder], kind: str) -> QuerySet[SaleRemi
 def _text(reminder: SaleReminder, kind: str) -> str:
     sale = reminder.sale
     link = f"{settings.SHOP_PUBLIC_URL}/goods/detail/{sale.pk}"
-    # Messages go in the shop's language: a shopper's language is not stored.
-    with translation.override(settings.LANGUAGE_CODE):
+    with translation.override(notices.notice_language(reminder.user)):
         if kind == RESTOCK:
             return _("A unit of %(name)s is back on sale at ¥%(price)s: %(link)s") % {
                 "name": sale.goods.name,

@@ -26,7 +26,7 @@ def notice_key(order_no: str) -> str:
 
 
 def _text(order: Order) -> str:
-    with translation.override(settings.LANGUAGE_CODE):  # a shopper's language is not stored
+    with translation.override(notices.notice_language(order.user)):
         return _("Your order for %(name)s expires at %(time)s (%(zone)s) unless paid: %(link)s") % {
             "name": order.goods_name,
             "time": timezone.localtime(order.pay_deadline).strftime("%H:%M"),

@@ -1,4 +1,5 @@
 from django import forms
+from django.conf import settings
 from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
 
@@ -152,3 +153,4 @@ class NoticeSettingsForm(forms.Form):
     payment_reminders = forms.BooleanField(
         label=_("Payment reminders: a text a few minutes before an unpaid order expires"), required=False
     )
+    language = forms.ChoiceField(label=_("Write my messages in"), choices=settings.LANGUAGES, required=False)

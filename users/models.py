@@ -58,6 +58,9 @@ class User(AbstractBaseUser, PermissionsMixin):
     avatar = models.ImageField(_("avatar"), upload_to="avatars/", blank=True)
     date_joined = models.DateTimeField(_("date joined"), default=timezone.now)
     login_count = models.PositiveIntegerField(_("login count"), default=0)
+    # The language the shop texts them in (users.notices): the page's at their first login, or
+    # what they chose on their notification settings; blank, the shop's (LANGUAGE_CODE).
+    language = models.CharField(_("language for messages"), max_length=8, blank=True, default="")
     is_active = models.BooleanField(
         _("active"), default=True, help_text=_("Unticked: the account cannot log in, and its sessions end.")
     )

@@ -47,6 +47,12 @@ DONE = (NoticeStatus.SENT, NoticeStatus.SKIPPED, NoticeStatus.FAILED)
 BUSY = "busy"  # another sender holds a fresh claim on it
 
 
+def notice_language(user: User) -> str:
+    """The language to write `user`'s messages in: theirs (users.services.user_language_remember),
+    else the shop's."""
+    return user.language or settings.LANGUAGE_CODE
+
+
 def notice_wanted(*, user: User, kind: str) -> bool:
     """Does the shopper want messages of `kind`? Yes unless they turned it off."""
     chosen = NoticeSettings.objects.filter(user_id=user.pk).first()

@@ -3,10 +3,12 @@
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.http import HttpRequest
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
@@ -49,6 +51,18 @@ def login_attempt_limited(*, request: HttpRequest, mobile: Any) -> bool:
     return by_ip or by_mobile
 
 
+def user_language_remember(*, user: User) -> None:
+    """Keep the language of the page a shopper first logs in from, for the text messages the shop
+    sends them (users.notices); one they chose on their settings page stays."""
+    User.objects.filter(pk=user.pk, language="").update(language=translation.get_language() or "")
+
+
+def user_language_set(*, user: User, language: str) -> None:
+    if language not in dict(settings.LANGUAGES):
+        raise ValueError(f"not one of the shop's languages: {language!r}")
+    User.objects.filter(pk=user.pk).update(language=language)
+
+
 def user_login(*, request: HttpRequest, mobile: str, password: str, issue_token: bool = False) -> LoginResult:
     """Authenticate and start a Redis-backed session (and with `issue_token`, an API token);
     counts the login on the user row.
@@ -70,7 +84,8 @@ def user_login(*, request: HttpRequest, mobile: str, password: str, issue_token:
             api_token_revoke(key=token)
         return LoginResult(user=None, error=_("Your account changed while you were logging in; log in again."))
     User.objects.filter(pk=user.pk).update(login_count=F("login_count") + 1)
-    user.refresh_from_db(fields=["login_count"])
+    user_language_remember(user=user)
+    user.refresh_from_db(fields=["login_count", "language"])
     return LoginResult(user=user, token=token)
 
 

@@ -15,7 +15,7 @@ from orders.tests.factories import make_order
 from users import sms
 from users.models import Notice, NoticeSettings, NoticeStatus
 from users.tests import sms_backends
-from users.tests.factories import make_user
+from users.tests.factories import PASSWORD, make_user
 
 
 def texts_to(mobile: str) -> list[str]:
@@ -42,6 +42,32 @@ def test_the_buyer_of_an_order_about_to_expire_is_warned_once(settings):
     for order in (later, past, paid, quiet):
         assert texts_to(order.user.mobile) == []
     assert Notice.objects.get(key=f"pay-reminder:{quiet.order_no}").status == NoticeStatus.SKIPPED
+
+
+@pytest.mark.django_db
+def test_each_buyer_is_warned_in_their_language(client, settings):
+    """The language of the page they first logged in from, until they choose on their settings."""
+    settings.PAY_REMINDER_LEAD_SECONDS = 300
+    chinese, english = make_user(), make_user()
+    client.cookies["django_language"] = "zh-hans"
+    assert client.post("/user/login", {"mobile": chinese.mobile, "password": PASSWORD}).status_code == 302
+    client.logout()
+    client.cookies["django_language"] = "en"
+    assert client.post("/user/login", {"mobile": english.mobile, "password": PASSWORD}).status_code == 302
+    orders = [order_due_in(200, user=user) for user in (chinese, english)]
+    assert notices.pay_reminders_send() == 2
+    [in_chinese], [in_english] = texts_to(chinese.mobile), texts_to(english.mobile)
+    assert "订单" in in_chinese and orders[0].order_no in in_chinese
+    assert in_english.startswith("Your order for")
+
+    form = {"sale_reminders": "on", "draw_results": "on", "payment_reminders": "on", "language": "en"}
+    client.force_login(chinese)
+    assert client.post("/user/notifications", form).status_code == 302
+    chinese.refresh_from_db()
+    assert chinese.language == "en"
+    assert client.post("/user/notifications", {**form, "language": "fr"}).status_code == 400
+    chinese.refresh_from_db()
+    assert chinese.language == "en"
 
 
 @pytest.mark.django_db(transaction=True)

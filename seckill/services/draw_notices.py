@@ -22,8 +22,8 @@ def notice_key(sale_id: int, user_id: int) -> str:
     return f"draw-won:{sale_id}:{user_id}"
 
 
-def _text(draw: SaleDraw) -> str:
-    with translation.override(settings.LANGUAGE_CODE):  # a shopper's language is not stored
+def _text(draw: SaleDraw, language: str) -> str:
+    with translation.override(language):
         return _("You won the draw for %(name)s: pay within %(minutes)s minutes at %(link)s") % {
             "name": draw.sale.goods.name,
             "minutes": max(1, settings.SECKILL_ORDER_TTL // 60),
@@ -39,11 +39,13 @@ def draw_winners_notify(*, sale_id: int) -> int:
     wanted = {user_id: notice_key(sale_id, user_id) for user_id in draw.winner_ids}
     done = set(Notice.objects.filter(key__in=wanted.values(), status__in=notices.DONE).values_list("key", flat=True))
     users = User.objects.in_bulk([user_id for user_id, key in wanted.items() if key not in done])
-    text, sent = _text(draw), 0
+    sent = 0
     for user_id in sorted(users):
+        user = users[user_id]
         # One bad winner never holds up the others: the sweep tries them again.
         try:
-            status = notices.notice_send(user=users[user_id], kind=NoticeKind.DRAW_WON, key=wanted[user_id], text=text)
+            text = _text(draw, notices.notice_language(user))
+            status = notices.notice_send(user=user, kind=NoticeKind.DRAW_WON, key=wanted[user_id], text=text)
         except Exception:
             logger.exception("draw-won notice of sale %s for user %s failed", sale_id, user_id)
             continue

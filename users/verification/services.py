@@ -35,7 +35,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from seckill_site.redis import client, keys, now, script, text
 from users.models import User
-from users.services import LoginResult
+from users.services import LoginResult, user_language_remember
 from users.sms import SMS_MESSAGES, sms_backend
 
 PURPOSES = ("register", "login")
@@ -164,7 +164,8 @@ def user_login_by_code(*, request: HttpRequest, mobile: str) -> LoginResult:
         return LoginResult(user=None, error=_("Wrong mobile number or code."))
     login(request, user, backend="users.backends.MobileBackend")
     User.objects.filter(pk=user.pk).update(login_count=F("login_count") + 1)
-    user.refresh_from_db(fields=["login_count"])
+    user_language_remember(user=user)
+    user.refresh_from_db(fields=["login_count", "language"])
     return LoginResult(user=user)
 
 
