@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 WORDS = {
     "en": {"enter": "Enter the draw", "closes": "Entries close in", "entry": "You were entry #1 of 1"},
-    "zh-hans": {"enter": "参加抽签", "closes": "后报名截止", "entry": "您是第 1 号报名者（共 1 人）"},
+    "zh-hans": {"enter": "参加抽签", "closes": "后报名截止", "entry": "你是第 1 号报名者（共 1 人）"},
 }
 
 
