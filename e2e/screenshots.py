@@ -18,8 +18,10 @@ from e2e.conftest import poll
 from goods.management.commands.seed_demo import product_image
 from goods.models import Goods, StockAudit, StockChange
 from goods.tests.factories import make_sale
+from orders.fulfilment import order_ship, refund_request_open
 from orders.tests.factories import buy, pay
 from seckill.tests.shoppers import reserve_directly
+from seckill.tests.test_draw_ahead import make_ahead_sale
 from users.tests.factories import make_merchant, make_user, session_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -78,6 +80,16 @@ def test_contact_sheet(browser, live_server, celery_worker):
     newcomer, queued, ordered, paid = (make_user(nickname=n) for n in ("Bea", "Cai", "Dan", "Eve"))
     unpaid_order = buy(sale=on_sale, user=ordered)
     paid_order = pay(buy(sale=on_sale, user=paid))
+    shipped_to, asking = (make_user(nickname=n) for n in ("Fay", "Gus"))
+    shipped_order = pay(buy(sale=on_sale, user=shipped_to))
+    order_ship(order_id=shipped_order.pk, carrier="sf", tracking_no="SF1403 2209 8861", actor_id=merchant.pk)
+    asked_order = pay(buy(sale=on_sale, user=asking))
+    refund_request_open(order_id=asked_order.pk, reason="I bought it by mistake", actor_id=asking.pk)
+    draw_ahead = make_ahead_sale(stock=5, opens_in=-3600, starts_in=3 * 3600)
+    sneakers = draw_ahead.goods
+    sneakers.name, sneakers.title = "Limited sneakers", "Draw: entries open now"
+    sneakers.image = product_image("Sneakers", (120, 40, 160))
+    sneakers.save()
     # Last: buy() writes every reservation the sale holds, so this one would not stay queued.
     reserve_directly(queued.pk, on_sale.pk)  # the gate took it; the order is not written yet
 
@@ -98,15 +110,24 @@ def test_contact_sheet(browser, live_server, celery_worker):
         ("Item, paid", f"/goods/detail/{on_sale.pk}", paid, None),
         ("Item, sold out", f"/goods/detail/{sold_out.pk}", newcomer, None),
         ("Item, ended", f"/goods/detail/{ended.pk}", newcomer, None),
+        ("Item, draw: entries open ahead", f"/goods/detail/{draw_ahead.pk}", newcomer, None),
         ("Order, unpaid", f"/orders/{unpaid_order.order_no}", ordered, None),
         ("Cancel: asks first", f"/orders/{unpaid_order.order_no}/cancel", ordered, None),
         ("Order, paid", f"/orders/{paid_order.order_no}", paid, None),
         ("My orders", "/orders/", ordered, None),
+        ("Order, shipped: its story", f"/orders/{shipped_order.order_no}", shipped_to, None),
+        ("My orders: on the way", "/orders/?tab=shipped", shipped_to, None),
+        ("Order, refund asked", f"/orders/{asked_order.order_no}", asking, None),
+        ("Addresses", "/user/addresses", paid, None),
+        ("Notifications", "/user/notifications", paid, None),
         ("Not found (404)", "/goods/detail/999999", None, None),
         ("Admin: home", "/admin/", merchant, None),
         ("Admin: sales", "/admin/goods/sale/", merchant, None),
         ("Admin: orders", "/admin/orders/order/", merchant, None),
         ("Admin: live view", f"/admin/orders/order/sale/{on_sale.pk}/live/", merchant, None),
+        ("Admin: ship an order", f"/admin/orders/order/{paid_order.pk}/ship/", merchant, None),
+        ("Admin: ship from a CSV file", "/admin/orders/order/ship.csv/", merchant, None),
+        ("Admin: a refund request", f"/admin/orders/order/{asked_order.pk}/refund-request/", merchant, None),
     ]
     rows = []
     for label, path, user, action in scenes:
