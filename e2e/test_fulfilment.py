@@ -59,6 +59,14 @@ def _as_merchant(watched, merchant, language: str):
     return desk
 
 
+def _paid_order(item: str):
+    """A merchant's item, bought and paid for by a shopper: (merchant, shopper, order)."""
+    merchant = make_merchant(nickname="Mia")
+    shopper = make_user(nickname="Ann")
+    order = pay(buy(sale=make_sale(goods=make_goods(owner=merchant, name=item), stock=3), user=shopper))
+    return merchant, shopper, order
+
+
 def _as_shopper(watched, user, language: str):
     tab = watched(f"shopper-{language}")
     tab.context.add_cookies(
@@ -73,10 +81,7 @@ def _as_shopper(watched, user, language: str):
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
 def test_an_order_ships_and_the_shopper_follows_it_to_completed(watched, language):
     words = WORDS[language]
-    merchant = make_merchant(nickname="Mia")
-    sale = make_sale(goods=make_goods(owner=merchant, name="Kettle"), stock=3)
-    shopper = make_user(nickname="Ann")
-    order = pay(buy(sale=sale, user=shopper))
+    merchant, shopper, order = _paid_order("Kettle")
     failures: dict[str, str] = {}
 
     desk = _as_merchant(watched, merchant, language)
@@ -120,10 +125,7 @@ def test_an_order_ships_and_the_shopper_follows_it_to_completed(watched, languag
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
 def test_a_refund_asked_by_keyboard_is_approved_by_the_merchant(watched, language):
     words = WORDS[language]
-    merchant = make_merchant(nickname="Mia")
-    sale = make_sale(goods=make_goods(owner=merchant, name="Lamp"), stock=3)
-    shopper = make_user(nickname="Ann")
-    order = pay(buy(sale=sale, user=shopper))
+    merchant, shopper, order = _paid_order("Lamp")
     failures: dict[str, str] = {}
 
     tab = _as_shopper(watched, shopper, language)

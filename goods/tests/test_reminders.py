@@ -1,11 +1,9 @@
 """Sale reminders (goods.reminders) on real PostgreSQL and Redis: the endpoint's answers, the
 calendar file, and the sweep texting each reminder once, even when two sweeps race."""
 
-import threading
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from goods import reminders, sale_state
@@ -187,20 +185,7 @@ def test_two_sweeps_racing_text_each_reminder_once(settings):
     sale = make_sale(starts_in=300)
     users = [make_user() for _ in range(6)]
     remind(sale, *users)
-    start = threading.Barrier(2)
-
-    def sweep() -> None:
-        try:
-            start.wait()
-            reminders.sale_reminders_send()
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=sweep) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    sms_backends.sweeps_race(reminders.sale_reminders_send)
     keys = {f"sale-reminder:{sale.pk}:{user.pk}" for user in users}
     assert sorted(key for key, _mobile in sms_backends.calls if key in keys) == sorted(keys)
     assert Notice.objects.filter(key__in=keys, status=NoticeStatus.SENT).count() == len(users)

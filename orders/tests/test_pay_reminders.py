@@ -1,11 +1,9 @@
 """The warning before an unpaid order expires (orders.notices): texted once, a few minutes
 before the deadline, never for a paid order or after the deadline."""
 
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from goods.tests.factories import make_sale
@@ -76,19 +74,6 @@ def test_two_sweeps_racing_warn_each_buyer_once(settings):
     settings.PAY_REMINDER_LEAD_SECONDS = 300
     sale = make_sale()
     orders = [order_due_in(120, sale=sale, user=make_user()) for _ in range(5)]
-    start = threading.Barrier(2)
-
-    def sweep() -> None:
-        try:
-            start.wait()
-            notices.pay_reminders_send()
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=sweep) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    sms_backends.sweeps_race(notices.pay_reminders_send)
     keys = {notices.notice_key(order.order_no) for order in orders}
     assert sorted(key for key, _mobile in sms_backends.calls if key in keys) == sorted(keys)

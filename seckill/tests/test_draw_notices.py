@@ -1,10 +1,7 @@
 """A draw's winners are texted once each (seckill.services.draw_notices), off the draw's path:
 the draw publishes the task after it is applied, and stands whatever the broker says."""
 
-import threading
-
 import pytest
-from django.db import connection
 from kombu.exceptions import OperationalError
 
 from goods.models import SaleDraw
@@ -74,20 +71,7 @@ def test_two_sweeps_racing_text_each_winner_once(settings, flushes):
     settings.SMS_BACKEND = "users.tests.sms_backends.CountingSmsBackend"
     sale, _users = drawn(stock=4, entrants=6)
     draw_service.sale_draw(sale_id=sale.pk)
-    start = threading.Barrier(2)
-
-    def sweep() -> None:
-        try:
-            start.wait()
-            draw_notices.draw_winners_sweep()
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=sweep) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    sms_backends.sweeps_race(draw_notices.draw_winners_sweep)
     keys = {draw_notices.notice_key(sale.pk, user_id) for user_id in SaleDraw.objects.get(sale=sale).winner_ids}
     assert len(keys) == 4
     assert sorted(key for key, _mobile in sms_backends.calls if key in keys) == sorted(keys)

@@ -1,11 +1,13 @@
 """Text-message backends for tests: one that counts every call (a racing sender would call it
 twice for one key, which the provider's deduplication would hide), one that blocks in a Celery
-worker for the test to kill it mid-send."""
+worker for the test to kill it mid-send; and racing sweeps in threads."""
 
 import os
 import threading
 import time
 from pathlib import Path
+
+from django.db import connection
 
 from users.sms import FileSmsBackend, LocmemSmsBackend
 
@@ -34,3 +36,22 @@ class BlockingFileSmsBackend(FileSmsBackend):
             super().send(mobile=mobile, text=text, key=key)
         Path(os.environ["SMS_BLOCK_PIDFILE"]).write_text(str(os.getpid()))
         time.sleep(600)
+
+
+def sweeps_race(sweep, count: int = 2) -> None:
+    """Run `sweep` in `count` threads released together, each on its own database connection,
+    as a duplicated beat runs it; return once all are done."""
+    start = threading.Barrier(count)
+
+    def run() -> None:
+        try:
+            start.wait()
+            sweep()
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
