@@ -297,17 +297,20 @@ class StockAudit(models.Model):
 class SaleDraw(models.Model):
     """A sale's draw, for anyone to check and the merchant to audit (docs/draw.md).
 
-    Created with its secret seed when the sale is set to draw; the seed's SHA-256 is public
-    from then on, the seed itself once drawn. Drawing fills in the sorted entrant ids, the
-    units drawn and the winners: winners are the `units` entrants whose
-    sha256(f"{seed}:{id}") hex digests are smallest (ties by id). One row per sale, and the
-    draw is claimed by the UPDATE that sets `drawn_at` where it is still empty: two drawers
-    cannot both store a draw.
+    Created when the sale is set to draw with a random nonce and the SHA-256 of the seed that
+    nonce gives under the draw key, which the database never holds (goods.draw_seed): the hash
+    is public from then on, and nothing stored reveals the seed. Drawing derives the seed and
+    stores it with the sorted entrant ids, the units drawn and the winners: winners are the
+    `units` entrants whose sha256(f"{seed}:{id}") hex digests are smallest (ties by id). One
+    row per sale, and the draw is claimed by the UPDATE that sets `drawn_at` where it is still
+    empty: two drawers cannot both store a draw.
     """
 
     sale = models.OneToOneField(Sale, on_delete=models.CASCADE, related_name="draw", verbose_name=_("sale"))
-    seed = models.CharField(_("seed"), max_length=64)
+    seed_nonce = models.CharField(_("seed nonce"), max_length=64)
     seed_sha256 = models.CharField(_("seed SHA-256"), max_length=64)
+    # Empty until the draw writes it: before, it exists nowhere but in the drawer's memory.
+    seed = models.CharField(_("seed"), max_length=64, blank=True, default="")
     entrant_ids = models.JSONField(_("entrants"), default=list, blank=True)
     winner_ids = models.JSONField(_("winners"), default=list, blank=True)
     units = models.PositiveIntegerField(_("units drawn"), default=0)
@@ -316,9 +319,6 @@ class SaleDraw(models.Model):
     # is rebuilt, instead of the draw being applied a second time (seckill.services.draw).
     applied_at = models.DateTimeField(_("applied"), null=True, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
-
-    # Until the draw, whoever knows the seed knows the winners (SecretsUnqueryable).
-    secret_fields = ("seed",)
 
     class Meta:
         verbose_name = _("draw")

@@ -1,9 +1,7 @@
 """Writes on goods and sale events: the one place the admin and the API both go through."""
 
-import hashlib
 import io
 import logging
-import secrets
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from PIL import Image, ImageOps
 
-from goods import sale_state
+from goods import draw_seed, sale_state
 from goods.models import Admission, Goods, Sale, SaleDraw, StockAudit, StockAuditDetail, StockChange
 from goods.selectors import sale_writes_in_flight
 from seckill_site.edge import edge_purge
@@ -131,9 +129,9 @@ def draw_seed_ensure(*, sale: Sale) -> None:
     """A draw sale's secret seed, made once when the sale is set to draw (its SHA-256 is public
     from now on); an undrawn seed of a sale set back to first come, first served goes."""
     if sale.admission == Admission.DRAW:
-        seed = secrets.token_hex(32)
+        commitment = draw_seed.seed_commit()
         SaleDraw.objects.get_or_create(
-            sale=sale, defaults={"seed": seed, "seed_sha256": hashlib.sha256(seed.encode()).hexdigest()}
+            sale=sale, defaults={"seed_nonce": commitment.nonce, "seed_sha256": commitment.sha256}
         )
     else:
         SaleDraw.objects.filter(sale=sale, drawn_at__isnull=True).delete()

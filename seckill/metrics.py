@@ -45,7 +45,8 @@ CAPTCHAS_SERVED = Counter("seckill_captchas_total", "captcha pictures handed out
 
 DRAWS = Counter(
     "seckill_draws_total",
-    "Draws of draw sales, by who made them (drawn: stored and applied; applied: finished one stored before; sweep)",
+    "Draws of draw sales, by who made them (drawn: stored and applied; applied: finished one stored before; sweep),"
+    " and draws refused for want of their seed's key (key_lost)",
     ["outcome"],
 )
 
