@@ -2,6 +2,7 @@
 
 from functools import cache
 
+from django.contrib.admin import SimpleListFilter
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model
@@ -46,19 +47,53 @@ def shop_time_zone() -> dict[str, str]:
     return {"name": timezone.get_current_timezone_name(), "offset": f"UTC{offset[:3]}:{offset[3:]}"}
 
 
-def _names_secret(model, path: str) -> bool:
-    """Does the lookup, search or ordering `path` reach a field in its model's `secret_fields`?"""
-    for part in path.lstrip("-").split(LOOKUP_SEP):
-        try:
-            field = model._meta.get_field(part)
-        except FieldDoesNotExist:
-            return False  # a transform or a lookup ("startswith") of the field before it
-        if field.name in getattr(model, "secret_fields", ()):
-            return True
-        if not field.is_relation or field.related_model is None:
-            return False
-        model = field.related_model
-    return False
+def lookup_resolve(model: type[Model], path: str) -> tuple[str, bool] | None:
+    """The lookup `path` as the ORM reads it, with every `pk` named as the field it stands for,
+    and whether it reaches a field in a model's `secret_fields`; None when a part is nothing the
+    ORM accounts for (no field, no transform, or a lookup that is not the last part).
+
+    Fields come before lookups, as in the ORM: after a relation (a `pk` that is one included)
+    the next part is a field of the related model if it has one, else a lookup or transform of
+    the relation. After a plain field, only its transforms and, last, a lookup may follow.
+    """
+    names: list[str] = []
+    reaches_secret = False
+    field = None
+    parts = path.split(LOOKUP_SEP)
+    for index, part in enumerate(parts):
+        if field is None or (field.is_relation and field.related_model is not None):
+            found = _field_of(model, part)
+            if found is not None:
+                names.append(found.name)
+                reaches_secret |= found.name in getattr(model, "secret_fields", ())
+                field = found
+                if found.is_relation and found.related_model is not None:
+                    model = found.related_model
+                continue
+            if field is None:
+                return None
+        if field.get_transform(part) is not None:
+            names.append(part)
+        elif field.get_lookup(part) is not None and index == len(parts) - 1:
+            names.append(part)
+        else:
+            return None
+    return LOOKUP_SEP.join(names), reaches_secret
+
+
+def _field_of(model: type[Model], name: str):
+    if name == "pk":
+        return model._meta.pk
+    try:
+        return model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
+
+
+def _names_secret(model: type[Model], path: str) -> bool:
+    """Does the search or ordering `path` reach a secret field, or a part nothing accounts for?"""
+    resolved = lookup_resolve(model, path.lstrip("-"))
+    return resolved is None or resolved[1]
 
 
 class _SecretsUnordered:
@@ -80,15 +115,31 @@ def _secrets_unordered(changelist: type[ChangeList]) -> type[ChangeList]:
 
 class SecretsUnqueryable:
     """No changelist filters, searches or sorts on a field in the model's `secret_fields`, which
-    "seed starts with 3f" would leak a character at a time. users.admin_site mixes this into
-    every ModelAdmin; a refused filter is a 400 (DisallowedModelAdminLookup)."""
+    "hash starts with 3f" would leak a character at a time, nor on a path nothing accounts for.
+    users.admin_site mixes this into every ModelAdmin; a refused filter is a 400
+    (DisallowedModelAdminLookup)."""
 
     model: type[Model]
 
     def lookup_allowed(self, lookup, value, request=None):
-        if _names_secret(self.model, lookup):
+        # Django's own check stops at a `pk` (FieldDoesNotExist) while the ORM follows it: it
+        # is given the path the ORM will follow, so its rule that a filter crossing relations
+        # must be one of list_filter sees every relation crossed.
+        resolved = lookup_resolve(self.model, lookup)
+        if resolved is None:
+            return lookup in self._filter_parameters(request)
+        if resolved[1]:
             return False
-        return super().lookup_allowed(lookup, value, request)
+        return super().lookup_allowed(resolved[0], value, request)
+
+    def _filter_parameters(self, request) -> set[str]:
+        """The parameters of this admin's own list filters (SimpleListFilter), which are no path:
+        the filter's code reads them."""
+        return {
+            item.parameter_name
+            for item in self.get_list_filter(request)
+            if isinstance(item, type) and issubclass(item, SimpleListFilter) and item.parameter_name
+        }
 
     def get_search_fields(self, request):
         fields = super().get_search_fields(request)
