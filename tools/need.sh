@@ -4,8 +4,9 @@
 #   tools/need.sh [--optional] "what needs them" CHECK:PACKAGE ...
 #
 # CHECK is a command on PATH or an absolute path; each missing one's PACKAGE is installed with
-# apt-get when run as root. Otherwise the missing packages are named and the target stops, or,
-# with --optional, goes on without them (the target has a fallback).
+# apt-get when run as root (after an apt-get update when the package lists lack it). Otherwise
+# the missing packages are named and the target stops, or, with --optional, goes on without
+# them (the target has a fallback).
 set -euo pipefail
 optional=0
 if [ "${1:-}" = "--optional" ]; then optional=1; shift; fi
@@ -18,9 +19,17 @@ for pair in "$@"; do
   case " $missing " in *" $package "*) ;; *) missing="$missing $package";; esac
 done
 [ -z "$missing" ] && exit 0
+# Another apt-get (a second make target, unattended upgrades) may hold dpkg's lock: wait for it.
+# A machine whose package lists were never fetched, or are stale, knows none or old versions of
+# the packages: fetch them once and try again.
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=900 "$@" >/dev/null
+}
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "installing for $purpose:$missing" >&2
-  if DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null; then exit 0; fi
+  if apt_install $missing; then exit 0; fi
+  echo "apt-get update, then installing again:$missing" >&2
+  if apt-get update -q -o DPkg::Lock::Timeout=900 >/dev/null && apt_install $missing; then exit 0; fi
   echo "apt-get could not install:$missing" >&2
 fi
 if [ "$optional" = 1 ]; then
