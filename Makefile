@@ -37,8 +37,21 @@ run: venv ## start the demo: http://127.0.0.1:8000/goods/goodsList (Ctrl-C stops
 dev: venv ## the same with Django's runserver and its autoreloader
 	$(PY) -m tools.run --dev
 
+# What the tiers of `make test` run on beyond Python, PostgreSQL and Redis (command or path :
+# Debian package): the browser tests (Chromium, CJK fonts), the edge tests (Varnish, vmod
+# xkey), promtool on deploy/, the skewed clock (libfaketime), Redis over TLS, the translations'
+# check, the page scripts' plan (node), wrk, network namespaces and the AMQP burst (RabbitMQ,
+# which must also be running). As root they are installed when missing; otherwise the tiers
+# that need them skip, naming the package, and under CI=true such a skip fails the run
+# (conftest.py).
+TEST_PACKAGES = chromium:chromium /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc:fonts-noto-cjk \
+	$(EDGE_PACKAGES) promtool:prometheus /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:libfaketime \
+	redis-server:redis-server openssl:openssl xgettext:gettext msgattrib:gettext node:nodejs wrk:wrk \
+	ip:iproute2 iptables:iptables /usr/lib/rabbitmq/bin/rabbitmq-server:rabbitmq-server
+
 # Each step inside one `sh -c` with `set -e`: the first failure is the exit code.
-test: venv ## ruff (lint and format), mypy, lint-imports, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis
+test: venv ## ruff (lint and format), mypy, lint-imports, migrations check, promtool on deploy/ and pytest against real PostgreSQL/Redis, every tier (installs what the tiers need as root)
+	@tools/need.sh --optional "make test" $(TEST_PACKAGES)
 	$(PY) -m tools.with_services -- sh -c '\
 	  set -e; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	  ruff check .; \
@@ -50,6 +63,7 @@ test: venv ## ruff (lint and format), mypy, lint-imports, migrations check, prom
 	    promtool check config --syntax-only deploy/prometheus.yml; \
 	    promtool check rules deploy/alerts.yml; \
 	    promtool test rules deploy/alerts-test.yml; \
+	  elif [ "$${CI:-}" = true ]; then echo "error: promtool not found (Debian package prometheus): deploy/*.yml not checked" >&2; exit 1; \
 	  else echo "note: promtool not found (Debian package prometheus); deploy/*.yml not checked"; fi; \
 	  python -m pytest'
 

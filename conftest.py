@@ -16,6 +16,7 @@ from hypothesis import settings as hypothesis_settings
 from goods import sale_state
 from seckill_site.broker import task_queue_empty, task_queues
 from seckill_site.redis import client
+from tools.missing import on_ci, packages_named
 from tools.net import free_port
 from tools.processes import http_ready, web_command, worker_command
 
@@ -212,6 +213,21 @@ def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.processes)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI=true a test skipped for want of a Debian package (tools.missing) fails, naming
+    the package: a tier that did not run must not pass for one that did."""
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.skipped and on_ci()) or hasattr(report, "wasxfail"):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    packages = packages_named(reason)
+    if packages:
+        report.outcome = "failed"
+        report.longrepr = f"CI=true and this tier did not run: install {' '.join(packages)} ({reason})"
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

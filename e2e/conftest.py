@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.missing import missing
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parent.parent / "e2e-screenshots"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -27,7 +29,7 @@ def poll(page, expression: str, seconds: float = 10) -> None:
 def pytest_collection_modifyitems(config, items):
     reason = None
     if not shutil.which(CHROMIUM):
-        reason = f"no Chromium at {CHROMIUM}: browser tests skipped (make e2e installs it)"
+        reason = missing(f"no Chromium at {CHROMIUM}: the browser tests did not run", "chromium")
     else:
         try:
             import playwright  # noqa: F401

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.missing import missing
+
 POLL_JS = Path(__file__).resolve().parents[2] / "static" / "js" / "poll.js"
 NODE = shutil.which("node")
 
@@ -21,7 +23,9 @@ def plan(expression: str):
     return json.loads(result.stdout)
 
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="node not installed: the polling plan is not run")
+pytestmark = pytest.mark.skipif(
+    NODE is None, reason=missing("node is not installed: the polling plan did not run", "nodejs")
+)
 
 
 def test_queued_never_becomes_sold_out():

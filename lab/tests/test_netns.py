@@ -12,11 +12,19 @@ import textwrap
 import pytest
 
 from lab.cluster import netns
+from tools.missing import missing
 
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("iptables"),
-    reason="needs root, iproute2 and iptables (network namespaces)",
+_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
+_tools = pytest.mark.skipif(
+    not shutil.which("ip") or not shutil.which("iptables"),
+    reason=missing("no ip or iptables: network namespaces were not tested", "iproute2", "iptables"),
 )
+
+
+def needs_root(test):
+    """Root, iproute2 and iptables: what a network namespace takes."""
+    return _root(_tools(test))
+
 
 OPTIONS = {"bridge": "skbrt0", "prefix": "skt-", "gateway": "10.232.0.1"}
 HOSTS = {"a": "10.232.0.2", "b": "10.232.0.3"}

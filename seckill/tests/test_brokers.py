@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tools.missing import missing
+
 ROOT = Path(__file__).resolve().parents[2]
 AMQP_URL = os.environ.get("SECKILL_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672//")
 
@@ -26,7 +28,7 @@ def reachable(url: str) -> bool:
 @pytest.mark.skipif(os.environ.get("CELERY_BROKER_URL", "").startswith("amqp"), reason="this run already uses AMQP")
 def test_burst_with_rabbitmq_as_broker():
     if not reachable(AMQP_URL):
-        pytest.skip(f"RabbitMQ not reachable at {AMQP_URL}: the AMQP burst did not run")
+        pytest.skip(missing(f"RabbitMQ not reachable at {AMQP_URL}: the AMQP burst did not run", "rabbitmq-server"))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "seckill/tests/test_burst.py", "-q", "-p", "no:cacheprovider"],
         cwd=ROOT,

@@ -13,6 +13,7 @@ from goods.tests.factories import make_sale
 from seckill.tests.shoppers import path_for, shopper
 from seckill_site.redis import client
 from seckill_site.redis import now as redis_now
+from tools.missing import missing
 from users.tests.factories import make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -23,7 +24,7 @@ LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 @pytest.fixture
 def node_30s_ahead(django_db_setup):
     if not LIBFAKETIME.exists():
-        pytest.skip("libfaketime is not installed (Debian package libfaketime): the skewed-clock node did not run")
+        pytest.skip(missing("libfaketime is not installed: the skewed-clock node did not run", "libfaketime"))
     with gunicorn_running(LD_PRELOAD=str(LIBFAKETIME), FAKETIME="+30s") as url:
         yield url
 

@@ -16,12 +16,16 @@ from goods.tests.factories import make_goods, make_sale
 from seckill_site import edge as edge_module
 from seckill_site.edge import edge_purge_flush, edge_purge_forget
 from tools.edge import edge_down, edge_up, varnish_available
+from tools.missing import missing
 from users.tests.factories import make_user
 
 pytestmark = [
     pytest.mark.processes,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not varnish_available(), reason="varnishd is not installed (Debian: varnish varnish-modules)"),
+    pytest.mark.skipif(
+        not varnish_available(),
+        reason=missing("varnishd is not installed: the edge tests did not run", "varnish", "varnish-modules"),
+    ),
 ]
 
 

@@ -19,10 +19,14 @@ import pytest
 import requests
 
 from tools.edge import edge_down, edge_up, varnish_available
+from tools.missing import missing
 
 pytestmark = [
     pytest.mark.processes,
-    pytest.mark.skipif(not varnish_available(), reason="varnishd is not installed (Debian: varnish varnish-modules)"),
+    pytest.mark.skipif(
+        not varnish_available(),
+        reason=missing("varnishd is not installed: the edge tests did not run", "varnish", "varnish-modules"),
+    ),
 ]
 
 PAGE = "public, max-age=0, s-maxage=300, stale-while-revalidate=30"

@@ -32,6 +32,7 @@ import seckill_site.redis as shop_redis
 from seckill_site.redis import breaker as breaker_module
 from seckill_site.redis import connection as connection_module
 from seckill_site.redis.breaker import BreakerSSLConnection, Node, RedisUnavailable, breaker
+from tools.missing import missing
 from tools.net import free_port, wait_until
 
 # An open circuit refuses without a round trip (test_redis_breaker.py's bound).
@@ -147,9 +148,9 @@ class TlsRedisServer:
 @pytest.fixture
 def certificates(tmp_path) -> Certificates:
     if tls_redis_server() is None:
-        pytest.skip("no redis-server built with TLS here (Debian's redis-server is)")
+        pytest.skip(missing("no redis-server built with TLS here: Redis over TLS was not tested", "redis-server"))
     if shutil.which("openssl") is None:
-        pytest.skip("no openssl CLI here to make the test certificates")
+        pytest.skip(missing("no openssl CLI here to make the test certificates", "openssl"))
     return certificates_made(tmp_path / "tls")
 
 

@@ -28,6 +28,7 @@ from orders.tests.factories import buy, pay
 from seckill.services.draw import sale_draw
 from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import client as redis
+from tools.missing import missing
 from users import sms
 from users.tests.factories import make_user
 
@@ -185,7 +186,10 @@ def test_english_words_are_found():
     assert english_words('<p title="Asia/Shanghai">UTC+08:00 开始</p>') == []
 
 
-@pytest.mark.skipif(not shutil.which("xgettext") or not shutil.which("msgattrib"), reason="GNU gettext not installed")
+@pytest.mark.skipif(
+    not shutil.which("xgettext") or not shutil.which("msgattrib"),
+    reason=missing("GNU gettext is not installed", "gettext"),
+)
 def test_makemessages_leaves_no_empty_or_fuzzy_entry(tmp_path, monkeypatch, settings):
     """makemessages on a copy of the tree (it writes into the catalogues it finds), then GNU
     gettext's msgattrib lists what is untranslated or fuzzy: nothing may be."""

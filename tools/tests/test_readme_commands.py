@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tools import readme_commands
+from tools.missing import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,7 +54,7 @@ def test_check_fails_without_the_markers(tmp_path: Path) -> None:
     assert readme_commands.main(["--check", "--readme", str(readme)]) == 2
 
 
-@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.skipif(shutil.which("make") is None, reason=missing("make is not installed", "make"))
 def test_make_help_prints_the_same_descriptions() -> None:
     out = subprocess.run(
         ["make", "-s", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True, check=True

@@ -16,6 +16,7 @@ import pytest
 
 from lab.bench import load
 from lab.bench.load import Request
+from tools.missing import missing
 
 SLOW_SECONDS = 0.04
 
@@ -53,7 +54,7 @@ def server():
 
 
 GENERATORS = [
-    pytest.param("wrk", marks=pytest.mark.skipif(not load.wrk_path(), reason="wrk is not installed")),
+    pytest.param("wrk", marks=pytest.mark.skipif(not load.wrk_path(), reason=missing("wrk is not installed", "wrk"))),
     "async",
 ]
 
