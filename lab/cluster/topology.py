@@ -45,6 +45,7 @@ from tools import redis_cluster
 from tools.edge import edge_command, edge_counters, edge_files, varnishd
 from tools.net import logger, wait_until
 from tools.processes import Processes, beat_command, worker_command
+from tools.reachable import reachable, reachable_made
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEPLOY = ROOT / "deploy"
@@ -387,7 +388,9 @@ class Topology:
         log(f"RabbitMQ cluster: {running}/3 nodes listed by {first.nodename}")
 
     def start_database(self) -> None:
-        self.postgres = database.DatabaseCluster(self, self.database_addresses, self.etcd_addresses, RUN / "postgres")
+        # Emptied: the wipe of RUN at start removes only the link to a directory outside it.
+        directory = reachable_made(RUN / "postgres", empty=True)
+        self.postgres = database.DatabaseCluster(self, self.database_addresses, self.etcd_addresses, directory)
         self.postgres.start(self.database)
         if not wait_until(self.leader_reached, 30, 0.5):
             raise RuntimeError("HAProxy does not lead to the PostgreSQL leader; see .run/cluster/logs/haproxy.log")
@@ -591,7 +594,8 @@ class Topology:
         """Processes of an earlier run that died without its teardown (kill -9 of the test):
         the process groups recorded under .run/cluster/pids/, and nothing else."""
         self.processes.stop_leftovers()
-        database.DatabaseCluster(self, self.database_addresses, self.etcd_addresses, RUN / "postgres").stop_leftovers()
+        directory = reachable(RUN / "postgres")
+        database.DatabaseCluster(self, self.database_addresses, self.etcd_addresses, directory).stop_leftovers()
         for node in RABBIT_NODES:  # a restarted node's beam outlives a killed run's shell
             pid = _read_pid(node.pidfile)
             if pid and _alive(pid) and "beam" in Path(f"/proc/{pid}/comm").read_text():

