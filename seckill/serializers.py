@@ -23,7 +23,7 @@ class QueuedSerializer(serializers.Serializer):
 
 class BuyEnvelopeSerializer(serializers.Serializer):
     code = serializers.IntegerField(
-        help_text="0 queued; 500500 sold out, 500501 already bought, 500502 not started, 500503 ended, "
+        help_text="0 queued; 500500 sold out, 500501 already bought, 500502 not started, 500510 ended, "
         "500507 entered in the sale's draw (data.drawAt: epoch seconds of the draw), 500508 the draw is being made, "
         "500509 entries to the draw have closed and no units are left (sold out after a draw)"
     )

@@ -8,6 +8,10 @@ _ = gettext_noop  # marked for translation here, translated when answered (Code.
 
 
 class Code(Enum):
+    """Every answer's code. A code is a client's contract: each is unique, so that a client can
+    tell one answer from another (a retry from an end), and one in use is never renumbered or
+    reused (`seckill_site/tests/test_codes.py`)."""
+
     # (code, default message, HTTP status)
     SUCCESS = (0, "success", 200)
     BAD_REQUEST = (500101, _("bad request"), 400)
@@ -26,7 +30,7 @@ class Code(Enum):
     SOLD_OUT = (500500, _("sold out"), 200)
     ALREADY_BOUGHT = (500501, _("you already bought this item"), 200)
     NOT_STARTED = (500502, _("the sale has not started yet"), 200)
-    ENDED = (500503, _("the sale has ended"), 200)
+    ENDED = (500510, _("the sale has ended"), 200)
     PATH_INVALID = (500504, _("invalid or expired request, solve the captcha again"), 403)
     CAPTCHA_WRONG = (500505, _("wrong or expired captcha answer: try a new one"), 400)
     TRY_AGAIN = (500506, _("could not queue your request, please try again"), 503)
