@@ -7,9 +7,10 @@ It wraps the Django WSGI application (seckill_site/wsgi.py) and answers only:
 - an anonymous detail poll: Django's own last public answer to the same request
   (seckill_site.http.public_answer), kept at most COPY_SECONDS and never past its countdown
   (getDetails only where no edge keeps it: settings.EDGE_PURGE_URLS is empty);
-- a shopper's result poll carrying the ticket their buy left (seckill.tickets): the result and
-  the user's auth epoch read in one pipeline, answered with the headers of Django's own answer
-  to a poll like it, when Redis holds the result and the epoch is the ticket's.
+- a shopper's result poll carrying the ticket their buy left (seckill.tickets): the result, the
+  user's auth epoch and their session read in one pipeline, answered with the headers of Django's
+  own answer to a poll like it, when Redis holds the result and the session, and the epoch is
+  the ticket's.
 
 Anything else goes to Django untouched. The request id, the request metrics with Django's
 labels and an aggregated log line every LOG_SECONDS are kept. Why, and what it saves:
@@ -42,6 +43,7 @@ from seckill_site.redis import REDIS_FAILURES
 from seckill_site.redis import keys as redis_keys
 from seckill_site.redis import now as redis_now
 from seckill_site.redis import text as redis_text
+from users.sessions import session_stored_key
 
 __all__ = ["API_BUY", "PAGE_BUY", "FastPath", "refusal_response"]
 
@@ -305,9 +307,10 @@ class FastPath:
 
     def _poll(self, environ: dict, start_response: Callable, started: float) -> Iterable[bytes] | None:
         """A result poll whose ticket holds (seckill.tickets), answered from Redis as Django would:
-        the ticket's sale is the one asked for, Redis holds the result and the user's auth epoch
-        is still the ticket's, read in one pipeline. The headers are those of Django's own answer
-        to a poll like it, learnt by letting the first one through."""
+        the ticket's sale is the one asked for, Redis holds the result, the session still exists
+        (a logout, a flush or an expiry deleted it) and the user's auth epoch is still the
+        ticket's (a revocation changed it), read in one pipeline. The headers are those of
+        Django's own answer to a poll like it, learnt by letting the first one through."""
         cookie = environ.get("HTTP_COOKIE", "")
         if self.ticket_cookie not in cookie:
             return None
@@ -326,11 +329,13 @@ class FastPath:
         head = self._poll_heads.get(key)
         if head is None:
             return self._poll_learnt(environ, start_response, key)
-        value, epoch = sale_state.result_beside(
-            sale_id=ticket.sale_id, user_id=ticket.user_id, other=redis_keys.auth_epoch(ticket.user_id)
+        value, (epoch, session) = sale_state.result_beside(
+            sale_id=ticket.sale_id,
+            user_id=ticket.user_id,
+            others=(redis_keys.auth_epoch(ticket.user_id), session_stored_key(cookies[self.session_cookie])),
         )
-        if value is None or epoch is None or redis_text(epoch) != ticket.epoch:
-            return None  # only the database knows, or the user's credentials were revoked
+        if value is None or session is None or epoch is None or redis_text(epoch) != ticket.epoch:
+            return None  # only the database knows, the session ended or the credentials were revoked
         body = _POLL_BODY_FORMAT % value
         headers = list(head.headers)
         headers[head.rid_at] = (REQUEST_ID_HEADER, self._request_id(environ))

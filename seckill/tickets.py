@@ -4,9 +4,10 @@ seckill.fastpath answers the shopper's result polls below Django, with no sessio
 
 It names the user, the sale, the user's auth epoch at the buy (users.sessions) and a digest of
 the session the buy came in. The fast path answers only while the poll carries that same session
-cookie and Redis holds that same epoch, and the ticket ends before the session can: whatever
-Django would refuse (logged out in this browser, another user logged in, credentials revoked)
-the ticket cannot answer either.
+cookie, Redis still holds that session and that same epoch, and the ticket is younger than the
+session surely is: whatever Django would refuse (logged out, even where the old cookies are sent
+again; the session flushed or expired; another user logged in; credentials revoked) the ticket
+cannot answer either, and all of it is read from Redis alone.
 
 One cookie, the latest buy's, sent to the result poll alone: a shopper waits for one sale at a
 time, and a poll for an earlier sale goes to Django as every poll did before.

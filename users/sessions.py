@@ -61,6 +61,14 @@ def _user_of_key(session_key: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def session_stored_key(session_key: str) -> str:
+    """The Redis key `session_key` is stored under, for a reader below Django (seckill.fastpath)
+    that must refuse what Django refuses: logout, flush and expiry delete that key. Whether its
+    epoch still holds is a second key, keys.auth_epoch."""
+    store = SessionStore(session_key)
+    return str(store._cache.client.make_key(store._cache_key_of(session_key)))  # type: ignore[attr-defined]  # the cache backend's
+
+
 class SessionStore(CacheSessionStore):
     def _cache_key_of(self, session_key: str) -> str:
         user_id = _user_of_key(session_key)

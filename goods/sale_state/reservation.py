@@ -189,20 +189,20 @@ def _result_answer(value: bytes | str, drawn_mark: bytes | str | None) -> int:
     return RESULT_NOT_DRAWN if answer == RESULT_ENTERED and drawn_mark is not None else answer
 
 
-def result_beside(*, sale_id: int, user_id: int, other: str) -> tuple[int | None, bytes | str | None]:
+def result_beside(*, sale_id: int, user_id: int, others: tuple[str, ...]) -> tuple[int | None, list]:
     """The shopper's result as `result` gives it when the sale's own keys hold it (None where
-    that takes a second read: an entrant of a sharded draw, or no answer), and the value of the
-    key `other`, in one pipeline: one round trip, to two Redis Cluster nodes when `other` lives
-    in another slot (seckill.fastpath reads the user's auth epoch beside it)."""
-    names = (keys.result(sale_id, user_id), keys.drawn(sale_id), other)
+    that takes a second read: an entrant of a sharded draw, or no answer), and the values of the
+    keys `others`, in one pipeline: one round trip, to two Redis Cluster nodes when `others` live
+    in another slot (seckill.fastpath reads the user's auth epoch and session beside it)."""
+    names = (keys.result(sale_id, user_id), keys.drawn(sale_id), *others)
     redis = client()
     if is_cluster():
         pipeline = redis.pipeline(transaction=False)
         for name in names:
             pipeline.get(name)
-        value, drawn_mark, beside = pipeline.execute()
-    else:  # one node holds all three: one MGET, far less client work than a pipeline
-        value, drawn_mark, beside = redis.mget(names)
+        value, drawn_mark, *beside = pipeline.execute()
+    else:  # one node holds them all: one MGET, far less client work than a pipeline
+        value, drawn_mark, *beside = redis.mget(names)
     return (None if value is None else _result_answer(value, drawn_mark)), beside
 
 

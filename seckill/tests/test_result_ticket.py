@@ -24,6 +24,7 @@ from seckill.tests.test_fastpath import LANGUAGES, answered_below_django, call, 
 from seckill_site.http import Answer, page_answer
 from seckill_site.redis import client as redis
 from users.revocation import user_auth_revoke
+from users.sessions import SessionStore, session_stored_key
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -188,6 +189,31 @@ def test_a_revoked_user_is_refused_at_once_with_the_old_ticket(apps, flushes):
     assert status.startswith("401") and json.loads(body)["code"] == 500210  # NOT_LOGGED_IN, no result
     with answered_below_django(fast, expected=False):
         call(fast, env)  # and the session is gone for good
+
+
+@pytest.mark.parametrize("ended", ["logged out", "flushed", "expired"])
+def test_a_poll_after_the_session_ended_is_refused_as_django_refuses_it(apps, flushes, ended):
+    """The old cookies sent again after a logout (or the session flushed, or expired in Redis):
+    Django says 401, and the fast path must not answer 200 for the ticket's remaining life."""
+    django, fast = apps
+    sale = make_sale(stock=5)
+    user = make_user()
+    browser = logged_in(user)
+    ticket = bought(browser, user, sale).cookies[TICKET].value
+    session = browser.cookies["sessionid"].value
+    env = poll(sale.pk, session, ticket)
+    learnt(fast, env)
+    assert_djangos_bytes(django, fast, env)
+    if ended == "logged out":
+        assert browser.post("/user/logout").status_code < 400
+    elif ended == "flushed":
+        SessionStore(session).flush()
+    else:
+        redis().pexpire(session_stored_key(session), 1)
+        time.sleep(0.01)
+    with answered_below_django(fast, expected=False):
+        status, _headers, body = call(fast, env)
+    assert status.startswith("401") and json.loads(body)["code"] == 500210  # NOT_LOGGED_IN, no result
 
 
 def test_a_result_only_the_database_knows_goes_to_django(apps, flushes):
