@@ -9,6 +9,7 @@ next sweep. Both go while they are worth something: before the opening, while th
 """
 
 import logging
+import re
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from django.utils.translation import gettext as _
 
 from goods import sale_state
 from goods.models import Sale, SaleReminder, SaleStatus
+from seckill_site.text import is_control
 from users import notices
 from users.models import Notice, NoticeKind, User
 
@@ -131,8 +133,26 @@ def sale_reminders_send() -> int:
 # --- the sale in a calendar (RFC 5545) ---------------------------------------------------------
 
 
+# Every line end a reader might honour (CRLF, CR, LF, NEL, the Unicode separators) is one.
+_LINE_ENDS = re.compile("\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _ics_plain(value: str) -> str:
+    """`value` with its line ends made LF and every other control character dropped: nothing
+    left in it can end a content line, whatever the stored text holds."""
+    lines = _LINE_ENDS.sub("\n", value)
+    return "".join(char for char in lines if char == "\n" or not is_control(char))
+
+
+def _ics_uri(value: str) -> str:
+    """A URI value: no line end or control character at all."""
+    return "".join(char for char in value if not is_control(char))
+
+
 def _ics_text(value: str) -> str:
-    return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+    """A TEXT value (RFC 5545 3.3.11): escaped, its line ends as the two characters `\\n`."""
+    plain = _ics_plain(value)
+    return plain.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
 
 
 def _ics_time(moment: datetime) -> str:
@@ -172,7 +192,7 @@ def sale_calendar(*, sale: Sale, url: str) -> str:
         f"DTEND:{_ics_time(sale.end_at)}",
         f"SUMMARY:{_ics_text(summary)}",
         f"DESCRIPTION:{_ics_text(sale.goods.title)}",
-        f"URL:{url}",
+        f"URL:{_ics_uri(url)}",
         "BEGIN:VALARM",
         "ACTION:DISPLAY",
         f"DESCRIPTION:{_ics_text(summary)}",

@@ -1,13 +1,19 @@
 """Sale reminders (goods.reminders) on real PostgreSQL and Redis: the endpoint's answers, the
 calendar file, and the sweep texting each reminder once, even when two sweeps race."""
 
+import re
+import unicodedata
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import pytest
 from django.test import Client
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from goods import reminders, sale_state
-from goods.models import SaleReminder
+from goods.models import Goods, Sale, SaleReminder
 from goods.tests.factories import make_goods, make_sale
 from users import sms
 from users.models import Notice, NoticeSettings, NoticeStatus
@@ -140,6 +146,57 @@ def test_the_calendar_file_is_a_valid_event_with_an_alarm_before_the_start(setti
     assert chinese["SUMMARY"].startswith("秒杀")
     assert Client().get("/goods/calendar/987654321.ics").status_code == 404
     assert Client().get("/goods/calendar/abc.ics").status_code == 404
+
+
+# What the shop writes, in order: a line of the file starting anything else was injected.
+CALENDAR_PROPERTIES = [
+    "BEGIN", "VERSION", "PRODID", "CALSCALE", "METHOD", "BEGIN", "UID", "DTSTAMP", "DTSTART", "DTEND",
+    "SUMMARY", "DESCRIPTION", "URL", "BEGIN", "ACTION", "DESCRIPTION", "TRIGGER", "END", "END", "END",
+]  # fmt: skip
+# Whatever any reader might take for a line's end, and the properties an attacker would start.
+HOSTILE = st.sampled_from(
+    ["\r", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\x00", "\x1b", "\t", "\x7f",
+     "URL:https://evil.example", "ATTACH:https://evil.example/x.exe", "END:VEVENT", ";", ",", "\\", ":", " "]
+)  # fmt: skip
+HOSTILE_TEXT = st.lists(st.one_of(HOSTILE, st.characters(codec="utf-8")), max_size=40).map("".join)
+
+
+def calendar_of(*, name: str, title: str, url: str) -> bytes:
+    """The calendar file of a sale of goods named `name` and `title`, held in memory only: the
+    text reaches the file whatever the database held (rows from before names were checked)."""
+    start = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    goods = Goods(name=name, title=title, price=Decimal("99.00"))
+    sale = Sale(pk=7, goods=goods, seckill_price=Decimal("9.90"), start_at=start, end_at=start, created_at=start)
+    return reminders.sale_calendar(sale=sale, url=url).encode()
+
+
+def lines_any_reader_sees(body: bytes) -> list[str]:
+    """The file's lines as the most lenient reader splits them: at every line end it knows."""
+    return re.split("\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", body.decode())
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(name=HOSTILE_TEXT, title=HOSTILE_TEXT, url=HOSTILE_TEXT)
+def test_no_line_of_the_calendar_starts_a_property_the_shop_did_not_write(name, title, url):
+    body = calendar_of(name=name, title=title, url=url)
+    lines = lines_any_reader_sees(body)
+    assert lines.pop() == ""  # the file ends with its last line's CRLF
+    starts = [re.match(r"[^:;]*", line).group() for line in lines if not line.startswith(" ")]
+    assert starts == CALENDAR_PROPERTIES
+    assert not any(unicodedata.category(char) == "Cc" for char in body.decode().replace("\r\n", ""))
+    assert all(len(line) <= 75 for line in body.split(b"\r\n"))
+    pairs = ics_parse(body)  # CRLF only, 75 octets, unfolded, every line one property
+    assert [name for name, _value in pairs] == CALENDAR_PROPERTIES
+
+
+def test_a_bare_cr_in_the_goods_name_is_no_line_of_the_calendar():
+    """A name stored before names were checked: the file still has the shop's lines only."""
+    sale = make_sale(goods=make_goods(name="Phone\rURL:https://evil.example", title="t\r\nATTACH:x"), starts_in=3600)
+    body = Client().get(f"/goods/calendar/{sale.pk}.ics").content
+    assert b"\rURL" not in body and b"\nATTACH" not in body
+    pairs = ics_parse(body)
+    assert [name for name, _value in pairs] == CALENDAR_PROPERTIES
+    assert "URL:https://evil.example" in dict(pairs)["SUMMARY"] and ("DESCRIPTION", "t\\nATTACH:x") in pairs
 
 
 # --- the sweep ---------------------------------------------------------------------------------
