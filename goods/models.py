@@ -8,6 +8,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from seckill_site.text import validate_one_line
+
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
 # A product photo needs no more; a PNG of 12,000 x 12,000 pixels is a few KiB on the wire and
 # over 400 MB once decoded (a decompression bomb). Checked from the header, before decoding.
@@ -44,8 +46,14 @@ class Goods(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="goods", verbose_name=_("merchant")
     )
-    name = models.CharField(_("name"), max_length=64)
-    title = models.CharField(_("title"), max_length=128, help_text=_("One line under the name on the shop's pages."))
+    # One line each: both are written into other formats (the sale's calendar file, texts, CSV).
+    name = models.CharField(_("name"), max_length=64, validators=[validate_one_line])
+    title = models.CharField(
+        _("title"),
+        max_length=128,
+        validators=[validate_one_line],
+        help_text=_("One line under the name on the shop's pages."),
+    )
     image = models.ImageField(
         _("image"),
         upload_to="goods/",
