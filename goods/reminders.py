@@ -5,7 +5,8 @@ one asked while the sale is on and sold out ("units may come back": an order can
 paid in time gives one back) is texted once when beat's sweep sees units left. Each is a
 notice of its own (users.notices: "sale-reminder:<sale>:<user>", "sale-restock:<sale>:<user>"),
 so it goes at most once however often the sweep runs, and a sender that died is finished by the
-next sweep. Both go while they are worth something: before the opening, while the sale is on.
+next sweep. Both go while they are worth something: before the opening, while the sale is on;
+one that waited for the hour's text-message budget past that is skipped (users.notices).
 """
 
 import logging
@@ -100,6 +101,7 @@ def _text(reminder: SaleReminder, kind: str) -> str:
 def _send(reminders: list[SaleReminder], kind: str) -> int:
     sent = 0
     for reminder in reminders:
+        sale = reminder.sale
         # One bad reminder never holds up the others: it stays unfinished for the next sweep.
         try:
             status = notices.notice_send(
@@ -107,10 +109,13 @@ def _send(reminders: list[SaleReminder], kind: str) -> int:
                 kind=NoticeKind.SALE_REMINDER,
                 key=notice_key(kind, reminder.sale_id, reminder.user_id),
                 text=_text(reminder, kind),
+                worth_until=sale.end_at if kind == RESTOCK else sale.start_at,
             )
         except Exception:
             logger.exception("reminder %s of sale %s failed", reminder.pk, reminder.sale_id)
             continue
+        if status == notices.WAITING:
+            break  # the hour has no room for notices: the rest wait for a later sweep too
         sent += status == "sent"
     return sent
 

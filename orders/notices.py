@@ -55,10 +55,16 @@ def pay_reminders_send() -> int:
         # One bad order never holds up the others: it stays unfinished for the next sweep.
         try:
             status = notices.notice_send(
-                user=order.user, kind=NoticeKind.PAY_REMINDER, key=notice_key(order.order_no), text=_text(order)
+                user=order.user,
+                kind=NoticeKind.PAY_REMINDER,
+                key=notice_key(order.order_no),
+                text=_text(order),
+                worth_until=order.pay_deadline,
             )
         except Exception:
             logger.exception("pay reminder of order %s failed", order.order_no)
             continue
+        if status == notices.WAITING:
+            break  # the hour has no room for notices: the rest wait for a later sweep too
         sent += status == "sent"
     return sent

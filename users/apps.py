@@ -10,8 +10,9 @@ class UsersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from seckill_site.metrics import scrape_source_add
         from seckill_site.ratelimit import use_shop_clock  # here: it reaches the cache, set up only now
-        from users import signals  # here: it imports the models, loaded only now
+        from users import metrics, signals  # here: they import the models, loaded only now
 
         # Every limit (logins here, the gate, the API) counts on Redis's clock, not the node's.
         use_shop_clock()
@@ -19,3 +20,4 @@ class UsersConfig(AppConfig):
         pre_delete.connect(
             signals.revoke_before_delete, sender=self.get_model("User"), dispatch_uid="users.revoke_before_delete"
         )
+        scrape_source_add("sms", metrics.sms_figures)

@@ -208,6 +208,8 @@ class Notice(models.Model):
     reason = models.CharField(_("reason"), max_length=64, blank=True)
     text = models.TextField(_("text"))
     tries = models.PositiveSmallIntegerField(_("tries"), default=0)
+    # When the message stops being worth sending (a reminder, once its sale opens); none: never.
+    worth_until = models.DateTimeField(_("worth sending until"), null=True, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     claimed_at = models.DateTimeField(_("claimed"), null=True, blank=True)
     sent_at = models.DateTimeField(_("sent"), null=True, blank=True)
@@ -215,6 +217,14 @@ class Notice(models.Model):
     class Meta:
         verbose_name = _("notice")
         verbose_name_plural = _("notices")
+        indexes = [
+            # users.notices.notices_expire: the unfinished ones whose time has passed.
+            models.Index(
+                fields=["worth_until"],
+                condition=models.Q(status__in=["pending", "sending"]),
+                name="notice_unfinished_worth_until",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.key

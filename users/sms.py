@@ -34,8 +34,9 @@ from prometheus_client import Counter
 outbox: list[dict[str, str | None]] = []
 
 # Every message asked for: "sent", or the limit that refused it (users.verification):
-# resend_wait, requester_day, number_day, requester_hour, shop_hour. deploy/alerts.yml pages
-# when the shop's hourly cap refuses any (SMS pumping, or a cap set too low).
+# resend_wait, requester_day, number_day, requester_hour, shop_hour (a code: a notice the hour
+# refuses waits, users.notices). deploy/alerts.yml pages when the shop's hourly cap refuses any
+# (SMS pumping, or a cap set too low).
 SMS_MESSAGES = Counter("seckill_sms_messages_total", "Text messages asked for, by result", ["result"])
 
 

@@ -3,7 +3,7 @@ calendar file, and the sweep texting each reminder once, even when two sweeps ra
 
 import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -233,6 +233,39 @@ def test_a_sold_out_watch_is_texted_once_when_a_unit_comes_back():
     assert reminders.sale_reminders_send() == 1
     assert reminders.sale_reminders_send() == 0
     assert len(texts_to(watcher.mobile)) == 1 and "back on sale" in texts_to(watcher.mobile)[0]
+
+
+def test_a_popular_sales_reminders_leave_sign_up_codes_their_reserve_and_wait(settings):
+    """More reminders than the hour has room for: codes still go, the rest of the reminders wait
+    (pending, not failed) and go in a later hour while the sale has not opened, else are skipped."""
+    from seckill_site.redis import client as redis
+    from seckill_site.redis import keys
+    from seckill_site.redis import now as redis_now
+    from users import notices
+    from users.verification.services import sms_code_send
+
+    settings.SALE_REMINDER_LEAD_SECONDS = 600
+    settings.SMS_SENDS_PER_HOUR, settings.SMS_CODE_RESERVE_PER_HOUR = 6, 2
+    sale = make_sale(starts_in=300)
+    shoppers = [make_user() for _ in range(10)]
+    remind(sale, *shoppers)
+    assert reminders.sale_reminders_send() == 4  # 6 less the codes' 2
+    assert sms_code_send(mobile="13712345678", purpose="register", requester="10.8.0.1").sent  # a new shopper
+    assert reminders.sale_reminders_send() == 0  # still no room: they wait
+    keys_of = [f"sale-reminder:{sale.pk}:{user.pk}" for user in shoppers]
+    assert sorted(Notice.objects.filter(key__in=keys_of).values_list("status", flat=True)) == ["pending"] + ["sent"] * 4
+
+    redis().delete(keys.sms_shop_hour(int(redis_now() // 3600)))  # the next hour
+    assert reminders.sale_reminders_send() == 4
+    assert reminders.sale_reminders_send() == 0
+    assert [len(texts_to(user.mobile)) for user in shoppers] == [1] * 8 + [0, 0]  # at most once each
+    waiting = Notice.objects.get(key__in=keys_of, status="pending")
+    sale.start_at = sale.start_at - timedelta(seconds=600)  # the sale opens before there is room again
+    sale.save(update_fields=["start_at"])
+    Notice.objects.filter(pk=waiting.pk).update(worth_until=sale.start_at)
+    assert notices.notices_expire() == 1
+    assert Notice.objects.get(pk=waiting.pk).status == "skipped" and texts_to(shoppers[8].mobile) == []
+    assert reminders.sale_reminders_send() == 0  # opened: nothing more goes
 
 
 @pytest.mark.django_db(transaction=True)

@@ -5,7 +5,8 @@ task or a dead sender left, while the winners' time to pay (SECKILL_ORDER_TTL) l
 here changes a draw or a reservation."""
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import cast
 
 from django.conf import settings
 from django.utils import timezone, translation
@@ -39,16 +40,22 @@ def draw_winners_notify(*, sale_id: int) -> int:
     wanted = {user_id: notice_key(sale_id, user_id) for user_id in draw.winner_ids}
     done = set(Notice.objects.filter(key__in=wanted.values(), status__in=notices.DONE).values_list("key", flat=True))
     users = User.objects.in_bulk([user_id for user_id, key in wanted.items() if key not in done])
+    applied_at = cast(datetime, draw.applied_at)  # the query asked for an applied draw
+    worth_until = applied_at + timedelta(seconds=settings.SECKILL_ORDER_TTL)  # the winners' time to pay
     sent = 0
     for user_id in sorted(users):
         user = users[user_id]
         # One bad winner never holds up the others: the sweep tries them again.
         try:
             text = _text(draw, notices.notice_language(user))
-            status = notices.notice_send(user=user, kind=NoticeKind.DRAW_WON, key=wanted[user_id], text=text)
+            status = notices.notice_send(
+                user=user, kind=NoticeKind.DRAW_WON, key=wanted[user_id], text=text, worth_until=worth_until
+            )
         except Exception:
             logger.exception("draw-won notice of sale %s for user %s failed", sale_id, user_id)
             continue
+        if status == notices.WAITING:
+            break  # the hour has no room for notices: the sweep tries the rest again
         sent += status == "sent"
     return sent
 

@@ -332,6 +332,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": NOTICE_SWEEP_SECONDS,
         "options": {"expires": NOTICE_SWEEP_SECONDS},
     },
+    # A notice that waited for the hour's budget past its time is skipped, with its reason.
+    "users-notices-expire": {
+        "task": "users.notices_expire",
+        "schedule": NOTICE_SWEEP_SECONDS,
+        "options": {"expires": NOTICE_SWEEP_SECONDS},
+    },
 }
 
 # Orders the order writer writes per transaction (seckill/services/writer.py).
@@ -362,6 +368,9 @@ SMS_FILE_PATH = env("SMS_FILE_PATH", default=str(BASE_DIR / ".run" / "sms.log"))
 SMS_SENDS_PER_IP_PER_HOUR = env.int("SMS_SENDS_PER_IP_PER_HOUR", default=20)
 SMS_SENDS_PER_NUMBER_PER_DAY = env.int("SMS_SENDS_PER_NUMBER_PER_DAY", default=20)
 SMS_SENDS_PER_HOUR = env.int("SMS_SENDS_PER_HOUR", default=1000)
+# Of each hour's SMS_SENDS_PER_HOUR, the messages only sign-up and login codes may take: notices
+# (a sale's reminders, up to thousands at once) wait for the next hour rather than use them.
+SMS_CODE_RESERVE_PER_HOUR = env.int("SMS_CODE_RESERVE_PER_HOUR", default=200)
 # Messages to shoppers (users.notices). Seconds a sender's claim on one lasts before another may
 # take it over (well above a provider's timeout), and how often a provider's failure is retried.
 NOTICE_CLAIM_SECONDS = env.int("NOTICE_CLAIM_SECONDS", default=120)

@@ -11,6 +11,9 @@ from django.db import connection
 from django.utils import timezone
 from prometheus_client import REGISTRY
 
+from seckill_site.redis import client as redis
+from seckill_site.redis import keys
+from seckill_site.redis import now as redis_now
 from users import notices, sms
 from users.models import Notice, NoticeKind, NoticeSettings, NoticeStatus
 from users.tests import sms_backends
@@ -72,17 +75,105 @@ def test_the_numbers_daily_cap_refuses_a_notice_for_good_and_counts_it(settings)
     assert (REGISTRY.get_sample_value("seckill_sms_messages_total", {"result": "number_day"}) or 0.0) - sms_before == 1
 
 
-def test_the_shops_hourly_cap_counts_codes_and_notices_alike(settings):
+def hour_turns() -> None:
+    """The shop's hour ends: its count starts again (the key is the epoch hour's)."""
+    redis().delete(keys.sms_shop_hour(int(redis_now() // 3600)))
+
+
+def test_notices_leave_the_codes_reserve_and_wait_for_the_next_hour(settings):
     from users.verification.services import sms_code_send
 
-    settings.SMS_SENDS_PER_HOUR = 2
-    assert sms_code_send(mobile=make_user().mobile, purpose="login", requester="10.7.0.1").sent
-    first, second = make_user(), make_user()
-    before = counted(KIND, "shop_hour")
-    assert notices.notice_send(user=first, kind=KIND, key=f"t:{first.pk}", text="a") == "sent"
-    assert notices.notice_send(user=second, kind=KIND, key=f"t:{second.pk}", text="b") == "failed"
-    assert Notice.objects.get(key=f"t:{second.pk}").reason == "shop_hour"
-    assert texts_to(second.mobile) == [] and counted(KIND, "shop_hour") - before == 1
+    settings.SMS_SENDS_PER_HOUR, settings.SMS_CODE_RESERVE_PER_HOUR = 5, 2
+    shoppers = [make_user() for _ in range(4)]
+    before = counted(KIND, "waiting")
+    statuses = [notices.notice_send(user=u, kind=KIND, key=f"t:{u.pk}", text=f"m{u.pk}") for u in shoppers]
+    assert statuses == ["sent", "sent", "sent", notices.WAITING]  # 5 less the 2 kept for codes
+    waiting = Notice.objects.get(key=f"t:{shoppers[3].pk}")
+    assert (waiting.status, waiting.reason, waiting.tries) == (NoticeStatus.PENDING, "shop_hour", 0)
+    assert counted(KIND, "waiting") - before == 1 and texts_to(shoppers[3].mobile) == []
+    # The reserve: a new shopper's codes still go, up to the cap itself.
+    codes = [sms_code_send(mobile=f"1370000000{n}", purpose="register", requester="10.7.0.1") for n in range(3)]
+    assert [code.sent for code in codes] == [True, True, False]
+    hour_turns()
+    assert notices.notice_send(user=shoppers[3], kind=KIND, key=f"t:{shoppers[3].pk}", text="x") == "sent"
+    assert texts_to(shoppers[3].mobile) == [f"m{shoppers[3].pk}"]  # once, its first text
+    assert Notice.objects.get(pk=waiting.pk).tries == 1
+
+
+def test_a_notice_the_numbers_cap_refuses_gives_its_hour_back(settings):
+    settings.SMS_SENDS_PER_NUMBER_PER_DAY = 0
+    user = make_user()
+    assert notices.notice_send(user=user, kind=KIND, key=f"t:{user.pk}", text="x") == "failed"
+    assert redis().get(keys.sms_shop_hour(int(redis_now() // 3600))) in (None, b"0")
+
+
+def test_a_notice_past_its_worth_is_skipped_too_late_never_sent(settings):
+    settings.SMS_SENDS_PER_HOUR, settings.SMS_CODE_RESERVE_PER_HOUR = 1, 1  # no room for notices
+    late, waiting, sent, held = make_user(), make_user(), make_user(), make_user()
+    now = timezone.now()
+    soon = now + timedelta(minutes=5)
+    assert notices.notice_send(user=waiting, kind=KIND, key=f"w:{waiting.pk}", text="w", worth_until=soon) == (
+        notices.WAITING
+    )
+    past = now - timedelta(seconds=1)
+    assert notices.notice_send(user=late, kind=KIND, key=f"l:{late.pk}", text="l", worth_until=past) == "skipped"
+    assert Notice.objects.get(key=f"l:{late.pk}").reason == notices.TOO_LATE
+    Notice.objects.create(user=sent, kind=KIND, key=f"s:{sent.pk}", text="s", worth_until=past, status="sent")
+    Notice.objects.create(  # a sender holds it now: it finishes it itself
+        user=held, kind=KIND, key=f"h:{held.pk}", text="h", worth_until=past, status="sending", claimed_at=now
+    )
+    before = counted(KIND, "too_late")
+    assert notices.notices_expire() == 0  # the waiting one is still worth sending
+    Notice.objects.filter(key=f"w:{waiting.pk}").update(worth_until=past)  # its time passes
+    assert notices.notices_expire() == 1
+    statuses = dict(Notice.objects.filter(user__in=[waiting, sent, held]).values_list("key", "status"))
+    assert statuses == {f"w:{waiting.pk}": "skipped", f"s:{sent.pk}": "sent", f"h:{held.pk}": "sending"}
+    assert Notice.objects.get(key=f"w:{waiting.pk}").reason == notices.TOO_LATE
+    assert counted(KIND, "too_late") - before == 1
+    hour_turns()
+    settings.SMS_CODE_RESERVE_PER_HOUR = 0
+    assert notices.notice_send(user=waiting, kind=KIND, key=f"w:{waiting.pk}", text="w") == "skipped"
+    assert texts_to(waiting.mobile) == texts_to(late.mobile) == []
+
+
+def test_the_scrape_reads_this_hours_messages_and_both_limits(settings):
+    from users.metrics import sms_figures
+
+    settings.SMS_SENDS_PER_HOUR, settings.SMS_CODE_RESERVE_PER_HOUR = 50, 20
+    for user in (make_user(), make_user()):
+        notices.notice_send(user=user, kind=KIND, key=f"m:{user.pk}", text="m")
+    figures = {sample.name + str(sample.labels): sample.value for family in sms_figures() for sample in family.samples}
+    assert figures == {
+        "seckill_sms_shop_hour_messages{}": 2,
+        "seckill_sms_shop_hour_limit{'sender': 'all'}": 50,
+        "seckill_sms_shop_hour_limit{'sender': 'notices'}": 30,
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_senders_never_take_more_than_the_notices_part_of_the_hour(settings):
+    settings.SMS_SENDS_PER_HOUR, settings.SMS_CODE_RESERVE_PER_HOUR = 12, 4
+    users = [make_user() for _ in range(16)]
+    start = threading.Barrier(4)
+    answers: list = []
+
+    def sender(mine: list) -> None:
+        try:
+            start.wait()
+            for user in mine:
+                answers.append(notices.notice_send(user=user, kind=KIND, key=f"part:{user.pk}", text="p"))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=sender, args=(users[n::4],)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers.count("sent") == 8 and answers.count(notices.WAITING) == 8
+    assert int(redis().get(keys.sms_shop_hour(int(redis_now() // 3600)))) == 8
+    statuses = Notice.objects.filter(key__startswith="part:").values_list("status", flat=True)
+    assert sorted(statuses) == ["pending"] * 8 + ["sent"] * 8
 
 
 def test_a_provider_failure_is_tried_again_then_given_up(settings):

@@ -12,7 +12,9 @@ IP, an IPv6 /64: seckill_site.http.client_bucket):
   requester that once entered a code sent to the number is exempt (it receives its messages);
 - one requester, all numbers: SMS_SENDS_PER_IP_PER_HOUR;
 - the whole shop: SMS_SENDS_PER_HOUR (SMS pumping: a flood of paid messages to numbers an
-  attacker earns from), counted in `seckill_sms_messages_total{result}` with an alert.
+  attacker earns from), counted in `seckill_sms_messages_total{result}` with an alert. Notices
+  (users.notices) count in the same hour but stop SMS_CODE_RESERVE_PER_HOUR short of the cap,
+  so a reminder sweep never locks shoppers out of sign-up and login codes.
 
 A send answers the same whether or not the number has an account, and the message says what
 happened: a code, or "no account here: register" / "you have an account: log in". Nobody
@@ -53,17 +55,41 @@ def _sms_refused(result: str, wait: int, error: str) -> SmsSendResult:
     return SmsSendResult(False, max(1, wait), error)
 
 
-def sms_shop_hour_take() -> int:
-    """Count one message against the shop's hourly cap (SMS_SENDS_PER_HOUR), codes and notices
-    alike: 0 when it may go, else the seconds until the next hour (the message is refused)."""
+def _sms_shop_hour_take(limit: int) -> int:
     hour = int(now() // 3600)
-    with client().pipeline(transaction=False) as pipe:
-        pipe.incr(keys.sms_shop_hour(hour))
-        pipe.expire(keys.sms_shop_hour(hour), keys.SMS_SHOP_HOUR_TTL)
-        shop_count, _expiry = pipe.execute()
-    if shop_count > settings.SMS_SENDS_PER_HOUR:
-        return max(1, int((hour + 1) * 3600 - now()))
-    return 0
+    refused, _sent = script("sms_shop_hour_take")(
+        keys=[keys.sms_shop_hour(hour)], args=[max(0, limit), keys.SMS_SHOP_HOUR_TTL]
+    )
+    return max(1, int((hour + 1) * 3600 - now())) if refused else 0
+
+
+def sms_shop_hour_take() -> int:
+    """Count one code against the shop's hourly cap (SMS_SENDS_PER_HOUR), which notices count
+    in too: 0 when it may go, else the seconds until the next hour (refused, and not counted)."""
+    return _sms_shop_hour_take(settings.SMS_SENDS_PER_HOUR)
+
+
+def sms_notice_hour_take() -> int:
+    """Count one notice against the shop's hour as sms_shop_hour_take does, but only up to the
+    cap less SMS_CODE_RESERVE_PER_HOUR: however many reminders a sweep has, the hour keeps
+    that many messages for sign-up and login codes. 0 when it may go, else the seconds until
+    the next hour (refused: the notice waits)."""
+    return _sms_shop_hour_take(sms_notice_hour_limit())
+
+
+def sms_notice_hour_limit() -> int:
+    """The messages of an hour notices may take: the cap less the codes' reserve."""
+    return max(0, settings.SMS_SENDS_PER_HOUR - settings.SMS_CODE_RESERVE_PER_HOUR)
+
+
+def sms_shop_hour_give_back() -> None:
+    """Uncount one message this hour took, for one refused after it took its place."""
+    script("sms_shop_hour_give_back")(keys=[keys.sms_shop_hour(int(now() // 3600))])
+
+
+def sms_shop_hour_sent() -> int:
+    """The messages the shop has sent this hour, codes and notices."""
+    return int(client().get(keys.sms_shop_hour(int(now() // 3600))) or 0)
 
 
 def sms_number_day_take(*, mobile: str) -> int:
