@@ -3,6 +3,7 @@ from django.conf import settings
 from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
 
+from seckill_site.text import validate_one_line
 from users import divisions
 from users.fields import MobileField
 from users.models import MOBILE_TAKEN_MESSAGE, Address, User, mobile_normalize
@@ -16,7 +17,7 @@ class LoginForm(forms.Form):
 
 class RegisterForm(SmsCodeForm):  # needs the code texted to the mobile number
     mobile = MobileField()
-    nickname = forms.CharField(label=_("Nickname"), max_length=40, required=False)
+    nickname = forms.CharField(label=_("Nickname"), max_length=40, required=False, validators=[validate_one_line])
     password = forms.CharField(label=_("Password"), max_length=128, widget=forms.PasswordInput)
     password_again = forms.CharField(label=_("Password (again)"), max_length=128, widget=forms.PasswordInput)
 

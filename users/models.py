@@ -7,6 +7,7 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from seckill_site.text import validate_one_line
 from users.divisions import place_line
 from users.revocation import user_auth_revoke
 
@@ -54,7 +55,7 @@ class UserManager(BaseUserManager["User"]):
 
 class User(AbstractBaseUser, PermissionsMixin):
     mobile = models.CharField(_("mobile"), max_length=11, unique=True, validators=[mobile_validator])
-    nickname = models.CharField(_("nickname"), max_length=40, blank=True)
+    nickname = models.CharField(_("nickname"), max_length=40, blank=True, validators=[validate_one_line])
     avatar = models.ImageField(_("avatar"), upload_to="avatars/", blank=True)
     date_joined = models.DateTimeField(_("date joined"), default=timezone.now)
     login_count = models.PositiveIntegerField(_("login count"), default=0)
@@ -119,14 +120,15 @@ class Address(models.Model):
     chosen address onto the order (orders.OrderAddress), so later edits rewrite no history."""
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="addresses", verbose_name=_("user"))
-    recipient = models.CharField(_("recipient"), max_length=32)
+    # One line each, as every name the shop writes into other formats (seckill_site/text.py).
+    recipient = models.CharField(_("recipient"), max_length=32, validators=[validate_one_line])
     phone = models.CharField(_("phone"), max_length=11, validators=[mobile_validator])
     # Names from users.divisions, checked by users.forms.AddressForm; an address saved before
     # the choices were lists keeps its free text and no district until it is edited.
     region = models.CharField(_("province or region"), max_length=32)
     city = models.CharField(_("city"), max_length=32, blank=True)  # none for Hong Kong, Macau, Taiwan
     district = models.CharField(_("district"), max_length=32, blank=True)
-    street = models.CharField(_("street address"), max_length=120)
+    street = models.CharField(_("street address"), max_length=120, validators=[validate_one_line])
     postcode = models.CharField(_("postcode"), max_length=6, blank=True, validators=[postcode_validator])
     is_default = models.BooleanField(_("default address"), default=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)

@@ -72,7 +72,16 @@ def test_the_book_is_capped():
 
 @pytest.mark.parametrize(
     "field, value",
-    [("phone", "12345"), ("postcode", "31000"), ("postcode", "３１００００"), ("recipient", ""), ("street", "x" * 121)],
+    [
+        ("phone", "12345"),
+        ("postcode", "31000"),
+        ("postcode", "３１００００"),
+        ("recipient", ""),
+        ("street", "x" * 121),
+        ("recipient", "张三\rURL:https://evil.example"),
+        ("street", "文三路\u2028100 号"),
+        ("street", "文三路\x00100 号"),
+    ],
 )
 def test_the_services_validate(field, value):
     me = make_user()

@@ -131,6 +131,18 @@ def test_register_rejects_bad_input(client, data):
     assert not User.objects.filter(mobile="13111112222").exists()
 
 
+def test_register_refuses_a_nickname_with_a_line_break_on_the_page_and_the_api(client):
+    for mobile, answer in (("13111112223", "page"), ("13111112224", "api")):
+        data = {"mobile": mobile, "nickname": "New\rURL:x", "password": "good-pass-9", "password_again": "good-pass-9",
+                "code": texted_code(mobile)}  # fmt: skip
+        if answer == "page":
+            response = client.post("/user/register", data)
+        else:
+            response = client.post("/api/v1/users/register", data, content_type="application/json")
+        assert response.status_code == 400 and "U+000D" in response.content.decode(), answer
+        assert not User.objects.filter(mobile=mobile).exists()
+
+
 def test_register_rejects_a_taken_mobile(client):
     user = make_user()
     data = {"mobile": user.mobile, "password": "good-pass-9", "password_again": "good-pass-9", "code": "123456"}
