@@ -192,10 +192,15 @@ def orders_listed(*, user: User, tab: str = "") -> QuerySet[Order]:
     )
 
 
+def order_no_well_formed(order_no: str) -> bool:
+    """Order numbers are digits, at most 32 of them; anything else (a NUL byte, say) must never
+    reach the database, which would refuse it with an error rather than find nothing."""
+    return order_no.isascii() and order_no.isdigit() and len(order_no) <= 32
+
+
 def order_of_user(*, user: User, order_no: str) -> Order | None:
-    """Another shopper's order is indistinguishable from a missing one (both None → 404).
-    Order numbers are digits; anything else (a NUL byte, say) never reaches the database."""
-    if not (order_no.isascii() and order_no.isdigit() and len(order_no) <= 32):
+    """Another shopper's order is indistinguishable from a missing one (both None → 404)."""
+    if not order_no_well_formed(order_no):
         return None
     return orders_of_user(user=user).filter(order_no=order_no).first()
 

@@ -12,6 +12,7 @@ an order already shipped with that tracking number is counted as such.
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -22,10 +23,13 @@ from django.utils.translation import gettext_lazy
 
 from orders.fulfilment import order_ship, tracking_no_clean
 from orders.models import Carrier, Order, Shipment
+from orders.selectors import order_no_well_formed
 from orders.services import OrderStateError
 
 CSV_MAX_BYTES = 2 * 1024 * 1024
 CSV_MAX_ROWS = 5000
+# The longest cell a problem's line repeats on the page.
+SHOWN_MAX = 40
 
 # The three columns read, by their heading in any of the shop's languages (the orders export
 # writes them in the merchant's); other columns are ignored, so the export itself can go back.
@@ -101,33 +105,84 @@ def _header(row: list[str]) -> dict[str, int]:
     return found
 
 
-def orders_ship_from_csv(*, data: bytes, orders: QuerySet[Order], actor_id: int | None) -> ShipReport:
-    """Ship the orders a CSV file lists, among `orders` (the merchant's own). ShipFileError
-    when the file cannot be read at all, or has lines in error: then nothing shipped."""
-    if len(data) > CSV_MAX_BYTES:
-        raise ShipFileError(_("The file is larger than 2 MB; split it."))
-    rows = list(csv.reader(io.StringIO(_decode(data))))
-    if not rows:
+def _shown(text: str) -> str:
+    """A cell as the page repeats it: control characters made visible, long ones cut short."""
+    text = "".join(char if char.isprintable() else "\N{REPLACEMENT CHARACTER}" for char in text)
+    return text if len(text) <= SHOWN_MAX else text[: SHOWN_MAX - 1] + "…"
+
+
+def _records(text: str) -> Iterator[tuple[int, list[str]]]:
+    """Each record of the file with the line it starts on. Any line end a spreadsheet writes
+    (CR LF, LF, or the lone CR of Excel for Mac) ends a line, and a quoted cell may span lines.
+    ShipFileError naming the line the csv module cannot read (a cell longer than its limit)."""
+    # newline="": the csv module reads the line ends itself, inside quotes as outside.
+    reader = csv.reader(io.StringIO(text, newline=""))
+    start = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            why = (
+                _("a cell longer than %(n)d characters") % {"n": csv.field_size_limit()}
+                if "field limit" in str(error)
+                else _("not valid CSV")
+            )
+            raise ShipFileError(
+                _("Nothing was shipped: line %(line)d cannot be read (%(why)s).") % {"line": start, "why": why},
+                [(start, "", why)],
+            ) from error
+        yield start, row
+        start = reader.line_num + 1
+
+
+def _lines(text: str) -> tuple[dict[str, int], list[tuple[int, list[str]]]]:
+    """The columns the heading names, and the records below it that are not blank."""
+    records = iter(_records(text))
+    first = next(records, None)
+    if first is None:
         raise ShipFileError(_("The file is empty."))
-    if len(rows) > CSV_MAX_ROWS + 1:
-        raise ShipFileError(_("The file has more than %(n)d lines; split it.") % {"n": CSV_MAX_ROWS})
-    columns = _header(rows[0])
-    carriers = _carriers_by_name()
-    lines, errors = [], []
-    for number, row in enumerate(rows[1:], start=2):
+    columns = _header(first[1])
+    lines: list[tuple[int, list[str]]] = []
+    for number, row in records:
         if not any(cell.strip() for cell in row):
             continue  # a blank line, as spreadsheets leave at the end
+        if len(lines) == CSV_MAX_ROWS:
+            raise ShipFileError(_("The file has more than %(n)d lines; split it.") % {"n": CSV_MAX_ROWS})
+        lines.append((number, row))
+    return columns, lines
+
+
+def _line_problem(cells: dict[str, str], carriers: dict[str, str]) -> str | None:
+    if not order_no_well_formed(cells["order_no"]):
+        return _("not an order number")
+    if cells["carrier"].casefold() not in carriers:
+        return _("unknown carrier “%(name)s”") % {"name": _shown(cells["carrier"])}
+    try:
+        tracking_no_clean(cells["tracking_no"])
+    except OrderStateError as refusal:
+        return str(refusal)
+    return None
+
+
+def orders_ship_from_csv(*, data: bytes, orders: QuerySet[Order], actor_id: int | None) -> ShipReport:
+    """Ship the orders a CSV file lists, among `orders` (the merchant's own). ShipFileError
+    when the file cannot be read at all, or has lines in error: then nothing shipped, and
+    no cell of a line in error reached the database."""
+    if len(data) > CSV_MAX_BYTES:
+        raise ShipFileError(_("The file is larger than 2 MB; split it."))
+    columns, rows = _lines(_decode(data))
+    carriers = _carriers_by_name()
+    lines, errors = [], []
+    for number, row in rows:
         cells = {key: _cell(row[index]) if index < len(row) else "" for key, index in columns.items()}
-        carrier = carriers.get(cells["carrier"].casefold())
-        if carrier is None:
-            errors.append((number, cells["order_no"], _("unknown carrier “%(name)s”") % {"name": cells["carrier"]}))
+        problem = _line_problem(cells, carriers)
+        if problem is not None:
+            errors.append((number, _shown(cells["order_no"]), problem))
             continue
-        try:
-            tracking_no = tracking_no_clean(cells["tracking_no"])
-        except OrderStateError as refusal:
-            errors.append((number, cells["order_no"], str(refusal)))
-            continue
-        lines.append((number, cells["order_no"], carrier, tracking_no))
+        carrier = carriers[cells["carrier"].casefold()]
+        lines.append((number, cells["order_no"], carrier, tracking_no_clean(cells["tracking_no"])))
     numbers = [order_no for _line, order_no, _carrier, _tracking in lines]
     known = dict(orders.filter(order_no__in=numbers).values_list("order_no", "pk"))
     for number, order_no, _carrier, _tracking in lines:
