@@ -39,18 +39,29 @@ def tracking_no_clean(value: str) -> str:
     return cleaned
 
 
+class OrderShippedAlready(OrderStateError):
+    """The order was shipped already with this very parcel: a repeated ship, nothing to do."""
+
+
 def _locked(order_id: int) -> Order:
     return Order.objects.select_for_update().get(pk=order_id)
 
 
 def order_ship(*, order_id: int, carrier: str, tracking_no: str, actor_id: int | None) -> Shipment:
     """paid → shipped with its parcel's carrier and tracking number. Refused while the
-    shopper's refund request waits for the merchant's answer: the merchant answers first."""
+    shopper's refund request waits for the merchant's answer: the merchant answers first.
+    OrderShippedAlready when the order left with this tracking number before, judged under
+    the row lock, so of two identical ships racing the second hears just that."""
     if carrier not in Carrier.values:
         raise OrderStateError(_("Choose the carrier from the list."))
     tracking_no = tracking_no_clean(tracking_no)
     with transaction.atomic():
         order = _locked(order_id)
+        if Shipment.objects.filter(order_id=order.pk, tracking_no=tracking_no).exists():
+            raise OrderShippedAlready(
+                _("Order %(order)s was shipped already with tracking number %(tracking)s.")
+                % {"order": order.order_no, "tracking": tracking_no}
+            )
         if order.status != OrderStatus.PAID:
             raise OrderStateError(
                 _("Only a paid order can be shipped; order %(order)s is %(status)s.")

@@ -7,7 +7,8 @@ column, a line that names no order of this merchant's, an unknown carrier, a bad
 number) ships nothing and says which lines are wrong. A good file ships each line on its own
 with orders.fulfilment.order_ship; a line whose order cannot ship (not paid, a refund request
 waiting) is reported and the others ship. Uploading the same file again ships nothing twice:
-an order already shipped with that tracking number is counted as such.
+an order already shipped with that tracking number is counted as such, decided under the
+order's row lock, so two uploads of one file at once agree on it too.
 """
 
 import csv
@@ -21,8 +22,8 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from orders.fulfilment import order_ship, tracking_no_clean
-from orders.models import Carrier, Order, Shipment
+from orders.fulfilment import OrderShippedAlready, order_ship, tracking_no_clean
+from orders.models import Carrier, Order
 from orders.selectors import order_no_well_formed
 from orders.services import OrderStateError
 
@@ -196,12 +197,10 @@ def orders_ship_from_csv(*, data: bytes, orders: QuerySet[Order], actor_id: int 
 def _ship(lines, known: dict[str, int], actor_id: int | None) -> ShipReport:
     report = ShipReport()
     for number, order_no, carrier, tracking_no in lines:
-        order_id = known[order_no]
-        if Shipment.objects.filter(order_id=order_id, tracking_no=tracking_no).exists():
-            report.already += 1
-            continue
         try:
-            order_ship(order_id=order_id, carrier=carrier, tracking_no=tracking_no, actor_id=actor_id)
+            order_ship(order_id=known[order_no], carrier=carrier, tracking_no=tracking_no, actor_id=actor_id)
+        except OrderShippedAlready:
+            report.already += 1
         except OrderStateError as refusal:
             report.problems.append((number, order_no, str(refusal)))
         else:

@@ -1,20 +1,24 @@
 """Shipping from a CSV file, as spreadsheets really write them: any line end, UTF-8 with or
 without a BOM or GBK, quoted or not. A bad file ships nothing and its page names the line;
-no file, however odd, answers a 500."""
+no file, however odd, answers a 500. Two uploads of one file at once agree on what shipped."""
 
 import csv
 import io
 import re
+import threading
 
+import psycopg2
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import transaction
+from django.db import connection, connections, transaction
+from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from goods.tests.factories import make_goods, make_sale
-from orders.models import Shipment
+from orders.models import Order, OrderStatus, Shipment
 from orders.tests.factories import buy, pay
+from tools.net import wait_until
 from users.tests.factories import make_merchant, make_user
 
 HEADINGS = {"en": ["order number", "carrier", "tracking number"], "zh": ["订单号", "承运商", "运单号"]}
@@ -134,3 +138,57 @@ def test_any_upload_ships_all_or_names_its_bad_line(client, shop, language, line
     else:
         start = 2 + sum(_breaks(record, quoting) + 1 for record in records[1 : position + 1])
         assert shipped == 0 and start in _problem_lines(page), page[:2000]
+
+
+def _connect():
+    """A connection of its own to the test database (a TCP host or a Unix socket directory)."""
+    db = connection.settings_dict
+    return psycopg2.connect(
+        dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"] or None, host=db["HOST"] or None,
+        port=db["PORT"] or None,
+    )  # fmt: skip
+
+
+def _waiting_for_row_locks(cursor) -> int:
+    cursor.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+    )
+    return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_uploads_of_one_file_at_once_ship_once_and_agree():
+    """Both uploads read the file and reach the order while the other holds it (the test holds
+    the row first, so both wait there): one ships, the other hears "shipped already"."""
+    merchant, orders = _shop()
+    order = orders[0]
+    data = _file([HEADINGS["en"], [order.order_no, "sf", "SF77"]])
+    pages = []
+
+    def upload():
+        client = Client()
+        client.force_login(merchant)
+        try:
+            pages.append(_post(client, data).content.decode())
+        finally:
+            connections.close_all()
+
+    lock, watcher = _connect(), _connect()
+    watcher.autocommit = True
+    try:
+        lock.cursor().execute("SELECT id FROM orders_order WHERE id = %s FOR UPDATE", [order.pk])
+        uploads = [threading.Thread(target=upload) for _ in range(2)]
+        for thread in uploads:
+            thread.start()
+        assert wait_until(lambda: _waiting_for_row_locks(watcher.cursor()) == 2, 20), "the uploads never met"
+        lock.rollback()
+        for thread in uploads:
+            thread.join(30)
+    finally:
+        lock.close()
+        watcher.close()
+    assert len(pages) == 2
+    assert sorted("1 order shipped." in page for page in pages) == [False, True]
+    assert sum("1 was shipped already" in page for page in pages) == 1
+    assert not any("Lines not shipped" in page for page in pages)
+    assert Order.objects.get(pk=order.pk).status == OrderStatus.SHIPPED
