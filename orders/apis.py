@@ -17,6 +17,7 @@ from orders.fulfilment import order_deliver, refund_request_open
 from orders.models import Provider
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.http import provider_urls
+from orders.payments.limits import TooOften, card_try_refused
 from orders.payments.providers import providers_enabled
 from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
 from orders.selectors import sale_figures
@@ -44,6 +45,13 @@ TRADE_NO = OpenApiParameter(
     OpenApiParameter.PATH,
     description="payment attempt",
 )
+
+
+def _too_often(refusal: TooOften) -> Response:
+    """429 with the refusal's words and Retry-After: started or tried too often, nothing sent."""
+    response = api_fail(Code.TOO_MANY_REQUESTS, str(refusal))
+    response["Retry-After"] = str(refusal.retry_after)
+    return response
 
 
 class OrderListApi(APIView):
@@ -86,10 +94,11 @@ class OrderPayApi(APIView):
         "provider's signed notification lands; poll GET orders/{order_no} (`payment`). The address is "
         "copied onto the order; without `addressId` it ships to my default address, and with no address "
         "at all the payment is refused (`code` 500602). A provider that cannot be reached: `code` 500603, "
-        "nothing charged.",
+        "nothing charged. Too many attempts on one order lately (orders.payments.limits): 429 (`code` "
+        "500429) with Retry-After, nothing opened.",
         parameters=[ORDER_NO],
         request=OrderPayInputSerializer,
-        responses={200: envelope("PaymentStartEnvelope", PaymentStartSerializer()), **errors(400, 401, 404, 409)},
+        responses={200: envelope("PaymentStartEnvelope", PaymentStartSerializer()), **errors(400, 401, 404, 409, 429)},
     )
     def post(self, request: Request, order_no: str) -> Response:
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
@@ -110,6 +119,8 @@ class OrderPayApi(APIView):
                 mobile=body.validated_data["mobile"],
                 **provider_urls(request, order=order, method=method),
             )
+        except TooOften as refusal:
+            return _too_often(refusal)
         except PaymentUnavailable as refusal:
             return api_fail(Code.PAYMENT_UNAVAILABLE, str(refusal))
         except OrderStateError as refusal:
@@ -133,9 +144,11 @@ class PaymentCardApi(APIView):
     @extend_schema(
         tags=["orders"],
         summary="Pay a card attempt with the card Stripe.js tokenized",
+        description="Too many card tries on the attempt or by the shopper lately (orders.payments.limits): "
+        "429 (`code` 500429) with Retry-After, and the token is not sent to Stripe.",
         parameters=[ORDER_NO, TRADE_NO],
         request=CardInputSerializer,
-        responses={200: envelope("CardResultEnvelope", CardResultSerializer()), **errors(400, 401, 404, 409)},
+        responses={200: envelope("CardResultEnvelope", CardResultSerializer()), **errors(400, 401, 404, 409, 429)},
     )
     def post(self, request: Request, order_no: str, trade_no: str) -> Response:
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
@@ -144,6 +157,9 @@ class PaymentCardApi(APIView):
             return api_fail(Code.ORDER_NOT_FOUND)
         body = CardInputSerializer(data=request.data if request.data else {})
         body.is_valid(raise_exception=True)
+        refusal = card_try_refused(request._request, payment=payment)
+        if refusal is not None:
+            return _too_often(refusal)
         try:
             payment, secret = payment_card_confirm(payment=payment, token=body.validated_data["token"])
         except OrderStateError as refusal:

@@ -27,6 +27,7 @@ from orders.models import (
     RefundKind,
     RefundStatus,
 )
+from orders.payments.limits import attempts_too_many
 from orders.payments.providers import (
     Checkout,
     GatewayDown,
@@ -67,7 +68,9 @@ def payment_start(
     """unpaid → an open attempt at `provider_name`, before the order's deadline, shipping to
     `address` (one of the buyer's, copied onto the order). The attempt is written before the
     provider hears of it, so the expiry sweep always knows what to close. PaymentUnavailable
-    when the provider cannot be reached: the attempt is closed then, as no one can pay it."""
+    when the provider cannot be reached: the attempt is closed then, as no one can pay it.
+    TooOften, with nothing written, when the order started too many attempts lately
+    (orders.payments.limits): counted under the row lock, so racing starts cannot slip past."""
     if provider_name not in providers_enabled():
         raise PaymentUnavailable(_("This way to pay is not available."))
     if address.user_id != order.user_id:
@@ -76,6 +79,10 @@ def payment_start(
         locked = Order.objects.select_for_update().get(pk=order.pk)
         if locked.status != OrderStatus.UNPAID or locked.pay_deadline <= timezone.now():
             raise order_refusal(locked, "paid")
+        started = list(locked.payments.order_by("created_at").values_list("created_at", flat=True))
+        refusal = attempts_too_many(started=started, now=timezone.now())
+        if refusal is not None:
+            raise refusal
         payment = Payment.objects.create(
             order=locked,
             provider=provider_name,

@@ -17,10 +17,12 @@ from django_ratelimit.core import is_ratelimited
 from orders import selectors
 from orders.models import Order, Payment, PaymentStatus, Provider
 from orders.payments.http import provider_urls
+from orders.payments.limits import TooOften, card_try_refused
 from orders.payments.providers import providers_enabled
 from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start, payment_sync
 from orders.services import OrderStateError
 from seckill_site.codes import Code
+from seckill_site.errors import answer
 from seckill_site.http import allow, fail, ok, wants_json
 from users.http import signed_in
 
@@ -33,6 +35,13 @@ def _order_or_404(request: HttpRequest, order_no: str) -> Order:
     if order is None:
         raise Http404(_("No such order."))
     return order
+
+
+def _too_often(request: HttpRequest, refusal: TooOften) -> HttpResponse:
+    """429 with the refusal's words and Retry-After, as JSON or as a page."""
+    response = answer(request, Code.TOO_MANY_REQUESTS, str(refusal))
+    response["Retry-After"] = str(refusal.retry_after)
+    return response
 
 
 def _back(request: HttpRequest, order: Order, message: str, code: Code = Code.PAYMENT_UNAVAILABLE) -> HttpResponse:
@@ -65,6 +74,8 @@ def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
             mobile=any(word in request.headers.get("User-Agent", "") for word in _MOBILE),
             **provider_urls(request, order=order, method=method),
         )
+    except TooOften as refusal:
+        return _too_often(request, refusal)
     except PaymentUnavailable as refusal:
         return _back(request, order, str(refusal))
     except OrderStateError as refusal:
@@ -108,6 +119,9 @@ def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
         token = None
     if not isinstance(token, str) or not token.startswith("tok_") or len(token) > 64:
         return fail(Code.BAD_REQUEST, _("The card form sent nothing to pay with; try again."))
+    refusal = card_try_refused(request, payment=payment)
+    if refusal is not None:
+        return _too_often(request, refusal)
     try:
         payment, secret = payment_card_confirm(payment=payment, token=token)
     except OrderStateError as refusal:

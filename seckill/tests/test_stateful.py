@@ -58,6 +58,7 @@ from orders.models import (
     Shipment,
 )
 from orders.payments import closing
+from orders.payments.limits import TooOften
 from orders.payments.reconcile import money_check
 from orders.payments.refunds import order_refund, refunds_resend
 from orders.payments.services import payment_start, payment_sync
@@ -229,13 +230,17 @@ class SaleLife(RuleBasedStateMachine):
         order = self._unpaid(index)
         if order is None or order.pay_deadline <= timezone.now():
             return
-        payment, checkout = payment_start(
-            order=order,
-            provider_name="alipay",
-            address=make_address(order.user),
-            return_url="http://shop.test/paying",
-            notify_url=_receiver().url,
-        )
+        try:
+            payment, checkout = payment_start(
+                order=order,
+                provider_name="alipay",
+                address=make_address(order.user),
+                return_url="http://shop.test/paying",
+                notify_url=_receiver().url,
+            )
+        except TooOften:
+            event("attempts limited")  # nothing was written: the order's attempts are as they were
+            return
         alipay_cashier_open(checkout.redirect_url)
         alipay_buyer_pays(payment.trade_no)
         payment_sync(payment=payment)
@@ -281,13 +286,17 @@ class SaleLife(RuleBasedStateMachine):
         order = self._nth(self._orders(OrderStatus.UNPAID), index)
         if order.pay_deadline <= timezone.now():
             return
-        payment, checkout = payment_start(
-            order=order,
-            provider_name="alipay",
-            address=make_address(order.user),
-            return_url="http://shop.test/paying",
-            notify_url=_receiver().url,
-        )
+        try:
+            payment, checkout = payment_start(
+                order=order,
+                provider_name="alipay",
+                address=make_address(order.user),
+                return_url="http://shop.test/paying",
+                notify_url=_receiver().url,
+            )
+        except TooOften:
+            event("attempts limited")
+            return
         self.cashiers[payment.pk] = checkout.redirect_url
 
     @precondition(lambda self: self.cashiers)
