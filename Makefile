@@ -40,10 +40,10 @@ dev: venv ## the same with Django's runserver and its autoreloader
 # What the tiers of `make test` run on beyond Python, PostgreSQL and Redis (command or path :
 # Debian package): the browser tests (Chromium, CJK fonts), the edge tests (Varnish, vmod
 # xkey), promtool on deploy/, the skewed clock (libfaketime), Redis over TLS, the translations'
-# check, the page scripts' plan (node), wrk, network namespaces and the AMQP burst (RabbitMQ,
-# which must also be running). As root they are installed when missing; otherwise the tiers
-# that need them skip, naming the package, and under CI=true such a skip fails the run
-# (conftest.py).
+# check, the page scripts' plan (node), wrk, network namespaces and the AMQP burst (RabbitMQ:
+# the broker on 5672, else a private node the test starts). As root they are installed when
+# missing; otherwise the tiers that need them skip, naming the package, and under CI=true such
+# a skip fails the run (conftest.py).
 TEST_PACKAGES = chromium:chromium /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc:fonts-noto-cjk \
 	$(EDGE_PACKAGES) promtool:prometheus /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:libfaketime \
 	redis-server:redis-server openssl:openssl xgettext:gettext msgattrib:gettext node:nodejs wrk:wrk \
