@@ -7,6 +7,12 @@ host's namespace, so they go with the namespace. Every namespace, veth and the b
 module makes is recorded in .run/cluster/netns before it is made; `Network.destroy()` removes
 them, and `leftovers_remove()` removes what a killed run recorded (nothing else is touched).
 
+Names resolve from a hosts file inside each namespace: /etc/netns/<namespace>/hosts and
+resolv.conf, which `ip netns exec` mounts over /etc's. The machine's nameserver is out of the
+bridge's reach, so a lookup sent there would wait out its timeout (Erlang looks `localhost` up
+for IPv6 too, several times per RabbitMQ node and per rabbitmqctl); here an unknown name fails
+at once instead.
+
 Needs root (CAP_NET_ADMIN); `require_root()` says so plainly. This kernel has no sch_netem:
 latency and loss on a link go through a userspace relay (lab/cluster/relay.py) instead.
 """
@@ -14,7 +20,10 @@ latency and loss on a link go through a userspace relay (lab/cluster/relay.py) i
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +31,11 @@ BRIDGE = "skbr0"
 SUBNET = "10.231.0"
 GATEWAY = f"{SUBNET}.1"  # the machine's own end of the bridge: the harness and PostgreSQL's relay
 PREFIX = "sk-"
+ETC_NETNS = Path("/etc/netns")  # `ip netns exec NS` mounts the files of ETC_NETNS/NS over /etc's
+# No nameserver answers inside a namespace: loopback's port 53 is closed there, so a lookup
+# of a name no hosts file has is refused at once instead of waiting for an unreachable one.
+RESOLV_CONF = "# make partition-test: names come from this namespace's hosts file only\nnameserver 127.0.0.1\n"
+SLOW_LOOKUP = 2.0  # seconds a failed lookup may take inside a namespace before the start stops
 
 
 class NetnsError(RuntimeError):
@@ -84,9 +98,13 @@ class Network:
         run("ip", "link", "add", self.bridge, "type", "bridge")
         run("ip", "addr", "add", f"{self.gateway}/24", "dev", self.bridge)
         run("ip", "link", "set", self.bridge, "up")
+        if not ETC_NETNS.exists():
+            self._note(f"etcdir {ETC_NETNS}")  # made for these files: removed with them
         for host in self.hosts.values():
             self._note(f"netns {host.netns}")
             self._note(f"veth {host.veth}")
+            self._note(f"etc {ETC_NETNS / host.netns}")
+            self._resolver_files(host)
             run("ip", "netns", "add", host.netns)
             run("ip", "link", "add", host.veth, "type", "veth", "peer", "name", "eth0", "netns", host.netns)
             run("ip", "link", "set", host.veth, "master", self.bridge)
@@ -99,6 +117,48 @@ class Network:
 
     def destroy(self) -> list[str]:
         return leftovers_remove(self.record)
+
+    # --- names ------------------------------------------------------------------------------
+
+    def hosts_text(self) -> str:
+        """The hosts file every namespace resolves from: loopback's names (IPv4 and IPv6, and
+        the machine's hostname, which a namespace shares), then each simulated host's address."""
+        lines = [
+            "# make partition-test: the simulated hosts (lab/cluster/netns.py)",
+            f"127.0.0.1\tlocalhost {socket.gethostname()}",
+            f"::1\tlocalhost ip6-localhost ip6-loopback {socket.gethostname()}",
+            *(f"{host.address}\t{host.name}" for host in self.hosts.values()),
+        ]
+        return "\n".join(lines) + "\n"
+
+    def _resolver_files(self, host: Host) -> None:
+        directory = ETC_NETNS / host.netns
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "hosts").write_text(self.hosts_text())
+        (directory / "resolv.conf").write_text(RESOLV_CONF)
+
+    def lookup_seconds(self, host: str, name: str) -> tuple[float, str]:
+        """How long resolving `name` takes inside `host`'s namespace (the C library's
+        getaddrinfo, which Erlang's, Python's and the servers' lookups go through), and the
+        addresses it found ("" for none)."""
+        started = time.monotonic()
+        result = run(*self.hosts[host].prefix(), "getent", "ahosts", name, check=False)
+        addresses = sorted({line.split()[0] for line in result.stdout.splitlines() if line.strip()})
+        return time.monotonic() - started, " ".join(addresses)
+
+    def check_lookups(self, host: str) -> str:
+        """Raise NetnsError when a lookup inside `host` waits on a nameserver (every start-up
+        there would crawl: a RabbitMQ node took minutes); else a line saying how fast they are."""
+        timings = []
+        for name in ("localhost", socket.gethostname(), "no-such-host.invalid"):
+            seconds, _ = self.lookup_seconds(host, name)
+            timings.append(f"{name} {seconds:.2f} s")
+            if seconds > SLOW_LOOKUP:
+                raise NetnsError(
+                    f"resolving {name!r} inside {self.hosts[host].netns} took {seconds:.1f} s: lookups there should "
+                    f"come from {ETC_NETNS / self.hosts[host].netns / 'hosts'} at once (is it mounted over /etc/hosts?)"
+                )
+        return f"name lookups inside {self.hosts[host].netns}: " + ", ".join(timings)
 
     # --- cutting links --------------------------------------------------------------------
 
@@ -170,6 +230,11 @@ def leftovers_remove(record: Path) -> list[str]:
         if kind in ("veth", "bridge") and run("ip", "link", "show", name, check=False).returncode == 0:
             run("ip", "link", "del", name, check=False)
             removed.append(f"{kind} {name}")
+        if kind == "etc" and Path(name).parent == ETC_NETNS and Path(name).is_dir():
+            shutil.rmtree(name, ignore_errors=True)
+            removed.append(f"etc {name}")
+    if ["etcdir", str(ETC_NETNS)] in lines and ETC_NETNS.is_dir() and not any(ETC_NETNS.iterdir()):
+        ETC_NETNS.rmdir()
     record.unlink()
     return removed
 

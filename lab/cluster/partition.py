@@ -103,6 +103,7 @@ class PartitionTopology(Topology):
         netns.require_root()
         self.network.create()
         log(f"network: bridge {netns.BRIDGE}, {len(HOSTS)} namespaces on {netns.SUBNET}.0/24")
+        log(self.network.check_lookups("rabbit"))
         super().start()
 
     def stop(self) -> None:

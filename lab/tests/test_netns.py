@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -60,6 +61,32 @@ def test_a_network_is_made_cut_healed_and_removed(tmp_path):
         network.destroy()
     assert netns.snapshot("skt-", "skbrt0") == EMPTY
     assert not (tmp_path / "record").exists()
+
+
+def _resolve(network: netns.Network, host: str, name: str) -> tuple[float, set[str]]:
+    """(seconds, addresses) of `getent ahosts name` inside `host`: getaddrinfo, as Erlang's,
+    Python's and the servers' own lookups do."""
+    started = time.monotonic()
+    out = subprocess.run([*network[host].prefix(), "getent", "ahosts", name], capture_output=True, text=True).stdout
+    return time.monotonic() - started, {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+@needs_root
+def test_names_resolve_inside_from_the_hosts_file_at_once(tmp_path):
+    """A namespace reaches no nameserver: its peers, localhost (IPv6 too, which Erlang asks
+    for) and an unknown name are answered from its own hosts file at once, not after a
+    nameserver's timeout (RabbitMQ's nodes then took minutes to boot)."""
+    network = netns.Network(HOSTS, tmp_path / "record", **OPTIONS)
+    try:
+        network.create()
+        assert _resolve(network, "a", "b")[1] == {"10.232.0.3"}
+        assert "::1" in _resolve(network, "a", "localhost")[1]
+        seconds, found = _resolve(network, "a", "no-such-host.invalid")
+        assert (found, seconds < 1) == (set(), True)
+        assert "name lookups inside skt-a" in network.check_lookups("a")
+    finally:
+        network.destroy()
+    assert not (netns.ETC_NETNS / "skt-a").exists()
 
 
 @needs_root
