@@ -133,6 +133,10 @@ class RabbitNode:
 
 RABBIT_NODES = tuple(RabbitNode(f"c{i}", 15700 + i, 15710 + i) for i in (1, 2, 3))
 RABBIT_HOME = RUN / "rabbitmq" / "home"  # its .erlang.cookie is the three nodes' shared secret
+# How long a node may take from launch until it runs: three boot at once on the machine's cores
+# (each takes 10-30 s where names resolve at once; a lookup that waits on a nameserver is
+# caught before this, by the partition test's lookup check).
+RABBIT_BOOT_SECONDS = 120
 
 
 def rabbit_env(node: RabbitNode | None = None, *, bind: str = "127.0.0.1") -> dict[str, str]:
@@ -170,6 +174,15 @@ def rabbitmqctl(node: RabbitNode, *args: str, timeout: float = 60, tool: str = "
     if result.returncode != 0:
         raise RuntimeError(f"{tool} -n {node.nodename} {' '.join(args)}: {result.stderr.strip()[-500:]}")
     return result.stdout
+
+
+def _last_line(directory: Path) -> str:
+    """The last non-empty line of the newest log in `directory` ("" when there is none)."""
+    logs = sorted(directory.glob("*.log"), key=lambda path: path.stat().st_mtime)
+    if not logs:
+        return ""
+    lines = [line for line in logs[-1].read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 def _read_pid(path: Path) -> int | None:
@@ -236,6 +249,7 @@ class Topology:
         self.postgres: database.DatabaseCluster | None = None
         self.payments = AlipayStandIn(PAYMENTS_HOST, RUN / "alipay")
         self.durable = True  # the shipped Redis durability (redis_cluster.DURABLE_OPTIONS, REDIS_WAIT_REPLICAS)
+        self.rabbit_launched: dict[str, float] = {}  # node name -> time.monotonic() of its launch
 
     # --- environment ---------------------------------------------------------------------
 
@@ -317,22 +331,35 @@ class Topology:
         LOGS.mkdir(parents=True)
         PIDS.mkdir()
         log(f"app support on this checkout: {self.support}")
-        self.start_redis()
-        self.start_rabbitmq()
+        started = time.monotonic()
+        self.step("Redis", self.start_redis)
+        self.step("RabbitMQ", self.start_rabbitmq)
         self.env = self.node_env()
-        self.payments.start(self)
-        self.start_balancer()  # before the database: the harness and PgBouncer find its leader there
-        self.start_database()
-        self.start_pgbouncer()
+        self.step("payments stand-in", lambda: self.payments.start(self))
+        # HAProxy before the database: the harness and PgBouncer find its leader there.
+        self.step("HAProxy", self.start_balancer)
+        self.step("PostgreSQL", self.start_database)
+        self.step("PgBouncer", self.start_pgbouncer)
         for index in range(len(self.web_hosts)):
             self.start_web(index)
         for name in WORKERS:
             self.start_worker(name)
         self.start_beat()
-        self.wait_web()
+        self.step("web nodes, workers and beat", self.wait_web)
         if self.with_edge:
-            self.start_edge()
-        log(f"topology up: {self.url} (HAProxy {self.balancer_url}, stats {self.stats_url}/)")
+            self.step("edge", self.start_edge)
+        log(f"topology up in {time.monotonic() - started:.0f} s: {self.url} (HAProxy {self.balancer_url}, "
+            f"stats {self.stats_url}/)")  # fmt: skip
+
+    def step(self, what: str, start) -> None:
+        """Run one start-up step and log how long it took, so a slow start names its slow part."""
+        started = time.monotonic()
+        try:
+            start()
+        except BaseException:
+            log(f"start-up: {what} failed after {time.monotonic() - started:.1f} s")
+            raise
+        log(f"start-up: {what} in {time.monotonic() - started:.1f} s")
 
     def start_redis(self) -> None:
         if self.redis_cluster_mode:
@@ -358,15 +385,26 @@ class Topology:
         for part in ("mnesia", "log"):
             (node.directory / part).mkdir(parents=True, exist_ok=True)
         node.pidfile.unlink(missing_ok=True)
+        self.rabbit_launched[node.name] = time.monotonic()
         self.spawn(f"rabbit-{node.name}", [str(RABBITMQ_BIN / "rabbitmq-server")], env=self.rabbit_env(node),
                    host="rabbit")  # fmt: skip
 
     def rabbit_env(self, node: RabbitNode) -> dict[str, str]:
         return rabbit_env(node)
 
-    def rabbit_wait(self, node: RabbitNode, timeout: float = 90) -> None:
-        """Until the node has booted (its pidfile appears, then its app runs)."""
-        self.rabbitmqctl(node, "wait", str(node.pidfile), "--timeout", str(int(timeout)), timeout=timeout + 10)
+    def rabbit_wait(self, node: RabbitNode, timeout: float = RABBIT_BOOT_SECONDS) -> None:
+        """Until the node has booted (its pidfile appears, then its app runs), at most `timeout`
+        seconds from its launch; logs how long it took, and on a timeout says how far it got."""
+        launched = self.rabbit_launched.get(node.name, time.monotonic())
+        left = max(5.0, launched + timeout - time.monotonic())
+        try:
+            self.rabbitmqctl(node, "wait", str(node.pidfile), "--timeout", str(int(left)), timeout=left + 15)
+        except (RuntimeError, subprocess.TimeoutExpired) as error:
+            raise RuntimeError(
+                f"RabbitMQ node {node.nodename} had not booted {time.monotonic() - launched:.0f} s after its launch "
+                f"(bound {timeout:.0f} s); its log's last line: {_last_line(node.directory / 'log')!r}; {error}"
+            ) from error
+        log(f"{node.nodename} booted {time.monotonic() - launched:.1f} s after its launch")
 
     def start_rabbitmq(self) -> None:
         log("RabbitMQ: 3 nodes, one cluster")
