@@ -29,6 +29,10 @@ only. It prints, per mode and seed, the units won by scripts and by people, the 
 units divided by their share of accounts (1.0 is fair), a person's chance to win, and the
 invariants, read from PostgreSQL: exactly `--units` orders, none oversold, no shopper twice; then
 the averages over the seeds.
+
+It exits non-zero, with a line saying why, when an invariant fails, when a draw seed took no
+entries (its opening ran first come, first served: its figures measure no draw; the line gives
+the buys' answers by code), or when the draw's ratio over the seeds is above DRAW_RATIO_TARGET.
 """
 
 from __future__ import annotations
@@ -39,12 +43,16 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from statistics import fmean
 
 from lab.opening import MERCHANT_MOBILE, Actor, Replay, fairness_sale, outcome, population, shoppers
 
 ROOT = Path(__file__).resolve().parent.parent
+# The draw's target (docs/draw.md): the scripts' share of the units at most this many times their
+# share of the accounts, on average over the seeds.
+DRAW_RATIO_TARGET = 1.15
 
 
 def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, timeout: float) -> dict:
@@ -67,6 +75,7 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
     t0 = sale.start_at.timestamp()
     replay = Replay(t0=t0, timeout=timeout, clock=redis_now)
     push = replay.push
+    buy_answers: Counter[str] = Counter()
 
     def step(actor: Actor, name: str) -> None:
         try:
@@ -102,6 +111,7 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
             actor.tries += 1
             attempt = gate.seckill_attempt(user_id=actor.user_id, sale_id=sale.pk, path=actor.path)
             code = attempt.code
+            buy_answers[code.name] += 1
             if code in (
                 Code.SUCCESS,
                 Code.ENTERED,
@@ -152,7 +162,7 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
         for thread in threads:
             thread.join(5)
         app.send_task = sent_before
-    return outcome(sale_id=sale.pk, actors=actors, units=units)
+    return outcome(sale_id=sale.pk, actors=actors, units=units) | {"buy_answers": buy_answers}
 
 
 def run_line(mode: str, seed: int, result: dict, *, share: float, people: int) -> str:
@@ -173,6 +183,28 @@ def run_line(mode: str, seed: int, result: dict, *, share: float, people: int) -
         line += f", orders of shoppers not drawn {result['undrawn_orders']}"
     line += f", unfinished {result['late']}: {'ok' if result['ok'] else 'VIOLATED'}"
     return line
+
+
+def failures(draws: list[tuple[int, dict]], *, share: float) -> list[str]:
+    """Why the draw's figures cannot stand, one line each (none: they stand). `draws` are the
+    draw mode's (seed, result) pairs. A seed whose draw took no entries ran first come, first
+    served: its line says so with the buys' answers, which name the cause. The ratio over the
+    seeds must be at most DRAW_RATIO_TARGET."""
+    lines = []
+    for seed, result in draws:
+        if not result["entrants"]:
+            answers = ", ".join(f"{name} {n}" for name, n in result.get("buy_answers", Counter()).most_common())
+            lines.append(
+                f"draw seed {seed} took no entries: its opening ran first come, first served, so it measures "
+                f"no draw (sale {result['sale_id']}; the buys were answered: {answers or 'none'})"
+            )
+    if draws:
+        ratio = fmean((result["scripts"] / (result["orders"] or 1)) / share for _, result in draws)
+        if ratio > DRAW_RATIO_TARGET:
+            lines.append(
+                f"the draw's ratio over {len(draws)} seeds is {ratio:.2f}, above the target {DRAW_RATIO_TARGET:.2f}"
+            )
+    return lines
 
 
 def main() -> int:
@@ -241,6 +273,7 @@ def main() -> int:
         )
     summary = {}
     status = 0
+    draws: list[tuple[int, dict]] = []
     try:
         if opening is not None:
             opening.start(user_ids=[*people, *scripts])
@@ -260,6 +293,8 @@ def main() -> int:
                     fair.append(result["script_entrants"] / result["entrants"] / share)
                 entered.append(result["entrants"] - result["script_entrants"])
                 status |= 0 if result["ok"] else 1
+                if mode == "draw":
+                    draws.append((seed, result))
                 print(run_line(mode, seed, result, share=share, people=options.people), flush=True)
                 if "context" in result:
                     print(f"         {result['context']}", flush=True)
@@ -271,7 +306,11 @@ def main() -> int:
         line = f"{mode:4}: scripts' share of units / share of accounts {ratio:.2f}; a person's chance {chance:.3f}"
         if mode == "draw":  # what a fair draw of those who entered gives, and how many people were in
             line += f" (a fair draw of the entrants: {fair_ratio:.2f}; people in the window {people_in:.0f})"
+            line += f"; target at most {DRAW_RATIO_TARGET:.2f}"
         print(line)
+    for line in failures(draws, share=share):
+        print(f"FAILED: {line}", flush=True)
+        status = 1
     return status
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import psutil
@@ -167,6 +168,7 @@ class Opening:
             )  # fmt: skip
         )
         result["errors"] = errors
+        result["buy_answers"] = sum((shopper.buy_answers for shopper in shoppers.values()), Counter())
         return result
 
 
@@ -180,6 +182,7 @@ class Steps:
         self.answer: int | None = None  # what the shopper will type for the captcha on screen
         self.latencies: list[float] = []  # ms, every request
         self.buy_latencies: list[float] = []
+        self.buy_answers: Counter[str] = Counter()  # the buys' answers by code name (HTTP status without one)
         self.errors = 0  # requests that failed (no answer in time, a 5xx the client did not expect)
         # Seconds spent waiting for answers until the first buy was answered: what HTTP added to
         # this shopper's way to the gate (a person's reaction and solving come on top).
@@ -240,6 +243,7 @@ class Steps:
             now = self.replay.now()
             self.buy_latencies.append((time.monotonic() - started) * 1000)
             code, data = envelope(response)
+            self.buy_answers[answer_name(code, response)] += 1
             if response is None or response.status_code in (500, 502, 504):
                 self.errors += response is not None
                 push(actor, now + 0.5, "buy")
@@ -278,6 +282,14 @@ class Steps:
 
 
 CODE = {name: code.code for name, code in Code.__members__.items()}
+CODE_NAME = {code: name for name, code in CODE.items()}
+
+
+def answer_name(code: int | None, response: requests.Response | None) -> str:
+    """A buy's answer as the run reports it: the code's name, else the HTTP status (or "none")."""
+    if code in CODE_NAME:
+        return CODE_NAME[code]
+    return f"HTTP {response.status_code}" if response is not None else "none"
 
 
 def envelope(response: requests.Response | None) -> tuple[int | None, dict]:

@@ -5,6 +5,7 @@ this checks that the driver's clients really buy, see their results, and that wh
 what PostgreSQL holds."""
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -54,9 +55,33 @@ def test_the_http_driver_buys_through_a_deployment_and_sees_what_postgresql_hold
     # The draw was the deployment's, of everyone who entered in the window over HTTP; the
     # clients told "ordered" are its published winners, the others were told "not drawn".
     draw = SaleDraw.objects.get(sale_id=drawn["sale_id"])
+    assert drawn["buy_answers"]["ENTERED"] == len(actors), drawn["buy_answers"]  # each entered once
     assert sorted(draw.entrant_ids) == sorted([*people, *scripts])
     assert sorted(draw.winner_ids) == sorted(winners_of(draw.seed, draw.entrant_ids, UNITS))
     assert sorted(drawn["winners"]) == sorted(draw.winner_ids)
     seen = {a.user_id: a.outcome for a in actors}
     assert sorted(u for u, what in seen.items() if what == "ordered") == sorted(draw.winner_ids)
     assert {what for u, what in seen.items() if u not in draw.winner_ids} == {"not drawn"}
+
+
+def test_a_draw_that_took_no_entries_or_misses_its_target_fails_the_run():
+    """A draw seed nobody entered ran first come, first served: its figures measure no draw, and
+    the run says so (with the buys' answers) instead of averaging them in; the draw's ratio over
+    the seeds above its target fails the run too."""
+    from lab.fairness import DRAW_RATIO_TARGET, failures
+
+    share = 0.25  # 100 scripts of 400 accounts
+    fair = {"sale_id": 1, "entrants": 380, "scripts": 12, "orders": 50}  # ratio 0.96
+    first_come = {"sale_id": 2, "entrants": 0, "scripts": 50, "orders": 50,
+                  "buy_answers": Counter({"SOLD_OUT": 300, "SUCCESS": 50})}  # fmt: skip
+    assert failures([(0, fair), (1, dict(fair, scripts=15))], share=share) == []  # 1.08
+
+    lines = failures([(0, fair), (1, first_come)], share=share)
+    assert lines[0] == (
+        "draw seed 1 took no entries: its opening ran first come, first served, so it measures no draw "
+        "(sale 2; the buys were answered: SOLD_OUT 300, SUCCESS 50)"
+    )
+    assert lines[1] == f"the draw's ratio over 2 seeds is 2.48, above the target {DRAW_RATIO_TARGET:.2f}"
+    assert failures([(0, dict(fair, scripts=15)), (1, dict(fair, scripts=16))], share=share) == [
+        "the draw's ratio over 2 seeds is 1.24, above the target 1.15"
+    ]
