@@ -19,3 +19,9 @@ MISMATCHES = Gauge(
     ["kind"],
     multiprocess_mode="mostrecent",
 )
+SWEEP_SKIPS = Counter(
+    "seckill_payment_sweep_skips_total",
+    "Payment attempts a sweep or a shopper's check set aside for a later try, by sweep and why "
+    "(unreachable: the provider's outage; refused: its refusal; failed: an error of the shop's)",
+    ["sweep", "reason"],
+)

@@ -11,7 +11,7 @@ The life of an order's money, each move a conditional change under the order's r
 | payment open/closed, order cancelled| provider says paid             | payment refunding + refund (late)       |
 | payment open/closed, order paid     | provider says paid             | payment refunding + refund (duplicate)  |
 | payment open                        | provider confirms the close    | payment closed                          |
-| payment open, the sale's hold over  | provider unreachable           | payment closed, unconfirmed             |
+| payment open, the sale's hold over  | provider unreachable/refusing  | payment closed, unconfirmed             |
 | order unpaid, no payment open       | cancel or expiry               | order cancelled, unit back on sale      |
 | order paid                          | merchant refunds               | order refunded, payment refunding + refund |
 | refund pending                      | provider confirms the refund   | refund succeeded, payment refunded      |
@@ -21,6 +21,7 @@ confirmed), closing in closing, the cancel in orders.services.order_cancel, refu
 
 A notification is verified by its provider (signature, app, seller), checked against our
 attempt (trade number, reference, amount, currency) and stored once per provider event: a
-duplicate finds the row and changes nothing. The invariants are orders.payments.reconcile's
-money_check.
+duplicate finds the row and changes nothing. Every sweep takes each attempt on its own
+(services.payment_isolated): one the provider refuses, or the shop fails on, is set aside with
+a pause and never stops the rest. The invariants are orders.payments.reconcile's money_check.
 """

@@ -2,23 +2,31 @@
 is closed at its provider, so no payment can complete for a unit sold to someone else.
 
 Used by the shopper's cancel, the merchant's, and the expiry sweep. While a provider cannot be
-reached the order stays unpaid and holds its unit, and the sweep tries again with a growing
-pause; once the sale's hold (Sale.unpaid_hold_minutes) is over, the unit is released anyway,
-the attempt marked closed unconfirmed, and a payment that arrives after that is refunded
-(orders.payments.services.payment_captured).
+reached, or refuses, the order stays unpaid and holds its unit, and the sweep tries again with
+a growing pause; once the sale's hold (Sale.unpaid_hold_minutes) is over, the unit is released
+anyway, the attempt marked closed unconfirmed, and a payment that arrives after that is
+refunded (orders.payments.services.payment_captured).
 """
 
 import logging
 from datetime import timedelta
+from functools import partial
 
-from django.db.models import Exists, F, OuterRef
+from django.db.models import DateTimeField, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders.metrics import PAYMENTS
+from orders.metrics import PAYMENTS, SWEEP_SKIPS
 from orders.models import Order, OrderStatus, Payment, PaymentStatus
-from orders.payments.providers import GatewayDown, TradeState, provider
-from orders.payments.services import payment_captured
+from orders.payments.providers import GatewayDown, ProviderRefused, TradeState, provider
+from orders.payments.services import (
+    payment_captured,
+    payment_due,
+    payment_isolated,
+    payment_retry_later,
+    payment_sync,
+)
 from orders.services import (
     REASON_EXPIRED,
     REASON_MERCHANT,
@@ -27,12 +35,9 @@ from orders.services import (
     order_cancel,
     order_refusal,
 )
+from seckill_site.errors import OUTAGES
 
 logger = logging.getLogger(__name__)
-
-# The sweep's pause before asking an unreachable provider again: doubling, up to a ceiling.
-CLOSE_RETRY_FIRST_S = 5
-CLOSE_RETRY_MAX_S = 300
 
 
 def _closed(payment: Payment, *, confirmed: bool) -> None:
@@ -41,23 +46,26 @@ def _closed(payment: Payment, *, confirmed: bool) -> None:
     )
 
 
+def _cannot_be_made_any_more(payment: Payment) -> bool:
+    """The provider has no such trade: Alipay refuses to make one after the attempt's
+    time_expire, the order's deadline; before it, a saved cashier page could still make it."""
+    return timezone.now() >= payment.order.pay_deadline
+
+
 def payment_close(*, payment: Payment, force: bool = False) -> bool:
     """Close one open attempt at its provider. True once it is closed (or was paid: then the
-    order is paid and no cancel will take it). `force`: the hold is over, so an unreachable
-    provider closes it unconfirmed."""
+    order is paid and no cancel will take it). `force`: the hold is over, so a provider that
+    cannot be reached, or refuses, closes it unconfirmed; otherwise the attempt is set aside
+    and tried again after a pause."""
     try:
         trade = provider(payment.provider).close(payment)
-    except GatewayDown as error:
+    except (GatewayDown, ProviderRefused) as error:
         if force:
             logger.warning("payment %s closed unconfirmed: %s", payment.trade_no, error)
             _closed(payment, confirmed=False)
             PAYMENTS.labels(payment.provider, "closed unconfirmed").inc()
             return True
-        pause = min(CLOSE_RETRY_FIRST_S * 2**payment.close_tries, CLOSE_RETRY_MAX_S)
-        Payment.objects.filter(pk=payment.pk).update(
-            close_tries=F("close_tries") + 1, close_next_at=timezone.now() + timedelta(seconds=pause)
-        )
-        logger.warning("payment %s: provider unreachable to close it, next try in %s s", payment.trade_no, pause)
+        payment_retry_later(payment=payment, sweep="close", error=error)
         return False
     if trade.state == TradeState.PAID:
         payment_captured(payment=payment, trade=trade)
@@ -69,7 +77,7 @@ def payment_close(*, payment: Payment, force: bool = False) -> bool:
         # The provider never made the trade (a cashier never opened). The provider refuses to
         # make it after the order's deadline, which the attempt carries; before it, a saved
         # cashier page could still make it, so the close is unconfirmed and a success refunded.
-        _closed(payment, confirmed=timezone.now() >= payment.order.pay_deadline)
+        _closed(payment, confirmed=_cannot_be_made_any_more(payment))
         return True
     return False  # still being paid (a card processing): ask again later
 
@@ -105,43 +113,73 @@ def order_cancel_by_merchant(*, order: Order, actor_id: int) -> bool:
 def payments_left_open_close(*, limit: int = 200) -> int:
     """Close attempts still open on orders that no longer wait for money (paid by another
     attempt, or closed): a card form left open after a decline could otherwise take a second
-    payment, which would only be refunded. The number closed."""
+    payment, which would only be refunded. Each attempt isolated. The number closed."""
     left_open = (
-        Payment.objects.filter(status=PaymentStatus.OPEN)
+        Payment.objects.filter(payment_due(), status=PaymentStatus.OPEN)
         .exclude(order__status=OrderStatus.UNPAID)
         .select_related("order")
         .order_by("pk")[:limit]
     )
-    return sum(payment_close(payment=payment) for payment in left_open)
+    return sum(
+        bool(payment_isolated(sweep="close left open", payment=p, step=partial(payment_close, payment=p)))
+        for p in left_open
+    )
+
+
+def payments_check(*, order: Order) -> None:
+    """The shopper's "check now": ask about each of the order's open attempts (payment_sync),
+    each isolated, so a provider's refusal or an error about one attempt never fails the page."""
+    for payment in order.payments.filter(status=PaymentStatus.OPEN).select_related("order"):
+        step = partial(payment_sync, payment=payment, sweep="check now")
+        payment_isolated(sweep="check now", payment=payment, step=step)
 
 
 EXPIRE_BATCH_SIZE = 200
+
+
+def _order_close_isolated(order: Order, *, force: bool) -> bool:
+    """order_close for the expiry sweep: an order that fails is logged, counted and its open
+    attempts set aside, and the sweep goes on."""
+    try:
+        return order_close(order=order, reason=REASON_EXPIRED, force=force)
+    except OUTAGES:
+        raise
+    except Exception as error:
+        logger.exception("order %s: the expiry sweep failed on it", order.order_no)
+        open_payments = list(Payment.objects.filter(order_id=order.pk, status=PaymentStatus.OPEN))
+        for payment in open_payments:
+            payment_retry_later(payment=payment, sweep="expire", error=error)
+        if not open_payments:
+            SWEEP_SKIPS.labels("expire", "failed").inc()
+        return False
 
 
 def orders_expire_unpaid(*, batch_size: int = EXPIRE_BATCH_SIZE, max_batches: int = 50) -> int:
     """Close and cancel unpaid orders past their deadline, in batches of ids in primary-key order.
 
     Each order is its own short transactions (order_close), so a sweep never holds many row
-    locks and two sweeps at once find each other's orders no longer unpaid. An order whose
-    provider is unreachable waits for its attempt's next try; once past its sale's hold it is
-    released anyway. The number cancelled.
+    locks and two sweeps at once find each other's orders no longer unpaid; one that fails is
+    set aside, never stopping the rest. An order whose attempt was set aside waits for its
+    pause, until its sale's hold is over: then it is released anyway. The number cancelled.
     """
     now = timezone.now()
     waiting = Payment.objects.filter(order=OuterRef("pk"), status=PaymentStatus.OPEN, close_next_at__gt=now)
+    hold = ExpressionWrapper(
+        Coalesce(F("sale__unpaid_hold_minutes"), Value(0)) * timedelta(minutes=1), output_field=DurationField()
+    )
     expired = 0
     last_id = 0
     for _batch in range(max_batches):
         due = (
             Order.objects.filter(status=OrderStatus.UNPAID, pay_deadline__lte=now, pk__gt=last_id)
-            .exclude(Exists(waiting))
-            .annotate(hold_minutes=F("sale__unpaid_hold_minutes"))
+            .annotate(hold_over_at=ExpressionWrapper(F("pay_deadline") + hold, output_field=DateTimeField()))
+            .exclude(Q(Exists(waiting)) & Q(hold_over_at__gt=now))
             .order_by("pk")[:batch_size]
         )
         orders = list(due)
         if not orders:
             break
         for order in orders:
-            hold = timedelta(minutes=order.hold_minutes or 0)
-            expired += order_close(order=order, reason=REASON_EXPIRED, force=now >= order.pay_deadline + hold)
+            expired += _order_close_isolated(order, force=now >= order.hold_over_at)
         last_id = orders[-1].pk
     return expired

@@ -24,7 +24,7 @@ from orders.models import (
     RefundStatus,
     SeckillOrder,
 )
-from orders.payments.providers import GatewayDown, provider, providers_enabled
+from orders.payments.providers import GatewayDown, ProviderRefused, provider, providers_enabled
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def payments_reconcile(*, day: date) -> dict[str, int]:
                 for movement in provider(provider_name).movements(their_day):
                     if start <= movement.at < end:
                         theirs[(movement.kind, movement.trade_no)] += movement.amount
-        except GatewayDown as error:
+        except (GatewayDown, ProviderRefused) as error:
             logger.warning("reconciliation of %s on %s: %s", provider_name, day, error)
             found["provider unreachable"] += 1
             continue

@@ -28,6 +28,7 @@ from orders.models import (
 from orders.payments.providers import GatewayDown, ProviderRefused, provider
 from orders.payments.services import refund_confirmed, refund_publish
 from orders.services import OrderStateError, order_event_record
+from seckill_site.errors import OUTAGES
 
 logger = logging.getLogger(__name__)
 
@@ -98,11 +99,16 @@ def refunds_resend(*, older_than_s: int = 30, limit: int = 200) -> int:
     number the providers confirmed."""
     cutoff = timezone.now() - timedelta(seconds=older_than_s)
     confirmed = 0
-    for refund_id in Refund.objects.filter(status=RefundStatus.PENDING, created_at__lte=cutoff).values_list(
-        "pk", flat=True
-    )[:limit]:
+    pending = Refund.objects.filter(status=RefundStatus.PENDING, created_at__lte=cutoff)
+    for refund_id, provider_name in pending.values_list("pk", "payment__provider")[:limit]:
         try:
             confirmed += refund_send(refund_id=refund_id)
         except GatewayDown:
             continue  # one provider down does not hold up the others' refunds
+        except OUTAGES:
+            raise  # the shop's own database or Redis: the task retries the whole sweep
+        except Exception:
+            # One refund that fails for a reason of its own never holds up the others.
+            logger.exception("refund %s: the refund sweep failed on it", refund_id)
+            REFUNDS.labels(provider_name, "failed").inc()
     return confirmed

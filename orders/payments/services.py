@@ -5,14 +5,18 @@ lock (the table is in orders/payments/__init__.py); closing and refunds have mod
 
 import enum
 import logging
+from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders.metrics import NOTICES, PAYMENTS
+from orders.metrics import NOTICES, PAYMENTS, SWEEP_SKIPS
 from orders.models import (
     ORDER_ADDRESS_FIELDS,
     PAID_STATUSES,
@@ -40,10 +44,17 @@ from orders.payments.providers import (
     providers_enabled,
 )
 from orders.services import OrderStateError, order_event_record, order_refusal
+from seckill_site.errors import OUTAGES
 from seckill_site.publish import task_publish
 from users.models import Address
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# The pause before a sweep asks a provider again about an attempt it could not settle:
+# doubling, up to a ceiling.
+RETRY_FIRST_S = 5
+RETRY_MAX_S = 300
 
 
 class PaymentUnavailable(OrderStateError):
@@ -115,6 +126,41 @@ def payment_start(
     return payment, checkout
 
 
+def payment_retry_later(*, payment: Payment, sweep: str, error: Exception) -> int:
+    """Set `payment` aside after `error`: the sweeps leave it until its pause is over
+    (close_next_at), and the metric counts why. The pause, in seconds."""
+    pause = min(RETRY_FIRST_S * 2 ** min(payment.close_tries, 16), RETRY_MAX_S)
+    Payment.objects.filter(pk=payment.pk).update(
+        close_tries=F("close_tries") + 1, close_next_at=timezone.now() + timedelta(seconds=pause)
+    )
+    reason = "unreachable" if isinstance(error, GatewayDown) else "refused"
+    if not isinstance(error, (GatewayDown, ProviderRefused)):
+        reason = "failed"
+    SWEEP_SKIPS.labels(sweep, reason).inc()
+    logger.warning("payment %s set aside by %s for %s s (%s): %s", payment.trade_no, sweep, pause, reason, error)
+    return pause
+
+
+def payment_isolated(*, sweep: str, payment: Payment, step: Callable[[], T]) -> T | None:
+    """Run `step` on one attempt so that nothing about that attempt stops the rest of a sweep.
+    The shop's own outages (its database, Redis) propagate: every item would fail alike, and
+    the sweep's task retries. Anything else is logged with its traceback, counted, and the
+    attempt set aside (payment_retry_later); None then."""
+    try:
+        return step()
+    except OUTAGES:
+        raise
+    except Exception as error:
+        logger.exception("payment %s: %s failed on it", payment.trade_no, sweep)
+        payment_retry_later(payment=payment, sweep=sweep, error=error)
+        return None
+
+
+def payment_due() -> Q:
+    """Attempts no sweep has set aside, or whose pause is over."""
+    return Q(close_next_at__isnull=True) | Q(close_next_at__lte=timezone.now())
+
+
 def payment_card_confirm(*, payment: Payment, token: str) -> tuple[Payment, str]:
     """Pay an open card attempt with the card the browser tokenized. The payment (captured if
     the bank said yes at once), and a client secret when the shopper must authenticate first.
@@ -130,6 +176,9 @@ def payment_card_confirm(*, payment: Payment, token: str) -> tuple[Payment, str]
         raise PaymentUnavailable(_("The card was not accepted: %(reason)s.") % {"reason": refusal}) from refusal
     except GatewayDown as error:
         raise PaymentUnavailable(_("The card service could not be reached; try again in a minute.")) from error
+    if trade.state == TradeState.CLOSED:  # the provider no longer has it: no one can pay it
+        payment_closed_at_provider(payment=payment)
+        raise PaymentUnavailable(_("This payment was closed; start again from the order."))
     if trade.state == TradeState.PAID:
         payment_captured(payment=payment, trade=trade)
     payment.refresh_from_db()
@@ -237,12 +286,24 @@ def refund_confirmed(*, payment: Payment, provider_ref: str = "") -> bool:
     return bool(refunded) or Refund.objects.filter(payment_id=payment.pk).exists()
 
 
-def payment_sync(*, payment: Payment) -> TradeState | None:
+def payment_closed_at_provider(*, payment: Payment) -> bool:
+    """open → closed, confirmed: the provider says no one can pay the attempt any more (it
+    closed it, or has no such trade and can no longer make one). False when it was not open."""
+    return bool(
+        Payment.objects.filter(pk=payment.pk, status=PaymentStatus.OPEN).update(
+            status=PaymentStatus.CLOSED, closed_at=timezone.now(), close_confirmed=True
+        )
+    )
+
+
+def payment_sync(*, payment: Payment, sweep: str = "query") -> TradeState | None:
     """Ask the provider about an open attempt whose notification has not come: capture it if
-    paid, close it if the provider closed it. None when the provider cannot be reached."""
+    paid, close it if the provider closed it (or no longer has it). None when the provider
+    could not be reached or refused to answer: the attempt is set aside for a while."""
     try:
         trade = provider(payment.provider).query(payment)
-    except GatewayDown:
+    except (GatewayDown, ProviderRefused) as error:
+        payment_retry_later(payment=payment, sweep=sweep, error=error)
         return None
     if trade.state == TradeState.PAID:
         if trade.amount is not None and trade.amount != payment.amount:
@@ -252,9 +313,7 @@ def payment_sync(*, payment: Payment) -> TradeState | None:
             return None
         payment_captured(payment=payment, trade=trade)
     elif trade.state == TradeState.CLOSED:
-        Payment.objects.filter(pk=payment.pk, status=PaymentStatus.OPEN).update(
-            status=PaymentStatus.CLOSED, closed_at=timezone.now()
-        )
+        payment_closed_at_provider(payment=payment)
     return trade.state
 
 
@@ -262,9 +321,13 @@ SYNC_BATCH = 200
 
 
 def payments_sync(*, older_than_s: int | None = None, limit: int = SYNC_BATCH) -> int:
-    """The query sweep: open attempts older than PAYMENT_QUERY_AFTER_SECONDS, oldest first.
-    The number found paid."""
+    """The query sweep: open attempts older than PAYMENT_QUERY_AFTER_SECONDS and not set aside,
+    oldest first, each isolated (payment_isolated). The number found paid."""
     age = settings.PAYMENT_QUERY_AFTER_SECONDS if older_than_s is None else older_than_s
     cutoff = timezone.now() - timedelta(seconds=age)
-    payments = Payment.objects.filter(status=PaymentStatus.OPEN, created_at__lte=cutoff).select_related("order")
-    return sum(payment_sync(payment=payment) == TradeState.PAID for payment in payments.order_by("created_at")[:limit])
+    due = Payment.objects.filter(payment_due(), status=PaymentStatus.OPEN, created_at__lte=cutoff)
+    paid = 0
+    for payment in due.select_related("order").order_by("created_at")[:limit]:
+        state = payment_isolated(sweep="query", payment=payment, step=partial(payment_sync, payment=payment))
+        paid += state == TradeState.PAID
+    return paid

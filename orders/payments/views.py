@@ -16,10 +16,11 @@ from django_ratelimit.core import is_ratelimited
 
 from orders import selectors
 from orders.models import Order, Payment, PaymentStatus, Provider
+from orders.payments.closing import payments_check
 from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused
 from orders.payments.providers import providers_enabled
-from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start, payment_sync
+from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
 from orders.services import OrderStateError
 from seckill_site.codes import Code
 from seckill_site.errors import answer
@@ -136,15 +137,14 @@ def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
 def paying(request: HttpRequest, order_no: str) -> HttpResponse:
     """GET: the page a shopper waits on after a cashier (Alipay's return_url too); its script
     polls the order until the provider's word lands. POST: "check now" — ask the providers
-    about this order's open attempts, for a notification that is slow or lost."""
+    about this order's attempts, for a notification that is slow or lost (payments_check)."""
     order = _order_or_404(request, order_no)
     if request.method == "POST":
         limited = is_ratelimited(
             request, group="orders.paying", key="user", rate="6/m", method=is_ratelimited.ALL, increment=True
         )
         if not limited:
-            for payment in order.payments.filter(status=PaymentStatus.OPEN):
-                payment_sync(payment=payment)
+            payments_check(order=order)
         order.refresh_from_db()
         if wants_json(request):
             return ok(selectors.order_payment_data(order))

@@ -1,17 +1,52 @@
 """Attempts are closed at the provider before a unit is released, and after an order is paid
-by another attempt."""
+by another attempt; no single attempt the provider forgot or refuses stalls a sweep."""
+
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from goods.models import Sale
 from goods.tests.factories import make_sale
-from orders.models import OrderStatus, Payment, PaymentStatus
-from orders.payments.closing import payments_left_open_close
-from orders.payments.services import payment_start, payment_sync
+from orders.models import Order, OrderStatus, Payment, PaymentStatus
+from orders.payments.closing import orders_expire_unpaid, payments_left_open_close
+from orders.payments.reconcile import money_check
+from orders.payments.services import payment_start, payment_sync, payments_sync
 from orders.tests.factories import buy
 from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
 from users.tests.factories import make_address, make_user
 
 pytestmark = pytest.mark.django_db
+JSON = {"HTTP_ACCEPT": "application/json"}
+
+
+def _attempt(order, provider_name: str, *, opened: bool = False):
+    """An attempt at `provider_name` from the order page; Alipay's cashier opened if `opened`.
+    The payment and its cashier's address (Alipay's)."""
+    payment, checkout = payment_start(
+        order=order,
+        provider_name=provider_name,
+        address=make_address(order.user),
+        return_url="http://shop.test/paying",
+        notify_url="http://127.0.0.1:9/notify",  # nothing listens: every notify is lost
+    )
+    if opened:
+        alipay_cashier_open(checkout.redirect_url)
+    return payment, checkout.redirect_url
+
+
+def _forgotten_by_stripe(payment: Payment) -> None:
+    # The intent is gone at Stripe (another account, test data cleared, an id mangled): the
+    # stand-in answers 404 "no such payment_intent" for an id it never made, as Stripe does.
+    Payment.objects.filter(pk=payment.pk).update(provider_ref=f"pi_forgotten{payment.pk:06d}")
+
+
+def _overdue(*orders) -> None:
+    Order.objects.filter(pk__in=[o.pk for o in orders]).update(pay_deadline=timezone.now() - timedelta(seconds=1))
+
+
+def _status(order) -> str:
+    return Order.objects.get(pk=order.pk).status
 
 
 def test_an_attempt_left_open_on_a_paid_order_is_closed_at_alipay():
@@ -32,3 +67,61 @@ def test_an_attempt_left_open_on_a_paid_order_is_closed_at_alipay():
     assert payments_left_open_close() == 1
     assert Payment.objects.get(pk=left.pk).status == PaymentStatus.CLOSED
     assert payments_left_open_close() == 0
+
+
+def test_the_provider_forgets_an_attempt_mid_sweep_and_every_order_still_expires():
+    """A card attempt Stripe no longer knows, first in the batch, an Alipay one after it: the
+    forgotten intent can never be paid, so its close is confirmed, and both units go back."""
+    sale = make_sale(stock=2)
+    carded, alipayed = buy(sale=sale, user=make_user()), buy(sale=sale, user=make_user())
+    card, _url = _attempt(carded, "stripe")
+    _attempt(alipayed, "alipay", opened=True)
+    _forgotten_by_stripe(card)
+    _overdue(carded, alipayed)
+    assert orders_expire_unpaid() == 2
+    assert (_status(carded), _status(alipayed)) == (OrderStatus.CANCELLED, OrderStatus.CANCELLED)
+    closed = Payment.objects.get(pk=card.pk)
+    assert closed.status == PaymentStatus.CLOSED and closed.close_confirmed
+    assert Sale.objects.get(pk=sale.pk).stock_count == 2 and money_check() == []
+
+
+def test_a_rejected_key_sets_card_attempts_aside_and_the_sweeps_go_on(settings):
+    """Stripe refuses the shop's key (rotated) while the query and expiry sweeps run: the card
+    attempt is set aside with a pause, and every other order is still paid or expired."""
+    sale = make_sale(stock=3)
+    carded, paid, left = (buy(sale=sale, user=make_user()) for _ in range(3))
+    card, _url = _attempt(carded, "stripe")
+    lost_notify, _url = _attempt(paid, "alipay", opened=True)
+    alipay_buyer_pays(lost_notify.trade_no)
+    _attempt(left, "alipay")
+    settings.STRIPE_SECRET_KEY = "rotated"  # not a key Stripe takes: 401
+    assert payments_sync(older_than_s=0) == 1
+    assert _status(paid) == OrderStatus.PAID
+    aside = Payment.objects.get(pk=card.pk)
+    assert aside.status == PaymentStatus.OPEN and aside.close_tries == 1 and aside.close_next_at > timezone.now()
+    Payment.objects.filter(pk=card.pk).update(close_next_at=None)  # its pause, over
+    _overdue(carded, left)
+    assert orders_expire_unpaid() == 1
+    assert (_status(carded), _status(left)) == (OrderStatus.UNPAID, OrderStatus.CANCELLED)
+    assert Payment.objects.get(pk=card.pk).close_tries == 2  # held, as while Stripe is down
+    assert money_check() == []
+
+
+def test_check_now_and_cancel_answer_clearly_whatever_stripe_says(client, settings):
+    """The shopper's pages ask the provider too: a forgotten intent is closed and the order
+    cancelled; a rejected key answers 409 with a message; never a 500."""
+    me = make_user()
+    order = buy(sale=make_sale(), user=me)
+    card, _url = _attempt(order, "stripe")
+    client.force_login(me)
+    key, settings.STRIPE_SECRET_KEY = settings.STRIPE_SECRET_KEY, "rotated"
+    assert client.post(f"/orders/{order.order_no}/paying", **JSON).status_code == 200
+    refused = client.post(f"/orders/{order.order_no}/cancel", **JSON)
+    assert refused.status_code == 409 and "try again" in refused.json()["msg"]
+    assert _status(order) == OrderStatus.UNPAID
+    settings.STRIPE_SECRET_KEY = key
+    _forgotten_by_stripe(card)
+    assert client.post(f"/orders/{order.order_no}/paying").status_code == 302
+    assert Payment.objects.get(pk=card.pk).status == PaymentStatus.CLOSED
+    cancelled = client.post(f"/orders/{order.order_no}/cancel", **JSON)
+    assert cancelled.status_code == 200 and cancelled.json()["data"]["status"] == "cancelled"

@@ -22,7 +22,8 @@ class GatewayDown(Exception):
 
 class ProviderRefused(Exception):
     """The provider answered and refused the call (a declined card, a trade in the wrong
-    state); the message says why, in the provider's words."""
+    state); the message says why, in the provider's words. A sweep sets the attempt aside and
+    asks again later, as for GatewayDown."""
 
 
 class NoticeRefused(Exception):
@@ -101,9 +102,14 @@ class Provider(Protocol):
 
     def acknowledgement(self) -> HttpResponse: ...
 
-    def query(self, payment: Payment) -> Trade: ...
+    def query(self, payment: Payment) -> Trade:
+        """The attempt's state; CLOSED when the provider has no such trade and none can be
+        made any more (UNKNOWN when one still can)."""
+        ...
 
-    def close(self, payment: Payment) -> Trade: ...
+    def close(self, payment: Payment) -> Trade:
+        """Close the attempt so it can no longer be paid; its state after that, as query's."""
+        ...
 
     def refund(self, refund: Refund) -> str: ...
 

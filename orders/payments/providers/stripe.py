@@ -59,6 +59,10 @@ def minor(amount: Decimal) -> int:
     return int((amount * 100).to_integral_value())
 
 
+class NoSuchObject(ProviderRefused):
+    """Stripe has no such object (404): an intent it forgot, or never made under this key."""
+
+
 def _call(method, *args, **kwargs):
     try:
         return method(*args, **kwargs)
@@ -67,9 +71,15 @@ def _call(method, *args, **kwargs):
         raise ProviderRefused(str(words) if words else error.user_message or str(error)) from error
     except (stripe.APIConnectionError, stripe.RateLimitError, stripe.APIError) as error:
         raise GatewayDown(f"stripe: {type(error).__name__}: {error}") from error
+    except (stripe.AuthenticationError, stripe.PermissionError) as error:
+        # The shop's own key was refused (rotated, revoked, too narrow): nothing happened at
+        # Stripe, and no shopper's input can mend it. Tried again later, and alerted on.
+        raise GatewayDown(f"stripe refused the shop's key: {type(error).__name__}") from error
     except stripe.StripeError as error:
         if error.http_status is None or error.http_status >= 500:
             raise GatewayDown(f"stripe: {error}") from error
+        if error.http_status == 404:
+            raise NoSuchObject(str(error)) from error
         raise ProviderRefused(str(error)) from error
 
 
@@ -80,6 +90,11 @@ def _trade(intent) -> Trade:
         amount=Decimal(intent.amount) / 100,
         currency=intent.currency.upper(),
     )
+
+
+def _forgotten(ref: str) -> Trade:
+    # An intent Stripe does not have can never be paid: its client secret names it.
+    return Trade(TradeState.CLOSED, provider_ref=ref)
 
 
 class StripeProvider:
@@ -106,8 +121,11 @@ class StripeProvider:
     def card_confirm(self, payment: Payment, *, token: str) -> tuple[Trade, str]:
         card = _call(client().v1.tokens.retrieve, token).card
         intents = client().v1.payment_intents
-        _call(intents.update, payment.provider_ref, params={"payment_method": card.id})
-        intent = _call(intents.confirm, payment.provider_ref)
+        try:
+            _call(intents.update, payment.provider_ref, params={"payment_method": card.id})
+            intent = _call(intents.confirm, payment.provider_ref)
+        except NoSuchObject:
+            return _forgotten(payment.provider_ref), ""
         return _trade(intent), intent.client_secret if intent.status == "requires_action" else ""
 
     def notice(self, request: HttpRequest) -> Notice:
@@ -149,22 +167,30 @@ class StripeProvider:
     def query(self, payment: Payment) -> Trade:
         if not payment.provider_ref:
             return Trade(TradeState.UNKNOWN)
-        return _trade(_call(client().v1.payment_intents.retrieve, payment.provider_ref))
+        try:
+            return _trade(_call(client().v1.payment_intents.retrieve, payment.provider_ref))
+        except NoSuchObject:
+            return _forgotten(payment.provider_ref)
 
     def close(self, payment: Payment) -> Trade:
         # Without its id (the create's answer was lost) the create is repeated under its
         # idempotency key, which finds the intent if Stripe made it.
-        if payment.provider_ref:
-            current = _call(client().v1.payment_intents.retrieve, payment.provider_ref)
-        else:
-            current = self._intent(payment)
-        ref = current.id
-        if current.status in _CANCELLABLE:
-            try:
-                return _trade(_call(client().v1.payment_intents.cancel, ref))
-            except ProviderRefused:
-                pass  # it moved on meanwhile (paid, or processing): read it again
-            current = _call(client().v1.payment_intents.retrieve, ref)
+        try:
+            if payment.provider_ref:
+                current = _call(client().v1.payment_intents.retrieve, payment.provider_ref)
+            else:
+                current = self._intent(payment)
+            ref = current.id
+            if current.status in _CANCELLABLE:
+                try:
+                    return _trade(_call(client().v1.payment_intents.cancel, ref))
+                except NoSuchObject:
+                    raise
+                except ProviderRefused:
+                    pass  # it moved on meanwhile (paid, or processing): read it again
+                current = _call(client().v1.payment_intents.retrieve, ref)
+        except NoSuchObject:
+            return _forgotten(payment.provider_ref)
         return _trade(current)
 
     def refund(self, refund: Refund) -> str:
