@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from orders import notices
 from orders.metrics import ORDERS_EXPIRED
-from orders.payments.closing import orders_expire_unpaid, payments_left_open_close
+from orders.payments.closing import orders_expire_unpaid, payments_left_open_close, payments_unconfirmed_close
 from orders.payments.providers import GatewayDown
 from orders.payments.reconcile import payments_reconcile
 from orders.payments.refunds import refund_send as refund_send_service
@@ -24,9 +24,10 @@ def expire_unpaid() -> int:
 
 @shared_task(name="orders.payments_sync", acks_late=True, autoretry_for=OUTAGES, retry_backoff=5, max_retries=3)
 def sync_payments() -> int:
-    """Ask the providers about attempts whose notification has not come, and close attempts
-    left open on orders settled otherwise (beat)."""
+    """Ask the providers about attempts whose notification has not come, close attempts left
+    open on orders settled otherwise, and ask again about closes left unconfirmed (beat)."""
     payments_left_open_close()
+    payments_unconfirmed_close()
     return payments_sync()
 
 

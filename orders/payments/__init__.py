@@ -12,6 +12,7 @@ The life of an order's money, each move a conditional change under the order's r
 | payment open/closed, order paid     | provider says paid             | payment refunding + refund (duplicate)  |
 | payment open                        | provider confirms the close    | payment closed                          |
 | payment open, the sale's hold over  | provider unreachable/refusing  | payment closed, unconfirmed             |
+| payment closed, unconfirmed         | provider confirms the close    | payment closed (confirmed)              |
 | order unpaid, no payment open       | cancel or expiry               | order cancelled, unit back on sale      |
 | order paid                          | merchant refunds               | order refunded, payment refunding + refund |
 | refund pending                      | provider confirms the refund   | refund succeeded, payment refunded      |

@@ -4,8 +4,9 @@ is closed at its provider, so no payment can complete for a unit sold to someone
 Used by the shopper's cancel, the merchant's, and the expiry sweep. While a provider cannot be
 reached, or refuses, the order stays unpaid and holds its unit, and the sweep tries again with
 a growing pause; once the sale's hold (Sale.unpaid_hold_minutes) is over, the unit is released
-anyway, the attempt marked closed unconfirmed, and a payment that arrives after that is
-refunded (orders.payments.services.payment_captured).
+anyway and the attempt marked closed unconfirmed. Unconfirmed closes are asked about again
+until the provider confirms them; a payment found or notified after that is refunded
+(orders.payments.services.payment_captured).
 """
 
 import logging
@@ -74,12 +75,30 @@ def payment_close(*, payment: Payment, force: bool = False) -> bool:
         _closed(payment, confirmed=True)
         return True
     if trade.state == TradeState.UNKNOWN:
-        # The provider never made the trade (a cashier never opened). The provider refuses to
-        # make it after the order's deadline, which the attempt carries; before it, a saved
-        # cashier page could still make it, so the close is unconfirmed and a success refunded.
+        # Never made (a cashier never opened): unconfirmed while it still could be, so the
+        # unconfirmed-close sweep asks again and a success is refunded.
         _closed(payment, confirmed=_cannot_be_made_any_more(payment))
         return True
     return False  # still being paid (a card processing): ask again later
+
+
+def payment_close_confirm(*, payment: Payment) -> bool:
+    """Ask again about an attempt closed unconfirmed (its order's unit is back on sale, or
+    its order cancelled), closing it at the provider if it can still be paid. True once
+    settled: the close confirmed, or the money the provider took handed to payment_captured,
+    which refunds it (late) unless the order can still take it. False: ask again later."""
+    try:
+        trade = provider(payment.provider).close(payment)
+    except (GatewayDown, ProviderRefused) as error:
+        payment_retry_later(payment=payment, sweep="confirm close", error=error)
+        return False
+    if trade.state == TradeState.PAID:
+        payment_captured(payment=payment, trade=trade)
+        return True
+    if trade.state == TradeState.CLOSED or (trade.state == TradeState.UNKNOWN and _cannot_be_made_any_more(payment)):
+        Payment.objects.filter(pk=payment.pk, status=PaymentStatus.CLOSED).update(close_confirmed=True)
+        return True
+    return False  # it could still be made, or is being paid: the next sweep asks again
 
 
 def order_close(*, order: Order, reason: str, actor_id: int | None = None, force: bool = False) -> bool:
@@ -126,12 +145,34 @@ def payments_left_open_close(*, limit: int = 200) -> int:
     )
 
 
+def payments_unconfirmed_close(*, limit: int = 200) -> int:
+    """Ask again about attempts closed unconfirmed until the provider confirms the close, or
+    reports the money taken (then refunded late): a saved cashier page can still pay one until
+    its time_expire, and that payment's notification may be lost. Each attempt isolated. The
+    number settled."""
+    unconfirmed = (
+        Payment.objects.filter(payment_due(), status=PaymentStatus.CLOSED, close_confirmed=False)
+        .select_related("order")
+        .order_by("close_tries", "pk")[:limit]
+    )
+    return sum(
+        bool(payment_isolated(sweep="confirm close", payment=p, step=partial(payment_close_confirm, payment=p)))
+        for p in unconfirmed
+    )
+
+
 def payments_check(*, order: Order) -> None:
-    """The shopper's "check now": ask about each of the order's open attempts (payment_sync),
-    each isolated, so a provider's refusal or an error about one attempt never fails the page."""
-    for payment in order.payments.filter(status=PaymentStatus.OPEN).select_related("order"):
-        step = partial(payment_sync, payment=payment, sweep="check now")
-        payment_isolated(sweep="check now", payment=payment, step=step)
+    """The shopper's "check now": ask about each of the order's open attempts (payment_sync)
+    and those closed unconfirmed (payment_close_confirm), each isolated, so a provider's
+    refusal or an error about one attempt never fails the page."""
+    unsettled = Q(status=PaymentStatus.OPEN) | Q(status=PaymentStatus.CLOSED, close_confirmed=False)
+    attempts = order.payments.filter(unsettled)
+    for payment in attempts.select_related("order"):
+        if payment.status == PaymentStatus.OPEN:
+            step = partial(payment_sync, payment=payment, sweep="check now")
+            payment_isolated(sweep="check now", payment=payment, step=step)
+        else:
+            payment_isolated(sweep="check now", payment=payment, step=partial(payment_close_confirm, payment=payment))
 
 
 EXPIRE_BATCH_SIZE = 200

@@ -24,7 +24,8 @@ from orders.models import (
     RefundStatus,
     SeckillOrder,
 )
-from orders.payments.providers import GatewayDown, ProviderRefused, provider, providers_enabled
+from orders.payments.providers import GatewayDown, ProviderRefused, Trade, TradeState, provider, providers_enabled
+from orders.payments.services import payment_captured
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,12 @@ _AMOUNT_DIFFERS = {
 }
 
 
+# How long after its close and its order's deadline an unconfirmed close may stay unconfirmed:
+# the unconfirmed-close sweep asks every PAYMENT_SYNC_SECONDS, so past this it cannot reach
+# the provider, and money may be taken that no order holds.
+UNCONFIRMED_CLOSE_GRACE = timedelta(hours=1)
+
+
 @dataclass(frozen=True)
 class Problem:
     kind: str
@@ -54,7 +61,9 @@ def money_check(*, orders: list[int] | None = None) -> list[Problem]:
     - every captured payment belongs to exactly one paid order, or is refunded in full;
     - no order is paid twice (also a constraint: one_kept_payment_per_order);
     - no paid (or refunded) order lacks its captured payment;
-    - a paid order's unit is never also back in the sale (its sale order stays live).
+    - a paid order's unit is never also back in the sale (its sale order stays live);
+    - no attempt stays closed unconfirmed long after its deadline (UNCONFIRMED_CLOSE_GRACE):
+      the provider may hold money of it that the shop has not seen.
     """
     payments = Payment.objects.all() if orders is None else Payment.objects.filter(order_id__in=orders)
     scope = Order.objects.all() if orders is None else Order.objects.filter(pk__in=orders)
@@ -77,6 +86,14 @@ def money_check(*, orders: list[int] | None = None) -> list[Problem]:
     released = SeckillOrder.objects.filter(order__in=scope, order__status__in=PAID_STATUSES, live=False)
     for order_no in released.values_list("order__order_no", flat=True):
         problems.append(Problem(gettext_noop("paid order whose unit went back on sale"), order_no, ""))
+    settled_by = timezone.now() - UNCONFIRMED_CLOSE_GRACE
+    unconfirmed = payments.filter(
+        status=PaymentStatus.CLOSED, close_confirmed=False, closed_at__lt=settled_by, order__pay_deadline__lt=settled_by
+    )
+    for trade_no, closed_at in unconfirmed.values_list("trade_no", "closed_at"):
+        problems.append(
+            Problem(gettext_noop("closed attempt the provider never confirmed"), trade_no, f"closed {closed_at}")
+        )
     return problems
 
 
@@ -108,6 +125,20 @@ def _record(day: date, provider_name: str, kind: str, trade_no: str, detail: dic
     )
 
 
+def _captured_unseen(provider_name: str, trade_no: str, amount: Decimal, provider_ref: str) -> None:
+    """The provider's records hold a payment of an attempt of ours that the shop never saw
+    paid (its notification lost, its close unconfirmed): the provider's word that it was paid,
+    handed to payment_captured as any other, which refunds it unless its order can take it.
+    Another amount is only recorded: the merchant looks."""
+    payment = Payment.objects.filter(
+        provider=provider_name, trade_no=trade_no, status__in=(PaymentStatus.OPEN, PaymentStatus.CLOSED)
+    ).first()
+    if payment is None or payment.amount != amount:
+        return
+    outcome = payment_captured(payment=payment, trade=Trade(TradeState.PAID, provider_ref=provider_ref))
+    logger.warning("reconciliation found %s paid at %s, unseen: %s", trade_no, provider_name, outcome.value)
+
+
 def payments_reconcile(*, day: date) -> dict[str, int]:
     """Compare `day`'s payments and refunds (the shop's time zone) with each enabled provider's
     records, and check the money invariants; record each difference once (PaymentMismatch) and
@@ -116,12 +147,14 @@ def payments_reconcile(*, day: date) -> dict[str, int]:
     for provider_name in providers_enabled():
         try:
             theirs: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
+            refs: dict[tuple[str, str], str] = {}
             start, end = _day_bounds(day)
             # A provider's day may be in another time zone: read the days it can overlap.
             for their_day in (day - timedelta(days=1), day, day + timedelta(days=1)):
                 for movement in provider(provider_name).movements(their_day):
                     if start <= movement.at < end:
                         theirs[(movement.kind, movement.trade_no)] += movement.amount
+                        refs[(movement.kind, movement.trade_no)] = movement.provider_ref
         except (GatewayDown, ProviderRefused) as error:
             logger.warning("reconciliation of %s on %s: %s", provider_name, day, error)
             found["provider unreachable"] += 1
@@ -133,6 +166,8 @@ def payments_reconcile(*, day: date) -> dict[str, int]:
                 name = _NOT_AT_PROVIDER[kind]
             elif key not in ours:
                 name = _NOT_IN_SHOP[kind]
+                if kind == "payment":
+                    _captured_unseen(provider_name, trade_no, theirs[key], refs.get(key, ""))
             elif ours[key] != theirs[key]:
                 name = _AMOUNT_DIFFERS[kind]
             else:

@@ -1,17 +1,21 @@
 """Attempts are closed at the provider before a unit is released, and after an order is paid
-by another attempt; no single attempt the provider forgot or refuses stalls a sweep."""
+by another attempt; no single attempt the provider forgot or refuses stalls a sweep; a close
+left unconfirmed is asked about until the provider confirms it or the money is refunded."""
 
 from datetime import timedelta
+from urllib.error import HTTPError
 
 import pytest
 from django.utils import timezone
 
 from goods.models import Sale
 from goods.tests.factories import make_sale
-from orders.models import Order, OrderStatus, Payment, PaymentStatus
-from orders.payments.closing import orders_expire_unpaid, payments_left_open_close
+from orders.models import Order, OrderStatus, Payment, PaymentStatus, Refund, RefundStatus
+from orders.payments.closing import order_cancel_by_shopper, orders_expire_unpaid, payments_left_open_close
 from orders.payments.reconcile import money_check
+from orders.payments.refunds import refund_send
 from orders.payments.services import payment_start, payment_sync, payments_sync
+from orders.tasks import sync_payments
 from orders.tests.factories import buy
 from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
 from users.tests.factories import make_address, make_user
@@ -125,3 +129,38 @@ def test_check_now_and_cancel_answer_clearly_whatever_stripe_says(client, settin
     assert Payment.objects.get(pk=card.pk).status == PaymentStatus.CLOSED
     cancelled = client.post(f"/orders/{order.order_no}/cancel", **JSON)
     assert cancelled.status_code == 200 and cancelled.json()["data"]["status"] == "cancelled"
+
+
+def test_a_late_payment_on_an_unconfirmed_close_with_its_notify_lost_is_refunded(django_capture_on_commit_callbacks):
+    """The shopper cancels before opening Alipay's cashier (the close cannot be confirmed: the
+    trade does not exist yet), then pays on the saved cashier page; the notify is lost. The
+    query sweep asks about the unconfirmed close, finds the money, and refunds it as late."""
+    order = buy(sale=make_sale(), user=make_user())
+    payment, cashier = _attempt(order, "alipay")
+    order_cancel_by_shopper(order=order)
+    closed = Payment.objects.get(pk=payment.pk)
+    assert closed.status == PaymentStatus.CLOSED and not closed.close_confirmed
+    alipay_cashier_open(cashier)
+    assert alipay_buyer_pays(payment.trade_no)["trade_status"] == "TRADE_SUCCESS"
+    with django_capture_on_commit_callbacks(execute=False):
+        sync_payments()  # the beat's query sweep
+    refund = Refund.objects.get(payment=payment)
+    assert (refund.kind, refund.amount, refund.status) == ("late", payment.amount, RefundStatus.PENDING)
+    assert refund_send(refund_id=refund.pk) is True
+    assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.REFUNDED
+    assert _status(order) == OrderStatus.CANCELLED and money_check() == []
+
+
+def test_an_unconfirmed_close_is_asked_about_until_the_provider_confirms_it():
+    """Before its deadline the trade could still be made; once the cashier opened, the sweep
+    closes it at Alipay, and the close is confirmed."""
+    order = buy(sale=make_sale(), user=make_user())
+    payment, cashier = _attempt(order, "alipay")
+    order_cancel_by_shopper(order=order)
+    sync_payments()
+    assert not Payment.objects.get(pk=payment.pk).close_confirmed  # not made at Alipay yet
+    alipay_cashier_open(cashier)
+    sync_payments()
+    assert Payment.objects.get(pk=payment.pk).close_confirmed
+    with pytest.raises(HTTPError, match="409"):  # closed: it takes no payment
+        alipay_buyer_pays(payment.trade_no)

@@ -1,11 +1,14 @@
 """Reconciliation against the providers' own records, through their stand-ins."""
 
+from datetime import timedelta
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from goods.tests.factories import make_sale
-from orders.models import Order, OrderStatus, Payment, PaymentMismatch, PaymentStatus, SeckillOrder
+from orders.models import Order, OrderStatus, Payment, PaymentMismatch, PaymentStatus, Refund, SeckillOrder
+from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.reconcile import money_check, payments_reconcile
 from orders.payments.services import payment_start, payment_sync
 from orders.tests.factories import buy, pay
@@ -58,3 +61,43 @@ def test_money_check_names_each_broken_invariant():
         ("refunded order without a refunded payment", refunded_order.order_no),
         ("paid order whose unit went back on sale", released.order_no),
     }
+
+
+def _mismatches(trade_no: str) -> set[tuple[str, str]]:
+    return {
+        (str(day), kind) for day, kind in PaymentMismatch.objects.filter(trade_no=trade_no).values_list("day", "kind")
+    }
+
+
+def test_reconciliation_refunds_a_payment_on_a_closed_attempt_the_shop_never_saw():
+    """A cashier paid after the shopper cancelled, its notify lost: the provider's bill names
+    our trade, and reconciliation hands it to the late-refund path."""
+    me = make_user()
+    order = buy(sale=make_sale(), user=me)
+    payment, checkout = payment_start(
+        order=order, provider_name="alipay", address=make_address(me), return_url="", notify_url="http://127.0.0.1:9/n"
+    )
+    order_cancel_by_shopper(order=order)
+    alipay_cashier_open(checkout.redirect_url)
+    alipay_buyer_pays(payment.trade_no)
+    payments_reconcile(day=timezone.localdate())
+    assert (str(timezone.localdate()), "payment not in the shop") in _mismatches(payment.trade_no)
+    refund = Refund.objects.get(payment=payment)
+    assert (refund.kind, refund.amount) == ("late", payment.amount)
+    assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.REFUNDING
+    assert Order.objects.get(pk=order.pk).status == OrderStatus.CANCELLED and money_check(orders=[order.pk]) == []
+
+
+def test_money_check_names_a_close_the_provider_never_confirmed():
+    """Closed unconfirmed long after its deadline: the provider may hold money of it."""
+    order = buy(sale=make_sale(), user=make_user())
+    payment, _checkout = payment_start(
+        order=order, provider_name="alipay", address=make_address(order.user), return_url="", notify_url=""
+    )
+    order_cancel_by_shopper(order=order)
+    assert money_check(orders=[order.pk]) == []  # its deadline is ahead: it may still be confirmed
+    long_ago = timezone.now() - timedelta(hours=2)
+    Payment.objects.filter(pk=payment.pk).update(closed_at=long_ago)
+    Order.objects.filter(pk=order.pk).update(pay_deadline=long_ago)
+    found = {(problem.kind, problem.trade_no) for problem in money_check(orders=[order.pk])}
+    assert found == {("closed attempt the provider never confirmed", payment.trade_no)}
