@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -320,14 +320,25 @@ def payment_sync(*, payment: Payment, sweep: str = "query") -> TradeState | None
 SYNC_BATCH = 200
 
 
-def payments_sync(*, older_than_s: int | None = None, limit: int = SYNC_BATCH) -> int:
-    """The query sweep: open attempts older than PAYMENT_QUERY_AFTER_SECONDS and not set aside,
-    oldest first, each isolated (payment_isolated). The number found paid."""
+def payments_to_query(*, older_than_s: int | None = None, limit: int = SYNC_BATCH) -> list[Payment]:
+    """The query sweep's attempts: open longer than PAYMENT_QUERY_AFTER_SECONDS and not set
+    aside, the newest of each order only, so one order with many attempts takes one place in
+    the batch and never crowds out another shopper's; orders waiting longest first. An older
+    attempt of the same order is asked about when the order is closed (closing's close finds
+    it paid)."""
     age = settings.PAYMENT_QUERY_AFTER_SECONDS if older_than_s is None else older_than_s
     cutoff = timezone.now() - timedelta(seconds=age)
     due = Payment.objects.filter(payment_due(), status=PaymentStatus.OPEN, created_at__lte=cutoff)
+    newest = due.filter(order_id=OuterRef("order_id")).order_by("-created_at", "-pk").values("pk")[:1]
+    chosen = due.filter(pk=Subquery(newest)).select_related("order")
+    return list(chosen.order_by("created_at", "pk")[:limit])
+
+
+def payments_sync(*, older_than_s: int | None = None, limit: int = SYNC_BATCH) -> int:
+    """The query sweep (payments_to_query), each attempt isolated (payment_isolated). The
+    number found paid."""
     paid = 0
-    for payment in due.select_related("order").order_by("created_at")[:limit]:
+    for payment in payments_to_query(older_than_s=older_than_s, limit=limit):
         state = payment_isolated(sweep="query", payment=payment, step=partial(payment_sync, payment=payment))
         paid += state == TradeState.PAID
     return paid

@@ -164,3 +164,16 @@ def test_an_unconfirmed_close_is_asked_about_until_the_provider_confirms_it():
     assert Payment.objects.get(pk=payment.pk).close_confirmed
     with pytest.raises(HTTPError, match="409"):  # closed: it takes no payment
         alipay_buyer_pays(payment.trade_no)
+
+
+def test_the_query_sweep_is_fair_across_orders():
+    """One order with many open attempts takes one place in the sweep's batch: another
+    shopper's lost notify is still found."""
+    sale = make_sale(stock=2)
+    busy, other = buy(sale=sale, user=make_user()), buy(sale=sale, user=make_user())
+    for _ in range(3):
+        _attempt(busy, "alipay")
+    lost_notify, _url = _attempt(other, "alipay", opened=True)
+    alipay_buyer_pays(lost_notify.trade_no)
+    assert payments_sync(older_than_s=0, limit=3) == 1
+    assert _status(other) == OrderStatus.PAID
