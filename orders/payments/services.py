@@ -194,6 +194,8 @@ def payment_captured(*, payment: Payment, trade: Trade) -> Captured:
     full. Idempotent: a payment captured before changes nothing.
     """
     now = timezone.now()
+    # Dated by the provider's clock, as its records are: reconciliation compares days.
+    paid_at = trade.paid_at or now
     with transaction.atomic():
         # The order's row first, as starting, closing and cancelling take it.
         order = Order.objects.select_for_update().get(pk=payment.order_id)
@@ -203,14 +205,14 @@ def payment_captured(*, payment: Payment, trade: Trade) -> Captured:
         provider_ref = trade.provider_ref or current.provider_ref
         if order.status == OrderStatus.UNPAID:
             Payment.objects.filter(pk=current.pk).update(
-                status=PaymentStatus.SUCCEEDED, succeeded_at=now, provider_ref=provider_ref
+                status=PaymentStatus.SUCCEEDED, succeeded_at=paid_at, provider_ref=provider_ref
             )
             Order.objects.filter(pk=order.pk).update(status=OrderStatus.PAID, paid_at=now)
             order_event_record(order_id=order.pk, kind=OrderEventKind.PAID, note=current.trade_no)
             PAYMENTS.labels(current.provider, "paid").inc()
             return Captured.PAID
         Payment.objects.filter(pk=current.pk).update(
-            status=PaymentStatus.REFUNDING, succeeded_at=now, provider_ref=provider_ref
+            status=PaymentStatus.REFUNDING, succeeded_at=paid_at, provider_ref=provider_ref
         )
         paid_already = order.status in (*PAID_STATUSES, OrderStatus.REFUNDED)
         refund = Refund.objects.create(
@@ -259,9 +261,8 @@ def notice_receive(*, provider_name: str, notice: Notice) -> str:
                 payload=notice.payload,
             )
             if notice.paid:
-                outcome = payment_captured(
-                    payment=payment, trade=Trade(TradeState.PAID, provider_ref=notice.provider_ref)
-                ).value
+                paid = Trade(TradeState.PAID, provider_ref=notice.provider_ref, paid_at=notice.paid_at)
+                outcome = payment_captured(payment=payment, trade=paid).value
             elif notice.refunded:
                 outcome = "refunded" if refund_confirmed(payment=payment) else "refund unknown"
             else:

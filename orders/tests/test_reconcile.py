@@ -1,6 +1,6 @@
 """Reconciliation against the providers' own records, through their stand-ins."""
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -67,6 +67,22 @@ def _mismatches(trade_no: str) -> set[tuple[str, str]]:
     return {
         (str(day), kind) for day, kind in PaymentMismatch.objects.filter(trade_no=trade_no).values_list("day", "kind")
     }
+
+
+def test_a_payment_before_midnight_learned_after_it_is_dated_by_the_provider(monkeypatch):
+    """Paid at Alipay today; the shop hears of it just after its next midnight. Both days
+    reconcile clean: the payment is dated by Alipay's time, as Alipay's bill dates it."""
+    payment = _paid_at_alipay()
+    today = timezone.localdate()
+    learned = timezone.make_aware(datetime.combine(today + timedelta(days=1), time(0, 0, 5)))
+    with monkeypatch.context() as clock:
+        clock.setattr(timezone, "now", lambda: learned)
+        payment_sync(payment=payment)
+    assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.SUCCEEDED
+    payments_reconcile(day=today)
+    payments_reconcile(day=today + timedelta(days=1))
+    assert _mismatches(payment.trade_no) == set()
+    assert timezone.localdate(Payment.objects.get(pk=payment.pk).succeeded_at) == today
 
 
 def test_reconciliation_refunds_a_payment_on_a_closed_attempt_the_shop_never_saw():

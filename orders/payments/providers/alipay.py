@@ -91,6 +91,14 @@ def _call(method, **arguments) -> dict:
         raise GatewayDown(f"alipay: {type(error).__name__}: {error}") from error
 
 
+def _beijing_time(text: str | None) -> datetime | None:
+    """One of Alipay's times ("2026-12-01 23:59:58", Beijing time); None when absent or garbled."""
+    try:
+        return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").replace(tzinfo=BEIJING) if text else None
+    except ValueError:
+        return None
+
+
 def _amount(text: str | None) -> Decimal | None:
     try:
         return Decimal(text) if text else None
@@ -146,6 +154,7 @@ class AlipayProvider:
             refunded=bool(payload.get("refund_fee")),
             amount=_amount(payload.get("total_amount")),
             currency=settings.PAYMENT_CURRENCY,  # Alipay's domestic trades are in yuan
+            paid_at=_beijing_time(payload.get("gmt_payment")),
             payload=payload,
         )
 
@@ -159,6 +168,7 @@ class AlipayProvider:
             provider_ref=answer.get("trade_no", ""),
             amount=_amount(answer.get("total_amount")),
             currency=settings.PAYMENT_CURRENCY,
+            paid_at=_beijing_time(answer.get("send_pay_date")),
         )
 
     def query(self, payment: Payment) -> Trade:

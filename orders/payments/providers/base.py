@@ -51,6 +51,7 @@ class Trade:
     provider_ref: str = ""
     amount: Decimal | None = None
     currency: str = ""
+    paid_at: datetime | None = None  # when the provider took the money, by its own clock
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class Notice:
     refunded: bool = False  # says money of the trade went back
     amount: Decimal | None = None
     currency: str = ""
+    paid_at: datetime | None = None  # when the provider took the money, by its own clock
     payload: dict = field(default_factory=dict)
 
 

@@ -83,12 +83,20 @@ def _call(method, *args, **kwargs):
         raise ProviderRefused(str(error)) from error
 
 
+def _paid_at(intent) -> datetime | None:
+    """When Stripe took the money: its charge's creation time, when the answer carries the charge."""
+    created = getattr(getattr(intent, "latest_charge", None), "created", None)
+    return datetime.fromtimestamp(created, UTC) if isinstance(created, int) else None
+
+
 def _trade(intent) -> Trade:
+    state = _STATES.get(intent.status, TradeState.OPEN)
     return Trade(
-        state=_STATES.get(intent.status, TradeState.OPEN),
+        state=state,
         provider_ref=intent.id,
         amount=Decimal(intent.amount) / 100,
         currency=intent.currency.upper(),
+        paid_at=_paid_at(intent) if state == TradeState.PAID else None,
     )
 
 
@@ -156,9 +164,10 @@ class StripeProvider:
                 paid=kind == "payment_intent.succeeded" and thing["status"] == "succeeded",
                 amount=Decimal(thing["amount"]) / 100,
                 currency=str(thing["currency"]).upper(),
+                paid_at=datetime.fromtimestamp(int(event["created"]), UTC),
                 payload=event,
             )
-        except (KeyError, TypeError, AttributeError, ArithmeticError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as error:
             raise NoticeRefused("malformed") from error
 
     def acknowledgement(self) -> HttpResponse:
