@@ -6,8 +6,10 @@ not), flushes whole, one batch at a time, crashing before or after their commit 
 redelivered, cancellations and expiries whose Redis half arrives late, reconciles, rebuys,
 accounts deleted mid-sale and a merchant's stock edits. And the money, through the real Alipay
 stand-in: attempts opened, paid at the cashier, notifies delivered once, twice, late or never
-(then the query sweep), expiries while Alipay is down, refunds. And after the money: orders
-shipped and delivered, refund requests asked, approved and declined. After every step it checks
+(then the query sweep), expiries while Alipay is down, a cashier paid after an unconfirmed
+close, refunds; and a card attempt (localstripe) that Stripe forgets, or whose key it refuses,
+mid-sweep. And after the money: orders shipped and delivered, refund requests asked, approved
+and declined. After every step it checks
 the sale's invariants and the money's (orders.payments.reconcile.money_check); at the end it
 drains everything and checks that nothing was lost.
 
@@ -24,6 +26,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.db.models import Count, ProtectedError
 from django.test import Client as DjangoClient
+from django.test import override_settings
 from django.utils import timezone
 from hypothesis import HealthCheck, event
 from hypothesis import settings as hypothesis_settings
@@ -61,7 +64,7 @@ from orders.payments import closing
 from orders.payments.limits import TooOften
 from orders.payments.reconcile import money_check
 from orders.payments.refunds import order_refund, refunds_resend
-from orders.payments.services import payment_start, payment_sync
+from orders.payments.services import payment_start, payment_sync, payments_sync
 from orders.services import OrderStateError
 from orders.tests.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
 from seckill.selectors import sales_to_reconcile, seckill_result
@@ -348,6 +351,81 @@ class SaleLife(RuleBasedStateMachine):
         # The sweep's pause before it asks again passes when the machine says, not by the clock.
         Payment.objects.filter(order=order).update(close_next_at=None)
         sale_state.sold_out_clear()
+
+    @precondition(lambda self: self._orders(OrderStatus.UNPAID).exists())
+    @rule(index=st.integers(0, 10), fault=st.sampled_from(("forgets the attempt", "rejects the key")))
+    def stripe_fails_mid_batch(self, index, fault):
+        """A card attempt on one unpaid order; then, while the query and expiry sweeps run over
+        every unpaid order, Stripe no longer has its intent (404) or refuses the shop's key
+        (401). A forgotten intent can never be paid: its order is closed and cancelled. A
+        refused key holds the orders with a card attempt, as an outage does; every other order
+        is expired all the same."""
+        order = self._nth(self._orders(OrderStatus.UNPAID), index)
+        if order.pay_deadline <= timezone.now():
+            return
+        card, _checkout = payment_start(
+            order=order,
+            provider_name="stripe",
+            address=make_address(order.user),
+            return_url="http://shop.test/paying",
+            notify_url="",
+        )
+        key = django_settings.STRIPE_SECRET_KEY
+        if fault == "forgets the attempt":
+            Payment.objects.filter(pk=card.pk).update(provider_ref=f"pi_forgotten{card.pk:06d}")
+        else:
+            key = "rotated"
+        unpaid = self._orders(OrderStatus.UNPAID)
+        unpaid.update(pay_deadline=timezone.now() - timedelta(seconds=1))
+        with override_settings(STRIPE_SECRET_KEY=key):
+            payments_sync(older_than_s=0)
+            closing.orders_expire_unpaid()
+        held = set(self._orders(OrderStatus.UNPAID).values_list("pk", flat=True))
+        carded = Payment.objects.filter(order__sale=self.sale, provider="stripe", status=PaymentStatus.OPEN)
+        assert held == (set(carded.values_list("order_id", flat=True)) if key == "rotated" else set()), fault
+        assert fault == "rejects the key" or Payment.objects.get(pk=card.pk).close_confirmed
+        event(f"stripe {fault} mid-batch: {len(held)} held")
+        # The sweeps' pause before they ask again passes when the machine says, not by the clock.
+        Payment.objects.filter(order__sale=self.sale).update(close_next_at=None)
+        sale_state.sold_out_clear()
+
+    @precondition(lambda self: self._orders(OrderStatus.UNPAID).exists())
+    @rule(index=st.integers(0, 10))
+    def paid_after_an_unconfirmed_close(self, index):
+        """The shopper goes to Alipay's cashier and cancels before it opens: Alipay has no trade
+        yet, so the close is unconfirmed. Then the saved cashier page is paid, and its notify
+        kept (notify_delivered may never run: lost). The unconfirmed-close sweep finds the money
+        and refunds it as late."""
+        order = self._nth(self._orders(OrderStatus.UNPAID), index)
+        if order.pay_deadline <= timezone.now():
+            return
+        payment, checkout = payment_start(
+            order=order,
+            provider_name="alipay",
+            address=make_address(order.user),
+            return_url="http://shop.test/paying",
+            notify_url=_receiver().url,
+        )
+        try:
+            closing.order_cancel_by_shopper(order=order)
+        except OrderStateError:
+            return  # another attempt of it was paid at Alipay: the order is paid
+        sale_state.sold_out_clear()
+        assert not Payment.objects.get(pk=payment.pk).close_confirmed
+        alipay_cashier_open(checkout.redirect_url)
+        alipay_buyer_pays(payment.trade_no)
+        self.notices[payment.pk] = _receiver().notify_for(payment.trade_no)
+        self.unconfirmed_closes_asked()
+        assert Refund.objects.get(payment=payment).kind == "late"
+
+    @rule()
+    def unconfirmed_closes_asked(self):
+        """The sweep asks about closes left unconfirmed: every one whose trade the buyer paid
+        at Alipay is settled (refunded late, or paying its order)."""
+        Payment.objects.filter(order__sale=self.sale).update(close_next_at=None)
+        event(f"unconfirmed closes settled: {closing.payments_unconfirmed_close()}")
+        unseen = Payment.objects.filter(pk__in=list(self.notices), status=PaymentStatus.CLOSED, close_confirmed=False)
+        assert not unseen.exists(), "money taken at Alipay on an unconfirmed close, never seen"
 
     def _kept(self):
         return Order.objects.filter(sale=self.sale, status__in=PAID_STATUSES)
