@@ -44,6 +44,17 @@ def cpu_snapshot(ours: dict[int, str]) -> dict[int, tuple[str, float]]:
     return snapshot
 
 
+def driver_draw_key() -> str:
+    """The draw key of the process driving a deployment. The driver sets sales to draw in the
+    same database, so the deployment's workers must derive the same seeds (goods.draw_seed), as
+    every node of one shop does; "" (the deployment derives its own) where it has no Django."""
+    from django.conf import settings
+
+    if not settings.configured:
+        return ""
+    return settings.DRAW_SEED_KEY or settings.SECRET_KEY
+
+
 class Deployment:
     # A given web tier (the cluster's), which the bench then reports instead of choosing workers.
     web_fixed: str | None = None
@@ -67,6 +78,7 @@ class Deployment:
             os.environ,
             DJANGO_SETTINGS_MODULE="lab.bench.settings",
             SECRET_KEY=self.secret_key,
+            DRAW_SEED_KEY=driver_draw_key(),
             ALLOWED_HOSTS="127.0.0.1,localhost",
             LOG_LEVEL="WARNING",
             PYTHONUNBUFFERED="1",
