@@ -233,17 +233,10 @@ class SaleLife(RuleBasedStateMachine):
         order = self._unpaid(index)
         if order is None or order.pay_deadline <= timezone.now():
             return
-        try:
-            payment, checkout = payment_start(
-                order=order,
-                provider_name="alipay",
-                address=make_address(order.user),
-                return_url="http://shop.test/paying",
-                notify_url=_receiver().url,
-            )
-        except TooOften:
-            event("attempts limited")  # nothing was written: the order's attempts are as they were
+        started = self._attempt_start(order)
+        if started is None:
             return
+        payment, checkout = started
         alipay_cashier_open(checkout.redirect_url)
         alipay_buyer_pays(payment.trade_no)
         payment_sync(payment=payment)
@@ -270,6 +263,21 @@ class SaleLife(RuleBasedStateMachine):
 
     # --- the money (orders.payments), through the real Alipay stand-in --------------------------
 
+    def _attempt_start(self, order):
+        """An Alipay attempt on `order` (payment, checkout); None when the order's attempts are
+        limited, which writes nothing: its attempts are as they were."""
+        try:
+            return payment_start(
+                order=order,
+                provider_name="alipay",
+                address=make_address(order.user),
+                return_url="http://shop.test/paying",
+                notify_url=_receiver().url,
+            )
+        except TooOften:
+            event("attempts limited")
+            return None
+
     def _nth(self, queryset, index: int):
         """The index-th (cyclically) of the sale's rows in `queryset`: money rules act on
         whichever order or payment exists, so they meet one often."""
@@ -289,17 +297,10 @@ class SaleLife(RuleBasedStateMachine):
         order = self._nth(self._orders(OrderStatus.UNPAID), index)
         if order.pay_deadline <= timezone.now():
             return
-        try:
-            payment, checkout = payment_start(
-                order=order,
-                provider_name="alipay",
-                address=make_address(order.user),
-                return_url="http://shop.test/paying",
-                notify_url=_receiver().url,
-            )
-        except TooOften:
-            event("attempts limited")
+        started = self._attempt_start(order)
+        if started is None:
             return
+        payment, checkout = started
         self.cashiers[payment.pk] = checkout.redirect_url
 
     @precondition(lambda self: self.cashiers)
