@@ -10,6 +10,8 @@ vcl 4.1;
 # vcl_path, say where it stands: edge-backend.vcl where the shop is (deploy's names
 # 127.0.0.1:8000), edge-purgers.vcl who may purge (deploy's admits localhost).
 
+import std;
+import vsthrottle;
 import xkey;
 
 include "edge-backend.vcl";
@@ -19,6 +21,7 @@ include "edge-backend.vcl";
 include "edge-purgers.vcl";
 
 sub vcl_recv {
+    call stale_recv;
     if (req.method == "PURGE") {
         call purge_by_key;
     }
@@ -92,13 +95,84 @@ sub purge_by_key {
     return (synth(200, "Purged"));
 }
 
+# A copy past the backend's own grace (stale-while-revalidate) is handed out only while the shop
+# cannot answer: its probe fails (shop_health, edge-backend.vcl), or it answered a fetch of
+# everybody's page with a 5xx or not at all in the last 5 seconds (a PostgreSQL failover leaves
+# /healthz green). Only a copy still held can be: a purge removes its objects, so a page a purge
+# dropped is never handed out again. The steps, by the request's headers (none of which a client
+# can send: stale_recv drops them):
+#
+# - vcl_hit, a copy past its grace: handed out (X-Edge-Stale) if the shop cannot answer, else
+#   the request starts again with X-Edge-Refetch and no grace, and waits for a fresh one;
+# - vcl_backend_response/vcl_backend_error: a 5xx or no answer to that fetch is abandoned, and
+#   the request starts again with X-Edge-Stale-Ok, which hands out the copy (vcl_synth); so do
+#   the requests that waited on the same fetch (vcl_miss), each without a fetch of its own;
+# - a first miss, with no copy held, gets the shop's own 5xx, as before.
+sub stale_recv {
+    if (req.restarts == 0) {
+        unset req.http.X-Edge-Refetch;
+        unset req.http.X-Edge-Stale-Ok;
+        unset req.http.X-Edge-Stale;
+    }
+    # req.grace outlives a restart: each one sets its own.
+    if (req.http.X-Edge-Refetch) {
+        set req.grace = 0s;
+    } elsif (req.http.X-Edge-Stale-Ok) {
+        set req.grace = 1h;
+    }
+}
+
+sub vcl_hit {
+    if (obj.ttl >= 0s || obj.ttl + std.duration(obj.http.X-Edge-Grace, 0s) > 0s) {
+        return (deliver);  # fresh, or within the backend's grace (a fetch refreshes it)
+    }
+    if (req.http.X-Edge-Stale-Ok || !std.healthy(shop_health) || vsthrottle.remaining("shop-5xx", 1, 5s) == 0) {
+        set req.http.X-Edge-Stale = "1";
+        return (deliver);
+    }
+    set req.http.X-Edge-Refetch = "1";
+    return (restart);
+}
+
+sub vcl_miss {
+    # Waited on a fetch that failed: the copy it would have replaced, without another fetch.
+    if (req.http.X-Edge-Refetch && (!std.healthy(shop_health) || vsthrottle.remaining("shop-5xx", 1, 5s) == 0)) {
+        call stale_restart;
+    }
+}
+
+sub stale_restart {
+    unset req.http.X-Edge-Refetch;
+    set req.http.X-Edge-Stale-Ok = "1";
+    return (restart);
+}
+
+# The shop failed a fetch of everybody's page: the copies held are handed out for a while.
+# It takes the one token of a bucket refilled in 5 s, so vsthrottle.remaining() says 0 until
+# then; while the shop goes on failing, the first request after that fetches and marks it again.
+sub shop_failed {
+    if (vsthrottle.is_denied("shop-5xx", 1, 5s)) {
+        std.log("shop-5xx: marked already");
+    }
+}
+
+sub vcl_backend_error {
+    if (!bereq.uncacheable) {
+        call shop_failed;
+        if (bereq.is_bgfetch || bereq.http.X-Edge-Refetch) {
+            return (abandon);
+        }
+    }
+}
+
 sub vcl_backend_response {
     if (bereq.uncacheable) {
         return (deliver);  # a pass: nothing is kept
     }
     if (beresp.status >= 500) {
-        if (bereq.is_bgfetch) {
-            return (abandon);  # keep serving the copy in grace
+        call shop_failed;
+        if (bereq.is_bgfetch || bereq.http.X-Edge-Refetch) {
+            return (abandon);  # keep serving the copy held (in grace, or stale_recv's)
         }
         # Not kept, and only briefly remembered as uncacheable: a busy moment during an
         # opening must not stop requests from being coalesced for the builtin's two minutes.
@@ -115,6 +189,10 @@ sub vcl_backend_response {
     # Varnish took the TTL from s-maxage and the grace from stale-while-revalidate; the
     # builtin still refuses ttl 0, no-store, private and `Vary: *`.
     call vcl_builtin_backend_response;
+    # The backend's grace decides while it answers (vcl_hit); the copy is kept an hour
+    # longer, to be handed out while it does not.
+    set beresp.http.X-Edge-Grace = beresp.grace + "s";
+    set beresp.grace = 1h;
     # Everybody's answer holds no secret, so compressing it here leaks nothing (BREACH).
     if (!beresp.http.Content-Encoding && beresp.http.Content-Type ~ "^(text/|application/(json|javascript)|image/svg\+xml)") {
         set beresp.do_gzip = true;
@@ -124,9 +202,12 @@ sub vcl_backend_response {
 
 sub vcl_deliver {
     unset resp.http.xkey;
-    # HIT: from the cache (in grace too; Age says how old); MISS: fetched and kept; PASS:
-    # fetched and not kept.
-    if (obj.uncacheable) {
+    unset resp.http.X-Edge-Grace;
+    # HIT: from the cache (in grace too; Age says how old); STALE: a copy past its grace while
+    # the shop cannot answer; MISS: fetched and kept; PASS: fetched and not kept.
+    if (req.http.X-Edge-Stale) {
+        set resp.http.X-Cache = "STALE";
+    } elsif (obj.uncacheable) {
         set resp.http.X-Cache = "PASS";
     } elsif (obj.hits > 0) {
         set resp.http.X-Cache = "HIT";
@@ -136,6 +217,9 @@ sub vcl_deliver {
 }
 
 sub vcl_synth {
+    if (resp.status == 503 && req.http.X-Edge-Refetch) {
+        call stale_restart;  # the fetch that was to replace a copy failed: hand the copy out
+    }
     if (resp.status == 302) {
         set resp.http.Location = resp.reason;
         set resp.http.Cache-Control = "private";

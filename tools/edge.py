@@ -31,7 +31,16 @@ VCL = ROOT / "deploy" / "edge.vcl"
 SEARCH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
 # The edges this process started, by directory: it reaps them itself.
 _started: dict[Path, subprocess.Popen] = {}
-_opener = build_opener(ProxyHandler({}))  # the edge is on loopback, whatever proxy the environment names
+_opener = build_opener(ProxyHandler({}))
+# deploy/edge-backend.vcl's probe: sick after 3 of the last 5 /healthz failed, well after 3 good.
+PROBE = """\
+    .url = "/healthz";
+    .interval = 1s;
+    .timeout = 1s;
+    .window = 5;
+    .threshold = 3;
+    .initial = 3;
+"""  # the edge is on loopback, whatever proxy the environment names
 
 
 def varnishd() -> str | None:
@@ -48,7 +57,12 @@ def _backend_vcl(backend: str) -> str:
     if not host or not port.isdigit():
         raise ValueError(f"backend {backend!r}: host:port")
     host = host.strip("[]")  # an IPv6 address as [::1]:8000
-    return f'backend shop {{\n    .host = "{host}";\n    .port = "{port}";\n    .connect_timeout = 2s;\n}}\n'
+    address = f'    .host = "{host}";\n    .port = "{port}";\n'
+    # As deploy/edge-backend.vcl: requests go to `shop`; `shop_health`, the same address probed
+    # on /healthz, only says whether a page past its grace may be handed out.
+    return (f"backend shop {{\n{address}    .connect_timeout = 2s;\n}}\n\n"
+            f"probe shop_healthz {{\n{PROBE}}}\n\n"
+            f"backend shop_health {{\n{address}    .probe = shop_healthz;\n}}\n")  # fmt: skip
 
 
 def _purgers_vcl(purgers: Iterable[str]) -> str:

@@ -38,6 +38,8 @@ SETS_COOKIE, NOT_PUBLIC = 900, 901
 SHORT = 902
 # The same, answered 503 "busy" after its first time.
 BUSY = 903
+# A page kept for 1 s without grace: once expired the edge fetches it again before answering.
+BRIEF = 904
 
 
 class Shop:
@@ -46,6 +48,8 @@ class Shop:
     def __init__(self) -> None:
         self.hits: Counter[str] = Counter()
         self.seen: dict[str, dict[str, str]] = {}
+        self.failing = False  # every answer but /healthz a 503, as Django's without a database
+        self.down = False  # the connection closed unanswered, as a process gone
         shop = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,9 +57,14 @@ class Shop:
 
             def do_GET(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if shop.down:
+                    self.close_connection = True
+                    return
                 shop.hits[self.path] += 1
                 shop.seen[self.path] = dict(self.headers)
                 status, headers, body = shop.answer(self.path, self.headers.get("Cookie", ""))
+                if shop.failing and self.path != "/healthz":
+                    status, headers, body = 503, {"Retry-After": "1"}, b"no database"
                 self.send_response(status)
                 for name, value in {**headers, "Content-Length": str(len(body))}.items():
                     self.send_header(name, value)
@@ -94,6 +103,8 @@ class Shop:
             return 503, {"Retry-After": "1"}, b"busy, retry"
         elif sale in (str(SHORT), str(BUSY)):
             headers["Cache-Control"] = "public, max-age=0, s-maxage=1, stale-while-revalidate=30"
+        elif sale == str(BRIEF):
+            headers["Cache-Control"] = "public, max-age=0, s-maxage=1, stale-while-revalidate=0"
         return 200, headers, body.encode()
 
 
@@ -267,3 +278,72 @@ def test_purgers_named_at_start_replace_the_default_localhost(shop, tmp_path):
         assert purge(edge, "sale-nothing").status == 403  # 127.0.0.1: not named this time
     finally:
         edge_down(tmp_path)
+
+
+@pytest.fixture
+def alone(tmp_path):
+    """An edge and a backend of the test's own: it makes the backend fail, which the edge
+    remembers for a few seconds whatever the page."""
+    backend = Shop()
+    url = edge_up(tmp_path, backend.address)
+    yield url, backend
+    edge_down(tmp_path)
+    backend.server.shutdown()
+
+
+def test_a_page_past_its_grace_is_fetched_again_while_the_shop_answers(alone):
+    edge, shop = alone
+    path = f"/goods/detail/{BRIEF}"
+    first = get(edge, path)
+    time.sleep(1.2)
+    again = get(edge, path)
+    assert (again.headers["X-Cache"], shop.hits[path]) == ("MISS", 2)
+    assert again.content != first.content and "X-Edge-Grace" not in again.headers
+
+
+@pytest.mark.parametrize("fault", ["failing", "down"])
+def test_a_page_past_its_grace_is_served_stale_while_the_shop_fails(alone, fault):
+    edge, shop = alone
+    pages = [f"/goods/detail/{BRIEF}", f"/zh-hans/goods/detail/{BRIEF}", f"/goods/getDetails/{BRIEF}"]
+    first = {path: get(edge, path) for path in pages}
+    setattr(shop, fault, True)
+    time.sleep(1.2)
+    for _ in range(5):
+        for path in pages:
+            stale = get(edge, path)
+            assert (stale.status_code, stale.headers["X-Cache"]) == (200, "STALE"), path
+            assert stale.content == first[path].content and int(stale.headers["Age"]) >= 1
+    if fault == "failing":
+        # The first fetch, the one that failed, then at most one in the background per answer:
+        # the copy is never held back for a fetch of its own.
+        assert all(2 <= shop.hits[path] <= 2 + 5 for path in pages)
+    # A shopper's own request is never answered from a copy.
+    assert get(edge, "/orders/list", Cookie="sessionid=alice").status_code == 503
+    setattr(shop, fault, False)
+    deadline = time.monotonic() + 5
+    while get(edge, pages[0]).content == first[pages[0]].content and time.monotonic() < deadline:
+        time.sleep(0.1)
+    fresh = get(edge, pages[0])
+    assert fresh.content != first[pages[0]].content and fresh.headers["X-Cache"] in ("HIT", "MISS")
+
+
+def test_a_purged_page_is_not_served_stale(alone):
+    edge, shop = alone
+    path, kept = f"/goods/detail/{BRIEF}", "/goods/detail/13"
+    first = get(edge, path)
+    get(edge, kept)
+    shop.failing = True
+    assert purge(edge, f"sale-{BRIEF}").getheader("xkey-purged") == "1"
+    time.sleep(1.2)
+    gone = get(edge, path)
+    assert (gone.status_code, gone.headers["X-Cache"]) == (503, "PASS")  # fetched, not kept
+    assert gone.content == b"no database" and first.content not in gone.content
+    # An object the purge did not name is still served as it was (fresh: s-maxage 300).
+    assert get(edge, kept).headers["X-Cache"] == "HIT"
+
+
+def test_a_first_miss_gets_the_shops_own_503(alone):
+    edge, shop = alone
+    shop.failing = True
+    answer = get(edge, "/goods/detail/14")
+    assert (answer.status_code, answer.headers["X-Cache"], answer.content) == (503, "PASS", b"no database")
