@@ -4,7 +4,8 @@ vcl 4.1;
 # it keeps the answers Django marks as everybody's and passes every other request through
 # untouched. Rules and why: docs/edge.md. Started as
 #
-#   varnishd -a :80 -f /srv/seckill/deploy/edge.vcl -p vcl_path=/srv/seckill/deploy -s malloc,1g
+#   varnishd -a :80 -f /srv/seckill/deploy/edge.vcl -p vcl_path=/srv/seckill/deploy -s malloc,1g \
+#       -s Transient=malloc,256m
 #
 # (tools/edge.py starts one for development and the tests). Two files, found on varnishd's
 # vcl_path, say where it stands: edge-backend.vcl where the shop is (deploy's names

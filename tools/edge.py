@@ -100,6 +100,9 @@ def edge_command(directory: Path, listen: str) -> list[str]:
         raise ServiceError("varnishd not found: apt-get install varnish varnish-modules")
     return [program, "-F", "-n", str(directory / "varnish"), "-a", listen,
             "-f", str(VCL), "-p", f"vcl_path={directory}:{VCL.parent}", "-s", "malloc,64m",
+            # Passes' bodies in flight, hit-for-miss marks and synthetic answers: bounded, as
+            # deploy's command line is (docs/edge.md), rather than growing with a burst.
+            "-s", "Transient=malloc,256m",
             # An idle connection to the backend is closed before HAProxy's `timeout
             # http-keep-alive` (10 s) closes it: a request sent on a connection just as the
             # backend closes it can fail, a buy's POST among them.
