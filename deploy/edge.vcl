@@ -194,8 +194,11 @@ sub vcl_backend_response {
     # longer, to be handed out while it does not.
     set beresp.http.X-Edge-Grace = beresp.grace + "s";
     set beresp.grace = 1h;
-    # Everybody's answer holds no secret, so compressing it here leaks nothing (BREACH).
-    if (!beresp.http.Content-Encoding && beresp.http.Content-Type ~ "^(text/|application/(json|javascript)|image/svg\+xml)") {
+    # Everybody's answer holds no secret, so compressing it here leaks nothing (BREACH). Not
+    # one under 1 KB (the poll): it fits a packet either way, and each hit by a client that
+    # does not take gzip would be unzipped again.
+    if (!beresp.http.Content-Encoding && std.integer(beresp.http.Content-Length, 1024) >= 1024
+        && beresp.http.Content-Type ~ "^(text/|application/(json|javascript)|image/svg\+xml)") {
         set beresp.do_gzip = true;
     }
     return (deliver);

@@ -93,7 +93,7 @@ class Shop:
                 return 200, {**json, "Cache-Control": "private, no-cache"}, f'{{"user": "{cookie}"}}'.encode()
             return 200, {**json, "Cache-Control": POLL, **keys}, f'{{"user": null, "at": {time.monotonic()}}}'.encode()
         language = "zh-hans" if match["lang"] else "en"
-        body = f"<p>{language} {path} {'a visitor' if cookie else 'anybody'} {time.monotonic()}</p>" * 20
+        body = f"<p>{language} {path} {'a visitor' if cookie else 'anybody'} {time.monotonic()}</p>" * 40
         headers = {"Content-Type": "text/html; charset=utf-8", "Cache-Control": PAGE, **keys}
         if sale == str(SETS_COOKIE):
             headers["Set-Cookie"] = "sessionid=new; HttpOnly"
@@ -245,6 +245,16 @@ def test_a_page_is_kept_once_and_handed_out_gzipped_or_not(edge, shop):
     raw = requests.get(f"{edge}{path}", headers={"Accept-Encoding": "gzip"}, stream=True, timeout=10).raw.read()
     assert gzip.decompress(raw) == plain.content
     assert shop.hits[path] == 1
+
+
+def test_a_small_answer_is_not_gzipped(edge, shop):
+    """The poll (a few hundred bytes) fits a packet either way: zipped, each hit by a client that
+    does not take gzip would be unzipped again."""
+    path = "/goods/getDetails/10"
+    get(edge, path, **{"Accept-Encoding": "gzip"})
+    for encoding in ("gzip", "identity"):
+        answer = get(edge, path, **{"Accept-Encoding": encoding})
+        assert answer.status_code == 200 and "Content-Encoding" not in answer.headers
 
 
 def test_purge_drops_exactly_the_objects_tagged_with_its_keys(edge, shop):
