@@ -5,7 +5,7 @@ vcl 4.1;
 # untouched. Rules and why: docs/edge.md. Started as
 #
 #   varnishd -a :80 -f /srv/seckill/deploy/edge.vcl -p vcl_path=/srv/seckill/deploy -s malloc,1g \
-#       -s Transient=malloc,256m
+#       -s Transient=malloc,256m -p thread_pools=1
 #
 # (tools/edge.py starts one for development and the tests). Two files, found on varnishd's
 # vcl_path, say where it stands: edge-backend.vcl where the shop is (deploy's names

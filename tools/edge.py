@@ -103,6 +103,9 @@ def edge_command(directory: Path, listen: str) -> list[str]:
             # Passes' bodies in flight, hit-for-miss marks and synthetic answers: bounded, as
             # deploy's command line is (docs/edge.md), rather than growing with a burst.
             "-s", "Transient=malloc,256m",
+            # One thread pool: on a box of two cores a second one only hands requests between
+            # pools (a pass: about a sixth less CPU, docs/records/2026-12-02-edge-tuning.md).
+            "-p", "thread_pools=1",
             # An idle connection to the backend is closed before HAProxy's `timeout
             # http-keep-alive` (10 s) closes it: a request sent on a connection just as the
             # backend closes it can fail, a buy's POST among them.
