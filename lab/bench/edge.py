@@ -4,8 +4,9 @@ kind got past it.
 
 Three counts per scenario, each of its own kind:
 
-- the edge's X-Cache answer per request kind, counted by the load generator (HIT: the edge
-  answered; MISS or PASS: the web server did, below or in Django);
+- the edge's X-Cache answer per request kind, counted by the load generator (HIT, or STALE
+  while the shop fails: the edge answered; MISS or PASS: the web server did, below or in
+  Django);
 - varnishstat's counters over the scenario (hits, misses, passes, backend requests), the
   edge's own total of the same;
 - the request lines Django logged (RequestLogMiddleware, one per request that reached Django's
@@ -121,7 +122,7 @@ def edge_lines(facts: dict[str, dict]) -> list[str]:
         django = scenario_facts.get("django_by_kind", {})
         for kind, answers in scenario_facts.get("by_kind", {}).items():
             total = sum(answers.values())
-            hits = answers.get("HIT", 0)
+            hits = answers.get("HIT", 0) + answers.get("STALE", 0)
             reached = django.get(kind, 0)
             cells = " ".join(f"{answer}:{count}" for answer, count in sorted(answers.items()))
             lines.append(f"  {kind:<11} {total:>7}  {cells:<34} past the edge {_share(total - hits, total):>7},"

@@ -6,7 +6,8 @@ edge drops it and looks the page up) and poll `/goods/getDetails/<id>` without o
 anonymous poll, kept a second). Each answer is a `View`: its status, the edge's `X-Cache`, and
 on the item page the units it shows (`data-stock`). Two things follow:
 
-- `summary`: how many views the edge answered from its cache (HIT), during the fault too, and
+- `summary`: how many views the edge answered from its cache (HIT, or STALE: a copy past its
+  grace while the shop fails), during the fault too, and
   which failed, inside the fault's window or outside it (those fail the row).
 - `purge_proof`: the sale sold out during the burst, so the web node that sold its last unit
   purged its pages. The item page the edge held with units left (kept 300 s) must give way to
@@ -25,6 +26,7 @@ from itertools import cycle
 import requests
 
 STOCK = re.compile(r'data-stock="(-?\d+)"')
+FROM_CACHE = ("HIT", "STALE")  # the edge's X-Cache answers given from a copy it held
 GRACE = 6.0  # seconds after a fault in which its errors count as its own (lab/faults.py's grace)
 
 
@@ -34,7 +36,7 @@ class View:
     started: float
     finished: float
     status: int  # 0: refused, reset or timed out
-    cache: str = ""  # X-Cache: HIT, MISS, PASS; "" when the edge did not answer
+    cache: str = ""  # X-Cache: HIT, STALE, MISS, PASS; "" when the edge did not answer
     stock: int | None = None  # the units the item page shows
 
 
@@ -56,7 +58,7 @@ class Summary:
 def summary(views: list[View], windows: list[tuple[float, float]]) -> Summary:
     result = Summary(views=len(views))
     for view in views:
-        hit = view.status == 200 and view.cache == "HIT"
+        hit = view.status == 200 and view.cache in FROM_CACHE
         result.hits += hit
         if in_windows(view, windows):
             result.fault_views += 1
@@ -87,7 +89,7 @@ def purge_proof(views: list[View], sold_out_at: float | None) -> PurgeProof:
     items = sorted((v for v in views if v.kind == "item" and v.status == 200 and v.stock is not None),
                    key=lambda v: v.started)  # fmt: skip
     zero = next((v for v in items if v.stock == 0), None)
-    held = [v.stock for v in items if v.cache == "HIT" and v.stock and (zero is None or v.started < zero.started)]
+    held = [v.stock for v in items if v.cache in FROM_CACHE and v.stock and (zero is None or v.started < zero.started)]
     if sold_out_at is None or not held:
         return PurgeProof(None, None)
     miss = next((v for v in items if v.cache == "MISS" and v.stock == held[-1]), None)

@@ -46,3 +46,15 @@ def test_nothing_is_proven_without_a_sell_out_or_a_held_page():
 
 def test_the_stock_is_read_off_the_item_page():
     assert STOCK.search('<main data-ends-at="1" data-stock="0">')[1] == "0"
+
+
+def test_a_stale_copy_counts_as_answered_by_the_edge():
+    """While the shop fails the edge hands out the copy it holds as STALE: a view answered from
+    its cache, like a HIT."""
+    views = [
+        View("item", 0.0, 0.1, 200, "STALE", 5),
+        View("item", 0.2, 0.3, 200, "HIT", 5),
+        View("list", 0.4, 0.5, 200, "MISS"),
+    ]
+    found = summary(views, [(0.0, 1.0)])
+    assert (found.hits, found.fault_hits, found.views) == (2, 2, 3)
