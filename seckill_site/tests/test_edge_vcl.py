@@ -50,6 +50,7 @@ class Shop:
         self.seen: dict[str, dict[str, str]] = {}
         self.failing = False  # every answer but /healthz a 503, as Django's without a database
         self.down = False  # the connection closed unanswered, as a process gone
+        self.unhealthy = False  # /healthz answered 503, every other request as usual
         shop = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -65,6 +66,8 @@ class Shop:
                 status, headers, body = shop.answer(self.path, self.headers.get("Cookie", ""))
                 if shop.failing and self.path != "/healthz":
                     status, headers, body = 503, {"Retry-After": "1"}, b"no database"
+                if shop.unhealthy and self.path == "/healthz":
+                    status, headers, body = 503, {}, b"unhealthy"
                 self.send_response(status)
                 for name, value in {**headers, "Content-Length": str(len(body))}.items():
                     self.send_header(name, value)
@@ -335,6 +338,24 @@ def test_a_page_past_its_grace_is_served_stale_while_the_shop_fails(alone, fault
         time.sleep(0.1)
     fresh = get(edge, pages[0])
     assert fresh.content != first[pages[0]].content and fresh.headers["X-Cache"] in ("HIT", "MISS")
+
+
+def test_a_page_past_its_grace_is_served_stale_while_the_probe_fails(alone):
+    """The probe (shop_health on /healthz) alone: the pages still answer, so only the probe can
+    have made the edge hand out the copy, and the fetch it started behind it refreshes it."""
+    edge, shop = alone
+    path = f"/goods/detail/{BRIEF}"
+    first = get(edge, path)
+    shop.unhealthy, failed_from = True, shop.hits["/healthz"]
+    deadline = time.monotonic() + 10
+    while shop.hits["/healthz"] < failed_from + 3 and time.monotonic() < deadline:  # 3 of 5: sick
+        time.sleep(0.1)
+    time.sleep(0.2)  # the third failure counted
+    stale = get(edge, path)
+    assert (stale.headers["X-Cache"], stale.content) == ("STALE", first.content)
+    while shop.hits[path] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert get(edge, path).content != first.content  # the background fetch got a fresh one
 
 
 def test_a_purged_page_is_not_served_stale(alone):
