@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tools.browser import ARGS, CHROMIUM
 from tools.missing import missing
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parent.parent / "e2e-screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 VIEWPORTS = {"desktop": {"width": 1280, "height": 860}, "phone": {"width": 390, "height": 844}}
 
 
