@@ -12,7 +12,7 @@ FIND_PYTHON := for p in python3.13 python3.12 python3.11 python3; do \
 	  if $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$p; break; fi; \
 	done
 
-.PHONY: help venv run dev test test-fast lint lint-commits prose stateful services-up services-down clean faults restore-drill payment-faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench
+.PHONY: help venv run dev test test-fast lint lint-commits prose stateful services-up services-down clean faults restore-drill payment-faults cluster-test partition-test e2e bench captcha-attack screenshots scan fairness draw-bench record-opening
 
 # `make help` lists every target whose line carries a `## description`, in this file's order.
 # The README's table of targets is made from the same comments (tools/readme_commands.py):
@@ -217,6 +217,12 @@ e2e: venv ## browser tests in Chromium (installs it as root when missing)
 	@tools/need.sh "make e2e" chromium:chromium chromedriver:chromium-driver \
 	  /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc:fonts-noto-cjk
 	$(PY) -m tools.with_services -- $(PY) -m pytest e2e -v
+
+# Real Chromium shoppers through a sale's opening, every request their pages make recorded
+# (lab/record_opening.py): the rates per phase that `make bench`'s opening mix replays.
+record-opening: venv ## record the requests an opening's pages make, in Chromium: lab/data/opening_mix.json (ARGS="--shoppers 20 --lead 75"; docs/performance.md)
+	@tools/need.sh "make record-opening" chromium:chromium
+	$(PY) -m tools.with_services -- $(PY) -m lab.record_opening $(ARGS)
 
 # The contact sheet of every shopper page and the merchant's main admin screens (e2e/screenshots.py).
 screenshots: venv ## every shopper page and the main admin screens, desktop and phone, English and Chinese: docs/screenshots.png
