@@ -41,7 +41,7 @@ COUNTERS = {
 }
 # The most of a kind's requests that may reach Django, % (reported, never enforced): an item
 # page is everybody's and the edge keeps it for minutes; an anonymous poll, a second at most.
-REACH_TARGETS = (("page views", ("page",), 1.0), ("anonymous polls", ("detail", "api_detail"), 5.0))
+REACH_TARGETS = (("page views", ("item_page",), 1.0), ("anonymous polls", ("goods_details", "api_detail"), 5.0))
 # A Django request line's request id as the generators send it: bench-<line>-<kind>.
 _KIND = re.compile(r'"request_id": "bench-\d+-(\w+)"')
 

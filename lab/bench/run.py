@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab import prepare
-from lab.bench import edge, load, report
+from lab.bench import edge, load, opening, report
 from lab.bench.edge import BenchEdge
 from lab.bench.load import LoadResult
 from lab.bench.measure import Measurement, log
 from lab.bench.scenarios import Scenarios
 from lab.shopper import Shopper
+from tools import opening_mix
 from tools.deploy import DEFAULT_SERVER, ROOT, Deployment
 
 SCENARIOS = (
@@ -249,6 +250,9 @@ class Bench(Measurement, Scenarios):
                 print(line)
         for line in edge.edge_lines(self.edge_facts):
             print(line)
+        by_kind = opening.kind_rows(self.opening_facts(), opening_mix.load()) if self.opening_facts() else {}
+        for line in opening.kind_lines(by_kind):
+            print(line)
         memory = list(self.memory.values())
         for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts, memory=memory,
                                         profiles=self.profiles):  # fmt: skip
@@ -280,6 +284,7 @@ class Bench(Measurement, Scenarios):
             "process_memory_peak": memory,
             "profiles": self.profiles,
             "requests_by_kind": self.edge_facts,
+            "opening_mix_by_kind": by_kind,
             "checks": self.checks,
             "violations": self.violations,
             "seconds": round(elapsed, 1),

@@ -4,7 +4,7 @@ bursts with their result polling, naive, pages, hot row, drain) and the invarian
 from __future__ import annotations
 
 import json
-import random
+import re
 import subprocess
 import sys
 import threading
@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from goods import sale_state
 from lab import prepare
-from lab.bench import figures
+from lab.bench import figures, opening
 from lab.bench.load import Request
 from lab.bench.measure import NOT_STARTED_CODE, SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
 from lab.bench.tickets import tickets_mint
@@ -22,9 +22,14 @@ from lab.shopper import Shopper
 from orders.models import Order, SeckillOrder
 from seckill.selectors import captcha_pool_size
 from seckill.services import paths as seckill_paths
+from seckill_site.codes import Code
 from seckill_site.redis import client
+from tools import opening_mix
 from tools.deploy import ROOT
+from tools.opening_mix import kind_of
 
+# The path's answer to a wrong captcha answer (400), as the opening's path requests carry one.
+CAPTCHA_WRONG_CODE = str(Code.CAPTCHA_WRONG.code)
 # Shoppers whose paths are made between two refreshes of the paths' lifetime (see `paths`).
 PATHS_CHUNK = 500
 # Shoppers pressing "buy" in the same second, each drawing a captcha (`captcha`).
@@ -154,39 +159,100 @@ class Scenarios:
         ]
 
     def _opening_requests(self) -> list[Request]:
-        """The opening seconds of a sale as the pages make them (docs/fast-answers.md, "The opening
-        mix"): 70 % polls (half the anonymous detail poll, half the shoppers' result polls), 25 %
-        buy presses (half before the opening, half after the sell-out), 5 % item page views.
-        Each request names its kind (lab.bench.load.Request)."""
+        """The opening as the pages make it: the kinds of lab/data/opening_mix.json (recorded in
+        Chromium by `make record-opening`) in their proportions over an opening of
+        lab.bench.opening.PHASE_SECONDS. The wait's requests ask about a sale not started yet,
+        the opening's and the sell-out's about the sold-out opening sale (whose every shopper
+        holds an order and a ticket): the bench cannot replay a sale with units left in a loop,
+        the burst measures that. Each request names its kind (lab.bench.load.Request)."""
+        recorded = opening_mix.load()
+        steps = opening.plan(opening.weights(recorded), size=max(len(self.shoppers), 1000))
+        return opening.requests_made(steps, self._opening_builders(recorded))
+
+    def _opening_builders(self, recorded: dict) -> dict[str, opening.Builder]:
+        """Each recorded "METHOD kind" -> how the bench makes one such request (phase, number): those that
+        need a shopper's own path, ticket or order here, the rest from their recorded template
+        (one URL per sale) or, for the page's files, the item page's own links."""
         early, gone = self._not_started_sale(), self._opening_sale()
-        plan = ["detail"] * 35 + ["result"] * 35 + ["early"] * 13 + ["gone"] * 12 + ["page"] * 5
-        random.Random(25).shuffle(plan)
-        polls = iter(self._result_polls(gone, self.shoppers))
-        requests = []
-        for index, s in enumerate(self.shoppers):
-            kind = plan[index % len(plan)]
-            poll = next(polls)
-            if kind == "detail":
-                # getDetails (the page's poll, which the edge keeps) and the API's detail (passed).
-                detail = self._detail_polls(early, 1 + index % 2)[-1]
-                requests.append(Request(detail.method, detail.path, kind="detail" if index % 2 == 0 else "api_detail"))
-            elif kind == "result":
-                requests.append(poll)
-            elif kind == "early":
-                requests.append(Request("POST", f"/seckill/early{s.user_id}/doSeckill", s.session, s.csrf,
-                                        f"goodsId={early}", kind="early"))  # fmt: skip
-            elif kind == "gone":
-                requests.append(Request("POST", f"/api/v1/sales/{gone}/buy/late{s.user_id}", token=s.token,
-                                        kind="gone"))  # fmt: skip
-            else:
-                # The item page with the shopper's cookies, as the browser sends it: everybody's
-                # page, which the edge answers whatever the cookies say.
-                requests.append(Request("GET", f"/goods/detail/{early}", s.session, s.csrf, kind="page"))
-        return requests
+        shoppers = self.shoppers
+        polls = {poll.session: poll for poll in self._result_polls(gone, shoppers)}
+        orders = dict(Order.objects.filter(sale_id=gone).values_list("user_id", "order_no"))
+
+        def sale(phase: str) -> int:
+            return early if phase == "before" else gone
+
+        def shopper(number: int) -> Shopper:
+            return shoppers[number % len(shoppers)]
+
+        def buy(phase: str, number: int) -> Request:
+            s = shopper(number)
+            return Request("POST", f"/seckill/early{s.user_id}/doSeckill", s.session, s.csrf, f"goodsId={sale(phase)}")
+
+        def path(phase: str, number: int) -> Request:  # a wrong answer: the page's check of a typo
+            s = shopper(number)
+            return Request("GET", f"/seckill/path?goodsId={sale(phase)}&verifyCode=0", s.session, s.csrf)
+
+        def result(_phase: str, number: int) -> Request:
+            return polls[shopper(number).session]
+
+        def order(_phase: str, number: int) -> Request:
+            s = shopper(number)
+            return Request("GET", f"/orders/{orders[s.user_id]}", s.session, s.csrf)
+
+        builders: dict[str, opening.Builder] = {}
+        sessions, tickets = opening.shares(recorded, "with_session"), opening.shares(recorded, "with_ticket")
+        for key, template in recorded["templates"].items():
+            method, _sep, _kind = key.partition(" ")
+            builders[key] = self._template_builder(method, template, sale, shopper, sessions.get(key, 0) >= 0.5,
+                                                   polls if tickets.get(key, 0) >= 0.5 else None)  # fmt: skip
+        for kind, paths in self._page_files(early).items():
+            builders.setdefault(f"GET {kind}", self._file_builder(paths))
+        builders.update({"POST seckill:do": buy, "GET seckill:path": path, "GET seckill:result": result,
+                         "GET orders:detail": order})  # fmt: skip
+        return builders
+
+    @staticmethod
+    def _template_builder(method, template, sale, shopper, session: bool, polls: dict | None) -> opening.Builder:
+        def build(phase: str, number: int) -> Request:
+            s = shopper(number)
+            url = template.replace("{sale}", str(sale(phase)))
+            cookies = polls[s.session].cookies if polls is not None else ""
+            return Request(method, url, s.session if session else "", s.csrf if session else "", cookies=cookies)
+
+        return build
+
+    @staticmethod
+    def _file_builder(paths: list[str]) -> opening.Builder:
+        return lambda _phase, number: Request("GET", paths[number % len(paths)])
+
+    def _page_files(self, sale_id: int) -> dict[str, list[str]]:
+        """Kind -> the same-origin files the item page links (scripts, styles, the catalog,
+        images), as the browser fetches them after the page."""
+        import requests as http
+
+        page = http.get(f"{self.deployment.url}/goods/detail/{sale_id}", timeout=10).text
+        files: dict[str, list[str]] = {}
+        for link in sorted(set(re.findall(r'(?:src|href)="(/[^"/][^"]*)"', page))):
+            kind = kind_of(link.split("?", 1)[0])
+            if kind in ("static", "jsi18n", "media"):
+                files.setdefault(kind, []).append(link)
+        return files
+
+    def opening_facts(self) -> dict:
+        """opening-mix's and opening-open's requests by kind, as lab.bench.opening.kind_rows reads them."""
+        facts = {}
+        for scenario in ("opening-mix", "opening-open"):
+            result = next((r for r in self.results if r.scenario == scenario), None)
+            kinds = self.edge_facts.get(scenario)
+            if result is not None and kinds:
+                facts[scenario] = {"seconds": result.seconds, "by_kind": kinds["by_kind"],
+                                   "django_by_kind": kinds["django_by_kind"],
+                                   "latency_by_kind_ms": result.latency_by_kind_ms}  # fmt: skip
+        return facts
 
     def opening_mix(self) -> None:
         result = self.drive("opening-mix", self._opening_requests(), mode="loop")
-        self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, "none"}, statuses={"200"})
+        self._opening_expect(result)
 
     def result_poll(self) -> None:
         """The shoppers' result polls with their tickets: answered below Django (seckill.fastpath)
@@ -206,7 +272,15 @@ class Scenarios:
             return
         rate = OPEN_LOOP_SHARE * measured.rps
         result = self.drive("opening-open", self._opening_requests(), mode="rate", rate=rate)
-        self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, "none"}, statuses={"200"})
+        self._opening_expect(result)
+
+    def _opening_expect(self, result) -> None:
+        """The opening's answers: the pages' (HTML and files: "none"), a sale not started or sold
+        out, and the wrong captcha answer the path requests carry, a 400 each and nothing else."""
+        self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, CAPTCHA_WRONG_CODE, "none"},
+                    statuses={"200", "400"})  # fmt: skip
+        if result.statuses.get("400", 0) != result.codes.get(CAPTCHA_WRONG_CODE, 0):
+            self.violations.append(f"{result.scenario}: 400s that are not a wrong captcha answer {result.codes}")
 
     def captcha(self) -> None:
         """The opening's captcha wave: CAPTCHA_WAVE shoppers press "buy" at once and each draws a

@@ -141,11 +141,11 @@ def test_page_views_and_anonymous_polls_reaching_django_are_judged_against_their
         "opening-mix": {
             "via_edge": True,
             "by_kind": {
-                "page": {"HIT": 990, "MISS": 10},
-                "detail": {"HIT": 900, "MISS": 100},
+                "item_page": {"HIT": 990, "MISS": 10},
+                "goods_details": {"HIT": 900, "MISS": 100},
                 "api_detail": {"PASS": 1000},
             },
-            "django_by_kind": {"page": 10, "detail": 60, "api_detail": 60},
+            "django_by_kind": {"item_page": 10, "goods_details": 60, "api_detail": 60},
         }
     }
     found = {v["name"]: v for v in edge.verdicts(facts)}
@@ -156,4 +156,4 @@ def test_page_views_and_anonymous_polls_reaching_django_are_judged_against_their
     polls = found["opening-mix (via the edge): anonymous polls reaching Django, %"]
     assert (polls["value"], polls["met"]) == (6.0, False)
     lines = "\n".join(edge.edge_lines(facts))
-    assert "page           1000  HIT:990 MISS:10" in lines and "Django     10 = 1.0 %" in lines
+    assert "item_page      1000  HIT:990 MISS:10" in lines and "Django     10 = 1.0 %" in lines
