@@ -312,6 +312,8 @@ class Recorder:
                 sold_out_at, end_at = self.loop(people, sale_state)
                 self.drain()
                 for shopper in people:
+                    self.outcome_read(shopper)
+                for shopper in people:
                     shopper.context.close()
                 browser.close()
         finally:
@@ -337,6 +339,20 @@ class Recorder:
             "other_hosts": dict(self.excluded),
             **recorded,
         }
+
+    @staticmethod
+    def outcome_read(shopper: Shopper) -> None:
+        """A buyer still on the item page: what it told them (sold out, not drawn, in the queue)."""
+        if shopper.outcome != "submitted" or shopper.page is None:
+            return
+        try:
+            told = shopper.page.evaluate("(e => e ? e.textContent : '')(document.getElementById('result'))")
+        except Exception:  # noqa: BLE001 - a page gone: the outcome stays unknown
+            return
+        for words, outcome in (("sold out", "told sold out"), ("not drawn", "not drawn"), ("queue", "queued")):
+            if words in told.lower():
+                shopper.outcome = outcome
+                return
 
     def loop(self, people: list[Shopper], sale_state) -> tuple[float | None, float]:
         """Run everyone's steps until `--after` seconds past the sell-out: (sold out at, end)."""
