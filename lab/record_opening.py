@@ -81,6 +81,8 @@ class Recorder:
         self.hits: list = []
         self.excluded: Counter[str] = Counter()
         self.sales: dict[str, int] = {}
+        self.deployment = None
+        self.edge = None
 
     # --- the deployment ----------------------------------------------------------------------
     def deploy(self):
@@ -92,7 +94,7 @@ class Recorder:
         from tools.deploy import ROOT, Deployment
         from tools.processes import beat_command
 
-        deployment = Deployment(log_dir=self.work / "logs", celery_concurrency=1)
+        deployment = self.deployment = Deployment(log_dir=self.work / "logs", celery_concurrency=1)
         (self.work / "logs").mkdir(exist_ok=True)
         queue = settings.CELERY_TASK_DEFAULT_QUEUE  # this process publishes the draw's task there too
         deployment.env.update(CELERY_TASK_DEFAULT_QUEUE=queue, REQUEST_LOG_LEVEL="WARNING")
@@ -109,7 +111,6 @@ class Recorder:
         schedule.unlink(missing_ok=True)
         deployment.processes.spawn("beat", beat_command(schedule))
         deployment.start_web(workers=2, threads=4)
-        self.deployment = deployment
         self.base_url = self.edge.url if self.edge is not None else deployment.url
         return deployment
 
@@ -241,7 +242,8 @@ class Recorder:
         page = shopper.page = shopper.context.new_page()
         page.goto(f"{self.base_url}/goods/detail/{shopper.sale_id}", timeout=30_000)
         if shopper.role == "entrant":
-            yield self.now() + shopper.rng.uniform(3, max(4.0, -self.now() * 0.6))
+            # Some time into the wait, and early enough to have typed the answer before entries close.
+            yield self.now() + min(shopper.rng.uniform(3, max(4.0, -self.now() * 0.6)), max(0.0, -self.now() - 10))
             yield from self.press_and_solve(shopper)
             yield from self.until(shopper, "document.getElementById('draw-entered') !== null", 30)
             shopper.outcome = "entered"
@@ -273,12 +275,12 @@ class Recorder:
 
         options = self.options
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs a loop here
-        deployment = self.deploy()
-        removed = prepare.leftovers_remove()
-        if removed:
-            log(f"removed {removed} sales and shoppers an interrupted run left behind")
         shoppers_made = []
         try:
+            deployment = self.deploy()
+            removed = prepare.leftovers_remove()
+            if removed:
+                log(f"removed {removed} sales and shoppers an interrupted run left behind")
             shoppers_made = prepare.shoppers_create(count=options.shoppers, secret_key=deployment.secret_key,
                                                     progress=log)  # fmt: skip
             draw_count = round(options.shoppers * options.draw_share)
@@ -319,9 +321,13 @@ class Recorder:
         finally:
             if self.edge is not None:
                 self.edge.stop()
-            deployment.processes.halt_all(["web", "beat", "celery"])
-            prepare.leftovers_remove()  # the sales and their orders first, then the shoppers
-            prepare.cleanup(sales=None, shoppers=shoppers_made)
+            if self.deployment is not None:
+                self.deployment.processes.halt_all(["web", "beat", "celery"])
+            try:
+                prepare.leftovers_remove()  # the sales and their orders first, then the shoppers
+                prepare.cleanup(sales=None, shoppers=shoppers_made)
+            except Exception as error:  # noqa: BLE001 - never hide the run's own outcome
+                log(f"warning: cleanup failed: {error!r}")
         outcomes = Counter(f"{s.group} {s.role}: {s.outcome}" for s in people)
         recorded = mix(self.hits, sold_out_at=sold_out_at, end_at=end_at)
         return {
