@@ -59,7 +59,7 @@ def test_rates_are_requests_per_second_a_shopper_had_a_page_open_in_each_phase()
 
 
 def test_a_kind_is_the_route_name_django_resolves_so_a_new_url_is_a_new_kind():
-    assert opening_mix.kind_of("/seckill/state") == "seckill:state"
+    assert opening_mix.kind_of("/seckill/result") == "seckill:result"
     assert opening_mix.kind_of("/seckill/0123abc/doSeckill") == "seckill:do"
     assert opening_mix.kind_of("/goods/detail/12") == "item:page"
     assert opening_mix.kind_of("/zh-hans/goods/detail/12") == "item:page"
