@@ -222,6 +222,7 @@ e2e: venv ## browser tests in Chromium (installs it as root when missing)
 # (lab/record_opening.py): the rates per phase that `make bench`'s opening mix replays.
 record-opening: venv ## record the requests an opening's pages make, in Chromium: lab/data/opening_mix.json (ARGS="--shoppers 20 --lead 75"; docs/performance.md)
 	@tools/need.sh "make record-opening" chromium:chromium
+	@case " $(ARGS) " in *" --edge "*) tools/need.sh "make record-opening ARGS=--edge" $(EDGE_PACKAGES);; esac
 	$(PY) -m tools.with_services -- $(PY) -m lab.record_opening $(ARGS)
 
 # The contact sheet of every shopper page and the merchant's main admin screens (e2e/screenshots.py).
