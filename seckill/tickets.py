@@ -11,28 +11,38 @@ cannot answer either, and all of it is read from Redis alone.
 
 One cookie, the latest buy's, sent to the result poll alone: a shopper waits for one sale at a
 time, and a poll for an earlier sale goes to Django as every poll did before.
+
+The signature is one the edge (deploy/edge-answers.vcl, vmod digest) checks too:
+`<payload>:<signed at, epoch seconds>:<HMAC-SHA256 hex>`, keyed with the text ticket_key()
+derives from SECRET_KEY under a salt of its own, so the edge never holds Django's signing key.
+Tickets signed with a key of SECRET_KEY_FALLBACKS still hold here, not at the edge.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import time
 from dataclasses import dataclass
+from functools import cache
 
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
-from django.core import signing
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.crypto import salted_hmac
 
 from seckill_site.http import positive_int
 from users.sessions import AUTH_EPOCH
 
-__all__ = ["Ticket", "session_digest", "ticket_read", "ticket_seconds", "ticket_set"]
+__all__ = ["Ticket", "session_digest", "ticket_key", "ticket_read", "ticket_seconds", "ticket_set", "ticket_signed"]
 
 SALT = "seckill.result-ticket"
 _EPOCH = re.compile(r"[0-9a-f]{1,64}")
 _PAYLOAD = re.compile(r"([1-9][0-9]{0,17})\.([1-9][0-9]{0,17})\.([0-9a-f]{1,64})\.([0-9a-f]{16})")
+_SIGNED = re.compile(r"([^:]{1,200}):([1-9][0-9]{0,11}):([0-9a-f]{64})")
 
 
 @dataclass(frozen=True)
@@ -55,8 +65,25 @@ def ticket_seconds() -> int:
     return max(0, min(settings.SECKILL_RESULT_TICKET_SECONDS, session_left))
 
 
-def _signer() -> signing.TimestampSigner:
-    return signing.TimestampSigner(salt=SALT)
+def ticket_key(secret: str | None = None) -> str:
+    """The tickets' HMAC key as hex text (vmod digest takes a text key): derived from `secret`
+    (SECRET_KEY by default) under the tickets' own salt, so it signs nothing else."""
+    return _key(secret or settings.SECRET_KEY)
+
+
+@cache
+def _key(secret: str) -> str:
+    return salted_hmac(SALT, "edge-key", secret=secret, algorithm="sha256").hexdigest()
+
+
+def _signature(key: str, signed: str) -> str:
+    return hmac.new(key.encode(), signed.encode(), hashlib.sha256).hexdigest()
+
+
+def ticket_signed(payload: str, signed_at: int) -> str:
+    """`payload` signed with ticket_key() as signed at `signed_at` (epoch seconds)."""
+    signed = f"{payload}:{signed_at}"
+    return f"{signed}:{_signature(ticket_key(), signed)}"
 
 
 def ticket_set(response: HttpResponseBase, *, request: HttpRequest, user_id: int, sale_id: int) -> None:
@@ -69,7 +96,7 @@ def ticket_set(response: HttpResponseBase, *, request: HttpRequest, user_id: int
     epoch = session.get(AUTH_EPOCH)
     if positive_int(session.get(SESSION_KEY)) != user_id or not isinstance(epoch, str) or not _EPOCH.fullmatch(epoch):
         return
-    value = _signer().sign(f"{user_id}.{sale_id}.{epoch}.{session_digest(session.session_key)}")
+    value = ticket_signed(f"{user_id}.{sale_id}.{epoch}.{session_digest(session.session_key)}", int(time.time()))
     response.set_cookie(
         settings.SECKILL_RESULT_TICKET_COOKIE,
         value,
@@ -85,6 +112,13 @@ def ticket_set(response: HttpResponseBase, *, request: HttpRequest, user_id: int
 # times, and its signature and session digest need checking only the first; the age, every time.
 _read: dict[tuple[str, str], tuple[Ticket, int]] = {}
 READ_MAX = 16384  # tickets remembered per process, then forgotten all at once
+
+
+@receiver(setting_changed)
+def _read_forget(*, setting: str, **_kwargs) -> None:
+    """The memo holds what the keys verified (tests rotate them)."""
+    if setting in ("SECRET_KEY", "SECRET_KEY_FALLBACKS"):
+        _read.clear()
 
 
 def ticket_read(value: str | None, *, session_key: str | None) -> Ticket | None:
@@ -105,12 +139,15 @@ def ticket_read(value: str | None, *, session_key: str | None) -> Ticket | None:
 
 
 def _verified(value: str, session_key: str) -> tuple[Ticket, int] | None:
-    try:
-        payload = _signer().unsign(value)
-        signed_at = signing.b62_decode(value.rsplit(_signer().sep, 2)[1])
-    except (signing.BadSignature, ValueError, IndexError):
+    signed = _SIGNED.fullmatch(value)
+    if signed is None:
+        return None
+    payload, signed_at, signature = signed.groups()
+    message = f"{payload}:{signed_at}"
+    secrets = [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]
+    if not any(hmac.compare_digest(_signature(ticket_key(secret), message), signature) for secret in secrets):
         return None
     match = _PAYLOAD.fullmatch(payload)
     if match is None or match.group(4) != session_digest(session_key):
         return None
-    return Ticket(user_id=int(match.group(1)), sale_id=int(match.group(2)), epoch=match.group(3)), signed_at
+    return Ticket(user_id=int(match.group(1)), sale_id=int(match.group(2)), epoch=match.group(3)), int(signed_at)

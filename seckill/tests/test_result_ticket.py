@@ -8,7 +8,7 @@ import json
 import time
 
 import pytest
-from django.core import signals, signing
+from django.core import signals
 from django.db import close_old_connections
 from django.test import Client
 from prometheus_client import REGISTRY
@@ -131,13 +131,7 @@ def test_a_fast_poll_is_counted_under_djangos_view_label(apps, flushes):
 
 def _signed_at(ticket: str, seconds_ago: int) -> str:
     """The same ticket as if it had been signed `seconds_ago`."""
-
-    class Earlier(signing.TimestampSigner):
-        def timestamp(self):
-            return signing.b62_encode(int(time.time()) - seconds_ago)
-
-    payload = signing.TimestampSigner(salt=tickets.SALT).unsign(ticket)
-    return Earlier(salt=tickets.SALT).sign(payload)
+    return tickets.ticket_signed(ticket.split(":")[0], int(time.time()) - seconds_ago)
 
 
 def test_a_tampered_expired_other_sale_or_other_users_ticket_goes_to_django(apps, flushes, settings):
@@ -149,7 +143,7 @@ def test_a_tampered_expired_other_sale_or_other_users_ticket_goes_to_django(apps
     assert_djangos_bytes(django, fast, poll(sale.pk, session, ticket))  # the ticket itself is good
 
     signed, _sep, signature = ticket.rpartition(":")
-    flipped = signature[:-1] + ("A" if signature[-1] != "A" else "B")
+    flipped = signature[:-1] + ("0" if signature[-1] != "0" else "1")
     user_id, sale_id = ticket.split(".")[:2]
     tampered_sale = ticket.replace(f"{user_id}.{sale_id}.", f"{user_id}.{other_sale.pk}.", 1)
     lifetime = settings.SECKILL_RESULT_TICKET_SECONDS
@@ -169,6 +163,17 @@ def test_a_tampered_expired_other_sale_or_other_users_ticket_goes_to_django(apps
             got = call(fast, env)
         assert got == call(django, env), name
     assert_djangos_bytes(django, fast, poll(sale.pk, session, _signed_at(ticket, lifetime - 5)))
+
+
+def test_a_ticket_signed_with_a_fallback_key_holds_and_its_key_is_not_djangos(settings):
+    payload = f"7.9.{'ab' * 8}.{tickets.session_digest('u7.' + 'k' * 32)}"
+    old = tickets.ticket_signed(payload, int(time.time()))
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = "a-rotated-key-" + "z" * 40, [settings.SECRET_KEY]
+    assert tickets.ticket_read(old, session_key="u7." + "k" * 32) == tickets.Ticket(7, 9, "ab" * 8)
+    assert tickets.ticket_read(old, session_key="u7." + "j" * 32) is None
+    settings.SECRET_KEY_FALLBACKS = []
+    assert tickets.ticket_read(old, session_key="u7." + "k" * 32) is None
+    assert len(tickets.ticket_key()) == 64 and tickets.ticket_key() != tickets.ticket_key("another-" + "k" * 40)
 
 
 def test_the_ticket_never_outlives_the_buys_session(settings):
