@@ -19,13 +19,19 @@ if TYPE_CHECKING:
 _OVERRIDES = ("_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro")
 
 
+def _in_order(header: str) -> str:
+    """The policy's directives sorted: django-csp's order follows a set's, so it differs between
+    processes, and the edge repeats this header byte for byte (tools/edge_answers.py)."""
+    return "; ".join(sorted(header.split("; "))) if header else header
+
+
 class CSPMiddleware(DjangoCSPMiddleware):
     def __init__(self, get_response) -> None:
         super().__init__(get_response)
         policy = getattr(settings, "CONTENT_SECURITY_POLICY", None) or {}
         report_only = getattr(settings, "CONTENT_SECURITY_POLICY_REPORT_ONLY", None) or {}
-        self._header = build_policy()
-        self._header_ro = build_policy(report_only=True)
+        self._header = _in_order(build_policy())
+        self._header_ro = _in_order(build_policy(report_only=True))
         self._excluded = tuple(policy.get("EXCLUDE_URL_PREFIXES", None) or ())
         self._excluded_ro = tuple(report_only.get("EXCLUDE_URL_PREFIXES", None) or ())
 
