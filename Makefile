@@ -169,7 +169,9 @@ CLUSTER_PACKAGES := haproxy:haproxy pgbouncer:pgbouncer psql:postgresql-client \
 	/usr/lib/postgresql/15/bin/postgres:postgresql-15
 # Its edge in front of HAProxy (deploy/edge.vcl: Varnish and vmod xkey); `make bench
 # ARGS=--cluster` drives HAProxy itself and does without.
-EDGE_PACKAGES := /usr/sbin/varnishd:varnish /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so:varnish-modules
+EDGE_PACKAGES := /usr/sbin/varnishd:varnish /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so:varnish-modules \
+  /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_redis.so:varnish-redis \
+  /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_digest.so:varnish-vmod-digest
 
 # Fault injection against a private production-like deployment (see lab/faults.py).
 faults: venv ## kill, freeze, restart and cut the services under load; check the invariants

@@ -21,12 +21,16 @@ include "edge-backend.vcl";
 # Matched against the TCP peer (or the PROXY protocol's client), never a header anyone can send.
 include "edge-purgers.vcl";
 
+# What the edge answers itself (a ticketed result poll), from Redis: answers_recv, answers_synth.
+include "edge-answers.vcl";
+
 sub vcl_recv {
     call stale_recv;
     if (req.method == "PURGE") {
         call purge_by_key;
     }
     call vcl_req_host;
+    call answers_recv;
     if (req.method != "GET" && req.method != "HEAD") {
         return (pass);
     }
@@ -224,6 +228,7 @@ sub vcl_synth {
     if (resp.status == 503 && req.http.X-Edge-Refetch) {
         call stale_restart;  # the fetch that was to replace a copy failed: hand the copy out
     }
+    call answers_synth;
     if (resp.status == 302) {
         set resp.http.Location = resp.reason;
         set resp.http.Cache-Control = "private";

@@ -79,11 +79,19 @@ def _purgers_vcl(purgers: Iterable[str]) -> str:
     return "acl purgers {\n" + "\n".join(entries) + "\n}\n"
 
 
-def edge_files(directory: Path, backend: str, *, purgers: Iterable[str] | None = None) -> None:
+def edge_files(directory: Path, backend: str, *, purgers: Iterable[str] | None = None, answers: bool = False) -> None:
     """Write the files deploy/edge.vcl includes into `directory`: edge-backend.vcl naming
     `backend` (host:port) and, given `purgers`, edge-purgers.vcl admitting them; without, one
-    left from an earlier start is removed, so that deploy's (localhost) applies."""
+    left from an earlier start is removed, so that deploy's (localhost) applies. With `answers`,
+    the edge answers ticketed result polls as this process's Django settings say
+    (tools.edge_answers); without, deploy's copies answer none."""
+    from tools.edge_answers import answers_files, answers_files_remove
+
     directory.mkdir(parents=True, exist_ok=True)
+    if answers:
+        answers_files(directory)
+    else:
+        answers_files_remove(directory)
     (directory / "edge-backend.vcl").write_text(_backend_vcl(backend))
     if purgers is None:
         (directory / "edge-purgers.vcl").unlink(missing_ok=True)
@@ -138,14 +146,21 @@ def _answers(url: str) -> bool:
         return True
 
 
-def edge_up(directory: Path, backend: str, *, port: int | None = None, purgers: Iterable[str] | None = None) -> str:
+def edge_up(
+    directory: Path,
+    backend: str,
+    *,
+    port: int | None = None,
+    purgers: Iterable[str] | None = None,
+    answers: bool = False,
+) -> str:
     """Start varnishd with deploy/edge.vcl in front of `backend` (host:port) on 127.0.0.1:`port`
     (any free one by default), purges admitted from `purgers` (deploy's localhost by default)
     -> its base URL, once it answers. Raises ServiceError with the end of its log if it does
     not start."""
     directory = directory.resolve()
     edge_down(directory)
-    edge_files(directory, backend, purgers=purgers)
+    edge_files(directory, backend, purgers=purgers, answers=answers)
     port = port or free_port()
     command = edge_command(directory, f"127.0.0.1:{port}")
     log = directory / "varnishd.log"

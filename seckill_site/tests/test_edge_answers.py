@@ -1,0 +1,154 @@
+"""deploy/edge-answers.vcl in a real varnishd (tools/edge.py, answers on) in front of the real
+shop under gunicorn, on the tests' Redis: a ticketed result poll the edge answers is Django's
+answer to it (status, body, the headers that matter) in both languages, and every poll the shop
+no longer vouches for passes to Django, which refuses it its way."""
+
+import time
+
+import pytest
+import requests
+
+from conftest import gunicorn_running
+from goods.sale_state import keys
+from goods.tests.factories import make_sale
+from lab.shopper import Shopper, session_create
+from seckill import tickets
+from seckill.tests.shoppers import path_for
+from seckill_site.redis import client as redis
+from tools.edge import edge_counters, edge_down, edge_up, varnish_available
+from tools.missing import missing
+from users.revocation import user_auth_revoke
+from users.sessions import session_stored_key
+from users.tests.factories import make_user
+
+pytestmark = [
+    pytest.mark.processes,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not varnish_available(),
+        reason=missing("varnishd is not installed: the edge tests did not run", "varnish", "varnish-redis"),
+    ),
+]
+
+POLL = "/seckill/result"
+LANGUAGES = {
+    "en": {},
+    "zh-hans by Accept-Language": {"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"},
+    "zh-hans by cookie": {"Cookie": "django_language=zh-hans"},
+}
+# What each server adds of its own; every other header must be the same.
+OWN = {"date", "server", "via", "x-varnish", "age", "accept-ranges", "connection", "x-cache", "keep-alive"}
+
+
+@pytest.fixture(scope="module")
+def shop(django_db_setup, django_db_blocker, tmp_path_factory):
+    with gunicorn_running() as url:
+        directory = tmp_path_factory.mktemp("edge")
+        edge = edge_up(directory, url.removeprefix("http://"), answers=True)
+        try:
+            yield url, edge, directory
+        finally:
+            edge_down(directory)
+
+
+def ticketed(edge: str, sale) -> tuple[int, str, str]:
+    """(user id, session key, ticket) of a shopper whose buy of `sale` was queued."""
+    user = make_user()
+    shopper = Shopper(user.pk, session_create(user))
+    response = shopper.post(f"{edge}/seckill/{path_for(user.pk, sale.pk)}/doSeckill", {"goodsId": sale.pk})
+    assert response.json()["code"] == 0, response.text
+    return user.pk, shopper.session, response.cookies["seckill_result"]
+
+
+def get(base: str, sale_id: int, session: str, ticket: str, language: str = "en", query: str = ""):
+    headers = dict(LANGUAGES[language])
+    cookies = [f"sessionid={session}", f"seckill_result={ticket}", *filter(None, [headers.pop("Cookie", "")])]
+    headers.update({"Cookie": "; ".join(cookies), "X-Request-ID": "edge-test-1"})
+    response = requests.get(f"{base}{POLL}?{query or f'goodsId={sale_id}'}", headers=headers, timeout=10)
+    kept = {name.lower(): value for name, value in response.headers.items() if name.lower() not in OWN}
+    return response.status_code, kept, response.content
+
+
+def answered(directory, ask):
+    """`ask()`'s answer and whether the edge gave it itself (a synthetic answer, no pass)."""
+    before = edge_counters(directory).get("MAIN.s_synth", 0)
+    got = ask()
+    return got, edge_counters(directory).get("MAIN.s_synth", 0) > before
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_edge_answers_a_ticketed_poll_with_djangos_answer_queued_ordered_failed(shop, language):
+    url, edge, directory = shop
+    sale = make_sale(stock=5)
+    user_id, session, ticket = ticketed(edge, sale)
+    for value in (None, 4321, -1):
+        if value is not None:
+            redis().set(keys.result(sale.pk, user_id), value)
+        expected = get(url, sale.pk, session, ticket, language)
+        got, at_edge = answered(directory, lambda: get(edge, sale.pk, session, ticket, language))
+        assert at_edge and got == expected
+        assert expected[0] == 200 and expected[2] == b'{"code": 0, "msg": "success", "data": %d}' % (value or 0)
+        assert expected[1]["content-language"] == ("en" if language == "en" else "zh-hans")
+
+
+def test_a_poll_the_shop_no_longer_vouches_for_passes_to_django(shop, settings):
+    url, edge, directory = shop
+    sale, other_sale = make_sale(stock=5), make_sale(stock=5)
+    user_id, session, ticket = ticketed(edge, sale)
+    _other_id, other_session, other_ticket = ticketed(edge, other_sale)
+    signed, _sep, signature = ticket.rpartition(":")
+    lifetime = tickets.ticket_seconds()
+    refused = {
+        "a bad signature": (sale.pk, session, f"{signed}:{signature[:-1]}{'0' if signature[-1] != '0' else '1'}"),
+        "expired": (sale.pk, session, tickets.ticket_signed(ticket.split(":")[0], int(time.time()) - lifetime - 1)),
+        "for another sale": (other_sale.pk, session, ticket),
+        "another session's cookie": (sale.pk, other_session, ticket),
+        "another user's ticket": (sale.pk, session, other_ticket),
+    }
+    for name, (sale_id, session_key, value) in refused.items():
+        got, at_edge = answered(directory, lambda: get(edge, sale_id, session_key, value))  # noqa: B023
+        assert not at_edge and got == get(url, sale_id, session_key, value), name
+    got, at_edge = answered(directory, lambda: get(edge, sale.pk, session, ticket, query=f"goodsId=0{sale.pk}"))
+    assert not at_edge
+    # Still good: signed within its life.
+    recent = tickets.ticket_signed(ticket.split(":")[0], int(time.time()) - lifetime + 5)
+    assert answered(directory, lambda: get(edge, sale.pk, session, recent))[1]
+
+    redis().delete(keys.result(sale.pk, user_id))  # only the database knows
+    got, at_edge = answered(directory, lambda: get(edge, sale.pk, session, ticket))
+    assert not at_edge and got == get(url, sale.pk, session, ticket)
+
+
+@pytest.mark.parametrize("ended", ["logged out", "revoked"])
+def test_a_poll_after_the_session_ended_passes_to_django_at_once(shop, ended):
+    _url, edge, directory = shop
+    sale = make_sale(stock=5)
+    user_id, session, ticket = ticketed(edge, sale)
+    assert answered(directory, lambda: get(edge, sale.pk, session, ticket))[1]
+    if ended == "logged out":
+        redis().delete(session_stored_key(session))  # as a logout, a flush or an expiry does
+    else:
+        user_auth_revoke(user_id=user_id)
+    (status, _headers, _body), at_edge = answered(directory, lambda: get(edge, sale.pk, session, ticket))
+    assert not at_edge and status == 401
+
+
+def test_a_language_the_edge_cannot_decide_simply_passes(shop):
+    url, edge, directory = shop
+    sale = make_sale(stock=5)
+    _user_id, session, ticket = ticketed(edge, sale)
+    for accept in ("fr-FR,zh;q=0.9", "en;q=0.8,zh;q=0.9", "en,,zh", "*", "x" * 600):
+        LANGUAGES["odd"] = {"Accept-Language": accept}
+        try:
+            got, at_edge = answered(directory, lambda: get(edge, sale.pk, session, ticket, "odd"))  # noqa: B023
+            assert not at_edge and got == get(url, sale.pk, session, ticket, "odd"), accept
+        finally:
+            del LANGUAGES["odd"]
+    for accept, language in (("en-US,en;q=0.9", "en"), ("zh-TW", "zh-hans")):
+        LANGUAGES["plain"] = {"Accept-Language": accept}
+        try:
+            got, at_edge = answered(directory, lambda: get(edge, sale.pk, session, ticket, "plain"))  # noqa: B023
+            assert at_edge and got == get(url, sale.pk, session, ticket, "plain"), accept
+            assert got[1]["content-language"] == language
+        finally:
+            del LANGUAGES["plain"]

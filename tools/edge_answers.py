@@ -1,0 +1,146 @@
+"""The two files deploy/edge-answers.vcl includes, written from the shop's settings: what the edge
+needs to answer a ticketed result poll itself (docs/edge.md, "Answers at the edge").
+
+`answers_files(directory)` writes `edge-answers-config.vcl` (the Redis server or Cluster seeds,
+the key names' prefixes, the ticket's life, the hosts and schemes Django serves and the headers
+of its answer, taken from Django's own answer to a poll) and `edge-secrets.vcl` (the ticket key,
+seckill.tickets.ticket_key, mode 0600). `answers_files_remove(directory)` removes them, so that
+deploy's copies, which answer nothing, apply. Needs Django's settings (DJANGO_SETTINGS_MODULE):
+a deploy runs `python -m tools.edge_answers <vcl_path directory>`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+CONFIG, SECRETS = "edge-answers-config.vcl", "edge-secrets.vcl"
+# Django's headers the edge's answer sets per request, or that the server adds on its own.
+_PER_ANSWER = {"content-length", "content-language", "x-request-id", "set-cookie", "date", "server"}
+_VCL_TEXT = re.compile(r'[^"\x00-\x1f\x7f]*')
+_VCL_LONG_TEXT = re.compile(r"[^\x00-\x1f\x7f]*")
+_HEADER = re.compile(r"[A-Za-z0-9-]{1,64}")
+
+
+def _text(value: str) -> str:
+    """`value` as a VCL string; ValueError for anything VCL cannot hold plainly."""
+    if _VCL_TEXT.fullmatch(value):
+        return f'"{value}"'
+    if _VCL_LONG_TEXT.fullmatch(value) and '"}' not in value:
+        return '{"' + value + '"}'
+    raise ValueError(f"not a VCL string: {value!r}")
+
+
+def _redis_db(url: str) -> tuple[str, str, str]:
+    """(location, type, password) for vmod redis from REDIS_URL; ValueError for what the edge
+    does not reach (TLS, a database other than 0, a user name)."""
+    parts = urlsplit(url)
+    cluster = parts.scheme == "redis+cluster"
+    if parts.scheme not in ("redis", "redis+cluster"):
+        raise ValueError("the edge reads Redis over plain TCP only (redis:// or redis+cluster://)")
+    if parts.path.strip("/") not in ("", "0") or parts.username:
+        raise ValueError("the edge reads Redis database 0 with a password at most")
+    seed = parts.netloc.rpartition("@")[2].split(",")[0]
+    return seed, "cluster" if cluster else "master", unquote(parts.password or "")
+
+
+def _host_pattern(hosts: list[str]) -> str:
+    exact = [re.escape(host.lower()).replace("\\-", "-") for host in hosts if host and host[0] not in ".*"]
+    return "^(?i)(" + "|".join(exact) + ")(:[0-9]{1,5})?$" if exact else "^$"
+
+
+def _head(*, host: str, https: bool) -> list[tuple[str, str]]:
+    """The headers of Django's answer to a result poll that are the same for every shopper."""
+    from django.conf import settings
+    from django.test import Client
+
+    extra = {"HTTP_HOST": host}
+    if https:
+        name, value = settings.SECURE_PROXY_SSL_HEADER
+        extra[name] = value
+    response = Client().get(settings.SECKILL_RESULT_TICKET_PATH, {"goodsId": "1"}, **extra)
+    return [(name, value) for name, value in response.items() if name.lower() not in _PER_ANSWER]
+
+
+def config_vcl() -> str:
+    from django.conf import settings
+
+    from seckill.tickets import ticket_seconds
+    from seckill_site.redis.keys import PREFIX
+    from users.sessions import session_stored_key
+
+    location, kind, password = _redis_db(settings.REDIS_URL)
+    sample = "u1." + "0" * 32
+    session_prefix = session_stored_key(sample).removesuffix("{u1}" + sample)
+    host = next((h for h in settings.ALLOWED_HOSTS if h and h[0] not in ".*"), "")
+    schemes = []
+    proxy = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    if proxy == ("HTTP_X_FORWARDED_PROTO", "https") and host:
+        schemes.append(("https", 'req.http.X-Forwarded-Proto == "https"', _head(host=host, https=True)))
+    if not settings.SECURE_SSL_REDIRECT and host:
+        schemes.append(("http", "!req.http.X-Forwarded-Proto", _head(host=host, https=False)))
+    lines = [
+        "# Written by tools/edge_answers.py from the shop's settings; deploy/edge-answers.vcl says why.",
+        "",
+        "sub vcl_init {",
+        f"    new answers_redis = redis.db(location={_text(location)}, type={kind}, connection_timeout=500,",
+        "        command_timeout=500, max_command_retries=0, sickness_ttl=5"
+        + (f", password={_text(password)});" if password else ");"),
+        "}",
+        "",
+        "sub answers_config {",
+        f'    var.set("answers-cluster", "{int(kind == "cluster")}");',
+        f'    var.set("answers-prefix", {_text(PREFIX)});',
+        f'    var.set("answers-session-prefix", {_text(session_prefix)});',
+        f'    var.set("answers-ticket-seconds", "{ticket_seconds()}");',
+        '    var.set("answers-scheme", "");',
+        f"    if (req.http.Host ~ {_text(_host_pattern(settings.ALLOWED_HOSTS))}) {{",
+    ]
+    for index, (scheme, condition, _headers) in enumerate(schemes):
+        lines.append(f"        {'} els' if index else ''}if ({condition}) {{")
+        lines.append(f'            var.set("answers-scheme", "{scheme}");')
+    lines += ["        }" if schemes else "", "    }", "}", "", "sub answers_head {"]
+    for scheme, _condition, headers in schemes:
+        lines.append(f'    if (var.get("answers-scheme") == "{scheme}") {{')
+        for name, value in headers:
+            if not _HEADER.fullmatch(name):
+                raise ValueError(f"header {name!r}")
+            lines.append(f"        set resp.http.{name} = {_text(value)};")
+        lines.append("    }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def secrets_vcl() -> str:
+    from seckill.tickets import ticket_key
+
+    return (
+        "# Written by tools/edge_answers.py: the result ticket's key (seckill.tickets.ticket_key). Secret.\n\n"
+        f'sub answers_secret {{\n    var.set("answers-key", "{ticket_key()}");\n}}\n'
+    )
+
+
+def answers_files(directory: Path) -> None:
+    """Write both files into `directory`, the secret one readable by its owner alone."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / CONFIG).write_text(config_vcl())
+    secrets = directory / SECRETS
+    secrets.unlink(missing_ok=True)
+    descriptor = os.open(secrets, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(secrets_vcl())
+
+
+def answers_files_remove(directory: Path) -> None:
+    for name in (CONFIG, SECRETS):
+        (directory / name).unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    import django
+
+    django.setup()
+    answers_files(Path(sys.argv[1]))
