@@ -40,6 +40,7 @@ CLUSTER_SUITE = [
     "seckill_site/tests/test_api_flows.py",
     "seckill_site/tests/test_health.py",  # readiness: PING and the scripts on every primary
     "seckill_site/tests/test_metrics.py",  # the scrape-time reads across sales' slots
+    "seckill_site/tests/test_edge_answers.py",  # the edge's two scripts, the sale's slot and the user's
     "seckill/tests/test_services.py",
     "seckill/tests/test_views.py",
     "seckill/tests/test_reconcile.py",
