@@ -17,7 +17,8 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.request import ProxyHandler, Request, build_opener
@@ -79,19 +80,28 @@ def _purgers_vcl(purgers: Iterable[str]) -> str:
     return "acl purgers {\n" + "\n".join(entries) + "\n}\n"
 
 
-def edge_files(directory: Path, backend: str, *, purgers: Iterable[str] | None = None, answers: bool = False) -> None:
+def edge_files(
+    directory: Path,
+    backend: str,
+    *,
+    purgers: Iterable[str] | None = None,
+    answers: bool | Mapping[str, str] = False,
+) -> None:
     """Write the files deploy/edge.vcl includes into `directory`: edge-backend.vcl naming
     `backend` (host:port) and, given `purgers`, edge-purgers.vcl admitting them; without, one
     left from an earlier start is removed, so that deploy's (localhost) applies. With `answers`,
-    the edge answers ticketed result polls as this process's Django settings say
-    (tools.edge_answers); without, deploy's copies answer none."""
+    the edge answers ticketed result polls (tools.edge_answers) as this process's Django settings
+    say, or given an environment, as the settings of a shop process started with it say (a
+    deployment's: its SECRET_KEY, REDIS_URL, hosts); without, deploy's copies answer none."""
     from tools.edge_answers import answers_files, answers_files_remove
 
     directory.mkdir(parents=True, exist_ok=True)
-    if answers:
+    answers_files_remove(directory)
+    if isinstance(answers, Mapping):
+        subprocess.run([sys.executable, "-m", "tools.edge_answers", str(directory)], cwd=ROOT, env=dict(answers),
+                       check=True, capture_output=True, timeout=60)  # fmt: skip
+    elif answers:
         answers_files(directory)
-    else:
-        answers_files_remove(directory)
     (directory / "edge-backend.vcl").write_text(_backend_vcl(backend))
     if purgers is None:
         (directory / "edge-purgers.vcl").unlink(missing_ok=True)
@@ -152,7 +162,7 @@ def edge_up(
     *,
     port: int | None = None,
     purgers: Iterable[str] | None = None,
-    answers: bool = False,
+    answers: bool | Mapping[str, str] = False,
 ) -> str:
     """Start varnishd with deploy/edge.vcl in front of `backend` (host:port) on 127.0.0.1:`port`
     (any free one by default), purges admitted from `purgers` (deploy's localhost by default)

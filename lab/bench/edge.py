@@ -53,9 +53,10 @@ class BenchEdge:
         self.directory = directory
         self.url: str | None = None
 
-    def start(self, backend: str) -> str:
-        """varnishd in front of `backend` (host:port; it need not answer yet) -> the edge's URL."""
-        self.url = edge_up(self.directory, backend)
+    def start(self, backend: str, env: dict[str, str]) -> str:
+        """varnishd in front of `backend` (host:port; it need not answer yet), answering the
+        ticketed result polls as the shop started with `env` would -> the edge's URL."""
+        self.url = edge_up(self.directory, backend, answers=env)
         return self.url
 
     def stop(self) -> None:

@@ -146,7 +146,7 @@ class Bench(Measurement, Scenarios):
             log(f"deploying on {self.deployment.url}: migrate, a Celery worker -c {self.options.celery_concurrency}")
         if self.edge is not None:
             # Before any shop process starts: each takes EDGE_PURGE_URLS from its environment.
-            url = self.edge.start(f"127.0.0.1:{self.deployment.port}")
+            url = self.edge.start(f"127.0.0.1:{self.deployment.port}", self.deployment.env)
             self.deployment.env["EDGE_PURGE_URLS"] = url
             log(f"edge: varnishd (deploy/edge.vcl) on {url} in front of {self.deployment.url}, purged by the shop;"
                 f" {', '.join(edge.EDGE_SCENARIOS)} go through it")  # fmt: skip

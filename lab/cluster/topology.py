@@ -516,10 +516,9 @@ class Topology:
     def start_edge(self) -> None:
         """Varnish with deploy/edge.vcl, its backend HAProxy's frontend; until it answers (a
         restart after a kill -9 tries again while the killed one's socket is let go)."""
-        edge_files(EDGE_DIR, self.balancer_url.removeprefix("http://"), purgers=self.edge_purgers())
         # The edge answers ticketed result polls from the deployment's Redis, as its settings say.
-        subprocess.run([sys.executable, "-m", "tools.edge_answers", str(EDGE_DIR)], cwd=ROOT, env=self.node_env(),
-                       check=True, capture_output=True, timeout=60)  # fmt: skip
+        edge_files(EDGE_DIR, self.balancer_url.removeprefix("http://"), purgers=self.edge_purgers(),
+                   answers=self.node_env())  # fmt: skip
 
         def answering() -> bool:
             process = self.processes.get("edge")

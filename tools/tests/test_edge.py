@@ -23,3 +23,19 @@ def test_without_purgers_deploys_localhost_applies_again(tmp_path):
     assert '.host = "10.231.0.50";' in (tmp_path / "edge-backend.vcl").read_text()
     edge_files(tmp_path, "127.0.0.1:8000")
     assert not (tmp_path / "edge-purgers.vcl").exists()
+
+
+def test_the_answers_files_come_from_a_deployments_settings_and_go_without_them(tmp_path):
+    import os
+    import stat
+
+    from seckill.tickets import ticket_key
+
+    key = "a-deployment-key-" + "q" * 40
+    edge_files(tmp_path, "127.0.0.1:8000", answers=dict(os.environ, SECRET_KEY=key))
+    secrets = tmp_path / "edge-secrets.vcl"
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    assert f'"{ticket_key(key)}"' in secrets.read_text() and key not in secrets.read_text()
+    assert "new answers_redis = redis.db(" in (tmp_path / "edge-answers-config.vcl").read_text()
+    edge_files(tmp_path, "127.0.0.1:8000")
+    assert not secrets.exists() and not (tmp_path / "edge-answers-config.vcl").exists()
