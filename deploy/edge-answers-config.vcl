@@ -10,5 +10,8 @@ sub answers_config {
     var.set("answers-scheme", "");
 }
 
+sub answers_refusal {
+}
+
 sub answers_head {
 }

@@ -1,7 +1,9 @@
 # What the edge answers itself, without crossing Python (docs/edge.md, "Answers at the edge"):
 # a shopper's result poll carrying the ticket their buy left (seckill.tickets), from the
-# result, session and auth epoch the shop keeps in Redis. Anything it cannot decide simply
-# passes to the shop unchanged, where the fast path and Django still decide.
+# result, session and auth epoch the shop keeps in Redis, and an API buy of a sale the shop
+# published closed (goods.sale_state's `closed` key, as long as a process's sold-out mark).
+# Anything it cannot decide simply passes to the shop unchanged, where the fast path and Django
+# still decide.
 #
 # Two files on vcl_path say how: edge-answers-config.vcl (the Redis database `answers_redis`,
 # the shop's key names, the ticket's life and the headers of Django's answer; tools/edge_answers.py
@@ -24,6 +26,29 @@ sub answers_recv {
         if (var.get("answers-key") != "") {
             call answers_result_poll;
         }
+    }
+    # The fast path's own test (seckill.fastpath.API_BUY, a small body); a page buy names its
+    # sale in the form, which VCL cannot read, and goes on to the fast path.
+    if (req.method == "POST" && req.url ~ "^/api/v1/sales/[1-9][0-9]{0,17}/buy/[^/?]+$"
+        && !req.http.Transfer-Encoding && (!req.http.Content-Length || req.http.Content-Length ~ "^[0-9]{1,3}$")) {
+        call answers_config;
+        call answers_closed_buy;
+    }
+}
+
+# A refusal the shop published: the edge repeats it while the key lives (a second at most after
+# the gate last said it; deleted when a unit comes back).
+sub answers_closed_buy {
+    call answers_language;
+    if (var.get("answers-language") == "") {
+        return;
+    }
+    answers_redis.command("GET");
+    answers_redis.push(var.get("answers-prefix") + "sk:{" + regsub(req.url, "^/api/v1/sales/([0-9]+)/.*$", "\1") + "}:closed");
+    answers_redis.execute(true);
+    if (answers_redis.reply_is_string() && answers_redis.get_string_reply() ~ "^(SOLD_OUT|ENTRIES_CLOSED)$") {
+        var.set("answers-refusal", answers_redis.get_string_reply());
+        return (synth(200, "OK"));
     }
 }
 
@@ -142,18 +167,32 @@ sub answers_forget {
 # The answer, as Django gives it: its body, its headers (edge-answers-config.vcl, per scheme)
 # and the request id it would give (the client's when it looks like one).
 sub answers_synth {
+    if (resp.status == 200 && req.method == "POST" && var.get("answers-refusal") ~ "^(SOLD_OUT|ENTRIES_CLOSED)$") {
+        unset resp.http.Server;
+        call answers_refusal;
+        if (var.get("answers-refused") == "1") {
+            call answers_request_id;
+            return (deliver);
+        }
+    }
     if (resp.status == 200 && req.method == "GET" && var.get("answers-data") ~ "^(0|-?[1-9][0-9]{0,18})$"
         && var.get("answers-language") ~ "^(en|zh-hans)$") {
         unset resp.http.Retry-After;
         unset resp.http.Server;
         call answers_head;
         set resp.http.Content-Language = var.get("answers-language");
-        if (req.http.X-Request-ID ~ "^[A-Za-z0-9._:-]{1,64}$") {
-            set resp.http.X-Request-ID = req.http.X-Request-ID;
-        } else {
-            set resp.http.X-Request-ID = regsub(digest.hash_md5(server.identity + " " + req.xid + " " + now + " " + std.random(0, 1000000000)), "^0x", "");
-        }
+        call answers_request_id;
         set resp.body = {"{"code": 0, "msg": "success", "data": "} + var.get("answers-data") + "}";
         return (deliver);
+    }
+}
+
+# The request id Django gives (seckill_site.logs.request_id_for): the client's when it looks
+# like one, else a new one.
+sub answers_request_id {
+    if (req.http.X-Request-ID ~ "^[A-Za-z0-9._:-]{1,64}$") {
+        set resp.http.X-Request-ID = req.http.X-Request-ID;
+    } else {
+        set resp.http.X-Request-ID = regsub(digest.hash_md5(server.identity + " " + req.xid + " " + now + " " + std.random(0, 1000000000)), "^0x", "");
     }
 }

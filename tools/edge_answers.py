@@ -102,7 +102,7 @@ def config_vcl() -> str:
     for index, (scheme, condition, _headers) in enumerate(schemes):
         lines.append(f"        {'} els' if index else ''}if ({condition}) {{")
         lines.append(f'            var.set("answers-scheme", "{scheme}");')
-    lines += ["        }" if schemes else "", "    }", "}", "", "sub answers_head {"]
+    lines += ["        }" if schemes else "", "    }", "}", "", *_refusals_vcl(), "", "sub answers_head {"]
     for scheme, _condition, headers in schemes:
         lines.append(f'    if (var.get("answers-scheme") == "{scheme}") {{')
         for name, value in headers:
@@ -112,6 +112,32 @@ def config_vcl() -> str:
         lines.append("    }")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _refusals_vcl() -> list[str]:
+    """`answers_refusal`: the answer the fast path (and Django) gives a buy of a sale published
+    closed (goods.sale_state's `closed` key), by refusal and language."""
+    from django.conf import settings
+
+    from goods.sale_state import Refusal
+    from seckill.fastpath import refusal_response
+
+    lines = ["sub answers_refusal {"]
+    for refusal in (Refusal.SOLD_OUT, Refusal.ENTRIES_CLOSED):
+        for language, _name in settings.LANGUAGES:
+            response = refusal_response(refusal.code, language)
+            asked = f'var.get("answers-refusal") == "{refusal.name}" && var.get("answers-language") == "{language}"'
+            lines += [
+                f"    if ({asked}) {{",
+                '        var.set("answers-refused", "1");',
+                f"        set resp.status = {response.status_code};",
+                f"        set resp.reason = {_text(response.reason_phrase)};",
+                *(f"        set resp.http.{name} = {_text(value)};" for name, value in response.items()
+                  if name.lower() not in ("content-length",) and _HEADER.fullmatch(name)),
+                f"        set resp.body = {_text(response.content.decode())};",
+                "    }",
+            ]  # fmt: skip
+    return [*lines, "}"]
 
 
 def secrets_vcl() -> str:

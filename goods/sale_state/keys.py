@@ -156,6 +156,12 @@ def won(sale_id: int) -> str:
     return f"{_sale(sale_id)}:won"
 
 
+def closed(sale_id: int) -> str:
+    """The refusal every buy of the sale gets now ("SOLD_OUT", "ENTRIES_CLOSED"), published for
+    the edge (deploy/edge-answers.vcl) for as long as a process's sold-out mark lasts."""
+    return f"{_sale(sale_id)}:closed"
+
+
 def drawn(sale_id: int) -> str:
     return f"{_sale(sale_id)}:drawn"
 

@@ -7,7 +7,7 @@ import time
 
 from goods.sale_state import keys
 from goods.sale_state.answers import Refusal
-from seckill_site.redis import client
+from seckill_site.redis import REDIS_FAILURES, client
 from seckill_site.redis import now as redis_now
 
 # Sale id -> monotonic deadline: one Redis call per mark, not per request, for a sold-out sale.
@@ -36,6 +36,20 @@ def sold_out_mark(sale_id: int) -> None:
         _sold_out_as[sale_id] = Refusal.ENTRIES_CLOSED
     else:
         _sold_out_as.pop(sale_id, None)
+    _closed_publish(sale_id, sold_out_refusal(sale_id).name)
+
+
+def _closed_publish(sale_id: int, refusal: str | None) -> None:
+    """Tell the edge what this process now tells every buy of the sale, for as long as its mark
+    lasts (None: nothing any more, a unit came back). Best effort: an edge that does not see it
+    passes the buy here."""
+    try:
+        if refusal is None:
+            client().delete(keys.closed(sale_id))
+        else:
+            client().set(keys.closed(sale_id), refusal, px=int(SOLD_OUT_MARK_SECONDS * 1000))
+    except REDIS_FAILURES:
+        pass
 
 
 def sold_out_refusal(sale_id: int) -> Refusal:
@@ -50,6 +64,7 @@ def sold_out_clear(sale_id: int | None = None) -> None:
     else:
         _sold_out_until.pop(sale_id, None)
         _sold_out_as.pop(sale_id, None)
+        _closed_publish(sale_id, None)
 
 
 def window(sale_id: int) -> tuple[float, float] | None:

@@ -9,11 +9,14 @@ import pytest
 import requests
 
 from conftest import gunicorn_running
+from goods import sale_state
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from lab.shopper import Shopper, session_create
 from seckill import tickets
+from seckill.fastpath import refusal_response
 from seckill.tests.shoppers import path_for
+from seckill_site.codes import Code
 from seckill_site.redis import client as redis
 from tools.edge import edge_down, edge_up, varnish_available
 from tools.missing import missing
@@ -160,3 +163,44 @@ def test_a_language_the_edge_cannot_decide_simply_passes(shop):
             assert got[1]["content-language"] == language
         finally:
             del LANGUAGES["plain"]
+
+
+def press(base: str, sale_id: int, language: str = "en", **headers):
+    """An API buy press of `sale_id` (no token: the refusal comes before anyone is asked)."""
+    headers = {**LANGUAGES[language], **headers, "X-Request-ID": "edge-test-2"}
+    response = requests.post(f"{base}/api/v1/sales/{sale_id}/buy/not-a-path", headers=headers, timeout=10)
+    # The framing aside: the fast path's answer goes out chunked, the edge's with its length.
+    framing = {"content-length", "transfer-encoding"}
+    kept = {name.lower(): value for name, value in response.headers.items() if name.lower() not in OWN | framing}
+    return (response.status_code, kept, response.content), "server" not in response.headers
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_an_api_buy_of_a_sale_published_sold_out_is_refused_at_the_edge_as_by_the_shop(shop, language):
+    _url, edge, _directory = shop
+    sale = make_sale(stock=1)
+    ticketed(edge, sale)  # the last unit: the gate marks the sale sold out and publishes it
+    assert 0 < redis().pttl(keys.closed(sale.pk)) <= 1000
+    got, at_edge = press(edge, sale.pk, language)
+    # What a process that knows answers (the fast path and SoldOutMiddleware alike; a process
+    # that has not heard yet asks the gate, which says the same).
+    answer = refusal_response(Code.SOLD_OUT, "en" if language == "en" else "zh-hans")
+    headers = {name.lower(): value for name, value in answer.items()} | {"x-request-id": "edge-test-2"}
+    assert at_edge and got == (answer.status_code, headers, answer.content)
+
+
+def test_a_unit_coming_back_reaches_the_edge_at_once_and_an_open_sale_passes(shop):
+    _url, edge, _directory = shop
+    sale = make_sale(stock=1)
+    ticketed(edge, sale)
+    assert press(edge, sale.pk)[1]
+    sale_state.sold_out_clear(sale.pk)  # as a unit's return does (stock.unit_return)
+    assert not press(edge, sale.pk)[1]
+    open_sale = make_sale(stock=5)
+    assert not press(edge, open_sale.pk)[1]
+    # A process's mark outlives no second: nor does what the edge is told.
+    sale_state.sold_out_mark(sale.pk)
+    assert press(edge, sale.pk)[1]
+    time.sleep(1.05)
+    assert not press(edge, sale.pk)[1]
+    assert redis().get(keys.closed(sale.pk)) is None
