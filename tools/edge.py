@@ -85,23 +85,28 @@ def edge_files(
     backend: str,
     *,
     purgers: Iterable[str] | None = None,
-    answers: bool | Mapping[str, str] = False,
+    answers: bool | Mapping[str, str] | None = False,
 ) -> None:
     """Write the files deploy/edge.vcl includes into `directory`: edge-backend.vcl naming
     `backend` (host:port) and, given `purgers`, edge-purgers.vcl admitting them; without, one
     left from an earlier start is removed, so that deploy's (localhost) applies. With `answers`,
     the edge answers ticketed result polls (tools.edge_answers) as this process's Django settings
     say, or given an environment, as the settings of a shop process started with it say (a
-    deployment's: its SECRET_KEY, REDIS_URL, hosts); without, deploy's copies answer none."""
+    deployment's: its SECRET_KEY, REDIS_URL, hosts); with None, the files written before stay;
+    without, deploy's copies answer none."""
     from tools.edge_answers import answers_files, answers_files_remove
 
     directory.mkdir(parents=True, exist_ok=True)
-    answers_files_remove(directory)
-    if isinstance(answers, Mapping):
+    if answers is None:
+        pass
+    elif isinstance(answers, Mapping):
+        answers_files_remove(directory)
         subprocess.run([sys.executable, "-m", "tools.edge_answers", str(directory)], cwd=ROOT, env=dict(answers),
                        check=True, capture_output=True, timeout=60)  # fmt: skip
     elif answers:
         answers_files(directory)
+    else:
+        answers_files_remove(directory)
     (directory / "edge-backend.vcl").write_text(_backend_vcl(backend))
     if purgers is None:
         (directory / "edge-purgers.vcl").unlink(missing_ok=True)

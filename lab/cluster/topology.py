@@ -250,6 +250,7 @@ class Topology:
         self.payments = AlipayStandIn(PAYMENTS_HOST, RUN / "alipay")
         self.durable = True  # the shipped Redis durability (redis_cluster.DURABLE_OPTIONS, REDIS_WAIT_REPLICAS)
         self.rabbit_launched: dict[str, float] = {}  # node name -> time.monotonic() of its launch
+        self.edge_answers_written = False  # the edge's answers' files, from node_env (start_edge)
 
     # --- environment ---------------------------------------------------------------------
 
@@ -516,9 +517,11 @@ class Topology:
     def start_edge(self) -> None:
         """Varnish with deploy/edge.vcl, its backend HAProxy's frontend; until it answers (a
         restart after a kill -9 tries again while the killed one's socket is let go)."""
-        # The edge answers ticketed result polls from the deployment's Redis, as its settings say.
-        edge_files(EDGE_DIR, self.balancer_url.removeprefix("http://"), purgers=self.edge_purgers(),
-                   answers=self.node_env())  # fmt: skip
+        # The edge answers ticketed result polls from the deployment's Redis, as its settings say:
+        # written at the first start, kept for a restart (Django's start-up would delay it).
+        answers = None if self.edge_answers_written else self.node_env()
+        edge_files(EDGE_DIR, self.balancer_url.removeprefix("http://"), purgers=self.edge_purgers(), answers=answers)
+        self.edge_answers_written = True
 
         def answering() -> bool:
             process = self.processes.get("edge")
