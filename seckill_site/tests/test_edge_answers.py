@@ -3,6 +3,7 @@ shop under gunicorn, on the tests' Redis: a ticketed result poll the edge answer
 answer to it (status, body, the headers that matter) in both languages, and every poll the shop
 no longer vouches for passes to Django, which refuses it its way."""
 
+import re
 import time
 
 import pytest
@@ -19,6 +20,7 @@ from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import client as redis
 from tools.edge import edge_down, edge_up, varnish_available
+from tools.edge_answers import answers_files
 from tools.missing import missing
 from users.revocation import user_auth_revoke
 from users.sessions import session_stored_key
@@ -204,3 +206,19 @@ def test_a_unit_coming_back_reaches_the_edge_at_once_and_an_open_sale_passes(sho
     time.sleep(1.05)
     assert not press(edge, sale.pk)[1]
     assert redis().get(keys.closed(sale.pk)) is None
+
+
+def test_an_edge_that_cannot_reach_redis_passes_everything(shop, tmp_path):
+    url, edge, _directory = shop
+    sale = make_sale(stock=1)
+    _user_id, session, ticket = ticketed(edge, sale)  # the last unit: sold out, published
+    answers_files(tmp_path)
+    config = tmp_path / "edge-answers-config.vcl"
+    config.write_text(re.sub(r'location="[^"]+"', 'location="127.0.0.1:1"', config.read_text()))
+    blind = edge_up(tmp_path, url.removeprefix("http://"), answers=None)
+    try:
+        got, at_edge = answered(tmp_path, lambda: get(blind, sale.pk, session, ticket))
+        assert not at_edge and got == djangos(url, sale.pk, session, ticket)
+        assert not press(blind, sale.pk)[1]
+    finally:
+        edge_down(tmp_path)
