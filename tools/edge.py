@@ -188,7 +188,10 @@ def edge_up(
     if not wait_until(lambda: process.poll() is not None or _answers(url), 30) or process.poll() is not None:
         edge_down(directory)
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        hint = " (vmod xkey: apt-get install varnish-modules)" if "xkey" in tail else ""
+        vmods = {"xkey": "varnish-modules", "redis": "varnish-redis", "digest": "varnish-vmod-digest"}
+        low = tail.lower()
+        needed = [package for vmod, package in vmods.items() if f"vmod {vmod}" in low or f"vmod_{vmod}" in low]
+        hint = f" (a vmod missing? apt-get install {' '.join(needed)})" if needed else ""
         raise ServiceError(f"varnishd did not start on port {port}{hint}; {log}:\n{tail}")
     return url
 
