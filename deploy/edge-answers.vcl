@@ -1,7 +1,8 @@
 # What the edge answers itself, without crossing Python (docs/edge.md, "Answers at the edge"):
 # a shopper's result poll carrying the ticket their buy left (seckill.tickets), from the
 # result, session and auth epoch the shop keeps in Redis, and an API buy of a sale the shop
-# published closed (goods.sale_state's `closed` key, as long as a process's sold-out mark).
+# published closed (goods.sale_state's `closed` key, as long as a process's sold-out mark) or
+# whose window in Redis is not open yet or any more.
 # Anything it cannot decide simply passes to the shop unchanged, where the fast path and Django
 # still decide.
 #
@@ -36,17 +37,29 @@ sub answers_recv {
     }
 }
 
-# A refusal the shop published: the edge repeats it while the key lives (a second at most after
-# the gate last said it; deleted when a unit comes back).
+# A refusal the shop published: the one the gate last gave every buy (`closed`, as long as a
+# process's sold-out mark: a second at most, deleted when a unit comes back), else the one the
+# sale's window in Redis gives by Redis's clock (goods.sale_state.window_refusal). One script.
 sub answers_closed_buy {
     call answers_language;
     if (var.get("answers-language") == "") {
         return;
     }
-    answers_redis.command("GET");
-    answers_redis.push(var.get("answers-prefix") + "sk:{" + regsub(req.url, "^/api/v1/sales/([0-9]+)/.*$", "\1") + "}:closed");
+    var.set("answers-sale", regsub(req.url, "^/api/v1/sales/([0-9]+)/.*$", "\1"));
+    answers_redis.command("EVAL");
+    answers_redis.push({"local closed = redis.call('GET', KEYS[1]) if closed then return closed end "}
+        + {"local w = redis.call('HMGET', KEYS[2], 'start', 'end', 'draw', 'entries') "}
+        + {"local start, finish = tonumber(w[1]), tonumber(w[2]) if not start or not finish then return false end "}
+        + {"local opens = 0 if (tonumber(w[3]) or 0) ~= 0 then opens = tonumber(w[4]) or 0 end "}
+        + {"if opens == 0 then opens = start end "}
+        + {"local t = redis.call('TIME') local now = tonumber(t[1]) + tonumber(t[2]) / 1000000 "}
+        + {"if now < opens then return 'NOT_STARTED' end if now >= finish then return 'ENDED' end return false"});
+    answers_redis.push("2");
+    answers_redis.push(var.get("answers-prefix") + "sk:{" + var.get("answers-sale") + "}:closed");
+    answers_redis.push(var.get("answers-prefix") + "sk:{" + var.get("answers-sale") + "}:window");
     answers_redis.execute(true);
-    if (answers_redis.reply_is_string() && answers_redis.get_string_reply() ~ "^(SOLD_OUT|ENTRIES_CLOSED)$") {
+    if (answers_redis.reply_is_string()
+        && answers_redis.get_string_reply() ~ "^(SOLD_OUT|ENTRIES_CLOSED|NOT_STARTED|ENDED)$") {
         var.set("answers-refusal", answers_redis.get_string_reply());
         return (synth(200, "OK"));
     }
@@ -167,7 +180,8 @@ sub answers_forget {
 # The answer, as Django gives it: its body, its headers (edge-answers-config.vcl, per scheme)
 # and the request id it would give (the client's when it looks like one).
 sub answers_synth {
-    if (resp.status == 200 && req.method == "POST" && var.get("answers-refusal") ~ "^(SOLD_OUT|ENTRIES_CLOSED)$") {
+    if (resp.status == 200 && req.method == "POST"
+        && var.get("answers-refusal") ~ "^(SOLD_OUT|ENTRIES_CLOSED|NOT_STARTED|ENDED)$") {
         unset resp.http.Server;
         call answers_refusal;
         if (var.get("answers-refused") == "1") {

@@ -116,14 +116,14 @@ def config_vcl() -> str:
 
 def _refusals_vcl() -> list[str]:
     """`answers_refusal`: the answer the fast path (and Django) gives a buy of a sale published
-    closed (goods.sale_state's `closed` key), by refusal and language."""
+    closed (goods.sale_state's `closed` key) or whose window is not open, by refusal and language."""
     from django.conf import settings
 
     from goods.sale_state import Refusal
     from seckill.fastpath import refusal_response
 
     lines = ["sub answers_refusal {"]
-    for refusal in (Refusal.SOLD_OUT, Refusal.ENTRIES_CLOSED):
+    for refusal in (Refusal.SOLD_OUT, Refusal.ENTRIES_CLOSED, Refusal.NOT_STARTED, Refusal.ENDED):
         for language, _name in settings.LANGUAGES:
             response = refusal_response(refusal.code, language)
             asked = f'var.get("answers-refusal") == "{refusal.name}" && var.get("answers-language") == "{language}"'

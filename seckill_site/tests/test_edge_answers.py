@@ -222,3 +222,15 @@ def test_an_edge_that_cannot_reach_redis_passes_everything(shop, tmp_path):
         assert not press(blind, sale.pk)[1]
     finally:
         edge_down(tmp_path)
+
+
+@pytest.mark.parametrize("when", ["not started", "ended"])
+def test_an_api_buy_outside_the_sales_window_is_refused_at_the_edge_as_by_the_shop(shop, when):
+    _url, edge, _directory = shop
+    sale = make_sale(stock=5, starts_in=600) if when == "not started" else make_sale(stock=5, starts_in=-7200, lasts=60)
+    code = Code.NOT_STARTED if when == "not started" else Code.ENDED
+    for language in LANGUAGES:
+        got, at_edge = press(edge, sale.pk, language)
+        answer = refusal_response(code, "en" if language == "en" else "zh-hans")
+        headers = {name.lower(): value for name, value in answer.items()} | {"x-request-id": "edge-test-2"}
+        assert at_edge and got == (answer.status_code, headers, answer.content), language
