@@ -7,6 +7,7 @@ sub vcl_init {
 }
 
 sub answers_config {
+    var.set("answers-refusals", "");
     var.set("answers-scheme", "");
 }
 

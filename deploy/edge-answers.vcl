@@ -33,7 +33,9 @@ sub answers_recv {
     if (req.method == "POST" && req.url ~ "^/api/v1/sales/[1-9][0-9]{0,17}/buy/[^/?]+$"
         && !req.http.Transfer-Encoding && (!req.http.Content-Length || req.http.Content-Length ~ "^[0-9]{1,3}$")) {
         call answers_config;
-        call answers_closed_buy;
+        if (var.get("answers-refusals") == "1") {
+            call answers_closed_buy;
+        }
     }
 }
 

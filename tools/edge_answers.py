@@ -92,6 +92,7 @@ def config_vcl() -> str:
         "}",
         "",
         "sub answers_config {",
+        '    var.set("answers-refusals", "1");',
         f'    var.set("answers-cluster", "{int(kind == "cluster")}");',
         f'    var.set("answers-prefix", {_text(PREFIX)});',
         f'    var.set("answers-session-prefix", {_text(session_prefix)});',

@@ -19,7 +19,7 @@ from seckill.fastpath import refusal_response
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import client as redis
-from tools.edge import edge_down, edge_up, varnish_available
+from tools.edge import ROOT, edge_down, edge_up, varnish_available
 from tools.edge_answers import answers_files
 from tools.missing import missing
 from users.revocation import user_auth_revoke
@@ -234,3 +234,24 @@ def test_an_api_buy_outside_the_sales_window_is_refused_at_the_edge_as_by_the_sh
         answer = refusal_response(code, "en" if language == "en" else "zh-hans")
         headers = {name.lower(): value for name, value in answer.items()} | {"x-request-id": "edge-test-2"}
         assert at_edge and got == (answer.status_code, headers, answer.content), language
+
+
+def test_deploys_own_answers_files_answer_nothing_even_with_redis_at_hand(shop, tmp_path):
+    url, edge, directory = shop
+    sale = make_sale(stock=1)
+    _user_id, session, ticket = ticketed(edge, sale)  # sold out, published
+    deploys = (ROOT / "deploy" / "edge-answers-config.vcl").read_text()
+    location = re.search(r'location="[^"]+"', (directory / "edge-answers-config.vcl").read_text())
+    assert location is not None
+    (tmp_path / "edge-answers-config.vcl").write_text(re.sub(r'location="[^"]+"', location.group(0), deploys))
+    (tmp_path / "edge-secrets.vcl").write_text((ROOT / "deploy" / "edge-secrets.vcl").read_text())
+    # Deploy's names carry no test prefix: the published refusal, as production's key would read.
+    redis().set(f"sk:{{{sale.pk}}}:closed", "SOLD_OUT", px=5000)
+    plain = edge_up(tmp_path, url.removeprefix("http://"), answers=None)
+    try:
+        assert not answered(tmp_path, lambda: get(plain, sale.pk, session, ticket))[1]
+        answer = requests.post(f"{plain}/api/v1/sales/{sale.pk}/buy/not-a-path", timeout=10)
+        assert answer.headers.get("Server") == "gunicorn", answer.text  # the shop's, not Varnish's
+    finally:
+        redis().delete(f"sk:{{{sale.pk}}}:closed")
+        edge_down(tmp_path)
