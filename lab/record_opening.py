@@ -100,7 +100,7 @@ class Recorder:
         deployment.env.update(CELERY_TASK_DEFAULT_QUEUE=queue, REQUEST_LOG_LEVEL="WARNING")
         self.edge = BenchEdge(self.work / "edge") if self.options.edge else None
         if self.edge is not None:
-            deployment.env["EDGE_PURGE_URLS"] = self.edge.start(f"127.0.0.1:{deployment.port}")
+            deployment.env["EDGE_PURGE_URLS"] = self.edge.start(f"127.0.0.1:{deployment.port}", deployment.env)
         log(f"deploying on {deployment.url}: migrate, collectstatic, a Celery worker, beat, granian"
             + (" behind Varnish" if self.edge else ""))  # fmt: skip
         deployment.migrate()
