@@ -47,6 +47,10 @@ sub vcl_recv {
         }
         call shared;
     }
+    # The item page's refresh of the sale's state: the same for everybody, whoever's cookie.
+    if (req.url ~ "^/seckill/saleState/[0-9]+$") {
+        call shared;
+    }
     # The pages' scripts' words (Django's JavaScript catalogue), in the URL's language.
     if (req.url ~ "^(/zh-hans)?/jsi18n/$") {
         call language_chosen;

@@ -193,6 +193,40 @@ def sale_page(*, sale_id: int) -> dict[str, Any] | None:
     return data
 
 
+def sale_public_state(*, sale_id: int) -> tuple[dict[str, Any] | None, float]:
+    """What the item page refreshes, the same for every visitor and in no language: the status,
+    the stock and the share claimed, the window and a draw sale's entries as epoch instants
+    with the shop's clock `now` (the page counts by them however old its copy is), and until
+    when (epoch seconds) the status and entries stay as they are. None for an unknown sale."""
+    data, _until = sale_detail_public(sale_id=sale_id)
+    row = sale_get(sale_id=sale_id) if data is not None else None  # a cache hit by now
+    if data is None or row is None:
+        return None, 0.0
+    now = redis_now()
+    left = data["goods"]["stockCount"]
+    entries = sale_entries(row, now)
+    instants = [row["startEpoch"], row["endEpoch"]]
+    if entries is not None:
+        instants += [row["entriesEpoch"], row["drawEpoch"]]
+    state = {
+        "seckillStatus": int(sale_status(row, now)[0]),
+        "stockCount": left,
+        "claimed": claimed_percent(offered=row.get("stockOffered"), left=left),
+        "startsAt": row["startEpoch"],
+        "endsAt": row["endEpoch"],
+        "now": now,
+        "entries": None
+        if entries is None
+        else {
+            "state": entries["state"],
+            "ahead": entries["ahead"],
+            "opensAt": row["entriesEpoch"],
+            "closesAt": row["drawEpoch"],
+        },
+    }
+    return state, min((at for at in instants if at > now), default=float("inf"))
+
+
 # A draw sale's entries as the item page shows them (sale_entries' "state").
 ENTRIES_SOON = "soon"
 ENTRIES_OPEN = "open"

@@ -4,9 +4,11 @@ It wraps the Django WSGI application (seckill_site/wsgi.py) and answers only:
 
 - a buy for a sale this process knows is refused (sale_state.refusal_known, not asking Redis):
   the same bytes as seckill.middleware.SoldOutMiddleware, from the same `refusal_response`;
-- an anonymous detail poll: Django's own last public answer to the same request
+- an anonymous detail poll, or the item page's sale state (anyone's: it reads nothing of the
+  visitor): Django's own last public answer to the same request
   (seckill_site.http.public_answer), kept at most COPY_SECONDS and never past its countdown
-  (getDetails only where no edge keeps it: settings.EDGE_PURGE_URLS is empty);
+  (getDetails and the sale state only where no edge keeps them: settings.EDGE_PURGE_URLS is
+  empty);
 - a shopper's result poll carrying the ticket their buy left (seckill.tickets): the result, the
   user's auth epoch and their session read in one pipeline, answered with the headers of Django's
   own answer to a poll like it, when Redis holds the result and the session, and the epoch is
@@ -56,7 +58,13 @@ _LANGUAGE_PREFIX = "|".join(re.escape(f"/{code}") for code, _name in settings.LA
 DETAIL_PATHS = (
     re.compile(rf"^(?:{_LANGUAGE_PREFIX})?/goods/getDetails/([^/]+)$"),
     re.compile(r"^/api/v1/sales/([^/]+)$"),
+    re.compile(r"^/seckill/saleState/([^/]+)$"),
 )
+# Of DETAIL_PATHS, those an edge keeps (so no copy here behind one), and the one whose answer is
+# the same with a session (seckill.views.sale_state): a shopper's cookie does not pass it by.
+_EDGE_KEPT = (0, 2)
+_SALE_STATE = 2
+_DETAIL_SAMPLES = ("/goods/getDetails/1", "/api/v1/sales/1", "/seckill/saleState/1")
 
 # The metrics' view label of a refusal answered before any URL is resolved.
 REFUSAL_VIEWS = {
@@ -137,8 +145,8 @@ class FastPath:
         self.language_cookie = settings.LANGUAGE_COOKIE_NAME
         self.ticket_cookie = settings.SECKILL_RESULT_TICKET_COOKIE
         self.poll_path = settings.SECKILL_RESULT_TICKET_PATH
-        # Behind an edge (deploy/edge.vcl) the edge keeps getDetails for its second: a copy here
-        # too would let it keep one already a second old, two seconds stale in all.
+        # Behind an edge (deploy/edge.vcl) the edge keeps getDetails and the sale state for their
+        # second: a copy here too would let it keep one already a second old, two seconds stale.
         self.details_copied = not settings.EDGE_PURGE_URLS
         self.counts = counts or fast_counts
         self.counts.fold_listeners.append(self._logged)
@@ -250,10 +258,10 @@ class FastPath:
             return None
         if _id(match.group(1)) is None or "HTTP_AUTHORIZATION" in environ:
             return None
-        if kind == 0 and not self.details_copied:
+        if kind in _EDGE_KEPT and not self.details_copied:
             return None
         cookie = environ.get("HTTP_COOKIE", "")
-        if self.session_cookie in cookie:
+        if self.session_cookie in cookie and kind != _SALE_STATE:
             return None  # maybe a shopper's own answer (getDetails carries the user)
         chosen = self._language_chosen(cookie)
         # Everything of the request that Django's answer to it may depend on.
@@ -379,7 +387,7 @@ class FastPath:
             from django.urls import Resolver404, resolve
 
             views: list[str | None] = []
-            for sample in ("/goods/getDetails/1", "/api/v1/sales/1"):
+            for sample in _DETAIL_SAMPLES:
                 try:
                     views.append(resolve(sample).route)
                 except Resolver404:

@@ -9,6 +9,8 @@ urlpatterns = [
     path("path", views.seckill_path, name="path"),
     path("result", views.seckill_result, name="result"),
     path("state", views.item_state, name="state"),
+    path("saleState/<str:sale_id>", views.sale_state, name="sale_state"),
+    path("shopperState", views.shopper_state, name="shopper_state"),
     path("draw", views.sale_draw, name="draw"),
     path("<str:path>/doSeckill", views.do_seckill, name="do"),
 ]

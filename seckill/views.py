@@ -1,6 +1,7 @@
 """Seckill pages. Thin: parse, check the session, call seckill.steps. None loads the user from
 PostgreSQL: the user id comes from the Redis session."""
 
+from datetime import UTC, datetime
 from functools import wraps
 from urllib.parse import quote
 
@@ -10,17 +11,20 @@ from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import dateformat, timezone
+from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from goods.models import SaleStatus
-from goods.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page
+from goods.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page, sale_public_state
 from seckill import selectors, steps
 from seckill.tickets import ticket_set
 from seckill_site.codes import Code
-from seckill_site.http import allow, fail, ok, page_answer, positive_int
+from seckill_site.http import PUBLIC_SECONDS, allow, fail, ok, page_answer, positive_int, public_answer
 from seckill_site.ratelimit import rate_period
-from seckill_site.shared import sale_key, shared
+from seckill_site.redis import now as redis_now
+from seckill_site.shared import sale_key, share, shared
 
 # Per user, per endpoint.
 SECKILL_RATE = "5/5s"
@@ -155,6 +159,79 @@ def _seconds_to_next_status(data: dict) -> int | None:
     if data["seckillStatus"] == SaleStatus.NOT_STARTED:
         return data["remainSeconds"]
     return data["page"]["endsIn"]  # None once it has ended
+
+
+# The draw's winners the public answer lists; the rest are at /seckill/draw.
+WINNERS_SHOWN = 100
+
+
+def _draw_json(draw: dict | None) -> dict | None:
+    """A draw sale's public box as data (seckill/draw_info.html shows it)."""
+    if draw is None:
+        return None
+    public = {"drawn": draw["drawn"], "seedSha256": draw["seedSha256"], "drawWindowS": draw["drawWindowS"]}
+    if draw["drawn"]:
+        winners = draw.get("winnerIds") or []
+        public.update(seed=draw["seed"], units=draw["units"], entrants=draw["entrants"],
+                      winnerIds=winners[:WINNERS_SHOWN], winnerCount=len(winners))  # fmt: skip
+    return public
+
+
+@allow("GET")
+def sale_state(request: HttpRequest, sale_id: str) -> HttpResponse:
+    """The item page's refresh every few seconds: the sale's status, stock, window and draw as
+    data, the same bytes for every visitor and language, so an edge (or seckill.fastpath where
+    there is none) answers it for everybody for a second. Reads nothing of the visitor."""
+    parsed = positive_int(sale_id)
+    if parsed is None:
+        return fail(Code.NOT_FOUND, _("no such sale"))
+    data, exact_until = sale_public_state(sale_id=parsed)
+    if data is None:
+        return fail(Code.NOT_FOUND, _("no such sale"))
+    data["draw"] = _draw_json(selectors.sale_draw_summary(sale_id=parsed)) if data["entries"] else None
+    response = public_answer(ok(data), exact_until=exact_until)
+    share(response, keys=[sale_key(parsed)], seconds=PUBLIC_SECONDS, stale=0, browser=PUBLIC_SECONDS)
+    return response
+
+
+def _clock(epoch: float) -> str:
+    """An instant as the panel words it: the time of day in the shop's zone."""
+    return dateformat.format(timezone.localtime(datetime.fromtimestamp(epoch, tz=UTC)), "H:i:s")
+
+
+def _shopper_json(state: dict | None) -> dict | None:
+    if state is None:
+        return None
+    shopper = {k: v for k, v in state.items() if k not in ("payDeadlineAt", "drawAtTime")}
+    if "payDeadline" in state:
+        shopper["payDeadlineAt"] = _clock(state["payDeadline"])
+    if state.get("drawAt"):
+        shopper["drawAtTime"] = _clock(state["drawAt"])
+    return shopper
+
+
+@allow("GET")
+def shopper_state(request: HttpRequest) -> HttpResponse:
+    """Where this shopper stands with the sale (null when logged out), the shop's clock and the
+    CSRF token a buy's POST takes (the shared page carries none). The item page asks it as it
+    loads and when the answer can change (a buy, a deadline, the tab shown again), never on a
+    timer. Data only: the page words it with the panels it carries (seckill/panel.html)."""
+    sale_id = _sale_id(request)
+    if sale_id is None:
+        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+    data = sale_page(sale_id=sale_id)
+    if data is None:
+        return fail(Code.NOT_FOUND, _("no such sale"))
+    shopper = _shopper_state(request, sale_id, data["seckillStatus"], data["page"]["entries"])
+    response = ok(
+        {
+            "shopper": _shopper_json(shopper),
+            "now": redis_now(),
+            "csrfToken": get_token(request) if shopper is not None else None,
+        }
+    )
+    patch_cache_control(response, private=True, no_store=True)
+    return response
 
 
 def _state_json(state: dict | None) -> dict | None:

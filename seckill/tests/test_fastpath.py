@@ -347,3 +347,42 @@ def test_a_redis_outage_in_the_fast_path_is_left_to_django(apps, monkeypatch, er
     with answered_below_django(fast, expected=False):
         status, _headers, _body = call(fast, env)
     assert status.startswith("200"), status  # Django's own clock read is not the one patched
+
+
+def _without_clock(body: bytes) -> dict:
+    import json
+
+    data = json.loads(body)
+    data["data"].pop("now")
+    return data
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_sale_state_is_copied_for_every_visitor_session_or_not(apps, client, language):
+    """The item page's refresh reads nothing of the visitor: a shopper's session cookie does
+    not pass it by, and the copy is Django's answer (its clock `now` at most a second old)."""
+    django, fast = apps
+    sale = make_sale(stock=5)
+    client.force_login(make_user())
+    session = f"sessionid={client.cookies['sessionid'].value}"
+    cookie = "; ".join(c for c in (LANGUAGES[language].get("HTTP_COOKIE"), session) if c)
+    env = environ("GET", f"/seckill/saleState/{sale.pk}", **dict(LANGUAGES[language], HTTP_COOKIE=cookie))
+    with answered_below_django(fast, expected=False):
+        first = call(fast, env)
+    with answered_below_django(fast, expected=True):
+        again = call(fast, dict(env, HTTP_X_REQUEST_ID="test-request-2"))
+    expected = call(django, env)
+    assert first[0] == again[0] == expected[0] == "200 OK"
+    assert again[2] == first[2] and _without_clock(first[2]) == _without_clock(expected[2])
+    assert dict(expected[1])["Cache-Control"] == "public, max-age=1, s-maxage=1, stale-while-revalidate=0"
+    assert not any(name.lower() == "set-cookie" for name, _value in expected[1])
+
+
+def test_behind_an_edge_the_sale_state_is_left_to_the_edge(apps, settings):
+    settings.EDGE_PURGE_URLS = ["http://127.0.0.1:9/"]
+    fast = FastPath(apps[1].app, counts=ThreadCounts())
+    path = f"/seckill/saleState/{make_sale(stock=5).pk}"
+    call(fast, environ("GET", path))
+    with answered_below_django(fast, expected=False):
+        call(fast, environ("GET", path))
+    fast.counts.fold()

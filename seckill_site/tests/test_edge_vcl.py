@@ -32,6 +32,8 @@ pytestmark = [
 PAGE = "public, max-age=0, s-maxage=300, stale-while-revalidate=30"
 POLL = "public, max-age=1, s-maxage=1, stale-while-revalidate=0"
 SHARED = re.compile(r"^(?P<lang>/zh-hans)?/goods/(?P<kind>goodsList|detail|getDetails)(?:/(?P<id>[0-9]+))?$")
+# The item page's refresh (seckill.views.sale_state): the same for every visitor, cookie or not.
+SALE_STATE = re.compile(r"^/seckill/saleState/(?P<id>[0-9]+)$")
 # Sale ids the backend gets wrong, as a Django mistake would: a cookie set, or no `public`.
 SETS_COOKIE, NOT_PUBLIC = 900, 901
 # A page kept for 1 s, then served stale for 30 while it is fetched again.
@@ -85,6 +87,10 @@ class Shop:
         self.address = f"127.0.0.1:{self.server.server_address[1]}"
 
     def answer(self, path: str, cookie: str) -> tuple[int, dict[str, str], bytes]:
+        state = SALE_STATE.match(path)
+        if state is not None:
+            headers = {"Content-Type": "application/json", "Cache-Control": POLL, "xkey": f"sale-{state['id']}"}
+            return 200, headers, f'{{"stockCount": 5, "cookie": "{cookie}", "at": {time.monotonic()}}}'.encode()
         match = SHARED.match(path)
         if match is None:  # a shopper's own page, even if it claimed to be everybody's
             return 200, {"Cache-Control": PAGE, "xkey": "sales"}, f"private {path} {cookie}".encode()
@@ -196,6 +202,24 @@ def test_the_poll_is_shared_but_a_logged_in_shoppers_passes(edge, shop):
     token = get(edge, path, Authorization="Token abc")
     assert token.headers["X-Cache"] == "PASS"
     assert shop.hits[path] == 3
+
+
+def test_the_sale_state_is_one_copy_for_every_shopper_and_purged_with_its_sale(edge, shop):
+    path = "/seckill/saleState/12"
+    alice = get(edge, path, Cookie="sessionid=alice; csrftoken=a", **{"Accept-Language": "zh-hans"})
+    bob = get(edge, path, Cookie="sessionid=bob; csrftoken=b")
+    assert [alice.headers["X-Cache"], bob.headers["X-Cache"]] == ["MISS", "HIT"]
+    assert bob.content == alice.content and alice.json()["cookie"] == ""  # no shopper's cookie reached it
+    assert "Cookie" not in shop.seen[path] and "Accept-Language" not in shop.seen[path]
+    assert "Set-Cookie" not in bob.headers and "xkey" not in bob.headers and "Age" in bob.headers
+    assert shop.hits[path] == 1
+    answer = purge(edge, "sale-12")
+    assert (answer.status, answer.getheader("xkey-purged")) == (200, "1")
+    assert get(edge, path, Cookie="sessionid=carol").headers["X-Cache"] == "MISS"
+    assert shop.hits[path] == 2
+    # Only the plain address: a query or a word for an id is passed to Django.
+    for other in (f"{path}?goodsId=12", "/seckill/saleState/abc"):
+        assert [get(edge, other).headers["X-Cache"] for _ in range(2)] == ["PASS", "PASS"]
 
 
 def test_the_poll_is_kept_one_second_without_grace(edge, shop):
