@@ -168,10 +168,10 @@ def test_a_refused_buy_puts_the_focus_on_the_refusal(watched):
     tab = open_tab(watched, "refused", user=shopper, language="zh-hans", viewport="desktop")
     page = tab.go(f"/goods/detail/{sale.pk}")
     page.wait_for_selector("#buy:not([disabled])")
-    page.route("**/seckill/state*", lambda route: route.abort())  # this tab does not hear of the order
+    page.route("**/seckill/shopperState*", lambda route: route.abort())  # this tab does not hear of the order
     buy(sale=sale, user=shopper)  # bought in another tab
     keyboard_buy(page, sale, shopper)
-    page.unroute("**/seckill/state*")
+    page.unroute("**/seckill/shopperState*")
     poll(page, "/你已经抢到这件商品/.test(document.getElementById('result').textContent)", seconds=20)
     assert page.evaluate("document.activeElement.id") == "result"
     page.wait_for_selector("#pay-now")
@@ -322,3 +322,22 @@ def test_the_item_page_in_each_state_and_the_sale_form_have_no_axe_violations(wa
         admin.csp_violations[:] = [v for v in admin.csp_violations if not v.startswith("style-src-elem inline")]
         admin.console_errors[:] = [e for e in admin.console_errors if "Applying inline style" not in e]
     assert not failures, "\n\n".join(f"{where}\n{report}" for where, report in failures.items())
+
+
+def test_before_the_opening_the_page_asks_the_shared_state_every_5_s_and_the_shoppers_once(watched):
+    """The item page's refresh is the shared /seckill/saleState (an edge answers it); the
+    shopper's own /seckill/shopperState is asked as the page loads and not on a timer."""
+    sale, shopper = make_sale(goods=make_goods(name="Quiet Phone"), starts_in=3600), make_user()
+    tab = open_tab(watched, "requests", user=shopper, viewport="desktop")
+    asked: list[str] = []
+    tab.page.on("request", lambda request: asked.append(request.url))
+    page = tab.go(f"/goods/detail/{sale.pk}")
+    page.wait_for_selector("#buy[disabled]")
+    bar_ticking(page)
+    page.wait_for_timeout(15_500)
+    shoppers = [url for url in asked if "/seckill/shopperState" in url]
+    sales = [url for url in asked if url.endswith(f"/seckill/saleState/{sale.pk}")]
+    assert len(shoppers) == 1, shoppers
+    assert 4 <= len(sales) <= 5, sales  # as the page loads, then every 5 s
+    assert not [url for url in asked if "/seckill/state" in url]
+    assert "disabled" in (page.get_attribute("#buy", "disabled") or "disabled")

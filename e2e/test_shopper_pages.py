@@ -136,7 +136,7 @@ def test_issue4_the_item_page_remembers_the_order_across_refreshes_and_reloads(w
     logged_in(stale, shopper)
     stale_page = stale.go(f"/goods/detail/{sale.pk}")
     stale_page.wait_for_selector("#buy:not([disabled])")  # the shopper's panel, as it loaded
-    stale_page.route("**/seckill/state*", lambda route: route.abort())  # it has not refreshed since
+    stale_page.route("**/seckill/shopperState*", lambda route: route.abort())  # it has not refreshed since
 
     page = tab.go(f"/goods/detail/{sale.pk}")
     solve_and_buy(page, sale, shopper)
@@ -146,14 +146,14 @@ def test_issue4_the_item_page_remembers_the_order_across_refreshes_and_reloads(w
     page.wait_for_timeout(6_000)  # past a stock refresh (every 5 s): "Buy now" stays off
     assert page.locator("#buy").count() == 0 and page.locator("#pay-now").count() == 1
     page.reload()
-    page.wait_for_selector("#pay-now")  # the shopper's panel comes with the page's first refresh
+    page.wait_for_selector("#pay-now")  # the shopper's panel comes with their state, asked as the page loads
     assert page.get_attribute("#pay-now", "href") == f"/orders/{order.order_no}"
     poll(page, "/left to pay/.test(document.getElementById('panel').innerText)")
     tab.shoot("ordered-after-reload")
 
     stale_page.click("#buy")  # buying again from the tab that does not know yet
     poll(stale_page, "document.getElementById('captcha-img').naturalWidth > 0")
-    stale_page.unroute("**/seckill/state*")
+    stale_page.unroute("**/seckill/shopperState*")
     stale_page.fill("#captcha-answer", captcha_answer(sale, shopper))
     stale_page.click("#captcha-form button[type=submit]")
     stale_page.wait_for_selector("#pay-now")

@@ -8,7 +8,6 @@ urlpatterns = [
     path("verifyAudio", views.verify_audio, name="verify-audio"),
     path("path", views.seckill_path, name="path"),
     path("result", views.seckill_result, name="result"),
-    path("state", views.item_state, name="state"),
     path("saleState/<str:sale_id>", views.sale_state, name="sale_state"),
     path("shopperState", views.shopper_state, name="shopper_state"),
     path("draw", views.sale_draw, name="draw"),

@@ -9,22 +9,25 @@ from django.contrib.auth import SESSION_KEY
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
-from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils import dateformat, timezone
 from django.utils.cache import patch_cache_control
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from goods.models import SaleStatus
 from goods.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page, sale_public_state
-from seckill import selectors, steps
+from seckill import panels, selectors, steps
 from seckill.tickets import ticket_set
 from seckill_site.codes import Code
 from seckill_site.http import PUBLIC_SECONDS, allow, fail, ok, page_answer, positive_int, public_answer
 from seckill_site.ratelimit import rate_period
 from seckill_site.redis import now as redis_now
 from seckill_site.shared import sale_key, share, shared
+
+# The draw's winners the item page lists; all of them are at /seckill/draw.
+WINNERS_SHOWN = 100
 
 # Per user, per endpoint.
 SECKILL_RATE = "5/5s"
@@ -128,27 +131,48 @@ def _shopper_state(request: HttpRequest, sale_id: int, status: int, entries: dic
 @allow("GET")
 @shared(keys=lambda sale_id: [sale_key(sale_id)])
 def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
-    """The item page (`/goods/detail/<id>`): the sale, the same for everybody (an edge keeps it);
-    where the shopper stands comes from /seckill/state, which the page asks for as it loads. It
-    lives in seckill, not goods, because imports point down: goods < orders < seckill."""
+    """The item page (`/goods/detail/<id>`): the sale, the same for everybody (an edge keeps it),
+    with every panel the shopper may get in <template>s; where they stand comes from
+    /seckill/shopperState, which the page asks for as it loads. It lives in seckill, not goods,
+    because imports point down: goods < orders < seckill."""
     parsed = positive_int(sale_id)
     data = sale_page(sale_id=parsed) if parsed is not None else None
     if parsed is None or data is None:
         raise Http404(_("No such sale."))
+    page = {**data["page"], "claimedSlot": _claimed_slot(data["page"]["claimed"])}
+    draw = _draw_shown(selectors.sale_draw_summary(sale_id=parsed))
     context = {
         "sale": data["goods"],
-        "page": data["page"],
+        "page": page,
         "status": data["seckillStatus"],
-        "draw": selectors.sale_draw_summary(sale_id=parsed),
+        "draw": draw,
         "shopper": None,
         "shared": True,
         "login_url": f"/user/index?next={quote(request.path)}",
         "register_url": f"/user/register?next={quote(request.path)}",
+        # Every other panel, and a draw's entry and result, for seckill.js to fill (seckill.panels).
+        "panels": panels.panel_variants(sale=data["goods"], page=page),
+        "entry_variants": panels.entry_variants() if page["entries"] is not None else [],
+        "draw_slots": panels.draw_result_slots() if draw is not None and not draw["drawn"] else None,
     }
     response = render(request, "seckill/item.html", context)
     # Kept no longer than until the sale opens or ends: the page shows which.
     response.shared_seconds = _seconds_to_next_status(data)  # type: ignore[attr-defined]
     return response
+
+
+def _claimed_slot(claimed: int | None) -> SafeString | None:
+    """The share claimed where seckill.js updates it, inside its translated sentence."""
+    return None if claimed is None else format_html('<span data-slot="claimed">{}</span>', claimed)
+
+
+def _draw_shown(draw: dict | None) -> dict | None:
+    """A made draw's winners as the draw box lists them: the first WINNERS_SHOWN, and how many more."""
+    if draw is None or not draw["drawn"]:
+        return draw
+    winners = draw.get("winnerIds") or []
+    shown = ", ".join(str(winner) for winner in winners[:WINNERS_SHOWN])
+    return {**draw, "winnersShown": shown, "winnersMore": max(0, len(winners) - WINNERS_SHOWN)}
 
 
 def _seconds_to_next_status(data: dict) -> int | None:
@@ -159,10 +183,6 @@ def _seconds_to_next_status(data: dict) -> int | None:
     if data["seckillStatus"] == SaleStatus.NOT_STARTED:
         return data["remainSeconds"]
     return data["page"]["endsIn"]  # None once it has ended
-
-
-# The draw's winners the public answer lists; the rest are at /seckill/draw.
-WINNERS_SHOWN = 100
 
 
 def _draw_json(draw: dict | None) -> dict | None:
@@ -232,57 +252,6 @@ def shopper_state(request: HttpRequest) -> HttpResponse:
     )
     patch_cache_control(response, private=True, no_store=True)
     return response
-
-
-def _state_json(state: dict | None) -> dict | None:
-    return None if state is None else {k: v for k, v in state.items() if k not in ("payDeadlineAt", "drawAtTime")}
-
-
-def _entries_json(entries: dict | None) -> dict | None:
-    """A draw sale's entries for the page's refresh: the state and the seconds to each change."""
-    if entries is None:
-        return None
-    return {"state": entries["state"], "opensIn": entries["opensIn"], "closesIn": entries["closesIn"]}
-
-
-@allow("GET")
-def item_state(request: HttpRequest) -> HttpResponse:
-    """The item page's refresh: the sale's status and stock, and the shopper's state (null when
-    logged out) with the panels rendered for it, so "Buy now" never returns to a queued shopper."""
-    sale_id = _sale_id(request)
-    if sale_id is None:
-        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
-    data = sale_page(sale_id=sale_id)
-    if data is None:
-        return fail(Code.NOT_FOUND, _("no such sale"))
-    entries = data["page"]["entries"]
-    shopper = _shopper_state(request, sale_id, data["seckillStatus"], entries)
-    path = reverse("item:page", args=[sale_id])
-    context = {
-        "sale": data["goods"],
-        "page": data["page"],
-        "status": data["seckillStatus"],
-        "shopper": shopper,
-        "draw": selectors.sale_draw_summary(sale_id=sale_id) if entries is not None else None,
-        "login_url": f"/user/index?next={quote(path)}",
-        "register_url": f"/user/register?next={quote(path)}",
-    }
-    return ok(
-        {
-            "seckillStatus": data["seckillStatus"],
-            "remainSeconds": data["remainSeconds"],
-            "endsIn": data["page"]["endsIn"],
-            "stockCount": data["goods"]["stockCount"],
-            "shopper": _state_json(shopper),
-            "panel": render_to_string("seckill/panel.html", context, request=request),
-            "stockBox": render_to_string("seckill/stock.html", context, request=request),
-            "entries": _entries_json(entries),
-            # A draw sale's public draw: the seed shows here once drawn, without a reload.
-            "drawBox": render_to_string("seckill/draw_info.html", context, request=request) if entries else None,
-            # The shared page carries no token: a buy's POST takes this one.
-            "csrfToken": get_token(request) if shopper is not None else None,
-        }
-    )
 
 
 @allow("GET")

@@ -367,8 +367,8 @@ class Payers:
         return self._again(paying)
 
     def _step_state(self, paying: Paying) -> float | None:
-        """The item page's refresh, which shows the order with "Pay now": its number."""
-        response = self._shop(paying, "GET", "/seckill/state", params={"goodsId": self.sale_id})
+        """The item page's shopper state, which shows the order with "Pay now": its number."""
+        response = self._shop(paying, "GET", "/seckill/shopperState", params={"goodsId": self.sale_id})
         data = _data(response)
         shopper = data.get("shopper") if isinstance(data, dict) else None
         if isinstance(shopper, dict) and shopper.get("orderNo"):

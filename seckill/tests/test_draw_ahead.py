@@ -137,36 +137,44 @@ def test_after_the_entries_closed_a_latecomer_is_told_entries_closed_not_sold_ou
 
 @pytest.mark.django_db
 def test_the_item_page_offers_enter_the_draw_before_the_start_and_then_the_entry_number(client, flushes):
+    from seckill.tests.test_item_page import panels
+
     sale = make_ahead_sale(stock=1)
     me = make_user()
     client.force_login(me)
-    data = client.get("/seckill/state", {"goodsId": sale.pk}).json()["data"]
+    data = client.get(f"/seckill/saleState/{sale.pk}").json()["data"]
     assert data["seckillStatus"] == 0 and data["entries"]["state"] == "open"
-    assert "Enter the draw" in data["panel"] and "disabled" not in data["panel"]
-    assert "Entries are taken from" in data["drawBox"]
+    page = client.get(f"/goods/detail/{sale.pk}").content.decode()
+    found = panels(page)
+    assert "Enter the draw" in found["none:entries-open"] and "disabled" not in found["none:entries-open"]
+    assert "Entries are taken from" in page and 'id="draw-result"' in page
     assert attempt(me, sale).code is Code.ENTERED
-    data = client.get("/seckill/state", {"goodsId": sale.pk}).json()["data"]
-    assert data["shopper"]["state"] == "entered" and f"Your shopper id is {me.pk}" in data["panel"]
+    shopper = client.get("/seckill/shopperState", {"goodsId": sale.pk}).json()["data"]["shopper"]
+    assert shopper["state"] == "entered" and shopper["userId"] == me.pk
+    assert "Your shopper id is" in page and 'data-entry-variant="id"' in page
     opening_over(sale)
     draw_service.sale_draw(sale_id=sale.pk)
-    data = client.get("/seckill/state", {"goodsId": sale.pk}).json()["data"]
-    assert "You were entry #1 of 1" in data["panel"] and "You were drawn." in data["panel"]
-    assert 'id="seed"' in data["drawBox"] and f"{me.pk}" in data["drawBox"]  # the seed, no reload
+    shopper = client.get("/seckill/shopperState", {"goodsId": sale.pk}).json()["data"]["shopper"]
+    assert shopper["drawEntry"] == {"number": 1, "entrants": 1, "won": True}
+    assert "You were drawn." in page  # the words of the page's "won" entry
     client.logout()
     other = make_user()
     client.force_login(other)
-    panel = client.get("/seckill/state", {"goodsId": sale.pk}).json()["data"]["panel"]
-    assert "Entries closed" in panel and "Buy now" not in panel
+    assert client.get("/seckill/shopperState", {"goodsId": sale.pk}).json()["data"]["shopper"]["state"] == "none"
+    assert "Entries closed" in found["none:entries-closed"] and "Buy now" not in found["none:entries-closed"]
 
 
 @pytest.mark.django_db
 def test_before_entries_open_the_page_says_when_and_keeps_the_button_off(client, flushes):
+    from seckill.tests.test_item_page import panels
+
     sale = make_ahead_sale(stock=1, opens_in=600, starts_in=3600)
     client.force_login(make_user())
-    data = client.get("/seckill/state", {"goodsId": sale.pk}).json()["data"]
-    assert data["entries"]["state"] == "soon" and 590 <= data["entries"]["opensIn"] <= 600
-    assert "Enter the draw" in data["panel"] and "disabled" in data["panel"]
-    assert "The button turns on when entries open" in data["panel"]
+    data = client.get(f"/seckill/saleState/{sale.pk}").json()["data"]
+    assert data["entries"]["state"] == "soon" and 590 <= data["entries"]["opensAt"] - data["now"] <= 600
+    soon = panels(client.get(f"/goods/detail/{sale.pk}").content.decode())["none:entries-soon"]
+    assert "Enter the draw" in soon and "disabled" in soon
+    assert "The button turns on when entries open" in soon
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,6 +1,8 @@
-"""The item page (seckill.views.item_page at /goods/detail/<id>), the same for everybody, and
-/seckill/state, which the page asks for as it loads and then every few seconds: the shopper's
-state comes from the server."""
+"""The item page (seckill.views.item_page at /goods/detail/<id>), the same for everybody, with
+every panel a shopper may get for seckill.js to pick by /seckill/shopperState
+(test_sale_state.py): the shopper's state comes from the server."""
+
+import re
 
 import pytest
 
@@ -16,49 +18,63 @@ from users.tests.factories import make_user
 pytestmark = pytest.mark.django_db
 
 
+def panels(page: str) -> dict[str, str]:
+    """The panels the page carries for seckill.js (seckill.panels), by key, and "shown": the one
+    it is served with."""
+    found = dict(re.findall(r'<template data-panel-variant="([^"]+)">(.*?)</template>', page, re.S))
+    found["shown"] = re.search(r'<div id="panel">(.*?)</div>\s*<form id="captcha-form"', page, re.S).group(1)
+    return found
+
+
 def test_a_logged_out_visitor_is_offered_log_in_to_buy_that_returns_to_the_sale(client):
     sale = make_sale(goods=make_goods(name="Page Phone"))
     page = client.get(f"/goods/detail/{sale.pk}").content.decode()
-    assert "Page Phone" in page and 'id="buy"' not in page
-    assert f'href="/user/index?next=/goods/detail/{sale.pk}"' in page
+    shown = panels(page)["shown"]
+    assert "Page Phone" in page and 'id="buy"' not in shown
+    assert f'href="/user/index?next=/goods/detail/{sale.pk}"' in shown
     login = client.get(f"/user/index?next=/goods/detail/{sale.pk}").content.decode()
     assert f'name="next" value="/goods/detail/{sale.pk}"' in login
 
 
-def _panel(client, sale) -> str:
-    return client.get("/seckill/state", {"goodsId": sale.pk}).json()["data"]["panel"]
+def test_the_page_carries_every_panel_with_slots_for_the_shoppers_figures(client):
+    sale = make_sale(stock=5)
+    found = panels(client.get(f"/goods/detail/{sale.pk}").content.decode())
+    expected = {"anon", "anon:sold-out", "queued", "ordered", "paid"}
+    expected |= {
+        f"{state}:{action}" for state in ("none", "failed") for action in ("ended", "buy", "buy-soon", "sold-out")
+    }
+    assert set(found) - {"shown"} == expected  # no draw: no entrant's panels
+    assert 'id="buy"' not in found["queued"] and "You are in the queue" in found["queued"]
+    assert 'data-slot="price"' in found["ordered"] and 'data-slot="payDeadlineAt"' in found["ordered"]
+    assert (
+        "Pay now" in found["ordered"] and "data-order-href" in found["ordered"] and 'id="buy"' not in found["ordered"]
+    )
+    assert "View your order" in found["paid"]
+    assert 'id="buy"' in found["none:buy"] and "disabled" not in found["none:buy"].split('id="buy"')[1][:40]
+    assert "The button turns on when the sale starts" in found["none:buy-soon"]
+    assert "sold out before your order was written" in found["failed:buy"]
+    assert "All units are taken for now" in found["anon:sold-out"] and 'id="buy"' not in found["anon:sold-out"]
+    assert 'id="buy"' not in found["none:ended"]
 
 
 def test_states_from_not_bought_to_paid(client):
     sale, me = make_sale(stock=5), make_user()
     client.force_login(me)
     assert selectors.shopper_sale_state(user_id=me.pk, sale_id=sale.pk) == {"state": "none"}
-    assert 'id="buy"' in _panel(client, sale)
-
     _left, _request = reserve_directly(me.pk, sale.pk)  # the gate took it; no order yet
     assert selectors.shopper_sale_state(user_id=me.pk, sale_id=sale.pk)["state"] == "queued"
-    state = client.get("/seckill/state", {"goodsId": sale.pk}).json()["data"]
-    assert state["shopper"] == {"state": "queued"} and 'id="buy"' not in state["panel"]
-
     sale_flush(sale_id=sale.pk)  # my order is written
     client.logout()
     client.force_login(other := make_user())
     order = buy(sale=sale, user=other)
     state = selectors.shopper_sale_state(user_id=other.pk, sale_id=sale.pk)
     assert state["state"] == "ordered" and state["orderNo"] == order.order_no
-    panel = _panel(client, sale)
-    assert f'href="/orders/{order.order_no}"' in panel and "Pay now" in panel and 'id="buy"' not in panel
-    data = client.get("/seckill/state", {"goodsId": sale.pk}).json()["data"]
-    assert data["shopper"]["state"] == "ordered" and data["shopper"]["payDeadline"] > 0
-    assert "Pay now" in data["panel"] and "payDeadlineAt" not in data["shopper"]
-
     pay(order)
     assert selectors.shopper_sale_state(user_id=other.pk, sale_id=sale.pk)["state"] == "paid"
-    assert "View your order" in _panel(client, sale)
     # The page itself is everybody's all along: the logged-out visitor's bytes.
     mine = client.get(f"/goods/detail/{sale.pk}").content
     client.logout()
-    assert mine == client.get(f"/goods/detail/{sale.pk}").content and b"View your order" not in mine
+    assert mine == client.get(f"/goods/detail/{sale.pk}").content and order.order_no.encode() not in mine
 
 
 def test_failed_is_only_what_redis_remembers(client):
@@ -66,17 +82,8 @@ def test_failed_is_only_what_redis_remembers(client):
     client.force_login(me)
     redis().set(keys.result(sale.pk, me.pk), -1)
     assert selectors.shopper_sale_state(user_id=me.pk, sale_id=sale.pk) == {"state": "failed"}
-    assert "sold out before your order was written" in _panel(client, sale)
     redis().delete(keys.result(sale.pk, me.pk))
     assert selectors.shopper_sale_state(user_id=me.pk, sale_id=sale.pk) == {"state": "none"}
-
-
-def test_state_answers_bad_input_with_4xx(client):
-    assert client.get("/seckill/state").status_code == 400
-    assert client.get("/seckill/state", {"goodsId": "abc"}).status_code == 400
-    assert client.get("/seckill/state", {"goodsId": "999999"}).status_code == 404
-    anonymous = client.get("/seckill/state", {"goodsId": make_sale().pk}).json()["data"]
-    assert anonymous["shopper"] is None and "Log in to buy" in anonymous["panel"]
 
 
 def test_the_page_shows_the_window_in_the_shops_zone_with_its_name(client, settings):

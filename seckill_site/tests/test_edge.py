@@ -76,7 +76,7 @@ def test_everybody_gets_the_same_kept_page_and_nobodys_data(edge):
 
 def test_a_shoppers_own_pages_pass_the_edge(edge):
     shopper = make_user()
-    for path in ("/orders/", "/user/me", "/seckill/state?goodsId=1"):
+    for path in ("/orders/", "/user/me", "/seckill/shopperState?goodsId=1"):
         answer = requests.get(f"{edge}{path}", cookies=_session_cookie(shopper), timeout=10, allow_redirects=False)
         assert answer.headers["X-Cache"] == "PASS", path
 
@@ -107,3 +107,16 @@ def test_a_visitor_who_chose_chinese_is_sent_there_by_the_edge_too(edge):
         assert answer.headers["Cache-Control"] == "private"
         followed = requests.get(f"{edge}{path}", cookies=chose, timeout=10)
         assert followed.headers["Content-Language"] == "zh-hans", path
+
+
+def test_the_sale_state_is_one_kept_copy_for_every_shopper_until_its_sale_changes(edge):
+    sale = make_sale(stock=4)
+    url = f"{edge}/seckill/saleState/{sale.pk}"
+    alice = requests.get(url, cookies=_session_cookie(make_user()), headers={"Accept-Language": "zh-CN"}, timeout=10)
+    bob = requests.get(url, cookies=_session_cookie(make_user()), timeout=10)
+    assert (alice.headers["X-Cache"], bob.headers["X-Cache"]) == ("MISS", "HIT")
+    assert alice.content == bob.content and alice.json()["data"]["stockCount"] == 4
+    assert "Set-Cookie" not in bob.headers and "Age" in bob.headers
+    sale_update(sale=Sale.objects.get(pk=sale.pk), changes={"seckill_price": Decimal("1.23")})
+    assert edge_purge_flush(5.0)
+    assert requests.get(url, timeout=10).headers["X-Cache"] == "MISS"

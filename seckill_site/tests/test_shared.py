@@ -158,7 +158,7 @@ def test_a_shoppers_own_answers_are_never_public():
     sale = make_sale()
     shopper = Client()
     shopper.force_login(make_user())
-    for path in ("/orders/", "/user/me", "/user/addresses", f"/seckill/state?goodsId={sale.pk}",
+    for path in ("/orders/", "/user/me", "/user/addresses", f"/seckill/shopperState?goodsId={sale.pk}",
                  f"/seckill/result?goodsId={sale.pk}", "/api/v1/users/me"):  # fmt: skip
         answer = shopper.get(path)
         assert answer.status_code == 200, path

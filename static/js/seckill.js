@@ -1,16 +1,20 @@
 // Item page: countdown -> buy -> captcha -> one-time path -> doSeckill -> poll the result.
-// Where the shopper stands (not bought / queued / ordered / paid / failed) comes from the
-// server: the page renders it, and /seckill/state re-renders the panel when it changes, so a
-// stock refresh never turns "Buy now" back on for a shopper who is queued or holds an order.
+// The page is everybody's (an edge keeps it): it shows the logged-out panel and carries every
+// other one in a <template> (seckill/panels.py), which this script picks and fills. Two answers
+// feed it: /seckill/saleState/<id>, the sale as data and the same for everybody (asked every
+// 5 s), and /seckill/shopperState, where this shopper stands (asked as the page loads, after a
+// buy, when a deadline passes and when the tab is shown again; never on a timer). The panel
+// follows the shopper's state, so a stock refresh never turns "Buy now" back on for a shopper
+// who is queued or holds an order.
 (function () {
   var gettext = window.gettext || function (s) { return s; };
+  var ngettext = window.ngettext || function (one, many, n) { return n === 1 ? one : many; };
   var interpolate = window.interpolate || function (format, args) { return format.replace("%s", args[0]); };
   var time = window.SeckillTime, duration = time.duration;
   var root = document.getElementById("sale");
   if (!root) return;
   var saleId = root.dataset.saleId;
   var panel = document.getElementById("panel");
-  var stockBox = document.getElementById("stock-box");
   var countdown = document.getElementById("countdown");
   var startsLine = document.getElementById("starts-at");
   var announcer = document.getElementById("announce");
@@ -24,29 +28,39 @@
   var audioHelp = document.getElementById("captcha-audio-help");
   var wait = document.getElementById("captcha-wait");
   var result = document.getElementById("result");
-  // The page is everybody's (an edge may serve it): the shopper's CSRF token comes with their
-  // state from /seckill/state, which is asked for as soon as the page loads.
+  // The page carries no CSRF token: the shopper's comes with their state.
   var csrf = null;
   var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501, ENTERED = 500507;
   var drawBox = document.getElementById("draw-info");
-  var lastDraw = null;
 
+  // The sale, as the page was rendered (maybe minutes ago), then as /seckill/saleState says.
   var status = Number(root.dataset.status);
   var stock = Number(root.dataset.stock);
-  var state = root.dataset.shopperState;
-  // The page may be minutes old (an edge keeps it), so it carries the window's instants; the
-  // first refresh, as the page loads, replaces them with the server's remaining seconds.
   var startsAt = Number(root.dataset.startsAt) * 1000;
-  var endsAt = status === 1 ? Number(root.dataset.endsAt) * 1000 : null;
+  var endsAt = Number(root.dataset.endsAt) * 1000;
   // A draw sale's entries (docs/draw.md): open from entriesOpen (ahead of the start, or at it)
   // until entriesClose, the draw. null for first come, first served.
   var entriesOpen = root.dataset.entriesOpens ? Number(root.dataset.entriesOpens) * 1000 : null;
   var entriesClose = root.dataset.entriesCloses ? Number(root.dataset.entriesCloses) * 1000 : null;
   var entriesState = null;
-  // buying: doSeckill asked and not answered yet. The page's own refresh may find the order
+  // The shopper: "anonymous" until /seckill/shopperState answers (null there: logged out).
+  var state = "anonymous", shopper = null;
+  // buying: doSeckill asked and not answered yet. The shopper's state may say the order is
   // written (or the try failed) before that answer arrives: it says so then, and marks the try
   // settled so that the answer does not take the page back to "in the queue".
-  var lastPanel = null, lastStock = null, polling = false, buying = false, settled = false;
+  var polling = false, buying = false, settled = false;
+
+  // The shop's clock: every answer says its `now`, which the edge's copy may be `Age` seconds
+  // older than. now + Age is never later than the shop's clock when the answer arrives, so the
+  // largest such offset of the last few answers is the closest; the countdowns count by it.
+  var offsets = [], offset = 0;
+  function clockSeen(now, age) {
+    if (typeof now !== "number") return;
+    offsets.push((now + (age || 0)) * 1000 - Date.now());
+    if (offsets.length > 6) offsets.shift();
+    offset = Math.max.apply(null, offsets);
+  }
+  function shopNow() { return Date.now() + offset; }
 
   function say(text, kind) { result.textContent = text; result.className = "result " + (kind || ""); }
   // How a buy ended (placed, or refused): said, and the keyboard's focus moved there, since the
@@ -55,34 +69,98 @@
   function focusNote(note) { if (note) { note.tabIndex = -1; note.focus(); } else result.focus(); }
   // Said once to screen readers; the ticking countdown itself is never announced.
   function announce(text) { announcer.textContent = text; }
+  function answered(r) {
+    if (r.status === 401) { location.href = "/user/index?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
+    return r.json();
+  }
   function json(url, options) {
     options = options || {};
     options.credentials = "same-origin";
     options.headers = Object.assign({ Accept: "application/json" }, options.headers || {});
-    return fetch(url, options).then(function (r) {
-      if (r.status === 401) { location.href = "/user/index?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
-      return r.json();
-    });
+    return fetch(url, options).then(answered);
   }
   function buyButton() { return document.getElementById("buy"); }
   function mayBuy() { return state === "none" || state === "failed" || state === "not_drawn"; }
   function entriesNow() {
     if (entriesOpen === null) return null;
-    return Date.now() < entriesOpen ? "soon" : Date.now() < entriesClose ? "open" : "closed";
+    var now = shopNow();
+    return now < entriesOpen ? "soon" : now < entriesClose ? "open" : "closed";
   }
+  function statusNow() { var now = shopNow(); return now < startsAt ? 0 : now < endsAt ? 1 : 2; }
   function canBuy() { return (status === 1 || entriesNow() === "open") && stock > 0 && mayBuy(); }
+
+  // --- the panel ---------------------------------------------------------------------------
+  // Which of the page's panels (seckill/panels.py) shows: the same rules as panel.html's.
+  function panelKey() {
+    if (state === "anonymous") return status === 1 && stock <= 0 ? "anon:sold-out" : "anon";
+    if (state === "queued" || state === "entered" || state === "ordered" || state === "paid") return state;
+    var base = state === "failed" || state === "not_drawn" ? state : "none", entries = entriesNow(), action;
+    if (status === 2) action = "ended";
+    else if (entries === "open") action = "entries-open";
+    else if (entries === "soon") action = "entries-soon";
+    else if (status === 1 && stock <= 0) action = entries !== null ? "entries-closed" : "sold-out";
+    else action = status === 1 ? "buy" : "buy-soon";
+    return base + ":" + action;
+  }
+  function entryKey() {
+    if (!shopper) return null;
+    if (shopper.drawEntry) return shopper.drawEntry.won ? "won" : "lost";
+    return shopper.userId && state === "entered" ? "id" : null;
+  }
+  function variant(kind, key) {
+    var template = document.querySelector("template[data-" + kind + '-variant="' + key + '"]');
+    return template ? template.content.cloneNode(true) : null;
+  }
+  // The slots of a panel, filled as text: nothing of an answer is ever read as markup.
+  function fill(part, values) {
+    part.querySelectorAll("[data-slot]").forEach(function (el) {
+      var value = values[el.dataset.slot];
+      if (value !== undefined && value !== null) el.textContent = String(value);
+    });
+  }
+  // The panel is replaced only when it would say something new (its countdowns and the focus
+  // on its button stay otherwise). The page shows the logged-out panel as it was rendered.
+  var shownKey = panelKey(), shownFigures = "";
+  function showPanel() {
+    var key = panelKey(), entry = entryKey();
+    var figures = JSON.stringify([shopper, entry]);
+    if (key === shownKey && figures === shownFigures) return;
+    var part = variant("panel", key);
+    if (!part) return;
+    var values = Object.assign({}, shopper || {}, shopper && shopper.drawEntry ? shopper.drawEntry : {});
+    fill(part, values);
+    part.querySelectorAll("[data-order-href]").forEach(function (a) { a.href = "/orders/" + encodeURIComponent(shopper.orderNo); });
+    part.querySelectorAll("[data-deadline]").forEach(function (el) {
+      el.dataset.deadline = String(Math.round(shopper.payDeadline));
+      el.dataset.now = String(Math.round(shopNow() / 1000));
+    });
+    part.querySelectorAll("[data-draw-at]").forEach(function (el) { el.dataset.drawAt = String(shopper.drawAt); });
+    part.querySelectorAll("[data-entry-slot]").forEach(function (slot) {
+      var words = entry ? variant("entry", entry) : null;
+      if (words) fill(words, values);
+      if (words) slot.replaceWith(words); else slot.remove();
+    });
+    panel.replaceChildren(part);
+    shownKey = key;
+    shownFigures = figures;
+    barHeight = undefined;
+    time.tick();
+    var button = buyButton();
+    if (button && !form.hidden) button.disabled = true;  // the captcha is open for it
+  }
+
   // Entries open or close: the panel's button and wording change with them.
   function entriesTick() {
     var now = entriesNow();
     if (now === null) return false;
-    if (entriesState !== null && now !== entriesState) refresh();
+    if (entriesState !== null && now !== entriesState) { entriesState = now; showPanel(); refreshSoon(); }
     entriesState = now;
     if (now === "soon") {
-      countdown.textContent = interpolate(gettext("Entries open in %s"), [duration((entriesOpen - Date.now()) / 1000)]);
-      barClock(gettext("Entries open in"), Math.max(0, Math.round((entriesOpen - Date.now()) / 1000)));
+      countdown.textContent = interpolate(gettext("Entries open in %s"), [duration((entriesOpen - shopNow()) / 1000)]);
+      barClock(gettext("Entries open in"), Math.max(0, Math.round((entriesOpen - shopNow()) / 1000)));
     } else if (now === "open") {
-      countdown.textContent = interpolate(gettext("Entries close in %s"), [duration((entriesClose - Date.now()) / 1000)]);
-      barClock(gettext("Entries close in"), Math.max(0, Math.round((entriesClose - Date.now()) / 1000)));
+      countdown.textContent = interpolate(gettext("Entries close in %s"), [duration((entriesClose - shopNow()) / 1000)]);
+      barClock(gettext("Entries close in"), Math.max(0, Math.round((entriesClose - shopNow()) / 1000)));
     } else return false;
     keepBarRoom();
     var button = buyButton();
@@ -91,30 +169,31 @@
     return true;
   }
 
-  // The countdown counts against the server's remaining seconds, not the browser's clock.
+  // The countdown counts by the shop's clock, not the browser's.
   var saidMinute = false;
   function tick() {
+    var was = status;
+    status = statusNow();
+    if (status !== was) showPanel();
     if (entriesTick()) return;
     if (status === 0) {
-      var left = Math.max(0, Math.round((startsAt - Date.now()) / 1000));
-      if (left > 0) {
-        countdown.textContent = interpolate(gettext("Starts in %s"), [duration(left)]);
-        barClock(gettext("Starts in"), left);
-        if (left <= 60 && !saidMinute) { saidMinute = true; announce(gettext("The sale starts in one minute.")); }
-        keepBarRoom();
-        return;
-      }
-      status = 1;
-      if (entriesOpen === null) announce(stock > 0 ? gettext("The sale has started: Buy now is on.") : gettext("Sold out"));
-      refresh();
+      var left = Math.max(0, Math.round((startsAt - shopNow()) / 1000));
+      countdown.textContent = interpolate(gettext("Starts in %s"), [duration(left)]);
+      barClock(gettext("Starts in"), left);
+      if (left <= 60 && !saidMinute) { saidMinute = true; announce(gettext("The sale starts in one minute.")); }
+      keepBarRoom();
+      return;
+    }
+    if (was === 0 && status >= 1) {
+      if (entriesOpen === null && status === 1) announce(stock > 0 ? gettext("The sale has started: Buy now is on.") : gettext("Sold out"));
+      refreshSoon();
     }
     if (startsLine) startsLine.hidden = true;
-    if (status === 1 && endsAt !== null && Date.now() >= endsAt) { status = 2; announce(gettext("This sale has ended.")); }
+    if (was === 1 && status === 2) { announce(gettext("This sale has ended.")); showStock(); }
     if (status === 1) {
-      var ending = endsAt === null ? null : (endsAt - Date.now()) / 1000;
+      var ending = (endsAt - shopNow()) / 1000;
       if (stock <= 0) countdown.textContent = entriesOpen !== null ? gettext("Entries closed") : gettext("Sold out for now");
-      else if (ending !== null) countdown.textContent = interpolate(gettext("On sale now · ends in %s"), [duration(ending)]);
-      else countdown.textContent = gettext("On sale now");
+      else countdown.textContent = interpolate(gettext("On sale now · ends in %s"), [duration(ending)]);
       barClock(stock <= 0 ? gettext("Sold out for now") : gettext("Ends in"), stock <= 0 ? null : ending);
     }
     if (status === 2) { countdown.textContent = gettext("This sale has ended."); barClock(gettext("Ended"), null); }
@@ -149,70 +228,119 @@
     if (height === null) document.documentElement.style.removeProperty("--bar-height");
     else document.documentElement.style.setProperty("--bar-height", height + "px");
   }
-  // A draw sale's entrant (docs/draw.md): a countdown to the draw by the server's clock, then
-  // one refresh a second until the panel shows the outcome (queued, or not drawn).
-  var drawOffset = null;
+  // A draw sale's entrant (docs/draw.md): a countdown to the draw by the shop's clock, then
+  // the shopper's state asked until it shows the outcome (queued, or not drawn).
   function drawTick() {
     var el = panel.querySelector("[data-draw-at]");
-    if (!el) return;
-    if (drawOffset === null) drawOffset = Number(el.dataset.now) - Date.now() / 1000;
-    var left = Math.max(0, Math.round(Number(el.dataset.drawAt) - Date.now() / 1000 - drawOffset));
+    if (!el || !el.dataset.drawAt) return;
+    var left = Math.max(0, Math.round(Number(el.dataset.drawAt) - shopNow() / 1000));
     el.textContent = left > 0 ? interpolate(gettext("Draw in %s"), [duration(left)]) : gettext("Drawing…");
-    if (left === 0) refresh();
+    if (left === 0) awaitDraw();
   }
-  tick();
-  setInterval(tick, 1000);
+  var drawAsks = 0, drawAsking = false;
+  function awaitDraw() {
+    if (drawAsking) return;
+    drawAsking = true;
+    // Once a second at first, then less often: the draw takes a moment to write.
+    setTimeout(function () {
+      askShopper().then(function () { drawAsking = false; drawAsks += 1; });
+    }, Math.min(5000, 1000 * (1 + drawAsks)));
+  }
 
-  // Every 5 s: status, stock and the shopper's state from the server; the panel and the stock
-  // box are replaced only when the server renders them differently.
-  function refresh() {
-    return json("/seckill/state?goodsId=" + saleId).then(function (body) {
+  // --- the sale, the same for everybody --------------------------------------------------
+  function showStock(claimed) {
+    var figure = document.getElementById("stock");
+    if (figure) figure.textContent = String(stock);
+    if (typeof claimed === "number") {
+      var words = document.querySelector('#claimed [data-slot="claimed"]');
+      if (words) words.textContent = String(claimed);
+      var bar = document.getElementById("claimed-bar");
+      if (bar) bar.value = claimed;
+    }
+    if (status === 2) document.querySelectorAll("#stock-box > *").forEach(function (el) { el.hidden = true; });
+  }
+  // A made draw's result, added to the draw box without a reload (seckill/draw_result.html).
+  var saleSeen = false;
+  function showDraw(draw) {
+    if (!draw || !draw.drawn || !drawBox || document.getElementById("seed")) return;
+    var template = document.getElementById("draw-result");
+    if (!template) return;
+    var part = template.content.cloneNode(true);
+    fill(part, { units: draw.units, entrants: draw.entrants, seed: draw.seed, winners: (draw.winnerIds || []).join(", ") });
+    var winners = part.querySelector("#draw-winners");
+    if (winners && !(draw.winnerIds || []).length) winners.remove();
+    else if (winners && draw.winnerCount > draw.winnerIds.length) {
+      var more = draw.winnerCount - draw.winnerIds.length;
+      winners.appendChild(document.createTextNode(" " + interpolate(ngettext("and %s more", "and %s more", more), [more])));
+    }
+    drawBox.appendChild(part);
+    if (saleSeen) announce(gettext("The draw is made: the seed and the winners are published."));
+  }
+  // Every 5 s (and at the opening, a moment after it): the sale's status, stock, window and
+  // draw. The panel changes only when what picks it does.
+  function refreshSale() {
+    return fetch("/seckill/saleState/" + saleId, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) {
+        var age = Number(r.headers.get("Age")) || 0;
+        return r.json().then(function (body) { return { body: body, age: age }; });
+      })
+      .then(function (got) {
+        if (got.body.code !== 0) return;
+        var data = got.body.data, wasInStock = stock > 0, before = status;
+        clockSeen(data.now, got.age);
+        startsAt = data.startsAt * 1000;
+        endsAt = data.endsAt * 1000;
+        if (data.entries) { entriesOpen = data.entries.opensAt * 1000; entriesClose = data.entries.closesAt * 1000; }
+        stock = data.stockCount;
+        status = statusNow();
+        if (status === 1 && before === 1 && wasInStock && stock <= 0) announce(entriesOpen !== null ? gettext("Entries closed") : gettext("Sold out"));
+        showStock(data.claimed);
+        showDraw(data.draw);
+        saleSeen = true;
+        showPanel();
+        tick();
+      }).catch(function () {});
+  }
+  // A short random wait, so that pages counting down together do not all ask in one millisecond.
+  function refreshSoon() { setTimeout(refreshSale, Math.random() * 1500); }
+  setInterval(refreshSale, 5000);
+
+  // --- the shopper ------------------------------------------------------------------------
+  var askedAt = 0, deadlineTimer = null;
+  function askShopper() {
+    askedAt = Date.now();
+    return json("/seckill/shopperState?goodsId=" + saleId).then(function (body) {
       if (body.code !== 0) return;
       var data = body.data, before = state;
+      clockSeen(data.now, 0);
       if (data.csrfToken) csrf = data.csrfToken;
-      var wasInStock = stock > 0;
-      status = data.seckillStatus;
-      stock = data.stockCount;
-      if (status === 0) startsAt = Date.now() + data.remainSeconds * 1000;
-      if (data.entries) {
-        entriesOpen = Date.now() + data.entries.opensIn * 1000;
-        entriesClose = Date.now() + data.entries.closesIn * 1000;
-      }
-      // The public draw: replaced when the server renders it differently (the seed, once
-      // drawn); the page's own copy is kept unless it is older than the draw.
-      if (data.drawBox && drawBox && data.drawBox !== lastDraw) {
-        var drawnNow = data.drawBox.indexOf('id="seed"') >= 0;
-        if (lastDraw !== null || drawnNow !== (document.getElementById("seed") !== null)) {
-          drawBox.outerHTML = data.drawBox;
-          drawBox = document.getElementById("draw-info");
-          if (drawnNow && lastDraw !== null) announce(gettext("The draw is made: the seed and the winners are published."));
-        }
-        lastDraw = data.drawBox;
-      }
-      endsAt = data.endsIn === null ? endsAt : Date.now() + data.endsIn * 1000;
-      state = data.shopper ? data.shopper.state : "anonymous";
-      // Only a panel that says something new replaces the one shown: the server's clock
-      // (data-now, which the countdowns count by) changes on every render, and replacing the
-      // panel for it would blank its countdowns and move what is below them.
-      var panelWords = withoutClock(data.panel);
-      if (panelWords !== lastPanel) {
-        if (lastPanel !== null || state !== root.dataset.shopperState) { panel.innerHTML = data.panel; time.tick(); }
-        lastPanel = panelWords;
-      }
-      if (data.stockBox !== lastStock) { stockBox.outerHTML = data.stockBox; stockBox = document.getElementById("stock-box"); lastStock = data.stockBox; }
-      if (status === 1 && wasInStock && stock <= 0) announce(entriesOpen !== null ? gettext("Entries closed") : gettext("Sold out"));
-      if (state !== before) stateChanged(before, data.shopper);
+      shopper = data.shopper;
+      state = shopper ? shopper.state : "anonymous";
+      showPanel();
+      if (state !== before) stateChanged(before);
       if (!mayBuy()) form.hidden = true;
+      deadlineWatch();
       tick();
     }).catch(function () {});
   }
+  // Asked again when it changes by itself: the pay deadline passes (the order lapses).
+  function deadlineWatch() {
+    clearTimeout(deadlineTimer);
+    if (state !== "ordered" || !shopper.payDeadline) return;
+    var wait = shopper.payDeadline * 1000 - shopNow() + 1000;
+    if (wait < 2147483647) deadlineTimer = setTimeout(askShopper, Math.max(1000, wait));
+  }
+  // A tab shown again may have missed a change made elsewhere (a payment, another device).
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible" && Date.now() - askedAt > 30000) askShopper();
+  });
   // After nav.js's /user/me, so both answers' CSRF tokens are of the one cookie it set.
-  (window.SeckillMe || Promise.resolve()).then(refresh, refresh);
-  setInterval(refresh, 5000);
+  refreshSale();
+  (window.SeckillMe || Promise.resolve()).then(askShopper, askShopper);
+  tick();
+  setInterval(tick, 1000);
 
-  function withoutClock(html) { return html.replace(/ data-now="[0-9]*"/g, ""); }
-
-  function stateChanged(before, shopper) {
+  function stateChanged(before) {
     if (state === "queued") startPolling();
     var waited = before === "queued" || buying;
     if (buying && (state === "ordered" || state === "failed")) settled = true;
@@ -339,20 +467,20 @@
           player.pause();
           if (res.code === ALREADY_BOUGHT) {
             outcome(gettext("You already have an order for this item: see it below."), "err");
-            return refresh();
+            return askShopper();
           }
           // The panel (refreshed now) says it, with the draw's countdown: said once, to screen
           // readers, and the focus goes to it.
           if (res.code === ENTERED) {
             say(""); announce(res.msg); state = "entered";
-            return refresh().then(function () { focusNote(document.getElementById("draw-entered")); });
+            return askShopper().then(function () { focusNote(document.getElementById("draw-entered")); });
           }
-          if (res.code !== 0) { outcome(res.msg, "err"); return refresh(); }
-          if (settled) return refresh();
+          if (res.code !== 0) { outcome(res.msg, "err"); refreshSale(); return askShopper(); }
+          if (settled) return askShopper();
           outcome(gettext("You are in the queue…"), "wait");
           state = "queued";
           startPolling();
-          return refresh();
+          return askShopper();
         });
       })
       .catch(function (e) { buying = false; if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
@@ -374,7 +502,8 @@
     if (pollState === "ordered" || pollState === "failed") {
       polling = false;
       if (pollState === "failed") outcome(gettext("Sorry, it sold out before your order was written."), "err");
-      refresh();  // the panel: "Pay now" with the deadline, or the buy button again
+      refreshSale();  // the stock the order took, or a unit come back
+      askShopper();  // the panel: "Pay now" with the deadline, or the buy button again
     } else if (pollState === "waiting") {
       poll(attempt + 1);
     } else {
@@ -387,5 +516,4 @@
       if (pollState === "processing") poll(attempt + 1); else polling = false;
     }
   }
-  if (state === "queued") startPolling();  // a reload while queued keeps waiting for the order
 })();
