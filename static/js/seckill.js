@@ -233,7 +233,9 @@
   function drawTick() {
     var el = panel.querySelector("[data-draw-at]");
     if (!el || !el.dataset.drawAt) return;
-    var left = Math.max(0, Math.round(Number(el.dataset.drawAt) - shopNow() / 1000));
+    // The sale's draw instant as /seckill/saleState last said it (a merchant may move it).
+    var drawAt = entriesClose !== null ? entriesClose / 1000 : Number(el.dataset.drawAt);
+    var left = Math.max(0, Math.round(drawAt - shopNow() / 1000));
     el.textContent = left > 0 ? interpolate(gettext("Draw in %s"), [duration(left)]) : gettext("Drawing…");
     if (left === 0) awaitDraw();
   }
@@ -292,8 +294,8 @@
         endsAt = data.endsAt * 1000;
         if (data.entries) { entriesOpen = data.entries.opensAt * 1000; entriesClose = data.entries.closesAt * 1000; }
         stock = data.stockCount;
-        status = statusNow();
-        if (status === 1 && before === 1 && wasInStock && stock <= 0) announce(entriesOpen !== null ? gettext("Entries closed") : gettext("Sold out"));
+        // The status itself changes in tick(), which says so.
+        if (statusNow() === 1 && before === 1 && wasInStock && stock <= 0) announce(entriesOpen !== null ? gettext("Entries closed") : gettext("Sold out"));
         showStock(data.claimed);
         showDraw(data.draw);
         saleSeen = true;
@@ -462,9 +464,10 @@
           headers: { "Content-Type": "application/x-www-form-urlencoded", "X-CSRFToken": csrf },
           body: "goodsId=" + encodeURIComponent(saleId),
         }).then(function (res) {
-          buying = false;
           form.hidden = true;
           player.pause();
+          if (res.code === 0) return taken();
+          buying = false;
           if (res.code === ALREADY_BOUGHT) {
             outcome(gettext("You already have an order for this item: see it below."), "err");
             return askShopper();
@@ -475,16 +478,25 @@
             say(""); announce(res.msg); state = "entered";
             return askShopper().then(function () { focusNote(document.getElementById("draw-entered")); });
           }
-          if (res.code !== 0) { outcome(res.msg, "err"); refreshSale(); return askShopper(); }
-          if (settled) return askShopper();
-          outcome(gettext("You are in the queue…"), "wait");
-          state = "queued";
-          startPolling();
+          outcome(res.msg, "err");
+          refreshSale();
           return askShopper();
         });
       })
       .catch(function (e) { buying = false; if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
   });
+
+  // The gate took the buy. Its answer may come after the order is written (a slow network):
+  // the shopper's state, asked first, then says it is placed, once, and never "in the queue".
+  function taken() {
+    return askShopper().then(function () {
+      buying = false;
+      if (settled || (state !== "none" && state !== "queued")) return;
+      outcome(gettext("You are in the queue…"), "wait");
+      if (state !== "queued") { state = "queued"; showPanel(); }
+      startPolling();
+    });
+  }
 
   // Poll with backoff (static/js/poll.js). "Queued" never turns into "sold out" here: only
   // the server's -1 says the order failed; a long wait says "still processing" instead.
