@@ -14,10 +14,13 @@ RATIO_TARGETS = (
     ("sold-out / bare", "sold-out", "bare", 0.5),
     ("not-started / bare", "not-started", "bare", 0.5),
     ("detail-poll / bare", "detail-poll", "bare", 0.3),
+    # The item page's refresh, and the mix the pages make: through an edge, at least the bare
+    # server's rate, most of it never reaching Python.
+    ("sale-state / bare", "sale-state", "bare", 1.0),
     ("burst / bare", "burst", "bare", None),
     ("floor / bare", "floor", "bare", None),
-    ("opening-mix / bare", "opening-mix", "bare", 0.5),
-    ("result-poll / bare", "result-poll", "bare", 0.3),
+    ("opening-mix / bare", "opening-mix", "bare", 1.0),
+    ("result-poll / bare", "result-poll", "bare", 1.0),
     # The opening's captchas: taken from the pool drawn ahead vs drawn in the request.
     ("captcha / captcha-drawn", "captcha", "captcha-drawn", None),
     ("burst / floor", "burst", "floor", 2.0),

@@ -40,8 +40,8 @@ from tools import opening_mix
 from tools.deploy import DEFAULT_SERVER, ROOT, Deployment
 
 SCENARIOS = (
-    "bare", "floor", "sold-out", "not-started", "detail-poll", "burst", "opening-mix", "result-poll", "opening-open",
-    "captcha", "api-sold-out", "api-burst", "naive", "pages", "hot-row", "drain",
+    "bare", "floor", "sold-out", "not-started", "detail-poll", "sale-state", "burst", "opening-mix", "result-poll",
+    "opening-open", "captcha", "api-sold-out", "api-burst", "naive", "pages", "hot-row", "drain",
 )  # fmt: skip
 # Run whatever --scenarios says: the yardstick of every ratio (lab/bench/bare.py).
 ALWAYS = ("bare",)

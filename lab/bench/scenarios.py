@@ -121,6 +121,14 @@ class Scenarios:
         result = self.drive("detail-poll", self._detail_polls(self._not_started_sale(), 64), mode="loop")
         self.expect(result, codes={SUCCESS_CODE}, statuses={"200"})
 
+    def sale_state(self) -> None:
+        """The item page's refresh every 5 s: the sale's public state, asked with each shopper's
+        cookies as their browser sends them (an edge keeps one copy for everybody)."""
+        sale_id = self._not_started_sale()
+        requests = [Request("GET", f"/seckill/saleState/{sale_id}", s.session) for s in self.shoppers[:64]]
+        result = self.drive("sale-state", requests, mode="loop")
+        self.expect(result, codes={SUCCESS_CODE}, statuses={"200"})
+
     def _opening_sale(self) -> int:
         """The opening's sale after its sell-out: one unit per shopper, every unit bought by a
         shopper through the gate's service (lab.bench.reserve, as the drain buys) and written
