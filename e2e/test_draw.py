@@ -4,6 +4,7 @@ entrant) and finds the order. Live server, real PostgreSQL, Redis and Celery wor
 is the ETA task's)."""
 
 import hashlib
+import time
 
 import pytest
 
@@ -31,6 +32,11 @@ def test_a_shopper_enters_the_draw_and_sees_the_result(watched, celery_worker):
     tab = watched("draw")
     page = tab.page
     log_in(page, tab.base_url, shopper.mobile)
+    # The page's requests in order, and the answers of everybody's state (read once drawn).
+    seen: list[tuple[str, object]] = []
+    page.on("request", lambda request: seen.append(("asked", request.url)))
+    page.on("response", lambda response: "/seckill/saleState/" in response.url and seen.append(("sale", response)))
+    page.route("**/seckill/saleState/*", publish_the_draw_late())
 
     tab.go(f"/goods/detail/{sale.pk}")
     seed_hash = page.inner_text("#seed-hash")
@@ -52,6 +58,7 @@ def test_a_shopper_enters_the_draw_and_sees_the_result(watched, celery_worker):
     page.wait_for_selector("#pay-now", timeout=30_000)  # drawn, queued, then the order
     tab.shoot("draw-won")
     assert Order.objects.filter(user=shopper, seckill__sale=sale).count() == 1
+    assert_entrant_waits_for_everybodys_answer(seen)
     tab.go(f"/goods/detail/{sale.pk}")
     seed = page.inner_text("#seed")
     assert hashlib.sha256(seed.encode()).hexdigest() == seed_hash  # the seed published matches the hash shown before
@@ -59,3 +66,41 @@ def test_a_shopper_enters_the_draw_and_sees_the_result(watched, celery_worker):
     recompute = page.inner_text("#draw-info pre")
     assert f"/seckill/draw?goodsId={sale.pk}" in recompute and "sha256" in recompute
     tab.shoot("draw-published")
+
+
+LATE_SECONDS = 4.0
+
+
+def publish_the_draw_late():
+    """A route handler under which everybody's answer says "not drawn yet" for LATE_SECONDS
+    after the draw is made, as while a large draw is written: the entrant's page must wait."""
+    drawn_at: list[float] = []
+
+    def handle(route, _request) -> None:
+        answer = route.fetch()
+        body = answer.json()
+        draw = body["data"]["draw"]
+        if draw and draw["drawn"]:
+            drawn_at.append(time.monotonic())
+            if time.monotonic() - drawn_at[0] < LATE_SECONDS:
+                body["data"]["draw"] = {key: draw[key] for key in ("seedSha256", "drawWindowS")} | {"drawn": False}
+        route.fulfill(response=answer, json=body)
+
+    return handle
+
+
+def assert_entrant_waits_for_everybodys_answer(seen: list[tuple[str, object]]) -> None:
+    """Between the entry and the moment everybody's answer says the draw is made, an entrant's
+    page asks its own state once (as the entry is answered): at the draw, thousands of entrants
+    ask the shared answer an edge keeps, and only then their own."""
+    entered = next(i for i, (kind, url) in enumerate(seen) if kind == "asked" and "/doSeckill" in str(url))
+    drawn = next(
+        (
+            i
+            for i, (kind, response) in enumerate(seen)
+            if i > entered and kind == "sale" and (response.json()["data"]["draw"] or {}).get("drawn")  # type: ignore[attr-defined]
+        ),
+        len(seen),
+    )
+    own = [url for kind, url in seen[entered:drawn] if kind == "asked" and "/seckill/shopperState" in str(url)]
+    assert len(own) == 1, own

@@ -239,14 +239,18 @@
     el.textContent = left > 0 ? interpolate(gettext("Draw in %s"), [duration(left)]) : gettext("Drawing…");
     if (left === 0) awaitDraw();
   }
-  var drawAsks = 0, drawAsking = false;
+  // drawn: everybody's answer has said the draw is made. Until then an entrant's own state
+  // cannot change, so the page asks everybody's answer (which an edge keeps), not its own.
+  var drawAsks = 0, drawAsking = false, drawn = false;
   function awaitDraw() {
     if (drawAsking) return;
     drawAsking = true;
-    // Once a second at first, then less often: the draw takes a moment to write.
+    // Once a second at first, then less often: the draw takes a moment to write. Entrants'
+    // own questions are spread over two seconds, so they do not all reach the shop at once.
+    var wait = Math.min(5000, 1000 * (1 + drawAsks)) + (drawn ? Math.random() * 2000 : 0);
     setTimeout(function () {
-      askShopper().then(function () { drawAsking = false; drawAsks += 1; });
-    }, Math.min(5000, 1000 * (1 + drawAsks)));
+      (drawn ? askShopper() : refreshSale()).then(function () { drawAsking = false; drawAsks += 1; });
+    }, wait);
   }
 
   // --- the sale, the same for everybody --------------------------------------------------
@@ -298,6 +302,7 @@
         if (statusNow() === 1 && before === 1 && wasInStock && stock <= 0) announce(entriesOpen !== null ? gettext("Entries closed") : gettext("Sold out"));
         showStock(data.claimed);
         showDraw(data.draw);
+        if (data.draw && data.draw.drawn && !drawn) { drawn = true; drawAsks = 0; }
         saleSeen = true;
         showPanel();
         tick();
