@@ -491,12 +491,17 @@
       .catch(function (e) { buying = false; if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
   });
 
-  // The gate took the buy. Its answer may come after the order is written (a slow network):
-  // the shopper's state, asked first, then says it is placed, once, and never "in the queue".
+  // The gate took the buy. Its answer may come after the order is written (a slow network): the
+  // result poll, which the edge answers from the ticket the buy left, is asked at once, so the
+  // page says "placed" once, never "in the queue" first. The shopper's own state is asked only
+  // when the result is in, for the panel's "Pay now".
   function taken() {
-    return askShopper().then(function () {
+    return json("/seckill/result?goodsId=" + saleId).then(function (body) {
+      return body.code === 0 ? plan.state(body.data, 0) : "waiting";
+    }, function (e) { if (e.message === "login") throw e; return "waiting"; }).then(function (first) {
       buying = false;
       if (settled || (state !== "none" && state !== "queued")) return;
+      if (first === "ordered" || first === "failed") { state = "queued"; show(first, 0); return; }
       outcome(gettext("You are in the queue…"), "wait");
       if (state !== "queued") { state = "queued"; showPanel(); }
       startPolling();
