@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from seckill import selectors, steps
+from seckill.middleware import refusal_mark
 from seckill.serializers import BuyEnvelopeSerializer, PathInputSerializer, PathSerializer, ResultSerializer
 from seckill.tickets import ticket_set
 from seckill.views import SECKILL_RATE
@@ -139,7 +140,7 @@ class BuyApi(_GateApi):
             return api_answer(steps.NO_SUCH_SALE)
         user_id = user_id_of(request)
         answer = steps.buy(user_id=user_id, sale_id=parsed, path=path)
-        response = api_answer(answer)
+        response = refusal_mark(api_answer(answer), answer.code)
         if answer.code is Code.SUCCESS:
             ticket_set(response, request=request._request, user_id=user_id, sale_id=parsed)
         return response

@@ -19,6 +19,7 @@ from django_ratelimit.core import is_ratelimited
 from goods.models import SaleStatus
 from goods.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page, sale_public_state
 from seckill import panels, selectors, steps
+from seckill.middleware import refusal_mark
 from seckill.tickets import ticket_set
 from seckill_site.codes import Code
 from seckill_site.http import PUBLIC_SECONDS, allow, fail, ok, page_answer, positive_int, public_answer
@@ -103,7 +104,7 @@ def seckill_path(request: HttpRequest, user_id: int, sale_id: int) -> HttpRespon
 @_for_shopper_and_sale()
 def do_seckill(request: HttpRequest, user_id: int, sale_id: int, path: str) -> HttpResponse:
     answer = steps.buy(user_id=user_id, sale_id=sale_id, path=path)
-    response = page_answer(answer)
+    response = refusal_mark(page_answer(answer), answer.code)
     if answer.code is Code.SUCCESS:
         ticket_set(response, request=request, user_id=user_id, sale_id=sale_id)
     return response

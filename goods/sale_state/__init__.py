@@ -6,7 +6,14 @@ other, so a late, repeated or crashed caller changes nothing. One module per fam
 (what this process knows without asking), reservation, draw, limits, stock, answers.
 """
 
-from goods.sale_state.answers import RESULT_ENTERED, RESULT_FAILED, RESULT_NOT_DRAWN, RESULT_QUEUED, Refusal
+from goods.sale_state.answers import (
+    PUBLIC_REFUSALS,
+    RESULT_ENTERED,
+    RESULT_FAILED,
+    RESULT_NOT_DRAWN,
+    RESULT_QUEUED,
+    Refusal,
+)
 from goods.sale_state.draw import (
     DrawApplied,
     Entered,
@@ -74,6 +81,7 @@ from goods.sale_state.stock import (
 )
 
 __all__ = [
+    "PUBLIC_REFUSALS",
     "RESULT_ENTERED",
     "RESULT_FAILED",
     "RESULT_NOT_DRAWN",

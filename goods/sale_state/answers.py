@@ -45,3 +45,8 @@ class Refusal(enum.IntEnum):
     SHARDS_STALE = -11, Code.TRY_AGAIN
     # Sold out after a draw sale's draw: said as "entries have closed" (never by a script).
     ENTRIES_CLOSED = -12, Code.ENTRIES_CLOSED
+
+
+# The public facts (marks.refusal_known): refused to anyone, with the same answer from every
+# layer that gives them (seckill.fastpath.refusal_response), the edge's included.
+PUBLIC_REFUSALS = (Refusal.SOLD_OUT, Refusal.ENTRIES_CLOSED, Refusal.NOT_STARTED, Refusal.ENDED)
