@@ -25,6 +25,7 @@ from tools.missing import missing
 from users.revocation import user_auth_revoke
 from users.sessions import session_stored_key
 from users.tests.factories import make_user
+from users.tokens import api_token_issue
 
 pytestmark = [
     pytest.mark.processes,
@@ -189,6 +190,23 @@ def test_an_api_buy_of_a_sale_published_sold_out_is_refused_at_the_edge_as_by_th
     answer = refusal_response(Code.SOLD_OUT, "en" if language == "en" else "zh-hans")
     headers = {name.lower(): value for name, value in answer.items()} | {"x-request-id": "edge-test-2"}
     assert at_edge and got == (answer.status_code, headers, answer.content)
+
+
+def test_the_edges_refusal_of_an_api_buy_is_the_shops_view_answering_from_redis(shop):
+    """The same press, by a shopper with a token, answered by the edge and then by the shop's
+    buy view when no process knows the sale is sold out any more (the marks, and the `closed`
+    key the edge reads, live a second) and the gate's script says so from Redis."""
+    url, edge, _directory = shop
+    sale = make_sale(stock=1)
+    ticketed(edge, sale)  # the last unit: the gate marks the sale sold out and publishes it
+    token = {"Authorization": f"Token {api_token_issue(user_id=make_user().pk)}"}
+    for language in LANGUAGES:
+        at_the_edge, at_edge = press(edge, sale.pk, language, **token)
+        time.sleep(1.05)  # every process's mark is gone: SoldOutMiddleware and the fast path pass
+        by_the_view, at_edge_too = press(url, sale.pk, language, **token)  # the view marks and publishes again
+        assert at_edge and not at_edge_too
+        assert at_the_edge == by_the_view, language
+        assert by_the_view[2] == refusal_response(Code.SOLD_OUT, "en" if language == "en" else "zh-hans").content
 
 
 def test_a_unit_coming_back_reaches_the_edge_at_once_and_an_open_sale_passes(shop):
