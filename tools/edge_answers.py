@@ -120,11 +120,11 @@ def _refusals_vcl() -> list[str]:
     closed (goods.sale_state's `closed` key) or whose window is not open, by refusal and language."""
     from django.conf import settings
 
-    from goods.sale_state import Refusal
+    from goods.sale_state import PUBLIC_REFUSALS
     from seckill.fastpath import refusal_response
 
     lines = ["sub answers_refusal {"]
-    for refusal in (Refusal.SOLD_OUT, Refusal.ENTRIES_CLOSED, Refusal.NOT_STARTED, Refusal.ENDED):
+    for refusal in PUBLIC_REFUSALS:
         for language, _name in settings.LANGUAGES:
             response = refusal_response(refusal.code, language)
             asked = f'var.get("answers-refusal") == "{refusal.name}" && var.get("answers-language") == "{language}"'

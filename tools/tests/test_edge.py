@@ -39,3 +39,20 @@ def test_the_answers_files_come_from_a_deployments_settings_and_go_without_them(
     assert "new answers_redis = redis.db(" in (tmp_path / "edge-answers-config.vcl").read_text()
     edge_files(tmp_path, "127.0.0.1:8000")
     assert not secrets.exists() and not (tmp_path / "edge-answers-config.vcl").exists()
+
+
+def test_the_edge_refuses_with_the_public_refusals_and_no_other():
+    """deploy/edge-answers.vcl reads the refusal from Redis and answers it with
+    answers_refusal, which tools/edge_answers.py writes for sale_state.PUBLIC_REFUSALS: both
+    name the same ones, so no refusal the shop gives is one the edge passes or answers alone."""
+    import re
+
+    from goods.sale_state import PUBLIC_REFUSALS
+    from tools.edge import ROOT
+    from tools.edge_answers import _refusals_vcl
+
+    vcl = (ROOT / "deploy" / "edge-answers.vcl").read_text()
+    named = {frozenset(names.split("|")) for names in re.findall(r'"\^\(([A-Z_|]+)\)\$"', vcl)}
+    assert named == {frozenset(refusal.name for refusal in PUBLIC_REFUSALS)}
+    written = set(re.findall(r'var.get\("answers-refusal"\) == "([A-Z_]+)"', "\n".join(_refusals_vcl())))
+    assert written == {refusal.name for refusal in PUBLIC_REFUSALS}
