@@ -107,6 +107,8 @@ def refusal_response(code: Code, language: str) -> HttpResponse:
             body = _refusal_bodies[(code, language)] = fail(code).content
     response = HttpResponse(body, content_type="application/json", status=code.status)
     response["Content-Language"] = language
+    # As CommonMiddleware gives the views' answers, which this one stands for: never chunked.
+    response["Content-Length"] = str(len(body))
     return response
 
 
