@@ -141,7 +141,9 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
     if parsed is None or data is None:
         raise Http404(_("No such sale."))
     page = {**data["page"], "claimedSlot": _claimed_slot(data["page"]["claimed"])}
-    draw = _draw_shown(selectors.sale_draw_summary(sale_id=parsed))
+    # Only a draw sale has a draw: a first-come sale's page asks PostgreSQL nothing.
+    entries = data["page"]["entries"]
+    draw = _draw_shown(selectors.sale_draw_summary(sale_id=parsed)) if entries is not None else None
     context = {
         "sale": data["goods"],
         "page": page,
