@@ -1,5 +1,6 @@
 """Reads on goods and sale events, cached in Redis so hot pages rarely reach PostgreSQL."""
 
+import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -7,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.cache import cache
+from django.db import DatabaseError
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -18,6 +20,8 @@ from seckill_site.redis import keys, lock_try
 from seckill_site.redis import now as redis_now
 from users.merchants import visible_to_merchant
 from users.models import User
+
+logger = logging.getLogger(__name__)
 
 
 def _sale_row(sale: Sale) -> dict[str, Any]:
@@ -64,21 +68,29 @@ def sale_get(*, sale_id: int) -> dict[str, Any] | None:
     With no entry at all (the first read, or one dropped after an edit) the others wait
     briefly for that process's entry instead. Unknown ids are remembered for a while so a
     client looping over bad ids costs Redis reads, not PostgreSQL queries.
+
+    Past that, the entry is kept for when PostgreSQL cannot answer (a failover): the reader
+    that finds it failing serves the kept copy, the last one committed since an edit drops it,
+    and stores it fresh for a moment so the other readers serve it without asking too. The
+    stock shown beside it is Redis's live count all the same.
     """
     entry = cache.get(keys.sale_cache(sale_id))
     if entry is not None:
         fresh_until, row = entry
-        if redis_now() < fresh_until:
+        now = redis_now()
+        if now < fresh_until:
             return row
-        return _sale_refresh(sale_id, stale=row)
+        stale = row if now < fresh_until + keys.SALE_CACHE_STALE_TTL else None
+        return _sale_refresh(sale_id, stale=stale, kept=row)
     if cache.get(keys.sale_missing(sale_id)):
         return None
-    return _sale_refresh(sale_id, stale=None)
+    return _sale_refresh(sale_id, stale=None, kept=None)
 
 
-def _sale_refresh(sale_id: int, *, stale: dict[str, Any] | None) -> dict[str, Any] | None:
+def _sale_refresh(sale_id: int, *, stale: dict[str, Any] | None, kept: dict[str, Any] | None) -> dict[str, Any] | None:
     """Read the sale from PostgreSQL if this process gets the sale's cache lock; otherwise
-    the `stale` copy, or (with none) the holder's entry once it is there."""
+    the `stale` copy, or (with none) the holder's entry once it is there. `kept` is what to
+    serve if PostgreSQL fails."""
     deadline = time.monotonic() + SALE_CACHE_WAIT_SECONDS
     while True:
         with lock_try(keys.sale_cache_lock(sale_id), ttl=keys.SALE_CACHE_LOCK_TTL) as token:
@@ -87,19 +99,33 @@ def _sale_refresh(sale_id: int, *, stale: dict[str, Any] | None) -> dict[str, An
                 entry = cache.get(keys.sale_cache(sale_id))
                 if entry is not None and redis_now() < entry[0]:
                     return entry[1]
-                return _sale_load(sale_id)
+                return _sale_reload(sale_id, kept=kept)
             if stale is not None:
                 return stale
             if time.monotonic() >= deadline:
                 # The holder is slow or gone. Only the holder releases its lock (owner
                 # token), so reading without it never frees the lock for everyone else.
-                return _sale_load(sale_id)
+                return _sale_reload(sale_id, kept=kept)
         time.sleep(SALE_CACHE_POLL_SECONDS)
         entry = cache.get(keys.sale_cache(sale_id))
-        if entry is not None:
+        if entry is not None and redis_now() < entry[0]:  # the holder's, not the kept one
             return entry[1]
         if cache.get(keys.sale_missing(sale_id)):
             return None
+
+
+def _sale_reload(sale_id: int, *, kept: dict[str, Any] | None) -> dict[str, Any] | None:
+    """_sale_load; while PostgreSQL fails, the `kept` copy (when there is one), fresh again for
+    SALE_CACHE_RETRY_SECONDS so one reader per sale asks PostgreSQL that often, not every one."""
+    try:
+        return _sale_load(sale_id)
+    except DatabaseError as error:
+        if kept is None:
+            raise
+        logger.warning("sale %s served from its kept copy: %r", sale_id, error)
+        retry = keys.SALE_CACHE_RETRY_SECONDS
+        cache.set(keys.sale_cache(sale_id), (redis_now() + retry, kept), retry + keys.SALE_CACHE_KEEP_TTL)
+        return kept
 
 
 def units_offered(sale_ids: list[int]) -> dict[int, int]:
@@ -131,7 +157,7 @@ def _sale_load(sale_id: int) -> dict[str, Any] | None:
     row = _sale_row(sale)
     row["stockOffered"] = units_offered([sale_id]).get(sale_id, 0)
     fresh = keys.jittered(keys.SALE_CACHE_TTL)
-    cache.set(keys.sale_cache(sale_id), (redis_now() + fresh, row), fresh + keys.SALE_CACHE_STALE_TTL)
+    cache.set(keys.sale_cache(sale_id), (redis_now() + fresh, row), fresh + keys.SALE_CACHE_KEEP_TTL)
     return row
 
 

@@ -5,10 +5,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
+from django.db import OperationalError, connection
 
 from goods import selectors
-from goods.models import Sale
+from goods.models import Goods, Sale
 from goods.tests.factories import make_sale
 from seckill_site.redis import client as redis
 from seckill_site.redis import keys, lock
@@ -88,3 +88,23 @@ def test_an_unknown_sale_is_remembered_by_whoever_rebuilds():
         assert selectors.sale_get(sale_id=987654) is None
         assert selectors.sale_get(sale_id=987654) is None
     assert len(reads.queries) == 1
+
+
+@pytest.mark.django_db
+def test_a_copy_past_its_stale_window_is_served_only_while_postgresql_fails(monkeypatch):
+    sale = make_sale()
+    assert selectors.sale_get(sale_id=sale.pk)["goodsName"] == sale.goods.name
+    Goods.objects.filter(pk=sale.goods_id).update(name="Renamed")  # no drop: only the clock tells
+    later = selectors.redis_now() + 10 * 60
+    monkeypatch.setattr(selectors, "redis_now", lambda: later)
+    monkeypatch.setattr(selectors, "SALE_CACHE_WAIT_SECONDS", 0.1)
+    with lock(keys.sale_cache_lock(sale.pk), ttl=30):  # a slow rebuilder elsewhere
+        assert selectors.sale_get(sale_id=sale.pk)["goodsName"] == "Renamed"  # not the kept copy
+
+    def refused(execute, sql, params, many, context):
+        raise OperationalError("no leader")
+
+    later += 10 * 60
+    with connection.execute_wrapper(refused):
+        assert selectors.sale_get(sale_id=sale.pk)["goodsName"] == "Renamed"  # the kept copy
+        assert selectors.sale_get(sale_id=sale.pk)["goodsName"] == "Renamed"  # fresh for a moment

@@ -4,9 +4,10 @@ Redis, which purges the edge's copies, is shown rather than answered with a 503.
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
+from goods import selectors as goods_selectors
 from goods.tests.factories import make_goods, make_sale
 from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import keys
@@ -15,12 +16,41 @@ from users.tests.factories import make_user
 pytestmark = pytest.mark.django_db
 
 
+class DatabaseDown:
+    """Fails every query as a database with no leader does; the statements it refused."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+
+    def __call__(self, execute, sql, params, many, context):
+        self.refused.append(sql)
+        raise OperationalError("the database system is in recovery mode")
+
+
 def _views(client, sale_id: int):
     return (
         client.get(f"/goods/detail/{sale_id}"),
         client.get(f"/goods/getDetails/{sale_id}"),
         client.get("/seckill/state", {"goodsId": sale_id}),
     )
+
+
+@pytest.mark.parametrize("age", [45, 10 * 60], ids=["copy past its freshness", "copy past its stale window"])
+def test_a_sale_selling_out_in_redis_during_a_failover_is_shown_sold_out(client, monkeypatch, age):
+    sale = make_sale(goods=make_goods(name="Failover Phone"), stock=1)
+    assert all(answer.status_code == 200 for answer in _views(client, sale.pk))  # the copies are warm
+    left, _request = reserve_directly(make_user().pk, sale.pk)  # the last unit goes, in Redis alone
+    assert left == 0
+    later = goods_selectors.redis_now() + age  # the sale's Redis copy is that old by now
+    monkeypatch.setattr(goods_selectors, "redis_now", lambda: later)
+
+    down = DatabaseDown()
+    with connection.execute_wrapper(down):
+        page, details, state = _views(client, sale.pk)
+    assert len(down.refused) == 1  # one reader asked, then stored the kept copy for the others
+    assert page.status_code == 200 and "Failover Phone" in page.content.decode()
+    assert details.status_code == 200 and details.json()["data"]["goods"]["stockCount"] == 0
+    assert state.status_code == 200 and state.json()["data"]["stockCount"] == 0
 
 
 def test_warm_copies_answer_a_sale_s_shared_views_without_postgresql(client):

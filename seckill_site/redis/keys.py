@@ -29,6 +29,10 @@ REGISTRATIONS_TTL = 7 * 24 * 60 * 60
 # A sale's cached row (seconds): fresh, then served stale while the lock's holder re-reads it.
 SALE_CACHE_TTL = 30
 SALE_CACHE_STALE_TTL = 30
+# Past that, kept only for when PostgreSQL cannot answer (a failover): an edit drops the row, so
+# the kept copy is the last one committed; once served so, it is fresh again this long.
+SALE_CACHE_KEEP_TTL = 60 * 60
+SALE_CACHE_RETRY_SECONDS = 2
 SALE_CACHE_LOCK_TTL = 5
 # A miss for an unknown sale id is remembered briefly (jittered) so repeated misses skip PostgreSQL.
 SALE_MISSING_TTL = 30
