@@ -1,11 +1,12 @@
 """Reads of the seckill app: a shopper's result and standing, and the sales the background work
 looks at."""
 
+import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.models import Func, IntegerField
 from django.utils import timezone
 
@@ -14,6 +15,8 @@ from goods.models import Sale, SaleDraw
 from orders.models import PAID_STATUSES, Order, OrderStatus, SeckillOrder
 from seckill_site.redis import client, keys
 from seckill_site.redis import now as redis_now
+
+logger = logging.getLogger(__name__)
 
 QUEUED = sale_state.RESULT_QUEUED
 FAILED = sale_state.RESULT_FAILED
@@ -157,18 +160,28 @@ def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | N
 
 # How long the item page's refresh reuses a draw's summary: the seed shows within this of the draw.
 DRAW_SUMMARY_SECONDS = 2
+# Past that, kept for when PostgreSQL cannot answer (a failover): the draw drops it once made.
+DRAW_SUMMARY_KEEP_SECONDS = 60 * 60
 
 
 def sale_draw_summary(*, sale_id: int) -> dict[str, Any] | None:
     """sale_draw_public without the entrant list, with the winners (at most the units), cached
-    briefly: the item page's refresh asks for it every few seconds per shopper."""
-    cached = cache.get(keys.draw_summary(sale_id))
-    if cached is not None:
-        return cached or None
-    public = sale_draw_public(sale_id=sale_id)
-    if public is not None and public["drawn"]:
-        public["winnerIds"] = SaleDraw.objects.filter(sale_id=sale_id).values_list("winner_ids", flat=True).first()
-    cache.set(keys.draw_summary(sale_id), public or {}, DRAW_SUMMARY_SECONDS)
+    briefly: the item page's refresh asks for it every few seconds per shopper. While PostgreSQL
+    fails, the summary last read, fresh again for a moment, so not every reader asks."""
+    key = keys.draw_summary(sale_id)
+    cached = cache.get(key)
+    if cached is not None and redis_now() < cached[0]:
+        return cached[1] or None
+    try:
+        public = sale_draw_public(sale_id=sale_id)
+        if public is not None and public["drawn"]:
+            public["winnerIds"] = SaleDraw.objects.filter(sale_id=sale_id).values_list("winner_ids", flat=True).first()
+    except DatabaseError as error:
+        if cached is None:
+            raise
+        logger.warning("sale %s's draw summary served from its kept copy: %r", sale_id, error)
+        public = cached[1] or None
+    cache.set(key, (redis_now() + DRAW_SUMMARY_SECONDS, public or {}), DRAW_SUMMARY_SECONDS + DRAW_SUMMARY_KEEP_SECONDS)
     return public
 
 

@@ -2,13 +2,18 @@
 anonymous detail poll and the page's state render from what Redis holds, so a sell-out in
 Redis, which purges the edge's copies, is shown rather than answered with a 503."""
 
+import time
+
 import pytest
 from django.core.cache import cache
 from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
 from goods import selectors as goods_selectors
+from goods.models import Admission
+from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_goods, make_sale
+from seckill import selectors as seckill_selectors
 from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import keys
 from users.tests.factories import make_user
@@ -51,6 +56,22 @@ def test_a_sale_selling_out_in_redis_during_a_failover_is_shown_sold_out(client,
     assert page.status_code == 200 and "Failover Phone" in page.content.decode()
     assert details.status_code == 200 and details.json()["data"]["goods"]["stockCount"] == 0
     assert state.status_code == 200 and state.json()["data"]["stockCount"] == 0
+
+
+def test_a_draw_sale_s_page_keeps_its_draw_during_a_failover(client, monkeypatch):
+    sale = make_sale(starts_in=-1, warm=False, admission=Admission.DRAW, draw_window_s=60)
+    draw_seed_ensure(sale=sale)
+    sale_open(sale_id=sale.pk)
+    seed_hash = client.get(f"/goods/detail/{sale.pk}").content.decode().split('id="seed-hash" translate="no">')[1][:64]
+    time.sleep(seckill_selectors.DRAW_SUMMARY_SECONDS + 0.1)  # what Redis holds outlives that
+    later = goods_selectors.redis_now() + 45  # both copies past their freshness
+    monkeypatch.setattr(goods_selectors, "redis_now", lambda: later)
+    monkeypatch.setattr(seckill_selectors, "redis_now", lambda: later)
+
+    with connection.execute_wrapper(DatabaseDown()):
+        page, _details, state = _views(client, sale.pk)
+    assert page.status_code == 200 and seed_hash in page.content.decode()
+    assert state.status_code == 200 and seed_hash in state.json()["data"]["drawBox"]
 
 
 def test_warm_copies_answer_a_sale_s_shared_views_without_postgresql(client):

@@ -105,8 +105,9 @@ def draw_public(sale_id: int) -> str:
 
 
 def draw_summary(sale_id: int) -> str:
-    """A draw's public summary (no entrant list), for the item page's refresh every few seconds."""
-    return f"seckill:draw-summary:v1:{sale_id}"
+    """(fresh until, by Redis's clock; a draw's public summary, no entrant list), for the item
+    page's refresh every few seconds. "v2": a rolling deploy's old processes read v1."""
+    return f"seckill:draw-summary:v2:{sale_id}"
 
 
 def draw_entry(sale_id: int, user_id: int) -> str:
