@@ -71,8 +71,9 @@ def sale_get(*, sale_id: int) -> dict[str, Any] | None:
 
     Past that, the entry is kept for when PostgreSQL cannot answer (a failover): the reader
     that finds it failing serves the kept copy, the last one committed since an edit drops it,
-    and stores it fresh for a moment so the other readers serve it without asking too. The
-    stock shown beside it is Redis's live count all the same.
+    and stores it fresh for a moment so the other readers serve it without asking too; a
+    reader that waited for a holder in vain serves it too rather than queue on PostgreSQL.
+    The stock shown beside it is Redis's live count all the same.
     """
     entry = cache.get(keys.sale_cache(sale_id))
     if entry is not None:
@@ -103,6 +104,9 @@ def _sale_refresh(sale_id: int, *, stale: dict[str, Any] | None, kept: dict[str,
             if stale is not None:
                 return stale
             if time.monotonic() >= deadline:
+                if kept is not None:
+                    # The holder is slow: PostgreSQL may be failing over under it.
+                    return kept
                 # The holder is slow or gone. Only the holder releases its lock (owner
                 # token), so reading without it never frees the lock for everyone else.
                 return _sale_reload(sale_id, kept=kept)
