@@ -303,13 +303,23 @@ def sale_writes_in_flight(*, sale_id: int) -> bool:
     return bool(sale_state.reservations_count([sale_id])[sale_id])
 
 
+# The list's rows as PostgreSQL last gave them, for when it cannot answer (a failover): an edit
+# or a new sale drops them (goods.services.goods_list_cache_drop).
+LIST_ROWS_KEEP_SECONDS = 60 * 60
+
+
 def sales_for_list() -> list[dict[str, Any]]:
-    """Sales for the public list: running and upcoming first, then recently ended."""
-    recent = timezone.now() - timedelta(days=7)
-    sales = Sale.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
-    rows = [_sale_row(sale) for sale in sales]
+    """Sales for the public list: running and upcoming first, then recently ended. While
+    PostgreSQL fails, the rows it last gave, with the live stock and status all the same."""
+    try:
+        rows, offered = _list_rows_load()
+    except DatabaseError as error:
+        kept = cache.get(keys.goods_list_rows())
+        if kept is None:
+            raise
+        logger.warning("the list rendered from its kept rows: %r", error)
+        rows, offered = kept
     live = stock_left([row["id"] for row in rows])
-    offered = units_offered([row["id"] for row in rows])
     now = redis_now()
     for row in rows:
         row["stockLeft"] = live[row["id"]] if live[row["id"]] is not None else row["stockCount"]
@@ -318,6 +328,16 @@ def sales_for_list() -> list[dict[str, Any]]:
         row["claimed"] = claimed_percent(offered=offered.get(row["id"]), left=row["stockLeft"])
     rows.sort(key=lambda row: _list_order(row))
     return rows
+
+
+def _list_rows_load() -> tuple[list[dict[str, Any]], dict[int, int]]:
+    """The list's sales (ended in the last week or later) and the units each offered, kept."""
+    recent = timezone.now() - timedelta(days=7)
+    sales = Sale.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
+    rows = [_sale_row(sale) for sale in sales]
+    offered = units_offered([row["id"] for row in rows])
+    cache.set(keys.goods_list_rows(), (rows, offered), LIST_ROWS_KEEP_SECONDS)
+    return rows, offered
 
 
 def _list_order(row: dict[str, Any]) -> tuple:

@@ -75,7 +75,7 @@ def sale_stock_lock(*, sale_id: int) -> None:
 
 def goods_list_cache_drop() -> None:
     """The list changed: drop its cached HTML here and at the edge. Called once committed."""
-    cache.delete_many([keys.goods_list_html(code) for code, _code in settings.LANGUAGES])
+    cache.delete_many([keys.goods_list_rows(), *(keys.goods_list_html(code) for code, _code in settings.LANGUAGES)])
     edge_purge(SALES_KEY)
 
 

@@ -84,3 +84,15 @@ def test_warm_copies_answer_a_sale_s_shared_views_without_postgresql(client):
     assert [query["sql"] for query in queries] == []
     assert page.status_code == 200 and "Warm Phone" in page.content.decode()
     assert details.json()["data"]["goods"]["stockCount"] == 0 and state.json()["data"]["stockCount"] == 0
+
+
+def test_the_list_renders_from_its_kept_rows_during_a_failover(client, settings):
+    sale = make_sale(goods=make_goods(name="Listed Phone"), stock=1)
+    assert client.get("/goods/goodsList").status_code == 200
+    reserve_directly(make_user().pk, sale.pk)
+    cache.delete_many([keys.goods_list_html(code) for code, _name in settings.LANGUAGES])  # their TTL ran out
+
+    with connection.execute_wrapper(DatabaseDown()):
+        listed = client.get("/goods/goodsList")
+    page = listed.content.decode()
+    assert listed.status_code == 200 and "Listed Phone" in page and "sold-out" in page  # the live stock

@@ -123,6 +123,11 @@ def goods_list_html(language: str) -> str:
     return f"goods:list:html:{language}"
 
 
+def goods_list_rows() -> str:
+    """The list's rows and units offered as PostgreSQL last gave them (goods.selectors.sales_for_list)."""
+    return "goods:list:rows:v1"
+
+
 # Keys of the raw client.
 
 
