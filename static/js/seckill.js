@@ -483,9 +483,10 @@
             say(""); announce(res.msg); state = "entered";
             return askShopper().then(function () { focusNote(document.getElementById("draw-entered")); });
           }
+          // Refused (sold out, not started, a stale path...): the shopper's own state is as it
+          // was, and everybody's answer says what changed.
           outcome(res.msg, "err");
-          refreshSale();
-          return askShopper();
+          return refreshSale();
         });
       })
       .catch(function (e) { buying = false; if (e.message !== "login") say(gettext("Network problem, please try again."), "err"); });
