@@ -284,9 +284,12 @@ class Scenarios:
 
     def _opening_expect(self, result) -> None:
         """The opening's answers: the pages' (HTML and files: "none"), a sale not started or sold
-        out, and the wrong captcha answer the path requests carry, a 400 each and nothing else."""
-        self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, CAPTCHA_WRONG_CODE, "none"},
-                    statuses={"200", "400"})  # fmt: skip
+        out, the wrong captcha answer the path requests carry (a 400 each), and the limiters'
+        429s: the replay loops over each shopper's captcha, path and buy far faster than a person
+        can, and the shop's per-shopper limits turn the repeats away."""
+        self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, CAPTCHA_WRONG_CODE,
+                                   str(Code.TOO_MANY_REQUESTS.code), str(Code.SALE_LIMIT.code), "none"},
+                    statuses={"200", "400", "429"})  # fmt: skip
         if result.statuses.get("400", 0) != result.codes.get(CAPTCHA_WRONG_CODE, 0):
             self.violations.append(f"{result.scenario}: 400s that are not a wrong captcha answer {result.codes}")
 
