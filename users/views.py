@@ -1,6 +1,5 @@
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
@@ -20,6 +19,7 @@ from users.http import (
     redirect_next,
     result_ticket_drop,
 )
+from users.nav import nav_data
 from users.selectors import user_public_data
 from users.verification.services import registration_record
 
@@ -113,27 +113,5 @@ def register(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def me(request: HttpRequest) -> HttpResponse:
-    """The small user-specific fragment the cached list page fetches (greeting, login state)."""
-    # request.user, not the session's id: a deactivated or stale session is logged out.
-    # The list page is cached for everyone, so it cannot show a message left for this shopper
-    # (the welcome after registering): they come with this answer instead. Only read when
-    # there are some, so the storage is not made for every page.
-    notes = _pending_messages(request)
-    if not request.user.is_authenticated:
-        return ok(None) if not notes else ok({"nickname": None, "isStaff": False, "messages": notes})
-    # The CSRF token for the log-out form static/js/nav.js draws: in production the CSRF
-    # cookie is HttpOnly, so no script reads it (another origin cannot read this answer).
-    data = {
-        "nickname": request.user.nickname or request.user.mobile,
-        "isStaff": request.user.is_staff,
-        "csrfToken": get_token(request),
-    }
-    if notes:
-        data["messages"] = notes
-    return ok(data)
-
-
-def _pending_messages(request: HttpRequest) -> list[dict]:
-    if "_messages" not in request.session and "messages" not in request.COOKIES:
-        return []
-    return [{"level": message.tags, "text": str(message)} for message in messages.get_messages(request)]
+    """The small user-specific fragment the cached pages fetch (greeting, login state)."""
+    return ok(nav_data(request))
