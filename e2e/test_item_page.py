@@ -326,7 +326,8 @@ def test_the_item_page_in_each_state_and_the_sale_form_have_no_axe_violations(wa
 
 def test_before_the_opening_the_page_asks_the_shared_state_every_5_s_and_the_shoppers_once(watched):
     """The item page's refresh is the shared /seckill/saleState (an edge answers it); the
-    shopper's own /seckill/shopperState is asked as the page loads and not on a timer."""
+    shopper's own /seckill/shopperState is asked as the page loads and not on a timer, and it
+    is the one answer the nav, the panel and the reminder take as the page loads."""
     sale, shopper = make_sale(goods=make_goods(name="Quiet Phone"), starts_in=3600), make_user()
     tab = open_tab(watched, "requests", user=shopper, viewport="desktop")
     asked: list[str] = []
@@ -338,6 +339,10 @@ def test_before_the_opening_the_page_asks_the_shared_state_every_5_s_and_the_sho
     shoppers = [url for url in asked if "/seckill/shopperState" in url]
     sales = [url for url in asked if url.endswith(f"/seckill/saleState/{sale.pk}")]
     assert len(shoppers) == 1, shoppers
+    own = [url for url in asked if re.search(r"/user/me\b|/seckill/shopperState|/reminders/", url)]
+    assert own == shoppers, own  # one answer for the nav, the panel and the reminder
+    assert page.is_visible("#remind-button") and page.get_attribute("#remind-button", "aria-pressed") == "false"
+    assert page.locator("#greeting").inner_text().strip()  # the nav greets from that answer
     assert 4 <= len(sales) <= 5, sales  # as the page loads, then every 5 s
     assert not [url for url in asked if "/seckill/state" in url]
     assert "disabled" in (page.get_attribute("#buy", "disabled") or "disabled")

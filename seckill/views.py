@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
+from goods import reminders
 from goods.models import SaleStatus
 from goods.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page, sale_public_state
 from seckill import panels, selectors, steps
@@ -26,6 +27,8 @@ from seckill_site.http import PUBLIC_SECONDS, allow, fail, ok, page_answer, posi
 from seckill_site.ratelimit import rate_period
 from seckill_site.redis import now as redis_now
 from seckill_site.shared import sale_key, share, shared
+from users.models import User
+from users.nav import nav_data
 
 # The draw's winners the item page lists; all of them are at /seckill/draw.
 WINNERS_SHOWN = 100
@@ -238,23 +241,41 @@ def shopper_state(request: HttpRequest) -> HttpResponse:
     """Where this shopper stands with the sale (null when logged out), the shop's clock and the
     CSRF token a buy's POST takes (the shared page carries none). The item page asks it as it
     loads and when the answer can change (a buy, a deadline, the tab shown again), never on a
-    timer. Data only: the page words it with the panels it carries (seckill/panel.html)."""
+    timer. Data only: the page words it with the panels it carries (seckill/panel.html).
+
+    It is also the item page's nav answer, so the page costs one request as it loads: every
+    key /user/me answers (users.nav), and `reminder`, {"on": bool} while the page shows the
+    reminder box (goods.reminders), else null and static/js/remind.js asks /reminders/<id>."""
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
     data = sale_page(sale_id=sale_id)
     if data is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    shopper = _shopper_state(request, sale_id, data["seckillStatus"], data["page"]["entries"])
+    status = data["seckillStatus"]
+    shopper = _shopper_state(request, sale_id, status, data["page"]["entries"])
     response = ok(
         {
+            **(nav_data(request) or {}),
             "shopper": _shopper_json(shopper),
             "now": redis_now(),
             "csrfToken": get_token(request) if shopper is not None else None,
+            "reminder": _reminder(request, sale_id, status, data["goods"]) if shopper is not None else None,
         }
     )
     patch_cache_control(response, private=True, no_store=True)
     return response
+
+
+def _reminder(request: HttpRequest, sale_id: int, status: int, sale: dict) -> dict | None:
+    # The box shows before the opening, and while the sale is on only once it is sold out: the
+    # opening's crowd, with units left, costs PostgreSQL nothing here.
+    user = request.user
+    if not isinstance(user, User):  # logged out
+        return None
+    if status == SaleStatus.NOT_STARTED or (status == SaleStatus.ON and sale["stockCount"] <= 0):
+        return {"on": reminders.sale_reminder_on(user=user, sale_id=sale_id)}
+    return None
 
 
 @allow("GET")

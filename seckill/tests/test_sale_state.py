@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.test.signals import template_rendered
 from django.utils import timezone
 
+from goods import reminders
 from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.tests.factories import buy, pay
@@ -21,7 +22,7 @@ from seckill_site.codes import Code
 from seckill_site.redis import client as redis
 from seckill_site.redis import keys as site_keys
 from seckill_site.redis import now as redis_now
-from users.tests.factories import make_user
+from users.tests.factories import make_user, texted_code
 
 pytestmark = pytest.mark.django_db
 
@@ -147,8 +148,55 @@ def test_the_shopper_state_reads_nothing_before_the_opening(client, django_asser
     sale = make_sale(starts_in=3600)
     client.force_login(make_user())
     client.get("/seckill/shopperState", {"goodsId": sale.pk})  # the session and the sale are cached
-    with django_assert_num_queries(1):  # the session's user (a deactivated one is logged out), no more
+    # The session's user (a deactivated one is logged out) and whether the reminder is on (the
+    # page shows its box before the opening, and /reminders/<id> is not asked), no more.
+    with django_assert_num_queries(2):
         assert _shopper(client, sale.pk)["shopper"] == {"state": "none"}
+
+
+def _me(client):
+    return client.get("/user/me").json()["data"]
+
+
+@pytest.mark.parametrize("staff", [False, True])
+def test_the_shopper_state_carries_the_navs_answer(client, staff):
+    sale = make_sale(starts_in=3600)
+    client.force_login(make_user(is_staff=staff))
+    me, data = _me(client), _shopper(client, sale.pk)
+    assert me["isStaff"] is staff
+    assert set(me) <= set(data) and set(me) == {"nickname", "isStaff", "csrfToken"}
+    # Every key as /user/me says it; the CSRF token is masked afresh in each answer.
+    assert {key: data[key] for key in me if key != "csrfToken"} == {key: me[key] for key in me if key != "csrfToken"}
+    assert data["shopper"] == {"state": "none"} and data["csrfToken"]
+
+
+def test_the_shopper_state_carries_the_navs_answer_when_logged_out(client):
+    sale = make_sale(starts_in=3600)
+    assert _me(client) is None
+    assert _shopper(client, sale.pk) == {"shopper": None, "now": pytest.approx(redis_now(), abs=5), "csrfToken": None,
+                                         "reminder": None}  # fmt: skip
+
+
+def test_the_shopper_state_carries_the_welcome_left_for_the_nav_once(client):
+    sale = make_sale(starts_in=3600)
+    password = "good-pass-9"
+    form = {"mobile": "13111113333", "nickname": "New", "password": password, "password_again": password}
+    assert client.post("/user/register", {**form, "code": texted_code("13111113333")}).status_code == 302
+    data = _shopper(client, sale.pk)
+    assert data["nickname"] == "New" and [note["level"] for note in data["messages"]] == ["success"]
+    assert "messages" not in _shopper(client, sale.pk)  # shown once
+
+
+def test_the_shopper_state_says_whether_the_reminder_is_on_while_the_box_shows(client):
+    soon, on = make_sale(starts_in=3600), make_sale(stock=5)
+    me = make_user()
+    client.force_login(me)
+    assert _shopper(client, soon.pk)["reminder"] == {"on": False}
+    reminders.sale_reminder_set(user=me, sale_id=soon.pk, on=True)
+    assert _shopper(client, soon.pk)["reminder"] == {"on": True}
+    assert client.get(f"/reminders/{soon.pk}").json()["data"] == {"on": True}
+    # On with units left, the box is hidden: the crowd's answer reads no reminder.
+    assert _shopper(client, on.pk)["reminder"] is None
 
 
 def test_a_draw_entrant_gets_the_draw_time_then_their_entry(client, flushes):

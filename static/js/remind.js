@@ -1,7 +1,8 @@
 // "Remind me" on the item page (templates/seckill/remind.html). The page is everybody's: who is
-// logged in, and their CSRF token, come from /user/me (static/js/nav.js), and whether their
-// reminder is on from /reminders/<id>, asked once the section shows. The words come translated
-// in the section's data-*.
+// logged in, and their CSRF token, come from the nav's answer (static/js/nav.js), and whether
+// their reminder is on from it too when it says (the item page's /seckill/shopperState), else
+// from /reminders/<id>, asked once the section shows. The words come translated in the
+// section's data-*.
 (function () {
   var box = document.getElementById("remind");
   if (!box) return;
@@ -46,13 +47,22 @@
     setInterval(soldOut, 2000);
   }
 
-  // After every deferred script: nav.js, which asks /user/me, comes after this one on the page.
+  // After every deferred script: nav.js, which asks the nav's answer, comes after this one on the page.
   document.addEventListener("DOMContentLoaded", function () {
     (window.SeckillMe || Promise.reject(new Error("no /user/me")))
       .then(function (body) {
         if (!body.data || !body.data.nickname) return;
         csrf = body.data.csrfToken;
         shopper = true;
+        // On the item page the nav's answer is /seckill/shopperState, which says whether the
+        // reminder is on while the section may show: nothing to ask then.
+        if (body.data.reminder) {
+          asked = true;
+          show(body.data.reminder.on);
+          login.hidden = true;
+          button.hidden = false;
+          return;
+        }
         ask();
       })
       .catch(function () {});

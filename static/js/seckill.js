@@ -2,8 +2,9 @@
 // The page is everybody's (an edge keeps it): it shows the logged-out panel and carries every
 // other one in a <template> (seckill/panels.py), which this script picks and fills. Two answers
 // feed it: /seckill/saleState/<id>, the sale as data and the same for everybody (asked every
-// 5 s), and /seckill/shopperState, where this shopper stands (asked as the page loads, after a
-// buy, when a deadline passes and when the tab is shown again; never on a timer). The panel
+// 5 s), and /seckill/shopperState, where this shopper stands (the nav's answer as the page loads,
+// then asked after a buy, when a deadline passes and when the tab is shown again; never on a
+// timer). The panel
 // follows the shopper's state, so a stock refresh never turns "Buy now" back on for a shopper
 // who is queued or holds an order.
 (function () {
@@ -316,19 +317,20 @@
   var askedAt = 0, deadlineTimer = null;
   function askShopper() {
     askedAt = Date.now();
-    return json("/seckill/shopperState?goodsId=" + saleId).then(function (body) {
-      if (body.code !== 0) return;
-      var data = body.data, before = state;
-      clockSeen(data.now, 0);
-      if (data.csrfToken) csrf = data.csrfToken;
-      shopper = data.shopper;
-      state = shopper ? shopper.state : "anonymous";
-      showPanel();
-      if (state !== before) stateChanged(before);
-      if (!mayBuy()) form.hidden = true;
-      deadlineWatch();
-      tick();
-    }).catch(function () {});
+    return json("/seckill/shopperState?goodsId=" + saleId).then(shopperSeen).catch(function () {});
+  }
+  function shopperSeen(body) {
+    if (body.code !== 0) return;
+    var data = body.data, before = state;
+    clockSeen(data.now, 0);
+    if (data.csrfToken) csrf = data.csrfToken;
+    shopper = data.shopper;
+    state = shopper ? shopper.state : "anonymous";
+    showPanel();
+    if (state !== before) stateChanged(before);
+    if (!mayBuy()) form.hidden = true;
+    deadlineWatch();
+    tick();
   }
   // Asked again when it changes by itself: the pay deadline passes (the order lapses).
   function deadlineWatch() {
@@ -341,9 +343,15 @@
   document.addEventListener("visibilitychange", function () {
     if (document.visibilityState === "visible" && Date.now() - askedAt > 30000) askShopper();
   });
-  // After nav.js's /user/me, so both answers' CSRF tokens are of the one cookie it set.
+  // As the page loads, the nav's answer is this page's /seckill/shopperState (base.html's
+  // me_url block): its state is taken, not asked again. Asked after it otherwise, so both
+  // answers' CSRF tokens are of the one cookie it set.
   refreshSale();
-  (window.SeckillMe || Promise.resolve()).then(askShopper, askShopper);
+  askedAt = Date.now();
+  (window.SeckillMe || Promise.resolve()).then(function (body) {
+    if (body && body.code === 0 && body.data && "shopper" in body.data) shopperSeen(body);
+    else return askShopper();
+  }).catch(askShopper);
   tick();
   setInterval(tick, 1000);
 
