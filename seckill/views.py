@@ -243,9 +243,10 @@ def shopper_state(request: HttpRequest) -> HttpResponse:
     loads and when the answer can change (a buy, a deadline, the tab shown again), never on a
     timer. Data only: the page words it with the panels it carries (seckill/panel.html).
 
-    It is also the item page's nav answer, so the page costs one request as it loads: every
-    key /user/me answers (users.nav), and `reminder`, {"on": bool} while the page shows the
-    reminder box (goods.reminders), else null and static/js/remind.js asks /reminders/<id>."""
+    With `nav=1` it is also the item page's nav answer, so the page costs one request as it
+    loads: every key /user/me answers (users.nav). Always `reminder`: {"on": bool} while the
+    page shows the reminder box (goods.reminders), else null and static/js/remind.js asks
+    /reminders/<id>."""
     sale_id = _sale_id(request)
     if sale_id is None:
         return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
@@ -256,7 +257,9 @@ def shopper_state(request: HttpRequest) -> HttpResponse:
     shopper = _shopper_state(request, sale_id, status, data["page"]["entries"])
     response = ok(
         {
-            **(nav_data(request) or {}),
+            # The nav's part only for the page load's own ask (`nav=1`): reading the messages
+            # marks them shown, and the page's later asks do not show them.
+            **((nav_data(request) or {}) if request.GET.get("nav") == "1" else {}),
             "shopper": _shopper_json(shopper),
             "now": redis_now(),
             "csrfToken": get_token(request) if shopper is not None else None,

@@ -47,9 +47,9 @@ def _sale_state(client, sale_id, **headers):
         return client.get(f"/seckill/saleState/{sale_id}", **headers)
 
 
-def _shopper(client, sale_id):
+def _shopper(client, sale_id, *, nav=False):
     with no_template_rendered():
-        response = client.get("/seckill/shopperState", {"goodsId": sale_id})
+        response = client.get("/seckill/shopperState", {"goodsId": sale_id, **({"nav": "1"} if nav else {})})
     assert response.status_code == 200
     assert "no-store" in response["Cache-Control"] and "private" in response["Cache-Control"]
     return response.json()["data"]
@@ -162,7 +162,7 @@ def _me(client):
 def test_the_shopper_state_carries_the_navs_answer(client, staff):
     sale = make_sale(starts_in=3600)
     client.force_login(make_user(is_staff=staff))
-    me, data = _me(client), _shopper(client, sale.pk)
+    me, data = _me(client), _shopper(client, sale.pk, nav=True)
     assert me["isStaff"] is staff
     assert set(me) <= set(data) and set(me) == {"nickname", "isStaff", "csrfToken"}
     # Every key as /user/me says it; the CSRF token is masked afresh in each answer.
@@ -173,8 +173,8 @@ def test_the_shopper_state_carries_the_navs_answer(client, staff):
 def test_the_shopper_state_carries_the_navs_answer_when_logged_out(client):
     sale = make_sale(starts_in=3600)
     assert _me(client) is None
-    assert _shopper(client, sale.pk) == {"shopper": None, "now": pytest.approx(redis_now(), abs=5), "csrfToken": None,
-                                         "reminder": None}  # fmt: skip
+    expected = {"shopper": None, "now": pytest.approx(redis_now(), abs=5), "csrfToken": None, "reminder": None}
+    assert _shopper(client, sale.pk, nav=True) == expected
 
 
 def test_the_shopper_state_carries_the_welcome_left_for_the_nav_once(client):
@@ -182,9 +182,11 @@ def test_the_shopper_state_carries_the_welcome_left_for_the_nav_once(client):
     password = "good-pass-9"
     form = {"mobile": "13111113333", "nickname": "New", "password": password, "password_again": password}
     assert client.post("/user/register", {**form, "code": texted_code("13111113333")}).status_code == 302
-    data = _shopper(client, sale.pk)
+    # The page's later asks (after a buy, a deadline) carry no nav and leave the messages be.
+    assert "messages" not in _shopper(client, sale.pk) and "nickname" not in _shopper(client, sale.pk)
+    data = _shopper(client, sale.pk, nav=True)
     assert data["nickname"] == "New" and [note["level"] for note in data["messages"]] == ["success"]
-    assert "messages" not in _shopper(client, sale.pk)  # shown once
+    assert "messages" not in _shopper(client, sale.pk, nav=True)  # shown once
 
 
 def test_the_shopper_state_says_whether_the_reminder_is_on_while_the_box_shows(client):
