@@ -203,6 +203,10 @@ class Scenarios:
         def result(_phase: str, number: int) -> Request:
             return polls[shopper(number).session]
 
+        def own_state(phase: str, number: int) -> Request:  # the page load's ask, the nav's with it
+            s = shopper(number)
+            return Request("GET", f"/seckill/shopperState?goodsId={sale(phase)}&nav=1", s.session, s.csrf)
+
         def order(_phase: str, number: int) -> Request:
             s = shopper(number)
             return Request("GET", f"/orders/{orders[s.user_id]}", s.session, s.csrf)
@@ -216,7 +220,7 @@ class Scenarios:
         for kind, paths in self._page_files(early).items():
             builders.setdefault(f"GET {kind}", self._file_builder(paths))
         builders.update({"POST seckill:do": buy, "GET seckill:path": path, "GET seckill:result": result,
-                         "GET orders:detail": order})  # fmt: skip
+                         "GET orders:detail": order, "GET seckill:shopper_state": own_state})  # fmt: skip
         return builders
 
     @staticmethod
