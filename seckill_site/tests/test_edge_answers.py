@@ -154,7 +154,7 @@ def test_a_poll_the_shop_no_longer_vouches_for_passes_to_django(shop, settings):
 def test_a_poll_after_the_session_ended_passes_to_django_at_once(shop, ended):
     _url, edge, directory = shop
     sale = make_sale(stock=5)
-    user_id, session, ticket = ticketed(edge, sale)
+    user_id, session, ticket = queued(sale)
     assert answered(directory, lambda: get(edge, sale.pk, session, ticket))[1]
     if ended == "logged out":
         redis().delete(session_stored_key(session))  # as a logout, a flush or an expiry does
