@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 from hypothesis import settings as hypothesis_settings
 
-from goods import sale_state
+from sales import sale_state
 from seckill_site.broker import task_queue_empty, task_queues
 from seckill_site.redis import client
 from tools.missing import on_ci, packages_named

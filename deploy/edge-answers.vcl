@@ -1,7 +1,7 @@
 # What the edge answers itself, without crossing Python (docs/edge.md, "Answers at the edge"):
 # a shopper's result poll carrying the ticket their buy left (seckill.tickets), from the
 # result, session and auth epoch the shop keeps in Redis, and an API buy of a sale the shop
-# published closed (goods.sale_state's `closed` key, as long as a process's sold-out mark) or
+# published closed (sales.sale_state's `closed` key, as long as a process's sold-out mark) or
 # whose window in Redis is not open yet or any more.
 # Anything it cannot decide simply passes to the shop unchanged, where the fast path and Django
 # still decide.
@@ -41,7 +41,7 @@ sub answers_recv {
 
 # A refusal the shop published: the one the gate last gave every buy (`closed`, as long as a
 # process's sold-out mark: a second at most, deleted when a unit comes back), else the one the
-# sale's window in Redis gives by Redis's clock (goods.sale_state.window_refusal). One script.
+# sale's window in Redis gives by Redis's clock (sales.sale_state.window_refusal). One script.
 sub answers_closed_buy {
     call answers_language;
     if (var.get("answers-language") == "") {
@@ -128,7 +128,7 @@ sub answers_language {
     }
 }
 
-# The result as the shop's poll gives it (goods.sale_state.result_beside), given only while the
+# The result as the shop's poll gives it (sales.sale_state.result_beside), given only while the
 # session is still stored and the user's auth epoch is the ticket's: one script on one Redis
 # server; on Redis Cluster the sale's keys and the user's sit in two slots, so two.
 sub answers_result_read {

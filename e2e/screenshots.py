@@ -15,11 +15,12 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from e2e.conftest import poll
-from goods.management.commands.seed_demo import product_image
-from goods.models import Goods, StockAudit, StockChange
+from goods.models import Goods
 from goods.tests.factories import make_sale
 from orders.fulfilment import order_ship, refund_request_open
 from orders.tests.factories import buy, pay
+from sales.management.commands.seed_demo import product_image
+from sales.models import StockAudit, StockChange
 from seckill.tests.shoppers import reserve_directly
 from seckill.tests.test_draw_ahead import make_ahead_sale
 from users.tests.factories import make_merchant, make_user, session_for
@@ -122,7 +123,7 @@ def test_contact_sheet(browser, live_server, celery_worker):
         ("Notifications", "/user/notifications", paid, None),
         ("Not found (404)", "/goods/detail/999999", None, None),
         ("Admin: home", "/admin/", merchant, None),
-        ("Admin: sales", "/admin/goods/sale/", merchant, None),
+        ("Admin: sales", "/admin/sales/sale/", merchant, None),
         ("Admin: orders", "/admin/orders/order/", merchant, None),
         ("Admin: live view", f"/admin/orders/order/sale/{on_sale.pk}/live/", merchant, None),
         ("Admin: ship an order", f"/admin/orders/order/{paid_order.pk}/ship/", merchant, None),

@@ -1,5 +1,5 @@
 """WCAG 2.1 AA on the merchant's side, measured in the browser with axe-core: every admin screen
-the merchant translation test reads (goods.tests.test_admin_translations.MERCHANT_SCREENS: lists,
+the merchant translation test reads (sales.tests.test_admin_translations.MERCHANT_SCREENS: lists,
 filters, forms, an order in each state, the shipping desk, the live view), in English and
 Chinese, has no violation."""
 
@@ -9,7 +9,7 @@ from axe_playwright_python.sync_playwright import Axe
 from e2e.conftest import poll
 from e2e.test_accessibility import WCAG_AA
 from e2e.test_fulfilment import _as_merchant
-from goods.tests.test_admin_translations import MERCHANT_SCREENS, shop  # noqa: F401 (a fixture)
+from sales.tests.test_admin_translations import MERCHANT_SCREENS, shop  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

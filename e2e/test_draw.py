@@ -10,11 +10,11 @@ import pytest
 
 from e2e.conftest import poll
 from e2e.test_flows import log_in
-from goods.models import SaleDraw
-from goods.sale_state import keys
-from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
+from sales.models import SaleDraw
+from sales.sale_state import keys
+from sales.services import draw_seed_ensure, sale_open
 from seckill_site.redis import client
 from users.tests.factories import make_address, make_user
 

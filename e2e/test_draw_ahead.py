@@ -10,8 +10,8 @@ from axe_playwright_python.sync_playwright import Axe
 from e2e.conftest import VIEWPORTS, poll
 from e2e.test_accessibility import WCAG_AA
 from e2e.test_shopper_pages import captcha_answer, logged_in
-from goods.models import SaleDraw
-from goods.services import sale_pages_drop
+from sales.models import SaleDraw
+from sales.services import sale_pages_drop
 from seckill.services import draw as draw_service
 from seckill.tests.test_draw_ahead import make_ahead_sale, opening_over
 from users.tests.factories import make_user

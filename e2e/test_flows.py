@@ -12,13 +12,14 @@ from django.conf import settings
 from django.utils import timezone
 
 from e2e.conftest import poll
-from goods.models import Goods, Sale
-from goods.sale_state import keys
-from goods.services import sale_update
+from goods.models import Goods
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.payments.closing import orders_expire_unpaid
 from orders.tests.factories import buy
+from sales.models import Sale
+from sales.sale_state import keys
+from sales.services import sale_update
 from seckill_site.redis import client
 from users.models import User
 from users.tests.factories import PASSWORD, make_address, make_merchant, make_user
@@ -195,7 +196,7 @@ def test_an_unpaid_order_expires_and_its_stock_reappears(watched):
 
 
 def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see_it(watched, tmp_path):
-    from goods.management.commands.seed_demo import product_image
+    from sales.management.commands.seed_demo import product_image
 
     merchant, rival = make_merchant(nickname="Mia"), make_merchant(nickname="Rex")
     make_goods(owner=rival, name="Rival Kettle")
@@ -218,7 +219,7 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
     assert page.locator("text=Rival Kettle").count() == 0
     tab.shoot("goods-list")
 
-    tab.go("/admin/goods/sale/add/")
+    tab.go("/admin/sales/sale/add/")
     page.select_option("select[name=goods]", label="Toaster")
     page.fill("input[name=seckill_price]", "9.90")
     page.fill("input[name=stock_count]", "4")
@@ -238,7 +239,7 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
 
     for user in (make_user(), make_user()):
         buy(sale=sale, user=user)
-    tab.go("/admin/goods/sale/")
+    tab.go("/admin/sales/sale/")
     row = page.locator("tr", has_text="Toaster")
     cells = row.locator("td").all_inner_texts()
     assert "2" in cells and "4" not in cells[:3], cells  # 2 left and two unpaid orders
@@ -251,9 +252,9 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
     rival_tab = watched("rival")
     rival_page = rival_tab.page
     admin_log_in(rival_tab, rival.mobile)
-    rival_tab.go("/admin/goods/sale/")
+    rival_tab.go("/admin/sales/sale/")
     assert rival_page.locator("text=Toaster").count() == 0
-    response = rival_page.goto(f"{rival_tab.base_url}/admin/goods/sale/{sale.pk}/change/")
+    response = rival_page.goto(f"{rival_tab.base_url}/admin/sales/sale/{sale.pk}/change/")
     assert "Toaster" not in rival_page.content() and response.status in (200, 302, 404)
 
 

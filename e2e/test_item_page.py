@@ -15,9 +15,9 @@ from e2e.conftest import VIEWPORTS, poll
 from e2e.test_accessibility import WCAG_AA
 from e2e.test_merchant import admin_log_in, shoot
 from e2e.test_shopper_pages import captcha_answer, logged_in
-from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
+from sales.services import draw_seed_ensure, sale_open
 from users.tests.factories import make_merchant, make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -312,7 +312,7 @@ def test_the_item_page_in_each_state_and_the_sale_form_have_no_axe_violations(wa
     for language in LANGUAGES:
         admin = watched(f"axe-admin-{language}")
         admin_log_in(admin, merchant.mobile, language)
-        for path in ("/admin/goods/sale/add/", f"/admin/goods/sale/{mine.pk}/change/"):
+        for path in ("/admin/sales/sale/add/", f"/admin/sales/sale/{mine.pk}/change/"):
             page = admin.go(path)
             results = axe.run(page, options=WCAG_AA)
             if results.violations_count:

@@ -17,10 +17,10 @@ import pytest
 from django.utils import timezone
 
 from e2e.conftest import SHOTS, poll
-from goods.models import Sale
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.tests.factories import buy
+from sales.models import Sale
 from users.tests.factories import PASSWORD, make_merchant, make_user
 from users.verification.services import registration_record
 
@@ -125,7 +125,7 @@ def test_sales_orders_and_stock_log_fit_a_1280_pixel_screen(watched, language):
     admin_log_in(tab, merchant.mobile, language)
     page = tab.page
 
-    tab.go("/admin/goods/sale/")
+    tab.go("/admin/sales/sale/")
     shoot(tab, "sales")
     layout = fits(page, "sale")
     assert layout["hiddenToTheRight"] <= 0 and layout["tableRight"] <= layout["window"], layout
@@ -135,7 +135,7 @@ def test_sales_orders_and_stock_log_fit_a_1280_pixel_screen(watched, language):
     start, end = ("start", "end") if language == "en" else ("开始时间", "结束时间")
     assert start in headers and end in headers, headers
 
-    for url, label in (("/admin/orders/order/", "orders"), ("/admin/goods/stockaudit/", "stock-log")):
+    for url, label in (("/admin/orders/order/", "orders"), ("/admin/sales/stockaudit/", "stock-log")):
         tab.go(url)
         shoot(tab, label)
         layout = fits(page, url)
@@ -150,7 +150,7 @@ def test_each_sale_shows_its_revenue_from_paid_orders(watched):
     buy(sale=sale, user=make_user())  # unpaid: not revenue (yet)
     tab = watched("revenue")
     admin_log_in(tab, merchant.mobile)
-    tab.go("/admin/goods/sale/")
+    tab.go("/admin/sales/sale/")
     headers = [h.strip().lower() for h in tab.page.locator("#result_list thead th").all_inner_texts()]
     assert "revenue" in headers, headers
     assert tab.page.inner_text("#result_list tr:has-text('Tea') td.field-revenue_display") == "¥19.80"
@@ -198,7 +198,7 @@ def test_saving_a_sale_beyond_the_goods_stock_or_changing_a_live_sale_asks_first
     admin_log_in(tab, merchant.mobile)
     page = tab.page
 
-    tab.go("/admin/goods/sale/add/")
+    tab.go("/admin/sales/sale/add/")
     page.select_option("select[name=goods]", label="Kettle")
     page.fill("input[name=seckill_price]", "1.00")
     page.fill("input[name=stock_count]", "50")
@@ -216,7 +216,7 @@ def test_saving_a_sale_beyond_the_goods_stock_or_changing_a_live_sale_asks_first
     page.wait_for_selector(".messagelist .success")
     assert Sale.objects.filter(goods=goods, stock_count=50).exists()
 
-    tab.go(f"/admin/goods/sale/{live.pk}/change/")
+    tab.go(f"/admin/sales/sale/{live.pk}/change/")
     page.fill("input[name=seckill_price]", "4.90")
     page.click("input[name=_save]")
     page.wait_for_selector("text=This sale is on now. Shoppers have already bought at ¥9.90")
@@ -268,7 +268,7 @@ def test_the_blocked_delete_of_a_live_sale_says_why_in_a_merchants_words(watched
     tab = watched("delete")
     admin_log_in(tab, merchant.mobile)
     page = tab.page
-    tab.go(f"/admin/goods/sale/{sale.pk}/change/")
+    tab.go(f"/admin/sales/sale/{sale.pk}/change/")
     page.click("a.deletelink")
     page.wait_for_url("**/delete/")
     text = page.inner_text("#content")
@@ -277,7 +277,7 @@ def test_the_blocked_delete_of_a_live_sale_says_why_in_a_merchants_words(watched
     assert "edit it and set its end to now" in text
     shoot(tab, "blocked")
     page.click("text=Edit the sale")
-    page.wait_for_url(f"**/admin/goods/sale/{sale.pk}/change/")
+    page.wait_for_url(f"**/admin/sales/sale/{sale.pk}/change/")
     assert Sale.objects.filter(pk=sale.pk).exists()
 
 
@@ -296,11 +296,11 @@ def test_the_admin_in_chinese_has_no_english_left(watched):
     left = {}
     for url, label in [
         ("/admin/", "home"),
-        ("/admin/goods/sale/", "sales"),
-        (f"/admin/goods/sale/{sale.pk}/change/", "sale"),
+        ("/admin/sales/sale/", "sales"),
+        (f"/admin/sales/sale/{sale.pk}/change/", "sale"),
         (f"/admin/orders/order/sale/{sale.pk}/live/", "live"),
         ("/admin/orders/order/", "orders"),
-        ("/admin/goods/stockaudit/", "stock-log"),
+        ("/admin/sales/stockaudit/", "stock-log"),
     ]:
         tab.go(url)
         if label == "live":
@@ -327,10 +327,10 @@ def test_times_are_the_shops_whatever_the_merchants_computer_says(watched):
     admin_log_in(tab, merchant.mobile)
     page = tab.page
 
-    tab.go("/admin/goods/stockaudit/")
+    tab.go("/admin/sales/stockaudit/")
     sale_filter = page.inner_text("#changelist-filter")
     assert shop_start in sale_filter and utc_start not in sale_filter, sale_filter
-    tab.go(f"/admin/goods/sale/{sale.pk}/change/")
+    tab.go(f"/admin/sales/sale/{sale.pk}/change/")
     crumbs = page.inner_text(".breadcrumbs")
     assert shop_start in crumbs and utc_start not in crumbs, crumbs
     assert SHOP_ZONE in page.inner_text("#header")  # the zone is named
@@ -416,15 +416,15 @@ def test_the_shopper_pays_to_an_address_and_the_merchant_ships_there(watched):
     ids=["en", "zh-hans"],
 )
 def test_a_started_draw_sale_keeps_its_start_and_the_form_says_why(watched, language, refusal):
-    from goods.models import Admission
-    from goods.services import draw_seed_ensure
+    from sales.models import Admission
+    from sales.services import draw_seed_ensure
 
     merchant = make_merchant()
     sale = make_sale(goods=make_goods(owner=merchant, name="Kettle"), starts_in=-5, admission=Admission.DRAW)
     draw_seed_ensure(sale=sale)
     tab = watched(f"draw-start-{language}")
     admin_log_in(tab, merchant.mobile, language)
-    tab.go(f"/admin/goods/sale/{sale.pk}/change/")
+    tab.go(f"/admin/sales/sale/{sale.pk}/change/")
     earlier = timezone.localtime(sale.start_at) - timedelta(minutes=1)
     tab.page.fill("input[name=start_at_1]", earlier.strftime("%H:%M:%S"))
     tab.page.fill("input[name=start_at_0]", earlier.strftime("%Y-%m-%d"))
@@ -438,8 +438,8 @@ def test_a_started_draw_sale_keeps_its_start_and_the_form_says_why(watched, lang
 
 
 def test_the_stock_log_words_each_change_in_the_merchants_language(watched):
-    from goods.models import StockAudit, StockChange
     from orders.services import REASON_SHOPPER, order_cancel
+    from sales.models import StockAudit, StockChange
 
     merchant = make_merchant()
     sale = make_sale(goods=make_goods(owner=merchant, name="Teapot"), stock=5)
@@ -454,7 +454,7 @@ def test_the_stock_log_words_each_change_in_the_merchants_language(watched):
     for language, words in expected.items():
         tab = watched(language)
         admin_log_in(tab, merchant.mobile, language)
-        tab.go("/admin/goods/stockaudit/")
+        tab.go("/admin/sales/stockaudit/")
         shown = tab.page.inner_text("#result_list")
         assert all(phrase in shown for phrase in words), shown
         layout = fits(tab.page, "stockaudit")  # a long detail wraps in its column

@@ -7,8 +7,8 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from e2e.conftest import VIEWPORTS, poll
-from goods.models import SaleReminder
 from goods.tests.factories import make_goods, make_sale
+from sales.models import SaleReminder
 from users.models import NoticeSettings
 from users.tests.factories import make_user, session_for
 

@@ -17,11 +17,11 @@ from django.utils import timezone
 
 from conftest import ROOT, _test_database_url, free_port
 from e2e.conftest import poll
-from goods.models import StockAudit, StockChange
-from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.tests.factories import buy
+from sales.models import StockAudit, StockChange
+from sales.sale_state import keys
 from seckill_site.redis import client
 from users.tests.factories import PASSWORD, make_user, session_for
 

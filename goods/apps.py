@@ -4,5 +4,5 @@ from django.utils.translation import gettext_lazy as _
 
 class GoodsConfig(AppConfig):
     name = "goods"
-    verbose_name = _("Goods and sales")
+    verbose_name = _("Goods")
     default_auto_field = "django.db.models.BigAutoField"

@@ -34,9 +34,10 @@ def prepare(count: int) -> tuple[int, list[tuple[str, str]]]:
 
     from django.utils import timezone
 
-    from goods.models import Goods, Sale
-    from goods.services import sale_create
+    from goods.models import Goods
     from lab.shopper import path_solve, shoppers_create
+    from sales.models import Sale
+    from sales.services import sale_create
     from users.models import User
 
     owner = User.objects.filter(is_staff=True).order_by("pk").first() or User.objects.create_user(

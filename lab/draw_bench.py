@@ -167,8 +167,8 @@ def _child(options) -> int:
     # a server freeing millions of keys on a loaded machine (before the first connection).
     settings.CACHES["default"]["OPTIONS"]["SOCKET_TIMEOUT"] = 60
 
-    from goods import sale_state
-    from goods.sale_state import keys
+    from sales import sale_state
+    from sales.sale_state import keys
     from seckill.services.draw import reservation_id, winners_of
     from seckill_site.redis import client, script
 

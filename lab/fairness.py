@@ -60,7 +60,7 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
     from django.db import connection
 
     from celery_app import app
-    from goods import sale_state
+    from sales import sale_state
     from seckill.services import draw, gate, paths, writer
     from seckill_site.codes import Code
     from seckill_site.redis import now as redis_now

@@ -110,7 +110,7 @@ class Opening:
         return session
 
     def run(self, *, mode: str, actors: list[Actor], units: int, window: int, timeout: float) -> dict:
-        from goods import sale_state
+        from sales import sale_state
         from seckill.selectors import captcha_pool_size
         from seckill.services import paths
         from seckill_site.redis import now as redis_now

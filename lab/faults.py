@@ -145,8 +145,9 @@ class Run:
 
         from django.utils import timezone
 
-        from goods.models import Goods, Sale
-        from goods.services import sale_open
+        from goods.models import Goods
+        from sales.models import Sale
+        from sales.services import sale_open
         from users.models import User
 
         owner, _ = User.objects.get_or_create(mobile="19900000000", defaults={"is_staff": True})

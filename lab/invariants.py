@@ -63,13 +63,13 @@ class SaleCheck:
 
 
 def reservations_waiting(sale_id: int) -> int:
-    from goods import sale_state
+    from sales import sale_state
 
     return sale_state.reservations_count([sale_id])[sale_id]
 
 
 def sale_loaded(sale_id: int) -> bool:
-    from goods import sale_state
+    from sales import sale_state
 
     return sale_state.stock_left([sale_id])[sale_id] is not None
 
@@ -79,10 +79,10 @@ def sale_check(*, sale_id: int, units: int, queued: Iterable[int] = (), redis: b
     Without `redis` (a sale sold past the gate, straight into PostgreSQL) only the database's."""
     from django.db.models import Count
 
-    from goods import sale_state
-    from goods.models import Sale
     from orders.models import SeckillOrder
     from orders.payments.reconcile import money_check
+    from sales import sale_state
+    from sales.models import Sale
     from seckill.selectors import seckill_result
     from seckill.services.reconcile import RESERVATION_STALE_SECONDS, sale_reconcile
 

@@ -114,8 +114,9 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
     ETA task published)."""
     from django.utils import timezone
 
-    from goods.models import Admission, Goods, Sale
-    from goods.services import sale_create
+    from goods.models import Goods
+    from sales.models import Admission, Sale
+    from sales.services import sale_create
     from users.models import User
 
     merchant = User.objects.get(mobile=MERCHANT_MOBILE)
@@ -138,9 +139,9 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
 def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:
     """What PostgreSQL holds for the sale: its orders (by scripts, by people), duplicates,
     the stock left, the draw's entrants; and whether the invariants hold (lab.invariants)."""
-    from goods.models import SaleDraw
     from lab.invariants import sale_check
     from orders.models import Order, SeckillOrder
+    from sales.models import SaleDraw
 
     winners = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
     scripts = {a.user_id for a in actors if a.script}

@@ -20,12 +20,13 @@ from django.db import connections, transaction
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from goods import sale_state
-from goods.models import Goods, Sale
-from goods.services import goods_list_cache_drop, sale_cache_drop, sale_open
+from goods.models import Goods
 from lab.shopper import Shopper, path_solve
 from lab.shopper import shoppers_create as lab_shoppers_create
 from orders.models import Order, SeckillOrder
+from sales import sale_state
+from sales.models import Sale
+from sales.services import goods_list_cache_drop, sale_cache_drop, sale_open
 from users.middleware import REFRESHED_AT
 from users.models import User
 from users.sessions import SessionStore

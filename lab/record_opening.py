@@ -118,9 +118,10 @@ class Recorder:
         """Both sales open at the same instant; the draw's entries open in a couple of seconds."""
         from django.utils import timezone
 
-        from goods.models import DRAW_WINDOW_DEFAULT, DRAW_WINDOW_NONE, Admission, Goods, Sale
-        from goods.services import sale_create
+        from goods.models import Goods
         from lab import prepare
+        from sales.models import DRAW_WINDOW_DEFAULT, DRAW_WINDOW_NONE, Admission, Sale
+        from sales.services import sale_create
         from users.models import User
 
         merchant, _ = User.objects.get_or_create(mobile=prepare.MERCHANT_MOBILE,
@@ -268,8 +269,8 @@ class Recorder:
         from django.conf import settings
         from playwright.sync_api import sync_playwright
 
-        from goods import sale_state
         from lab import prepare
+        from sales import sale_state
         from tools.browser import ARGS, CHROMIUM
         from tools.opening_mix import mix
 

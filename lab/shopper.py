@@ -119,7 +119,7 @@ def captcha_read(*, sale_id: int, user_id: int, answer: int | None = None) -> in
     """What a person reads off the captcha the shop just drew for them. The lab cannot see the
     picture, so it tells the shop the answer it will type (`answer`, else a random one) through
     the same call the shop stores a drawn answer with; the shop's checks are unchanged."""
-    from goods import sale_state
+    from sales import sale_state
     from seckill.captcha import ANSWER_MAX
 
     answer = secrets.randbelow(ANSWER_MAX + 1) if answer is None else answer

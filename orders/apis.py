@@ -9,8 +9,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from goods.apis import SALE_ID
-from goods.selectors import sales_visible_to
 from orders import selectors
 from orders.forms import refund_reason_text
 from orders.fulfilment import order_deliver, refund_request_open
@@ -31,6 +29,8 @@ from orders.serializers import (
     SaleFiguresSerializer,
 )
 from orders.services import OrderStateError
+from sales.apis import SALE_ID
+from sales.selectors import sales_visible_to
 from seckill_site.api import BoundedJSONParser, EnvelopePagination, api_fail, api_ok, envelope, errors, one_or_404
 from seckill_site.codes import Code
 from users.http import signed_in

@@ -10,9 +10,6 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
 
-from goods import sale_state
-from goods.models import Sale, SaleDraw
-from goods.selectors import sale_status, stock_left
 from orders.models import (
     ORDER_ADDRESS_FIELDS,
     PAID_STATUSES,
@@ -24,6 +21,9 @@ from orders.models import (
     RefundRequestStatus,
     Shipment,
 )
+from sales import sale_state
+from sales.models import Sale, SaleDraw
+from sales.selectors import sale_status, stock_left
 from seckill_site.redis import now as redis_now
 from users.models import Address, User
 from users.selectors import address_default, address_of_user

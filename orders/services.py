@@ -16,11 +16,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 from redis.exceptions import RedisError
 
-from goods import sale_state
-from goods.models import Sale, StockChange
-from goods.selectors import sale_get
-from goods.services import sale_pages_drop, sale_stock_lock, stock_audit_record
 from orders.models import Order, OrderEvent, OrderEventKind, OrderStatus, Payment, PaymentStatus, SeckillOrder
+from sales import sale_state
+from sales.models import Sale, StockChange
+from sales.selectors import sale_get
+from sales.services import sale_pages_drop, sale_stock_lock, stock_audit_record
 
 logger = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
 
     In one transaction, under the sale's stock lock, the order is cancelled, its seckill order
     stops being live (so the shopper may buy again), the sale's database stock goes up by one,
-    and the sale's ticket is read (goods.sale_state). After the commit the unit goes back
+    and the sale's ticket is read (sales.sale_state). After the commit the unit goes back
     to Redis with that ticket: exactly once, and not at all if a load of the sale from the
     database came in between (that load counted it). Web processes notice the returned unit
     within a second, when their sold-out marks lapse. The stock audit records the unit as an

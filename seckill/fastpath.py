@@ -33,8 +33,8 @@ from django.conf import settings
 from django.http import HttpResponse, parse_cookie
 from django.utils import translation
 
-from goods import sale_state
-from goods.sale_state.marks import SOLD_OUT_MARK_SECONDS
+from sales import sale_state
+from sales.sale_state.marks import SOLD_OUT_MARK_SECONDS
 from seckill import tickets
 from seckill_site.codes import Code
 from seckill_site.http import fail, ok, positive_int

@@ -6,7 +6,7 @@ import time
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-from goods import sale_state
+from sales import sale_state
 from seckill.selectors import captcha_pool_size, sales_to_reconcile
 from seckill_site.codes import Code
 

@@ -17,7 +17,7 @@ from typing import TypeVar
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
-from goods import sale_state
+from sales import sale_state
 from seckill import fastpath
 from seckill.observe import attempt_answered
 from seckill_site.codes import Code

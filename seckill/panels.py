@@ -18,8 +18,8 @@ from typing import Any
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from goods.models import SaleStatus
-from goods.selectors import ENTRIES_CLOSED, ENTRIES_OPEN, ENTRIES_SOON
+from sales.models import SaleStatus
+from sales.selectors import ENTRIES_CLOSED, ENTRIES_OPEN, ENTRIES_SOON
 from seckill import selectors
 
 

@@ -1,7 +1,7 @@
 """What a reconcile repair leaves behind: a stock audit row per repaired sale, and its count."""
 
-from goods.models import StockChange
-from goods.services import stock_audit_record
+from sales.models import StockChange
+from sales.services import stock_audit_record
 from seckill.metrics import RECONCILE_REPAIRS
 from seckill.services.reconcile import ReconcileReport
 

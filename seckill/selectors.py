@@ -10,9 +10,9 @@ from django.db import DatabaseError, connection
 from django.db.models import Func, IntegerField
 from django.utils import timezone
 
-from goods import sale_state
-from goods.models import Sale, SaleDraw
 from orders.models import PAID_STATUSES, Order, OrderStatus, SeckillOrder
+from sales import sale_state
+from sales.models import Sale, SaleDraw
 from seckill_site.redis import client, keys
 from seckill_site.redis import now as redis_now
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from goods.selectors import sale_get
+from sales.selectors import sale_get
 from seckill import captcha as captcha_module
 from seckill.observe import attempt_answered
 from seckill.services import gate, paths

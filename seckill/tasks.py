@@ -7,7 +7,7 @@ import time
 from celery import shared_task
 from django.conf import settings
 
-from goods.sale_state import Settlement
+from sales.sale_state import Settlement
 from seckill.metrics import (
     DRAWS,
     ORDERS_WRITTEN,
@@ -133,7 +133,7 @@ def reconcile_sales() -> int:
 
 @shared_task(name="seckill.sale_draw", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)
 def sale_draw(*, sale_id: int) -> str:
-    """A draw sale's draw, published with an ETA at the end of its entry window (goods.services)."""
+    """A draw sale's draw, published with an ETA at the end of its entry window (sales.services)."""
     report = draw.sale_draw(sale_id=sale_id)
     if report.state in ("drawn", "applied"):
         DRAWS.labels(report.state).inc()

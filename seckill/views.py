@@ -16,9 +16,9 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
-from goods import reminders
-from goods.models import SaleStatus
-from goods.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page, sale_public_state
+from sales.models import SaleStatus
+from sales.reminders import services as reminders
+from sales.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page, sale_public_state
 from seckill import panels, selectors, steps
 from seckill.middleware import refusal_mark
 from seckill.tickets import ticket_set
@@ -245,7 +245,7 @@ def shopper_state(request: HttpRequest) -> HttpResponse:
 
     With `nav=1` it is also the item page's nav answer, so the page costs one request as it
     loads: every key /user/me answers (users.nav). Always `reminder`: {"on": bool} while the
-    page shows the reminder box (goods.reminders), else null and static/js/remind.js asks
+    page shows the reminder box (sales.reminders.services), else null and static/js/remind.js asks
     /reminders/<id>."""
     sale_id = _sale_id(request)
     if sale_id is None:

@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 v1 = [
     path("", include("users.api_urls")),
     path("", include("goods.api_urls")),
+    path("", include("sales.api_urls")),
     path("", include("seckill.api_urls")),
     path("", include("orders.api_urls")),
 ]

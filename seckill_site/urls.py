@@ -20,19 +20,24 @@ urlpatterns = [
     # Everybody's pages and poll, in the URL's language (seckill_site.shared).
     *language_patterns(
         path("goods/detail/", include("seckill.item_urls")),
-        path("goods/", include("goods.urls")),
+        path("goods/", include("sales.urls")),
         # The pages' scripts' words, in the page's language whatever the visitor's cookie says.
         path("jsi18n/", shared(keys=lambda: ["jsi18n"])(JavaScriptCatalog.as_view()), name="javascript-catalog"),
     ),
-    path("reminders/", include("goods.reminder_urls")),
+    path("reminders/", include("sales.reminders.urls")),
     path("seckill/", include("seckill.urls")),
     path("orders/", include("orders.urls")),
     path("payments/", include("orders.payments.urls")),
     path("api/", include("seckill_site.api_urls")),
-    # A merchant's bookmarks from before the sale model was named Sale.
+    # A merchant's bookmarks from before the sale model was named Sale, and from before the
+    # sale and its draw, stock log and reminders moved from the goods app to their own.
     re_path(
-        r"^admin/goods/seckillgoods/(?P<rest>.*)$",
-        RedirectView.as_view(url="/admin/goods/sale/%(rest)s", permanent=True, query_string=True),
+        r"^admin/goods/(?:seckillgoods|sale)/(?P<rest>.*)$",
+        RedirectView.as_view(url="/admin/sales/sale/%(rest)s", permanent=True, query_string=True),
+    ),
+    re_path(
+        r"^admin/goods/(?P<model>saledraw|stockaudit|salereminder)/(?P<rest>.*)$",
+        RedirectView.as_view(url="/admin/sales/%(model)s/%(rest)s", permanent=True, query_string=True),
     ),
     path("admin/", admin.site.urls),
     path("language", switch_language, name="switch-language"),

@@ -46,7 +46,7 @@ def cpu_snapshot(ours: dict[int, str]) -> dict[int, tuple[str, float]]:
 
 def driver_draw_key() -> str:
     """The draw key of the process driving a deployment. The driver sets sales to draw in the
-    same database, so the deployment's workers must derive the same seeds (goods.draw_seed), as
+    same database, so the deployment's workers must derive the same seeds (sales.draw_seed), as
     every node of one shop does; "" (the deployment derives its own) where it has no Django."""
     from django.conf import settings
 

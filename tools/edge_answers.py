@@ -117,10 +117,10 @@ def config_vcl() -> str:
 
 def _refusals_vcl() -> list[str]:
     """`answers_refusal`: the answer the fast path (and Django) gives a buy of a sale published
-    closed (goods.sale_state's `closed` key) or whose window is not open, by refusal and language."""
+    closed (sales.sale_state's `closed` key) or whose window is not open, by refusal and language."""
     from django.conf import settings
 
-    from goods.sale_state import PUBLIC_REFUSALS
+    from sales.sale_state import PUBLIC_REFUSALS
     from seckill.fastpath import refusal_response
 
     lines = ["sub answers_refusal {"]

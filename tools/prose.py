@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# (label, folder); goods/sale_state is also counted within goods.
+# (label, folder); sales/sale_state is also counted within goods.
 PACKAGES = [
     ("seckill_site", "seckill_site"),
     ("users", "users"),
     ("goods", "goods"),
-    ("  sale_state", "goods/sale_state"),
+    ("  sale_state", "sales/sale_state"),
     ("seckill", "seckill"),
     ("orders", "orders"),
     ("tools", "tools"),

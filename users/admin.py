@@ -51,7 +51,7 @@ class UserAdmin(BaseUserAdmin):
         (
             gettext_lazy("Permissions"),
             # No per-model permission rows: a merchant's rights come from owning the rows
-            # (goods.admin.MerchantScopedAdmin) and the Merchants group.
+            # (users.merchants.MerchantScopedAdmin) and the Merchants group.
             {"fields": ("is_active", "is_staff", "is_superuser", "groups")},
         ),
         (gettext_lazy("Activity"), {"fields": ("last_login", "login_count", "date_joined")}),

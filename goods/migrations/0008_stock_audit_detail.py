@@ -1,6 +1,6 @@
 """The stock log keeps figures in `detail` instead of English sentences in `note`.
 
-The notes the services wrote are read back into figures (see goods.models.StockAuditDetail);
+The notes the services wrote are read back into figures (see sales.models.StockAuditDetail);
 a note that matches none of them is kept as it was under "note". `note` leaves the model
 here but its column stays one more release, with an empty default: processes of the release
 before this one still insert it during a rolling deploy, and this release's inserts leave it

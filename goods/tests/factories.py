@@ -3,8 +3,9 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from goods.models import Goods, Sale
-from goods.services import sale_open
+from goods.models import Goods
+from sales.models import Sale
+from sales.services import sale_open
 from users.models import User
 from users.tests.factories import make_merchant
 

@@ -20,9 +20,9 @@ import psutil
 from django.db import connection
 from redis.cluster import RedisCluster
 
-from goods.models import Sale
 from orders.models import Order
 from orders.services import ORDER_NUMBER_SEQUENCE
+from sales.models import Sale
 
 
 def _purchase_sql(*, sale: str, goods_id: int, user_id: int) -> list[str]:

@@ -112,7 +112,7 @@ def _tree(stacks: Counter[tuple[str, ...]]) -> _Node:
 def _colour(name: str) -> str:
     # Warm colours, steady per name: the project's own code redder, libraries yellower.
     seed = sum(name.encode()) % 60
-    ours = any(f"({app}/" in name for app in ("seckill", "seckill_site", "users", "goods", "orders", "lab"))
+    ours = any(f"({app}/" in name for app in ("seckill", "seckill_site", "users", "goods", "sales", "orders", "lab"))
     return f"rgb({230 if ours else 240},{80 + seed if ours else 150 + seed},{40 + seed // 2})"
 
 

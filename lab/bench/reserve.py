@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     import django
 
     django.setup()
-    from goods.sale_state import keys
+    from sales.sale_state import keys
     from seckill.services.gate import seckill_attempt
     from seckill_site.redis import client
 

@@ -11,7 +11,6 @@ import threading
 import time
 from datetime import timedelta
 
-from goods import sale_state
 from lab import prepare
 from lab.bench import figures, opening
 from lab.bench.load import Request
@@ -20,6 +19,7 @@ from lab.bench.tickets import tickets_mint
 from lab.invariants import reservations_waiting, sale_check
 from lab.shopper import Shopper
 from orders.models import Order, SeckillOrder
+from sales import sale_state
 from seckill.selectors import captcha_pool_size
 from seckill.services import paths as seckill_paths
 from seckill_site.codes import Code

@@ -22,9 +22,9 @@ from django.template.loader import render_to_string
 from django.urls import path
 from django.utils import timezone
 
-from goods.models import Sale
-from goods.selectors import sales_for_list
 from orders.models import Order, SeckillOrder
+from sales.models import Sale
+from sales.selectors import sales_for_list
 from seckill.views import session_user_id
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int

@@ -47,7 +47,7 @@ class PartitionRun(DatabaseFaults, ClusterRun):
     # --- helpers ---------------------------------------------------------------------------
 
     def sale_primary(self, sale) -> tuple[int, redis_cluster.Node, str]:
-        from goods import sale_state
+        from sales import sale_state
 
         slot = sale_state.slot(sale.pk)
         primary = redis_primary_for(self.topology.redis_nodes, slot)

@@ -23,10 +23,10 @@ from pathlib import Path
 from tools import redis_cluster
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-LUA = ROOT / "goods" / "sale_state" / "lua" / "reserve.lua"
+LUA = ROOT / "sales" / "sale_state" / "lua" / "reserve.lua"
 RUN = ROOT / ".run" / "cluster-reserve-rate"
 HOSTS = [f"127.0.0.{i}" for i in range(21, 27)]
-SALE = 1  # the keys below follow goods/sale_state/keys.py (REDIS_KEY_PREFIX empty); ARGV as in
+SALE = 1  # the keys below follow sales/sale_state/keys.py (REDIS_KEY_PREFIX empty); ARGV as in
 # seckill.services.reserve: user id, request id, result TTL, the path sent
 
 

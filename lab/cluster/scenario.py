@@ -353,7 +353,7 @@ class ClusterRun(Run):
         notes = []
 
         def during(progress):
-            from goods import sale_state
+            from sales import sale_state
 
             slot = sale_state.slot(sale.pk)
             primary = redis_primary_for(topology.redis_nodes, slot)
@@ -473,8 +473,8 @@ class ClusterRun(Run):
     def sale_starting_in(self, seconds: float):
         from django.utils import timezone
 
-        from goods.models import Sale
-        from goods.services import sale_update
+        from sales.models import Sale
+        from sales.services import sale_update
 
         # Through the service that moves a sale's window in Redis too: sale_open loads a sale
         # only once, so moving the start with the ORM and opening again left the loaded window

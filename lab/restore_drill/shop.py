@@ -118,8 +118,9 @@ def sale_put_on(units: int) -> int:
 
     from django.utils import timezone
 
-    from goods.models import Goods, Sale
-    from goods.services import sale_create
+    from goods.models import Goods
+    from sales.models import Sale
+    from sales.services import sale_create
     from users.models import User
 
     owner = User.objects.create_user(MERCHANT_MOBILE, None, nickname="drill merchant", is_staff=True)
@@ -152,8 +153,8 @@ def batch_buy(sale_id: int, user_ids: list[int]) -> dict[int, str]:
     per shopper (a Code name); every order is committed when it returns (DrillError otherwise)."""
     from django.db import connection
 
-    from goods import sale_state
     from lab.invariants import reservations_waiting
+    from sales import sale_state
     from seckill.services import gate, paths, writer
 
     def one(user_id: int) -> str:

@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 
 from conftest import ROOT, _test_database_url
-from goods.models import SaleDraw
 from lab.fairness_http import Opening
 from lab.opening import MERCHANT_MOBILE, Actor, shoppers
+from sales.models import SaleDraw
 from seckill.services.draw import winners_of
 from users.models import User
 

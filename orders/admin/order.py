@@ -11,8 +11,6 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from goods.models import Sale, SaleStatus
-from goods.selectors import sale_list_annotation_add
 from orders.admin.fulfilment import FulfilmentAdmin, OrderEventInline, RefundRequestFilter
 from orders.admin.payments import PaymentInline, RefundForm, RefundInline, amount_with_currency
 from orders.models import PAID_STATUSES, Order, OrderStatus, PaymentStatus, Refund
@@ -20,6 +18,8 @@ from orders.payments.closing import order_cancel_by_merchant
 from orders.payments.refunds import order_refund
 from orders.selectors import order_address, order_shipment, orders_csv_rows, sale_figures, sales_with_order_figures
 from orders.services import OrderStateError
+from sales.models import Sale, SaleStatus
+from sales.selectors import sale_list_annotation_add
 from seckill_site.admin import list_time, money, shop_time_zone
 from users.merchants import is_merchant, visible_to_merchant
 
@@ -399,7 +399,7 @@ class OrderAdmin(FulfilmentAdmin):
             "zone": shop_time_zone(),
             "live_words": _live_words(),
         }
-        return TemplateResponse(request, "admin/goods/sale/live.html", context)
+        return TemplateResponse(request, "admin/sales/sale/live.html", context)
 
     def live_data(self, request, sale_id: int):
         return JsonResponse(sale_figures(sale=self._sale_or_404(request, sale_id)))

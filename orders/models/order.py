@@ -33,7 +33,7 @@ class Order(models.Model):
     )
     goods = models.ForeignKey("goods.Goods", on_delete=models.PROTECT, related_name="orders", verbose_name=_("goods"))
     sale = models.ForeignKey(
-        "goods.Sale", on_delete=models.PROTECT, related_name="orders", null=True, verbose_name=_("sale")
+        "sales.Sale", on_delete=models.PROTECT, related_name="orders", null=True, verbose_name=_("sale")
     )
     # Snapshot at purchase time: later edits of the goods do not rewrite history.
     goods_name = models.CharField(_("item"), max_length=64)
@@ -64,7 +64,7 @@ class SeckillOrder(models.Model):
     """The sale's side of an order: who bought which sale, under which gate request."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="seckill_orders")
-    sale = models.ForeignKey("goods.Sale", on_delete=models.PROTECT, related_name="seckill_orders")
+    sale = models.ForeignKey("sales.Sale", on_delete=models.PROTECT, related_name="seckill_orders")
     order = models.OneToOneField(Order, on_delete=models.PROTECT, related_name="seckill")
     # The gate's request id: a redelivered task message finds its order by it.
     request_id = models.CharField(max_length=64, unique=True)

@@ -3,9 +3,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from goods.models import Sale
 from orders.models import Order, SeckillOrder
 from orders.services import order_number_next
+from sales.models import Sale
 from users.models import User
 from users.tests.factories import make_user
 
@@ -30,7 +30,7 @@ def buy(*, sale: Sale, user: User) -> Order:
     """Buy through the real pipeline pieces, minus the broker: the reserve script, then the
     order writer's flush, so Redis and the database agree as after a real purchase. The sale
     must hold no other reservation (the flush would write it too)."""
-    from goods import sale_state
+    from sales import sale_state
     from seckill.services.writer import sale_flush
     from seckill.tests.shoppers import reserve_directly
 

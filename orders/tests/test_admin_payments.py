@@ -10,12 +10,12 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.messages import get_messages
 from django.test import Client
 
-from goods.models import Sale
 from goods.tests.factories import make_goods, make_sale
 from orders.models import Order, OrderStatus, Payment, PaymentMismatch, PaymentStatus, Refund, RefundKind
 from orders.payments.providers import GatewayDown
 from orders.payments.refunds import order_refund
 from orders.tests.factories import buy, pay
+from sales.models import Sale
 from users.tests.factories import make_address, make_merchant, make_user
 
 pytestmark = pytest.mark.django_db

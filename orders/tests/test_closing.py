@@ -8,7 +8,6 @@ from urllib.error import HTTPError
 import pytest
 from django.utils import timezone
 
-from goods.models import Sale
 from goods.tests.factories import make_sale
 from orders.models import Order, OrderStatus, Payment, PaymentStatus, Refund, RefundStatus
 from orders.payments.closing import order_cancel_by_shopper, orders_expire_unpaid, payments_left_open_close
@@ -18,6 +17,7 @@ from orders.payments.services import payment_start, payment_sync, payments_sync
 from orders.tasks import sync_payments
 from orders.tests.factories import buy
 from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
+from sales.models import Sale
 from users.tests.factories import make_address, make_user
 
 pytestmark = pytest.mark.django_db

@@ -10,12 +10,12 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from goods.models import Sale, StockChange
-from goods.services import stock_audit_record
 from goods.tests.factories import make_goods, make_sale
 from orders.admin import OrderAdmin
 from orders.selectors import ORDERS_CSV_KEYS
 from orders.tests.factories import buy, pay
+from sales.models import Sale, StockChange
+from sales.services import stock_audit_record
 from users.tests.factories import make_address, make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,7 @@ def test_revenue_counts_paid_orders_only(client, shop):
     for _ in range(2):
         pay(buy(sale=sale, user=make_user()))
     buy(sale=sale, user=make_user())  # unpaid: money promised, not taken
-    page = client.get("/admin/goods/sale/").content.decode()
+    page = client.get("/admin/sales/sale/").content.decode()
     assert "¥19.80" in page and "¥29.70" not in page
     figures = client.get(f"/admin/orders/order/sale/{sale.pk}/live.json").json()
     assert figures["revenue"] == "19.80" and (figures["paid"], figures["unpaid"]) == (2, 1)
@@ -129,16 +129,16 @@ def _sale_post(sale: Sale | None, goods, **changes) -> dict:
 
 def test_a_sale_beyond_the_goods_stock_is_saved_only_once_confirmed(client, shop, django_capture_on_commit_callbacks):
     data = _sale_post(None, shop["goods"], stock_count=50, **{"initial-stock_count": 50})
-    page = client.post("/admin/goods/sale/add/", data)
+    page = client.post("/admin/sales/sale/add/", data)
     assert page.status_code == 200
     assert "This sale offers 50 units, but Kettle has only 30 in stock." in page.content.decode()
     assert not Sale.objects.filter(stock_count=50).exists()
     with django_capture_on_commit_callbacks(execute=True):
-        saved = client.post("/admin/goods/sale/add/", {**data, "confirm": "on"})
+        saved = client.post("/admin/sales/sale/add/", {**data, "confirm": "on"})
     assert saved.status_code == 302 and Sale.objects.filter(stock_count=50).exists()
     # Within the goods' stock: no question asked.
     with django_capture_on_commit_callbacks(execute=True):
-        saved = client.post("/admin/goods/sale/add/", _sale_post(None, shop["goods"], stock_count=30))
+        saved = client.post("/admin/sales/sale/add/", _sale_post(None, shop["goods"], stock_count=30))
     assert saved.status_code == 302
 
 
@@ -147,7 +147,7 @@ def test_units_already_ordered_count_towards_what_a_sale_offers(client, shop, dj
     for _ in range(5):
         buy(sale=sale, user=make_user())
     sale.refresh_from_db()  # 5 left, 5 in orders
-    url = f"/admin/goods/sale/{sale.pk}/change/"
+    url = f"/admin/sales/sale/{sale.pk}/change/"
     page = client.post(url, _sale_post(sale, shop["goods"], stock_count=26))  # 26 left + 5 ordered = 31
     assert "This sale offers 31 units, but Kettle has only 30 in stock." in page.content.decode()
     with django_capture_on_commit_callbacks(execute=True):
@@ -158,7 +158,7 @@ def test_units_already_ordered_count_towards_what_a_sale_offers(client, shop, dj
 
 def test_editing_a_live_sales_price_or_start_asks_first(client, shop, django_capture_on_commit_callbacks):
     sale = shop["sale"]  # on now
-    url = f"/admin/goods/sale/{sale.pk}/change/"
+    url = f"/admin/sales/sale/{sale.pk}/change/"
     page = client.post(url, _sale_post(sale, shop["goods"], seckill_price="4.90")).content.decode()
     assert "This sale is on now. Shoppers have already bought at ¥9.90; the new price ¥4.90" in page
     assert 'type="checkbox" name="confirm"' in page
@@ -179,7 +179,7 @@ def test_editing_a_live_sales_price_or_start_asks_first(client, shop, django_cap
     upcoming = make_sale(goods=shop["goods"], starts_in=3600)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            f"/admin/goods/sale/{upcoming.pk}/change/", _sale_post(upcoming, shop["goods"], seckill_price="1")
+            f"/admin/sales/sale/{upcoming.pk}/change/", _sale_post(upcoming, shop["goods"], seckill_price="1")
         )
     assert response.status_code == 302
 
@@ -188,12 +188,12 @@ def test_the_blocked_delete_says_why_in_plain_words(client, shop):
     sale = shop["sale"]
     pay(buy(sale=sale, user=make_user()))
     buy(sale=sale, user=make_user())
-    page = client.get(f"/admin/goods/sale/{sale.pk}/delete/").content.decode()
+    page = client.get(f"/admin/sales/sale/{sale.pk}/delete/").content.decode()
     assert "This sale cannot be deleted:" in page
     assert "It has 2 orders (1 paid, 1 waiting for payment)." in page
-    assert "edit it and set its end to now" in page and f"/admin/goods/sale/{sale.pk}/change/" in page
+    assert "edit it and set its end to now" in page and f"/admin/sales/sale/{sale.pk}/change/" in page
     assert "permission" not in page and "protected" not in page
-    client.post(f"/admin/goods/sale/{sale.pk}/delete/", {"post": "yes"})
+    client.post(f"/admin/sales/sale/{sale.pk}/delete/", {"post": "yes"})
     assert Sale.objects.filter(pk=sale.pk).exists()
     goods_page = client.get(f"/admin/goods/goods/{shop['goods'].pk}/delete/").content.decode()
     assert "These goods cannot be deleted, because of their sales:" in goods_page and "permission" not in goods_page
@@ -204,18 +204,18 @@ def test_a_merchant_deletes_a_sale_made_in_the_admin_that_sold_nothing(
 ):
     """Its stock log (written by sale_create) goes with it: no "permission" refusal any more."""
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/admin/goods/sale/add/", _sale_post(None, shop["goods"], stock_count=3))
+        client.post("/admin/sales/sale/add/", _sale_post(None, shop["goods"], stock_count=3))
     sale = Sale.objects.get(goods=shop["goods"], stock_count=3)
     assert sale.stock_audit.count() == 1
-    page = client.get(f"/admin/goods/sale/{sale.pk}/delete/").content.decode()
+    page = client.get(f"/admin/sales/sale/{sale.pk}/delete/").content.decode()
     assert "Are you sure" in page and "permission" not in page
     with django_capture_on_commit_callbacks(execute=True):
-        assert client.post(f"/admin/goods/sale/{sale.pk}/delete/", {"post": "yes"}).status_code == 302
+        assert client.post(f"/admin/sales/sale/{sale.pk}/delete/", {"post": "yes"}).status_code == 302
     assert not Sale.objects.filter(pk=sale.pk).exists()
 
 
 def test_a_live_sale_without_orders_warns_before_it_is_deleted(client, shop):
-    page = client.get(f"/admin/goods/sale/{shop['sale'].pk}/delete/").content.decode()
+    page = client.get(f"/admin/sales/sale/{shop['sale'].pk}/delete/").content.decode()
     assert "This sale is on now: shoppers looking at it will find it gone." in page
 
 
@@ -224,9 +224,9 @@ def test_times_are_the_shops_with_the_zone_named(client, shop):
     local = timezone.localtime(sale.start_at)
     assert str(sale).endswith(f"({local:%Y-%m-%d %H:%M})")
     stock_audit_record(sale_id=sale.pk, delta=10, reason=StockChange.OPENING)
-    audit = client.get("/admin/goods/stockaudit/").content.decode()
+    audit = client.get("/admin/sales/stockaudit/").content.decode()
     assert f"{local:%Y-%m-%d %H:%M}" in audit  # the sale filter and the rows name sales in shop time
-    change = client.get(f"/admin/goods/sale/{sale.pk}/change/").content.decode()
+    change = client.get(f"/admin/sales/sale/{sale.pk}/change/").content.decode()
     assert f"Kettle ¥9.90 ({local:%Y-%m-%d %H:%M})" in change  # the breadcrumbs
     assert "Shop time (Asia/Shanghai)." in change
     registrations = client.get("/admin/users/user/registrations/").content.decode()
@@ -235,11 +235,11 @@ def test_times_are_the_shops_with_the_zone_named(client, shop):
 
 def test_the_sale_list_shows_status_and_filters_by_it(client, shop):
     upcoming = make_sale(goods=shop["goods"], starts_in=3600, seckill_price=Decimal("7.77"))
-    page = client.get("/admin/goods/sale/?status=0").content.decode()
+    page = client.get("/admin/sales/sale/?status=0").content.decode()
     assert "¥7.77" in page and "¥9.90" not in page and "Not started" in page
-    page = client.get("/admin/goods/sale/?status=1").content.decode()
+    page = client.get("/admin/sales/sale/?status=1").content.decode()
     assert "¥9.90" in page and "¥7.77" not in page and "On sale" in page
-    assert f"/admin/orders/order/sale/{upcoming.pk}/live/" in client.get("/admin/goods/sale/").content.decode()
+    assert f"/admin/orders/order/sale/{upcoming.pk}/live/" in client.get("/admin/sales/sale/").content.decode()
 
 
 def test_the_order_page_shows_where_it_ships(client, shop):
@@ -274,7 +274,7 @@ def test_a_live_sale_saved_from_the_chinese_form_keeps_its_seconds_and_asks_noth
         end_at_1=end.strftime("%H:%M"),
     )
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(f"/admin/goods/sale/{sale.pk}/change/", data)
+        response = client.post(f"/admin/sales/sale/{sale.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:3000]
     saved = Sale.objects.get(pk=sale.pk)
     assert saved.start_at == sale.start_at and saved.start_at.second == 47

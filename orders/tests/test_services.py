@@ -6,8 +6,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from goods.models import Sale
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders import services
 from orders.models import Order, OrderStatus, Payment, PaymentStatus, SeckillOrder
@@ -16,6 +14,8 @@ from orders.payments.providers import Trade, TradeState
 from orders.payments.reconcile import money_check
 from orders.payments.services import Captured, payment_captured, payment_start
 from orders.tests.factories import buy, pay
+from sales.models import Sale
+from sales.sale_state import keys
 from seckill_site.redis import client
 from users.tests.factories import make_address, make_user, make_users
 

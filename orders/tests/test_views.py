@@ -105,7 +105,7 @@ def test_merchant_cancels_unpaid_orders_from_the_admin(client, django_capture_on
     assert b"Cancelled 1 order." in response.content
     statuses = {o.pk: o.status for o in Order.objects.all()}
     assert statuses == {unpaid.pk: "cancelled", paid.pk: "paid", other.pk: "unpaid"}
-    from goods.models import Sale
+    from sales.models import Sale
 
     assert Sale.objects.get(pk=sale.pk).stock_count == 4
 

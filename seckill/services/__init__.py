@@ -1,4 +1,4 @@
 """The seckill app's writes, a module per step of a purchase: `paths` (captcha and one-time
 path), `gate`, `writer` (orders), `draw` and `reconcile`. They change a sale's Redis state only
-through goods.sale_state's transitions.
+through sales.sale_state's transitions.
 """

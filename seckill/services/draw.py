@@ -19,10 +19,10 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
-from goods import draw_seed, sale_state
-from goods.models import SaleDraw
-from goods.services import sale_pages_drop, sale_stock_lock
 from orders.models import SeckillOrder
+from sales import draw_seed, sale_state
+from sales.models import SaleDraw
+from sales.services import sale_pages_drop, sale_stock_lock
 from seckill.metrics import DRAWS
 from seckill_site.publish import task_publish
 from seckill_site.redis import server_time
@@ -49,7 +49,7 @@ def reservation_id(sale_id: int, user_id: int) -> str:
 @dataclass(frozen=True)
 class DrawReport:
     # "not_due", "busy" (another drawer at it), "drawn" (here), "applied" (stored before), "done",
-    # "key_lost" (no configured key gives the published seed: goods.draw_seed)
+    # "key_lost" (no configured key gives the published seed: sales.draw_seed)
     state: str
     entrants: int = 0
     winners: int = 0

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from goods.models import SaleDraw
+from sales.models import SaleDraw
 from users import notices
 from users.models import Notice, NoticeKind, User
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
-from goods import sale_state
+from sales import sale_state
 from seckill.services.draw import sale_draw
 from seckill.services.reconcile import sale_rebuild_request
 from seckill_site.codes import Code

@@ -6,7 +6,7 @@ import time
 
 from django.conf import settings
 
-from goods import sale_state
+from sales import sale_state
 from seckill import captcha
 from seckill.metrics import CAPTCHAS_SERVED
 from seckill_site.redis import client, keys

@@ -11,10 +11,10 @@ from django.db import connection, transaction
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
-from goods import sale_state
-from goods.models import Admission, Sale, SaleDraw
-from goods.services import sale_stock_lock
 from orders.models import SeckillOrder
+from sales import sale_state
+from sales.models import Admission, Sale, SaleDraw
+from sales.services import sale_stock_lock
 from seckill.selectors import sales_to_reconcile
 from seckill.services.writer import BatchDone, sale_flush
 from seckill_site.publish import task_publish

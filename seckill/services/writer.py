@@ -1,5 +1,5 @@
 """The order writer: a sale's reservations, its outbox in Redis, become orders a batch per
-transaction, each then settled (goods.sale_state).
+transaction, each then settled (sales.sale_state).
 
 Safe to run twice and concurrently: a claim belongs to one token, the database writes each
 order once (its request id is unique), and two flushes of one sale take turns on its stock lock.
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import IntegrityError
 
-from goods import sale_state
-from goods.sale_state import Reservation, Settle, Settlement
 from orders.services import WriteOutcome, order_create_from_seckill, orders_create_from_seckill_batch
+from sales import sale_state
+from sales.sale_state import Reservation, Settle, Settlement
 from seckill.selectors import sales_to_reconcile
 from seckill_site.publish import task_publish
 

@@ -5,9 +5,9 @@ import uuid
 
 from django.conf import settings
 
-from goods import sale_state
-from goods.sale_state import keys
 from lab.shopper import Shopper, session_create
+from sales import sale_state
+from sales.sale_state import keys
 from seckill.services import paths
 from seckill_site.redis import client
 from users.models import User

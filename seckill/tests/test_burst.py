@@ -6,12 +6,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from goods import sale_state
-from goods.models import Sale
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from lab.invariants import sale_check
 from orders.models import Order, SeckillOrder
+from sales import sale_state
+from sales.models import Sale
+from sales.sale_state import keys
 from seckill.tests.shoppers import path_for, reserve_directly, shopper
 from seckill_site.redis import client
 from users.tests.factories import make_users

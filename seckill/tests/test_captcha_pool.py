@@ -9,8 +9,8 @@ from django.core.management import call_command
 from PIL import Image
 from prometheus_client import REGISTRY
 
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
+from sales.sale_state import keys
 from seckill import captcha
 from seckill.selectors import captcha_pool_size
 from seckill.services import paths

@@ -8,8 +8,8 @@ import pytest
 from django_ratelimit.core import _get_window
 
 from conftest import gunicorn_running
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
+from sales.sale_state import keys
 from seckill.tests.shoppers import path_for, shopper
 from seckill_site.redis import client
 from seckill_site.redis import now as redis_now

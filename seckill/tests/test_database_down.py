@@ -9,10 +9,10 @@ from django.core.cache import cache
 from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
-from goods import selectors as goods_selectors
-from goods.models import Admission
-from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_goods, make_sale
+from sales import selectors as sale_selectors
+from sales.models import Admission
+from sales.services import draw_seed_ensure, sale_open
 from seckill import selectors as seckill_selectors
 from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import keys
@@ -46,8 +46,8 @@ def test_a_sale_selling_out_in_redis_during_a_failover_is_shown_sold_out(client,
     assert all(answer.status_code == 200 for answer in _views(client, sale.pk))  # the copies are warm
     left, _request = reserve_directly(make_user().pk, sale.pk)  # the last unit goes, in Redis alone
     assert left == 0
-    later = goods_selectors.redis_now() + age  # the sale's Redis copy is that old by now
-    monkeypatch.setattr(goods_selectors, "redis_now", lambda: later)
+    later = sale_selectors.redis_now() + age  # the sale's Redis copy is that old by now
+    monkeypatch.setattr(sale_selectors, "redis_now", lambda: later)
 
     down = DatabaseDown()
     with connection.execute_wrapper(down):
@@ -64,8 +64,8 @@ def test_a_draw_sale_s_page_keeps_its_draw_during_a_failover(client, monkeypatch
     sale_open(sale_id=sale.pk)
     seed_hash = client.get(f"/goods/detail/{sale.pk}").content.decode().split('id="seed-hash" translate="no">')[1][:64]
     time.sleep(seckill_selectors.DRAW_SUMMARY_SECONDS + 0.1)  # what Redis holds outlives that
-    later = goods_selectors.redis_now() + 45  # both copies past their freshness
-    monkeypatch.setattr(goods_selectors, "redis_now", lambda: later)
+    later = sale_selectors.redis_now() + 45  # both copies past their freshness
+    monkeypatch.setattr(sale_selectors, "redis_now", lambda: later)
     monkeypatch.setattr(seckill_selectors, "redis_now", lambda: later)
 
     with connection.execute_wrapper(DatabaseDown()):

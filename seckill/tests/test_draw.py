@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from goods import draw_seed, sale_state
-from goods.models import Admission, Sale, SaleDraw
-from goods.sale_state import keys
-from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_sale
 from orders.models import SeckillOrder
+from sales import draw_seed, sale_state
+from sales.models import Admission, Sale, SaleDraw
+from sales.sale_state import keys
+from sales.services import draw_seed_ensure, sale_open
 from seckill import selectors
 from seckill.services import draw as draw_service
 from seckill.services import gate, writer
@@ -320,9 +320,9 @@ def test_the_admin_form_refuses_a_draw_window_out_of_bounds_and_a_change_after_t
         "admission": "draw",
     }
     for window in (3, 500):
-        response = client.post("/admin/goods/sale/add/", {**form, "draw_window_s": window})
+        response = client.post("/admin/sales/sale/add/", {**form, "draw_window_s": window})
         assert response.status_code == 200 and not Sale.objects.filter(goods=goods).exists()
-    response = client.post("/admin/goods/sale/add/", {**form, "draw_window_s": 30})
+    response = client.post("/admin/sales/sale/add/", {**form, "draw_window_s": 30})
     assert response.status_code == 302
     sale = Sale.objects.get(goods=goods)
     assert (sale.admission, sale.draw_window_s) == ("draw", 30) and SaleDraw.objects.filter(sale=sale).exists()
@@ -332,7 +332,7 @@ def test_the_admin_form_refuses_a_draw_window_out_of_bounds_and_a_change_after_t
     started.goods.save()
     local = timezone.localtime(started.start_at)
     response = client.post(
-        f"/admin/goods/sale/{started.pk}/change/",
+        f"/admin/sales/sale/{started.pk}/change/",
         {
             **form,
             "goods": started.goods.pk,
@@ -371,16 +371,16 @@ def test_the_merchant_audits_the_draw_in_the_admin_and_the_seed_stays_secret_unt
     client.force_login(sale.goods.owner)
     draw = SaleDraw.objects.get(sale=sale)
     seed = draw_seed.seed_reveal(nonce=draw.seed_nonce, sha256=draw.seed_sha256)
-    page = client.get(f"/admin/goods/saledraw/{draw.pk}/change/")
+    page = client.get(f"/admin/sales/saledraw/{draw.pk}/change/")
     assert page.status_code == 200 and draw.seed_sha256 in page.content.decode()
     assert seed not in page.content.decode()
     enter_all(make_users(2), sale)
     window_over(sale)
     draw_service.sale_draw(sale_id=sale.pk)
     assert SaleDraw.objects.get(pk=draw.pk).seed == seed
-    assert seed in client.get(f"/admin/goods/saledraw/{draw.pk}/change/").content.decode()
+    assert seed in client.get(f"/admin/sales/saledraw/{draw.pk}/change/").content.decode()
     other = make_draw_sale(stock=1)  # another merchant's draw is a 404
-    assert client.get(f"/admin/goods/saledraw/{SaleDraw.objects.get(sale=other).pk}/change/").status_code in (302, 404)
+    assert client.get(f"/admin/sales/saledraw/{SaleDraw.objects.get(sale=other).pk}/change/").status_code in (302, 404)
 
 
 @pytest.mark.django_db
@@ -490,7 +490,7 @@ def test_a_draw_whose_mark_redis_lost_is_not_applied_again_even_before_a_rebuild
 
 @pytest.mark.django_db
 def test_units_cannot_be_removed_between_the_draw_and_its_application(flushes):
-    from goods.services import StockShortage, sale_update
+    from sales.services import StockShortage, sale_update
 
     sale = make_draw_sale(stock=3)
     enter_all(make_users(4), sale)

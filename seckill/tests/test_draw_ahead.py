@@ -10,12 +10,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from goods import sale_state
-from goods.models import Admission, Sale, SaleDraw
-from goods.sale_state import keys
-from goods.services import draw_seed_ensure, sale_open, sale_update
 from goods.tests.factories import make_goods, make_sale
 from orders.models import SeckillOrder
+from sales import sale_state
+from sales.models import Admission, Sale, SaleDraw
+from sales.sale_state import keys
+from sales.services import draw_seed_ensure, sale_open, sale_update
 from seckill import selectors, steps
 from seckill.services import draw as draw_service
 from seckill.services import writer
@@ -307,14 +307,14 @@ def test_the_admin_form_sets_entries_ahead_and_refuses_them_in_the_past_or_after
         (("", ""), b"A draw window of 0 seconds needs entries"),
     ):
         response = client.post(
-            "/admin/goods/sale/add/", {**form, "entries_open_at_0": opens[0], "entries_open_at_1": opens[1]}
+            "/admin/sales/sale/add/", {**form, "entries_open_at_0": opens[0], "entries_open_at_1": opens[1]}
         )
         assert response.status_code == 200 and refusal in response.content, opens
         assert not Sale.objects.filter(goods=goods).exists()
     response = client.post(
-        "/admin/goods/sale/add/", {**form, "entries_open_at_0": "2097-12-31", "entries_open_at_1": "10:00:00"}
+        "/admin/sales/sale/add/", {**form, "entries_open_at_0": "2097-12-31", "entries_open_at_1": "10:00:00"}
     )
     assert response.status_code == 302
     sale = Sale.objects.get(goods=goods)
     assert (sale.draw_window_s, timezone.localtime(sale.entries_open_at).year) == (0, 2097)
-    assert b"entries_open_at" in client.get(f"/admin/goods/sale/{sale.pk}/change/").content
+    assert b"entries_open_at" in client.get(f"/admin/sales/sale/{sale.pk}/change/").content

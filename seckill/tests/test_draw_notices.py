@@ -4,7 +4,7 @@ the draw publishes the task after it is applied, and stands whatever the broker 
 import pytest
 from kombu.exceptions import OperationalError
 
-from goods.models import SaleDraw
+from sales.models import SaleDraw
 from seckill.services import draw as draw_service
 from seckill.services import draw_notices
 from seckill.tests.test_draw import enter_all, make_draw_sale, window_over

@@ -15,9 +15,9 @@ import pytest
 from django.conf import settings as django_settings
 from redis.crc import key_slot
 
-from goods import sale_state
-from goods.models import SaleDraw
-from goods.sale_state import keys
+from sales import sale_state
+from sales.models import SaleDraw
+from sales.sale_state import keys
 from seckill.services import draw as draw_service
 from seckill.services import writer
 from seckill.tests.test_draw import (  # noqa: F401 (collected again here, with K=4)

@@ -19,9 +19,9 @@ import pytest
 import redis
 
 import seckill_site.redis as shop_redis
-from goods import sale_state
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
+from sales import sale_state
+from sales.sale_state import keys
 from seckill.services import gate
 from seckill.tests import shoppers
 from seckill.tests.shoppers import path_for

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 import pytest
 from prometheus_client import REGISTRY
 
-from goods import sale_state
 from goods.tests.factories import make_sale
+from sales import sale_state
 from seckill.fastpath import FastPath
 from seckill.metrics import attempts_folded
 from seckill.tests.shoppers import path_for

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy, pay
+from sales.sale_state import keys
 from seckill import selectors
 from seckill.services.writer import sale_flush
 from seckill.tests.shoppers import reserve_directly
@@ -94,6 +94,6 @@ def test_the_page_shows_the_window_in_the_shops_zone_with_its_name(client, setti
 
 
 def test_goods_does_not_serve_the_item_page_itself():
-    from goods import urls
+    from sales import urls
 
     assert all("detail/" not in str(pattern.pattern) for pattern in urls.urlpatterns)

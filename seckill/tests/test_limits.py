@@ -5,10 +5,10 @@ the merchant's live view."""
 import pytest
 from django.contrib.auth import SESSION_KEY
 
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from lab import prepare
 from orders.selectors import sale_figures
+from sales.sale_state import keys
 from seckill.services import paths as services
 from seckill_site.redis import client
 from seckill_site.tests.clients import api

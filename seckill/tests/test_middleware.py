@@ -4,7 +4,7 @@ CSRF or anything that needs Redis: here Redis is unreachable and the answer stil
 import pytest
 from django.test import override_settings
 
-from goods import sale_state
+from sales import sale_state
 from seckill_site.tests.test_failover import DEAD_REDIS
 
 pytestmark = pytest.mark.django_db

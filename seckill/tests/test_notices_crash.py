@@ -16,12 +16,12 @@ from django.utils import timezone
 
 from celery_app import app
 from conftest import celery_worker_running
-from goods import reminders
-from goods.models import SaleDraw, SaleReminder
 from goods.tests.factories import make_sale
 from orders import notices as order_notices
 from orders.models import Order
 from orders.tests.factories import make_order
+from sales.models import SaleDraw, SaleReminder
+from sales.reminders import services as reminders
 from seckill.services import draw as draw_service
 from seckill.services import draw_notices
 from seckill.tests.test_draw import enter_all, make_draw_sale, window_over

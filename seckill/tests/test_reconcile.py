@@ -6,13 +6,13 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from goods import sale_state
-from goods.models import Sale
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from orders.services import order_create_from_seckill
 from orders.tests.factories import buy
+from sales import sale_state
+from sales.models import Sale
+from sales.sale_state import keys
 from seckill.services import reconcile as services
 from seckill.services.writer import sale_flush
 from seckill.tests.shoppers import reserve_directly

@@ -13,10 +13,10 @@ from django.db import close_old_connections
 from django.test import Client
 from prometheus_client import REGISTRY
 
-from goods import sale_state
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from lab.shopper import session_create
+from sales import sale_state
+from sales.sale_state import keys
 from seckill import tickets
 from seckill.services.writer import sale_flush
 from seckill.tests.shoppers import path_for

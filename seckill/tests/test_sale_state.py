@@ -9,10 +9,10 @@ from django.core.cache import cache
 from django.test.signals import template_rendered
 from django.utils import timezone
 
-from goods import reminders
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.tests.factories import buy, pay
+from sales.reminders import services as reminders
+from sales.sale_state import keys
 from seckill.services import draw as draw_service
 from seckill.services.writer import sale_flush
 from seckill.tests.shoppers import reserve_directly

@@ -5,11 +5,11 @@ import time
 import pytest
 from kombu.exceptions import OperationalError as BrokerError
 
-from goods import sale_state
-from goods.models import Sale
-from goods.sale_state import draw, keys, limits, marks, reservation, stock
 from goods.tests.factories import make_sale
 from orders.models import Order
+from sales import sale_state
+from sales.models import Sale
+from sales.sale_state import draw, keys, limits, marks, reservation, stock
 from seckill.services import gate as gate_service
 from seckill.services import paths, reconcile, writer
 from seckill.tests.shoppers import path_for

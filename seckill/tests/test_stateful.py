@@ -1,6 +1,6 @@
 """A Hypothesis state machine over a sale's whole life against real Redis and PostgreSQL.
 
-Its rules interleave every transition of goods.sale_state with the crashes and late
+Its rules interleave every transition of sales.sale_state with the crashes and late
 arrivals that real processes produce: buys, a publish that fails (with a flush running, or
 not), flushes whole, one batch at a time, crashing before or after their commit and being
 redelivered, cancellations and expiries whose Redis half arrives late, reconciles, rebuys,
@@ -34,10 +34,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from kombu.exceptions import OperationalError as BrokerError
 
-from goods import draw_seed, sale_state
-from goods.models import Sale, SaleDraw
-from goods.sale_state import keys
-from goods.services import StockShortage, sale_update
 from goods.tests.factories import make_sale
 from orders.fulfilment import (
     order_deliver,
@@ -67,6 +63,10 @@ from orders.payments.refunds import order_refund, refunds_resend
 from orders.payments.services import payment_start, payment_sync, payments_sync
 from orders.services import OrderStateError
 from orders.tests.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
+from sales import draw_seed, sale_state
+from sales.models import Sale, SaleDraw
+from sales.sale_state import keys
+from sales.services import StockShortage, sale_update
 from seckill.selectors import sales_to_reconcile, seckill_result
 from seckill.services import gate, reconcile, writer
 from seckill.tests.shoppers import path_for
@@ -95,8 +95,9 @@ def _fresh_world() -> None:
     from django.db import connection
 
     from conftest import redis_keys_delete
-    from goods.models import Goods, StockAudit
+    from goods.models import Goods
     from orders.models import OrderAddress, PaymentNotice, Refund
+    from sales.models import StockAudit
     from users.models import Address
 
     models = (PaymentNotice, Refund, Payment, OrderAddress, SeckillOrder, Order, StockAudit, Sale, Goods, Address, User)
@@ -649,8 +650,8 @@ class DrawSaleLife(SaleLife):
     database, interleaved with everything SaleLife does."""
 
     def __init__(self):
-        from goods.models import Admission
-        from goods.services import draw_seed_ensure, sale_open
+        from sales.models import Admission
+        from sales.services import draw_seed_ensure, sale_open
 
         super().__init__()
         self.sale = self._draw_sale_make(admission=Admission.DRAW)

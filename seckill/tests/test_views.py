@@ -2,8 +2,8 @@
 
 import pytest
 
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
+from sales.sale_state import keys
 from seckill_site.redis import client
 from users.tests.factories import make_user
 

@@ -9,12 +9,12 @@ from django.db import connection
 from django.db.models import Sum
 from kombu.exceptions import OperationalError as BrokerError
 
-from goods.models import Sale, StockAudit, StockChange
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from orders.services import orders_create_from_seckill_batch
 from orders.tests.factories import buy
+from sales.models import Sale, StockAudit, StockChange
+from sales.sale_state import keys
 from seckill.services import writer
 from seckill.services.gate import seckill_attempt
 from seckill.services.reconcile import sale_reconcile
@@ -298,7 +298,7 @@ class TestExclusiveSettlements:
         assert int(client().get(keys.stock(sale.pk))) == Sale.objects.get(pk=sale.pk).stock_count == 2
 
     def test_a_give_back_while_a_flush_holds_the_reservation_changes_nothing(self, flushes, monkeypatch):
-        from goods import sale_state
+        from sales import sale_state
 
         sale = make_sale(stock=3)
         [user] = make_users(1)
@@ -322,7 +322,7 @@ class TestExclusiveSettlements:
         give-back must not delete that flush's mark: later buys rely on it."""
         import time
 
-        from goods import sale_state
+        from sales import sale_state
 
         sale = make_sale(stock=5)
         earlier, buyer = make_users(2)
@@ -344,8 +344,8 @@ class TestExclusiveSettlements:
     def test_a_late_settle_never_points_the_answer_at_a_cancelled_order(self, flushes):
         """A writer committed an order and stopped before settling it; the shopper cancelled and
         bought again. Its late settle (or a redelivery's) must not name the cancelled order."""
-        from goods import sale_state
         from orders import services as orders
+        from sales import sale_state
 
         sale = make_sale(stock=3)
         [user] = make_users(1)

@@ -1,6 +1,6 @@
 """The project's Redis layer: one client, the key registry (`keys`) and the Lua scripts, found in
 every installed app's `lua/` folders and run by SHA. Apps use Redis only through here, single
-server or cluster alike; a sale's keys and scripts through goods.sale_state."""
+server or cluster alike; a sale's keys and scripts through sales.sale_state."""
 
 from __future__ import annotations
 

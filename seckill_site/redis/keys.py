@@ -1,4 +1,4 @@
-"""Every Redis key the shop uses outside a sale's own state (goods.sale_state's), with its
+"""Every Redis key the shop uses outside a sale's own state (sales.sale_state's), with its
 lifetime beside it. Each starts with settings.REDIS_KEY_PREFIX ("" in production), before any
 hash tag, so a test run deletes only its own keys and never needs FLUSHDB."""
 
@@ -124,7 +124,7 @@ def goods_list_html(language: str) -> str:
 
 
 def goods_list_rows() -> str:
-    """The list's rows and units offered as PostgreSQL last gave them (goods.selectors.sales_for_list)."""
+    """The list's rows and units offered as PostgreSQL last gave them (sales.selectors.sales_for_list)."""
     return "goods:list:rows:v1"
 
 

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "users",
     "goods",
+    "sales",
     "seckill",
     "orders",
 ]
@@ -355,7 +356,7 @@ SECKILL_RESULT_TICKET_PATH = "/seckill/result"
 # Seconds before an unpaid seckill order is cancelled.
 SECKILL_ORDER_TTL = env.int("SECKILL_ORDER_TTL", default=15 * 60)
 # A draw's seed is derived from its stored nonce under this key, which the database never holds
-# (goods.draw_seed); unset, it is derived from SECRET_KEY. Keep a rotated key among the fallbacks
+# (sales.draw_seed); unset, it is derived from SECRET_KEY. Keep a rotated key among the fallbacks
 # until every draw made under it is drawn.
 DRAW_SEED_KEY = env("DRAW_SEED_KEY", default="")
 DRAW_SEED_KEY_FALLBACKS = env.list("DRAW_SEED_KEY_FALLBACKS", default=[])

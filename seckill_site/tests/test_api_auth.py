@@ -8,9 +8,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from goods.sale_state import keys
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy
+from sales.sale_state import keys
 from seckill_site.redis import client as redis
 from seckill_site.tests.clients import api
 from users.models import User

@@ -12,12 +12,12 @@ import requests
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from goods.models import Sale
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from orders.models import Order, Payment
 from orders.payments.services import payment_sync
 from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
+from sales.models import Sale
+from sales.sale_state import keys
 from seckill.services.writer import sale_flush
 from seckill_site.redis import client as redis
 from seckill_site.tests.clients import api

@@ -6,8 +6,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from goods.models import Goods, Sale
+from goods.models import Goods
 from goods.tests.factories import make_goods, make_sale
+from sales.models import Sale
 from seckill_site.api import JSON_MAX_BYTES, json_depth
 from seckill_site.http import INT32_MAX, parse_int, positive_int
 from seckill_site.tests.clients import api
@@ -114,7 +115,7 @@ def test_admin_stock_edit_with_a_forged_initial_value_is_refused(client):
     local = timezone.localtime(sale.start_at)
     end = timezone.localtime(sale.end_at)
     response = client.post(
-        f"/admin/goods/sale/{sale.pk}/change/",
+        f"/admin/sales/sale/{sale.pk}/change/",
         {
             "goods": sale.goods_id,
             "seckill_price": "1.00",

@@ -22,12 +22,12 @@ import requests
 from django.conf import settings
 
 from conftest import ROOT, celery_worker_running, gunicorn_running
-from goods import sale_state
 from goods.tests.factories import make_sale
 from lab.faultproxy import FaultProxy, database_proxy, database_url
 from lab.shopper import Shopper, session_create
 from orders.models import Order
 from orders.tests.factories import buy
+from sales import sale_state
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from users.tests.factories import PASSWORD, make_merchant, make_user

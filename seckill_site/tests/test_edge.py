@@ -10,9 +10,9 @@ import pytest
 import requests
 from django.test import Client
 
-from goods.models import Sale
-from goods.services import sale_update
 from goods.tests.factories import make_goods, make_sale
+from sales.models import Sale
+from sales.services import sale_update
 from seckill_site import edge as edge_module
 from seckill_site.edge import edge_purge_flush, edge_purge_forget
 from tools.edge import edge_down, edge_up, varnish_available

@@ -12,10 +12,10 @@ from django.conf import settings as django_settings
 from django.http import HttpRequest, HttpResponse
 
 from conftest import gunicorn_running
-from goods import sale_state
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
 from lab.shopper import Shopper, session_create
+from sales import sale_state
+from sales.sale_state import keys
 from seckill import tickets
 from seckill.fastpath import refusal_response
 from seckill.tests.shoppers import path_for

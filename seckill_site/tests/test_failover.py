@@ -5,8 +5,8 @@ import pytest
 from django.test import override_settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from goods.sale_state import keys
 from goods.tests.factories import make_sale
+from sales.sale_state import keys
 from seckill.tests.shoppers import path_for
 from seckill_site.redis import LockNotAcquired, lock, lock_try
 from seckill_site.redis import client as redis

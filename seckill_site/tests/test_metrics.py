@@ -10,8 +10,8 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import ROOT, _test_database_url, free_port
-from goods import sale_state
 from goods.tests.factories import make_sale
+from sales import sale_state
 from seckill.tests.shoppers import path_for
 from users.tests.factories import make_user
 

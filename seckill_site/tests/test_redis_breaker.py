@@ -16,9 +16,9 @@ from redis.exceptions import RedisClusterException
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 import seckill_site.redis as shop_redis
-from goods import sale_state
 from goods.tests.factories import make_sale
 from lab.faultproxy import FaultProxy
+from sales import sale_state
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis.breaker import RedisUnavailable, breaker

@@ -17,9 +17,9 @@ from django.core.cache import cache
 from redis.cluster import RedisCluster
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from goods.sale_state import keys
-from goods.selectors import stock_left
 from goods.tests.factories import make_sale
+from sales.sale_state import keys
+from sales.selectors import stock_left
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import NotDurable, client, script

@@ -19,12 +19,12 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from goods import sale_state
-from goods.models import Sale, SaleDraw
-from goods.sale_state import keys
-from goods.services import draw_seed_ensure, sale_open
 from goods.tests.factories import make_goods, make_sale
 from orders.tests.factories import buy, pay
+from sales import sale_state
+from sales.models import Sale, SaleDraw
+from sales.sale_state import keys
+from sales.services import draw_seed_ensure, sale_open
 from seckill.services.draw import sale_draw
 from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import client as redis
@@ -190,7 +190,8 @@ def test_makemessages_leaves_no_empty_or_fuzzy_entry(tmp_path, monkeypatch, sett
     gettext's msgattrib lists what is untranslated or fuzzy: nothing may be."""
     tree = tmp_path / "tree"
     ignore = shutil.ignore_patterns(".*", "staticfiles", "media", "e2e-screenshots", "bench-results", "__pycache__")
-    for name in ("goods", "orders", "seckill", "seckill_site", "users", "templates", "static", "locale", "tools"):
+    apps = ("users", "goods", "sales", "orders", "seckill", "seckill_site")
+    for name in (*apps, "templates", "static", "locale", "tools"):
         shutil.copytree(ROOT / name, tree / name, ignore=ignore)
     monkeypatch.chdir(tree)
     settings.LOCALE_PATHS = [str(tree / "locale")]

@@ -1,6 +1,6 @@
 """A deployment the harness starts draws the driver's draw sales: it shares the driver's draw key."""
 
-from goods import draw_seed
+from sales import draw_seed
 from tools.deploy import Deployment
 
 

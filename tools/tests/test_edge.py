@@ -47,7 +47,7 @@ def test_the_edge_refuses_with_the_public_refusals_and_no_other():
     name the same ones, so no refusal the shop gives is one the edge passes or answers alone."""
     import re
 
-    from goods.sale_state import PUBLIC_REFUSALS
+    from sales.sale_state import PUBLIC_REFUSALS
     from tools.edge import ROOT
     from tools.edge_answers import _refusals_vcl
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from goods.models import Sale
+from sales.models import Sale
 from seckill.repairs import reconcile_repair_record
 from seckill.selectors import sales_to_reconcile
 from seckill.services.reconcile import RESERVATION_STALE_SECONDS, sale_reconcile

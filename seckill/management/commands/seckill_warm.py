@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from goods.services import goods_list_cache_drop
+from sales.services import goods_list_cache_drop
 from seckill.selectors import captcha_pool_size
 from seckill.services.paths import captcha_pool_fill
 from seckill.services.reconcile import stock_warm, stock_warm_all
