@@ -42,9 +42,9 @@ from seckill_site.locale import language_for
 from seckill_site.logs import REQUEST_ID_HEADER, REQUEST_ID_META, request_id_for
 from seckill_site.metrics import ThreadCounts, fast_counts
 from seckill_site.redis import REDIS_FAILURES
-from seckill_site.redis import keys as redis_keys
 from seckill_site.redis import now as redis_now
 from seckill_site.redis import text as redis_text
+from users import keys as user_keys
 from users.sessions import session_stored_key
 
 __all__ = ["API_BUY", "PAGE_BUY", "FastPath", "refusal_response"]
@@ -342,7 +342,7 @@ class FastPath:
         value, (epoch, session) = sale_state.result_beside(
             sale_id=ticket.sale_id,
             user_id=ticket.user_id,
-            others=(redis_keys.auth_epoch(ticket.user_id), session_stored_key(cookies[self.session_cookie])),
+            others=(user_keys.auth_epoch(ticket.user_id), session_stored_key(cookies[self.session_cookie])),
         )
         if value is None or session is None or epoch is None or redis_text(epoch) != ticket.epoch:
             return None  # only the database knows, the session ended or the credentials were revoked

@@ -6,7 +6,8 @@ import secrets
 
 from django.db import transaction
 
-from seckill_site.redis import durable_set, keys
+from seckill_site.redis import durable_set
+from users import keys
 from users.tokens import api_token_cache_drop, api_token_keys, api_tokens_revoke
 
 

@@ -29,7 +29,8 @@ from django.utils.crypto import get_random_string
 from redis.crc import key_slot
 
 from seckill_site.http import positive_int
-from seckill_site.redis import client, keys, text
+from seckill_site.redis import client, text
+from users import keys
 
 AUTH_EPOCH = "_auth_epoch"
 _USER_KEY = re.compile(r"u([0-9]{1,18})\.[a-z0-9]{32}")

@@ -13,7 +13,8 @@ from typing import Any
 
 from rest_framework.authtoken.models import Token
 
-from seckill_site.redis import client, keys, text
+from seckill_site.redis import client, text
+from users import keys
 
 # token -> "user id:expiry", cached in Redis so the gate's endpoints never read the token
 # table. Revoking (logout, logout everywhere, password change, deactivation, an admin's edit:

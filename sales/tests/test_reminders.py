@@ -241,9 +241,9 @@ def test_a_popular_sales_reminders_leave_sign_up_codes_their_reserve_and_wait(se
     """More reminders than the hour has room for: codes still go, the rest of the reminders wait
     (pending, not failed) and go in a later hour while the sale has not opened, else are skipped."""
     from seckill_site.redis import client as redis
-    from seckill_site.redis import keys
     from seckill_site.redis import now as redis_now
     from users import notices
+    from users.verification import keys
     from users.verification.services import sms_code_send
 
     settings.SALE_REMINDER_LEAD_SECONDS = 600

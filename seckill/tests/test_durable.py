@@ -27,6 +27,7 @@ from seckill.tests import shoppers
 from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import NotDurable, durable_set
+from users import keys as user_keys
 from users.revocation import user_auth_revoke
 from users.tests.factories import make_user, session_for
 
@@ -139,8 +140,8 @@ def test_a_confirmed_revocation_is_on_the_replica(on_pair):
     primary, replica = on_pair
     user = make_user()
     user_auth_revoke(user_id=user.pk)
-    epoch = primary.get(shop_redis.keys.auth_epoch(user.pk))
-    assert epoch and replica.get(shop_redis.keys.auth_epoch(user.pk)) == epoch
+    epoch = primary.get(user_keys.auth_epoch(user.pk))
+    assert epoch and replica.get(user_keys.auth_epoch(user.pk)) == epoch
 
 
 def test_an_unconfirmed_revocation_fails_closed(on_pair):

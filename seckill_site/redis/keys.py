@@ -14,18 +14,6 @@ def jittered(seconds: float) -> int:
     return int(seconds + random.uniform(0, seconds / 5))
 
 
-# Text-message codes (users.verification), in seconds and counts; resend and day limits are per
-# number and requester. A number's keys share its hash tag, so its Lua scripts stay in one slot.
-SMS_CODE_TTL = 5 * 60
-SMS_CODE_MAX_CHECKS = 5
-SMS_RESEND_SECONDS = 60
-SMS_DAY_SECONDS = 24 * 60 * 60
-SMS_SENDS_PER_DAY = 5
-SMS_IP_WINDOW = 60 * 60
-SMS_KNOWN_TTL = 30 * 24 * 60 * 60
-# The shop's hourly count lives two hours, so the hour just ended can still be read.
-SMS_SHOP_HOUR_TTL = 2 * 60 * 60
-REGISTRATIONS_TTL = 7 * 24 * 60 * 60
 # A sale's cached row (seconds): fresh, then served stale while the lock's holder re-reads it.
 SALE_CACHE_TTL = 30
 SALE_CACHE_STALE_TTL = 30
@@ -43,52 +31,12 @@ def sale_cache_lock(sale_id: int) -> str:
     return f"{PREFIX}goods:sale-cache-lock:{sale_id}"
 
 
-def sms_code(mobile: str, purpose: str) -> str:
-    """Hash {code, checks} of the code last sent to `mobile` for `purpose` (SMS_CODE_TTL)."""
-    return f"{PREFIX}sms:{{{mobile}}}:code:{purpose}"
-
-
-def sms_resend(mobile: str, requester: str) -> str:
-    """Present while `requester` may not have another message sent to `mobile` (SMS_RESEND_SECONDS)."""
-    return f"{PREFIX}sms:{{{mobile}}}:resend:{requester}"
-
-
-def sms_day(mobile: str, requester: str) -> str:
-    """Messages `requester` had sent to `mobile` in the day since the first (SMS_DAY_SECONDS)."""
-    return f"{PREFIX}sms:{{{mobile}}}:day:{requester}"
-
-
-def sms_number_day(mobile: str) -> str:
-    """Messages sent to `mobile` by anyone in the day since the first (SMS_DAY_SECONDS)."""
-    return f"{PREFIX}sms:{{{mobile}}}:day"
-
-
-def sms_known(mobile: str) -> str:
-    """Set of the requesters that entered a code sent to `mobile` (SMS_KNOWN_TTL)."""
-    return f"{PREFIX}sms:{{{mobile}}}:known"
-
-
-def sms_ip(requester: str) -> str:
-    """Messages asked for by one requester (client IP, IPv6 /64) this hour (SMS_IP_WINDOW)."""
-    return f"{PREFIX}sms:ip:{requester}"
-
-
-def sms_shop_hour(hour: int) -> str:
-    """Messages the whole shop sent in one epoch hour (SMS_SHOP_HOUR_TTL)."""
-    return f"{PREFIX}sms:shop:{hour}"
-
-
 # Captchas drawn ahead (seckill.services.paths); every fill renews the TTL, so an unfed pool expires.
 CAPTCHA_POOL_TTL = 60 * 60
 
 
 def captcha_pool() -> str:
     return f"{PREFIX}seckill:captcha-pool"
-
-
-def registrations(hour: int) -> str:
-    """Sorted set client IP -> accounts registered in that hour (epoch hour; REGISTRATIONS_TTL)."""
-    return f"{PREFIX}users:registrations:{hour}"
 
 
 # Keys read and written through Django's cache, which adds its own KEY_PREFIX (settings).
@@ -133,14 +81,3 @@ def goods_list_rows() -> str:
 
 def goods_list_lock(language: str) -> str:
     return f"{PREFIX}goods:list:lock:{language}"
-
-
-def auth_epoch(user_id: int) -> str:
-    """The user's auth epoch (no TTL), rewritten by users.revocation.user_auth_revoke. It shares
-    the hash tag of the user's session keys, so both are read in one round trip."""
-    return f"{PREFIX}auth:{{u{user_id}}}:epoch"
-
-
-def api_token(token_hash: str) -> str:
-    """sha256 of an API token (so a dump shows none usable) -> user id."""
-    return f"{PREFIX}api:token:{token_hash}"

@@ -12,12 +12,12 @@ from django.utils import timezone
 from prometheus_client import REGISTRY
 
 from seckill_site.redis import client as redis
-from seckill_site.redis import keys
 from seckill_site.redis import now as redis_now
 from users import notices, sms
 from users.models import Notice, NoticeKind, NoticeSettings, NoticeStatus
 from users.tests import sms_backends
 from users.tests.factories import make_user
+from users.verification import keys
 
 pytestmark = pytest.mark.django_db
 

@@ -153,7 +153,7 @@ def test_a_session_that_carries_no_epoch_is_refused():
 def test_a_lost_epoch_reads_as_revoked_not_as_never_revoked():
     """Redis lost the user's epoch (evicted, or a failover lost it): their sessions end."""
     from seckill_site.redis import client
-    from seckill_site.redis import keys as redis_keys
+    from users import keys as redis_keys
 
     user = make_user()
     browser = Client()

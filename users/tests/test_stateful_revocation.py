@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from rest_framework.authtoken.models import Token
 
 from seckill_site.redis import client
-from seckill_site.redis import keys as redis_keys
+from users import keys as redis_keys
 from users import tokens
 from users.revocation import user_auth_revoke
 from users.sessions import SessionStore

@@ -8,10 +8,11 @@ import pytest
 from django.contrib.auth import SESSION_KEY
 
 from seckill_site.redis import client as redis
-from seckill_site.redis import keys, now
+from seckill_site.redis import now
 from users import sms
 from users.models import User
 from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile, texted_code
+from users.verification import keys
 from users.verification.services import registrations_by_ip, sms_code_check, sms_code_send
 
 pytestmark = pytest.mark.django_db

@@ -35,10 +35,11 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
-from seckill_site.redis import client, keys, now, script, text
+from seckill_site.redis import client, now, script, text
 from users.models import User
 from users.services import LoginResult, user_language_remember
 from users.sms import SMS_MESSAGES, sms_backend
+from users.verification import keys
 
 PURPOSES = ("register", "login")
 
