@@ -14,10 +14,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from sales import cache_keys as keys
 from sales import sale_state
 from sales.models import Sale, SaleStatus, StockAudit, StockChange
-from seckill_site.redis import keys, lock_try
+from seckill_site.redis import lock_try
 from seckill_site.redis import now as redis_now
+from seckill_site.redis.keys import jittered
 from users.merchants import visible_to_merchant
 from users.models import User
 
@@ -155,12 +157,12 @@ def claimed_percent(*, offered: int | None, left: int) -> int | None:
 def _sale_load(sale_id: int) -> dict[str, Any] | None:
     sale = Sale.objects.select_related("goods").filter(pk=sale_id).first()
     if sale is None:
-        cache.set(keys.sale_missing(sale_id), 1, keys.jittered(keys.SALE_MISSING_TTL))
+        cache.set(keys.sale_missing(sale_id), 1, jittered(keys.SALE_MISSING_TTL))
         cache.delete(keys.sale_cache(sale_id))  # a sale deleted since: no stale copy either
         return None
     row = _sale_row(sale)
     row["stockOffered"] = units_offered([sale_id]).get(sale_id, 0)
-    fresh = keys.jittered(keys.SALE_CACHE_TTL)
+    fresh = jittered(keys.SALE_CACHE_TTL)
     cache.set(keys.sale_cache(sale_id), (redis_now() + fresh, row), fresh + keys.SALE_CACHE_KEEP_TTL)
     return row
 

@@ -19,7 +19,6 @@ from sales.selectors import sale_writes_in_flight
 from seckill_site.edge import edge_purge
 from seckill_site.http import INT32_MAX
 from seckill_site.publish import task_publish
-from seckill_site.redis import keys
 from seckill_site.shared import SALES_KEY, sale_key
 from users.models import User
 

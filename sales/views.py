@@ -8,11 +8,13 @@ from django.utils import translation
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from sales import cache_keys as keys
 from sales.selectors import sale_detail_public, sales_for_list
 from seckill_site.codes import Code
 from seckill_site.context import time_zone
 from seckill_site.http import PUBLIC_SECONDS, allow, fail, ok, positive_int, public_answer
-from seckill_site.redis import keys, lock_try
+from seckill_site.redis import lock_try
+from seckill_site.redis.keys import jittered
 from seckill_site.shared import SALES_KEY, path_language, sale_key, share, shared
 from users.selectors import user_public_data
 
@@ -52,7 +54,7 @@ def _list_render(key: str) -> str:
     # No request here (the page is shared by everyone), so no context processors: the zone
     # the times are shown in is passed in.
     html = render_to_string("goods/list.html", {"sales": sales_for_list(), **time_zone(None)})
-    cache.set(key, html, keys.jittered(settings.GOODS_LIST_CACHE_SECONDS))
+    cache.set(key, html, jittered(settings.GOODS_LIST_CACHE_SECONDS))
     return html
 
 

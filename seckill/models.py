@@ -1,1 +1,1 @@
-# The seckill app owns no tables: its state lives in Redis (seckill_site.redis.keys) and its orders in orders.
+# The seckill app owns no tables: its state lives in Redis (seckill.keys, sales.sale_state) and its orders in orders.

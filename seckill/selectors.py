@@ -11,9 +11,10 @@ from django.db.models import Func, IntegerField
 from django.utils import timezone
 
 from orders.models import PAID_STATUSES, Order, OrderStatus, SeckillOrder
-from sales import sale_state
+from sales import cache_keys, sale_state
 from sales.models import Sale, SaleDraw
-from seckill_site.redis import client, keys
+from seckill import keys
+from seckill_site.redis import client
 from seckill_site.redis import now as redis_now
 
 logger = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | N
     SHA-256 and when entries open; once drawn, the seed, units and counts, and with `lists` the
     sorted entrant ids and winners, which are megabytes and never change, so they are cached."""
     if lists:
-        cached = cache.get(keys.draw_public(sale_id))
+        cached = cache.get(cache_keys.draw_public(sale_id))
         if cached is not None:
             return cached
     draw = (
@@ -154,7 +155,7 @@ def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | N
     if lists:
         entrant_ids, winner_ids = SaleDraw.objects.filter(pk=draw.pk).values_list("entrant_ids", "winner_ids").get()
         public.update(entrantIds=entrant_ids, winnerIds=winner_ids)
-        cache.set(keys.draw_public(sale_id), public, timeout=24 * 60 * 60)
+        cache.set(cache_keys.draw_public(sale_id), public, timeout=24 * 60 * 60)
     return public
 
 
@@ -168,7 +169,7 @@ def sale_draw_summary(*, sale_id: int) -> dict[str, Any] | None:
     """sale_draw_public without the entrant list, with the winners (at most the units), cached
     briefly: the item page's refresh asks for it every few seconds per shopper. While PostgreSQL
     fails, the summary last read, fresh again for a moment, so not every reader asks."""
-    key = keys.draw_summary(sale_id)
+    key = cache_keys.draw_summary(sale_id)
     cached = cache.get(key)
     if cached is not None and redis_now() < cached[0]:
         return cached[1] or None
@@ -194,7 +195,7 @@ def draw_entry(*, sale_id: int, user_id: int) -> dict[str, Any] | None:
     sorted entrant list (anyone can check it: entrantIds[number - 1] is their id), `entrants`
     and `won`; None before the draw or when they did not enter. One scan of the stored list the
     first time a shopper asks, then cached."""
-    key = keys.draw_entry(sale_id, user_id)
+    key = cache_keys.draw_entry(sale_id, user_id)
     cached = cache.get(key)
     if cached is not None:
         return cached or None

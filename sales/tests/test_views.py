@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from goods.tests.factories import make_goods, make_sale
-from seckill_site.redis import keys
+from sales import cache_keys as keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,9 @@ import time
 from django.conf import settings
 
 from sales import sale_state
-from seckill import captcha
+from seckill import captcha, keys
 from seckill.metrics import CAPTCHAS_SERVED
-from seckill_site.redis import client, keys
+from seckill_site.redis import client
 
 logger = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ from prometheus_client import REGISTRY
 from goods.tests.factories import make_sale
 from sales.sale_state import keys
 from seckill import captcha
+from seckill import keys as site_keys
 from seckill.selectors import captcha_pool_size
 from seckill.services import paths
 from seckill.tasks import captcha_pool_fill
 from seckill_site.codes import Code
 from seckill_site.redis import client
-from seckill_site.redis import keys as site_keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -10,12 +10,12 @@ from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
 from goods.tests.factories import make_goods, make_sale
+from sales import cache_keys as keys
 from sales import selectors as sale_selectors
 from sales.models import Admission
 from sales.services import draw_seed_ensure, sale_open
 from seckill import selectors as seckill_selectors
 from seckill.tests.shoppers import reserve_directly
-from seckill_site.redis import keys
 from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from goods.tests.factories import make_sale
 from orders.tests.factories import buy, pay
+from sales import cache_keys
 from sales.reminders import services as reminders
 from sales.sale_state import keys
 from seckill.services import draw as draw_service
@@ -20,7 +21,6 @@ from seckill.tests.test_draw import attempt
 from seckill.tests.test_draw_ahead import make_ahead_sale, opening_over
 from seckill_site.codes import Code
 from seckill_site.redis import client as redis
-from seckill_site.redis import keys as site_keys
 from seckill_site.redis import now as redis_now
 from users.tests.factories import make_user, texted_code
 
@@ -108,7 +108,7 @@ def test_a_draw_sale_shows_its_entries_and_its_draw_as_data(client, flushes):
     assert attempt(me, sale).code is Code.ENTERED
     opening_over(sale)
     draw_service.sale_draw(sale_id=sale.pk)
-    cache.delete(site_keys.draw_summary(sale.pk))  # as DRAW_SUMMARY_SECONDS later
+    cache.delete(cache_keys.draw_summary(sale.pk))  # as DRAW_SUMMARY_SECONDS later
     draw = _sale_state(client, sale.pk).json()["data"]["draw"]
     assert draw["drawn"] is True and draw["winnerIds"] == [me.pk] and draw["winnerCount"] == 1
     assert draw["units"] == 1 and draw["entrants"] == 1 and len(draw["seed"]) > 0

@@ -1,6 +1,7 @@
-"""The project's Redis layer: one client, the key registry (`keys`) and the Lua scripts, found in
-every installed app's `lua/` folders and run by SHA. Apps use Redis only through here, single
-server or cluster alike; a sale's keys and scripts through sales.sale_state."""
+"""The project's Redis layer: one client, what every key shares (`keys`: PREFIX) and the Lua
+scripts, found in every installed app's `lua/` folders and run by SHA. Apps use Redis only
+through here, single server or cluster alike; each app names its own keys and scripts, a sale's
+are sales.sale_state's."""
 
 from __future__ import annotations
 
