@@ -61,6 +61,7 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
 
     from celery_app import app
     from sales import sale_state
+    from sales.codes import SaleCode
     from seckill.services import draw, gate, paths, writer
     from seckill_site.codes import Code
     from seckill_site.redis import now as redis_now
@@ -114,14 +115,14 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
             buy_answers[code.name] += 1
             if code in (
                 Code.SUCCESS,
-                Code.ENTERED,
-                Code.SOLD_OUT,
-                Code.ENTRIES_CLOSED,
-                Code.ALREADY_BOUGHT,
-                Code.ENDED,
+                SaleCode.ENTERED,
+                SaleCode.SOLD_OUT,
+                SaleCode.ENTRIES_CLOSED,
+                SaleCode.ALREADY_BOUGHT,
+                SaleCode.ENDED,
             ):
                 actor.outcome = code.name
-            elif code in (Code.DRAW_PENDING, Code.NOT_STARTED, Code.SERVER_BUSY, Code.TRY_AGAIN):
+            elif code in (SaleCode.DRAW_PENDING, SaleCode.NOT_STARTED, Code.SERVER_BUSY, SaleCode.TRY_AGAIN):
                 push(actor, now + 0.2, "buy")
             elif code is Code.TOO_MANY_REQUESTS:
                 push(actor, now + max(attempt.retry_after, 1), "buy")

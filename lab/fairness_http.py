@@ -35,8 +35,12 @@ from requests.adapters import HTTPAdapter
 
 from lab.opening import Actor, Replay, fairness_sale, outcome
 from lab.shopper import captcha_read
+from orders.codes import OrderCode
+from sales.codes import SaleCode
+from seckill.codes import BuyCode
 from seckill_site.codes import Code
 from tools.net import logger
+from users.codes import UserCode
 
 log = logger("fairness")
 # How long one request may take before the client gives up on it and tries the step again (a
@@ -281,7 +285,7 @@ class Steps:
                 push(actor, now + RESULT_POLL_S + actor.rng.uniform(0, RESULT_JITTER_S), "result")
 
 
-CODE = {name: code.code for name, code in Code.__members__.items()}
+CODE = {code.name: code.code for enum in (Code, UserCode, SaleCode, BuyCode, OrderCode) for code in enum}
 CODE_NAME = {code: name for name, code in CODE.items()}
 
 

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from orders import selectors
+from orders.codes import OrderCode
 from orders.forms import refund_reason_text
 from orders.fulfilment import order_deliver, refund_request_open
 from orders.models import Provider
@@ -78,7 +79,7 @@ class OrderDetailApi(APIView):
     def get(self, request: Request, order_no: str) -> Response:
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
         if order is None:
-            return api_fail(Code.ORDER_NOT_FOUND)
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
         return api_ok(OrderSerializer(order).data)
 
 
@@ -103,13 +104,13 @@ class OrderPayApi(APIView):
     def post(self, request: Request, order_no: str) -> Response:
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
         if order is None:
-            return api_fail(Code.ORDER_NOT_FOUND)
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
         body = OrderPayInputSerializer(data=request.data if request.data else {})
         body.is_valid(raise_exception=True)
         chosen = body.validated_data.get("addressId")
         address = selectors.shipping_address_for(user=signed_in(request), address_id=chosen)
         if address is None:
-            return api_fail(Code.ADDRESS_NEEDED, selectors.shipping_address_problem(address_id=chosen))
+            return api_fail(OrderCode.ADDRESS_NEEDED, selectors.shipping_address_problem(address_id=chosen))
         method = body.validated_data.get("method") or (providers_enabled() or [Provider.ALIPAY])[0]
         try:
             payment, checkout = payment_start(
@@ -122,9 +123,9 @@ class OrderPayApi(APIView):
         except TooOften as refusal:
             return _too_often(refusal)
         except PaymentUnavailable as refusal:
-            return api_fail(Code.PAYMENT_UNAVAILABLE, str(refusal))
+            return api_fail(OrderCode.PAYMENT_UNAVAILABLE, str(refusal))
         except OrderStateError as refusal:
-            return api_fail(Code.ORDER_STATE, str(refusal))
+            return api_fail(OrderCode.ORDER_STATE, str(refusal))
         return api_ok(
             {
                 "tradeNo": payment.trade_no,
@@ -154,7 +155,7 @@ class PaymentCardApi(APIView):
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
         payment = order.payments.filter(trade_no=trade_no, provider=Provider.STRIPE).first() if order else None
         if payment is None:
-            return api_fail(Code.ORDER_NOT_FOUND)
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
         body = CardInputSerializer(data=request.data if request.data else {})
         body.is_valid(raise_exception=True)
         refusal = card_try_refused(request._request, payment=payment)
@@ -163,7 +164,7 @@ class PaymentCardApi(APIView):
         try:
             payment, secret = payment_card_confirm(payment=payment, token=body.validated_data["token"])
         except OrderStateError as refusal:
-            return api_fail(Code.PAYMENT_UNAVAILABLE, str(refusal))
+            return api_fail(OrderCode.PAYMENT_UNAVAILABLE, str(refusal))
         return api_ok({"status": payment.status, "clientSecret": secret})
 
 
@@ -179,11 +180,11 @@ class OrderCancelApi(APIView):
     def post(self, request: Request, order_no: str) -> Response:
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
         if order is None:
-            return api_fail(Code.ORDER_NOT_FOUND)
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
         try:
             order = order_cancel_by_shopper(order=order)
         except OrderStateError as refusal:
-            return api_fail(Code.ORDER_STATE, str(refusal))
+            return api_fail(OrderCode.ORDER_STATE, str(refusal))
         return api_ok(OrderSerializer(order).data)
 
 
@@ -204,14 +205,14 @@ class OrderRefundRequestApi(APIView):
         user = signed_in(request)
         order = selectors.order_of_user(user=user, order_no=order_no)
         if order is None:
-            return api_fail(Code.ORDER_NOT_FOUND)
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
         body = RefundRequestInputSerializer(data=request.data if request.data else {})
         body.is_valid(raise_exception=True)
         reason = refund_reason_text(body.validated_data["reason"], body.validated_data["detail"])
         try:
             refund_request_open(order_id=order.pk, reason=reason, actor_id=user.pk)
         except OrderStateError as refusal:
-            return api_fail(Code.ORDER_STATE, str(refusal))
+            return api_fail(OrderCode.ORDER_STATE, str(refusal))
         return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
 
 
@@ -227,11 +228,11 @@ class OrderReceivedApi(APIView):
         user = signed_in(request)
         order = selectors.order_of_user(user=user, order_no=order_no)
         if order is None:
-            return api_fail(Code.ORDER_NOT_FOUND)
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
         try:
             order_deliver(order_id=order.pk, actor_id=user.pk)
         except OrderStateError as refusal:
-            return api_fail(Code.ORDER_STATE, str(refusal))
+            return api_fail(OrderCode.ORDER_STATE, str(refusal))
         return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
 
 

@@ -10,6 +10,7 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 
 from orders import selectors
+from orders.codes import OrderCode
 from orders.forms import RefundRequestForm
 from orders.fulfilment import order_deliver, refund_request_open
 from orders.services import OrderStateError
@@ -29,7 +30,7 @@ def _order_or_answer(request: HttpRequest, order_no: str):
     order = selectors.order_of_user(user=request.user, order_no=order_no)
     if order is None:
         if as_json:
-            return None, fail(Code.ORDER_NOT_FOUND)
+            return None, fail(OrderCode.ORDER_NOT_FOUND)
         raise Http404(_("No such order."))
     return order, None
 
@@ -37,7 +38,7 @@ def _order_or_answer(request: HttpRequest, order_no: str):
 def _answer(request: HttpRequest, order, *, refusal: str | None = None, done: str = "") -> HttpResponse:
     if wants_json(request):
         if refusal:
-            return fail(Code.ORDER_STATE, refusal)
+            return fail(OrderCode.ORDER_STATE, refusal)
         order.refresh_from_db()
         return ok(selectors.order_data(order))
     if refusal:

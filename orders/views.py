@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from orders import selectors
+from orders.codes import OrderCode
 from orders.forms import RefundRequestForm
 from orders.models import OrderStatus, RefundRequestStatus
 from orders.payments.closing import order_cancel_by_shopper
@@ -107,13 +108,13 @@ def _cancel(request: HttpRequest, order_no: str) -> HttpResponse:
     order = selectors.order_of_user(user=request.user, order_no=order_no)
     if order is None:
         if as_json:
-            return fail(Code.ORDER_NOT_FOUND)
+            return fail(OrderCode.ORDER_NOT_FOUND)
         raise Http404(_("No such order."))
     try:
         order = order_cancel_by_shopper(order=order)
     except OrderStateError as refusal:  # it says why
         if as_json:
-            return fail(Code.ORDER_STATE, str(refusal))
+            return fail(OrderCode.ORDER_STATE, str(refusal))
         messages.error(request, str(refusal))
         return redirect(f"/orders/{order.order_no}")
     if as_json:

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from goods.services import GoodsInUse
+from sales import cache_keys as keys
 from sales import draw_seed, sale_state
 from sales.models import Admission, Sale, SaleDraw, StockAudit, StockAuditDetail, StockChange
 from sales.selectors import sale_writes_in_flight

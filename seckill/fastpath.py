@@ -36,7 +36,7 @@ from django.utils import translation
 from sales import sale_state
 from sales.sale_state.marks import SOLD_OUT_MARK_SECONDS
 from seckill import tickets
-from seckill_site.codes import Code
+from seckill_site.codes import EnvelopeCode
 from seckill_site.http import fail, ok, positive_int
 from seckill_site.locale import language_for
 from seckill_site.logs import REQUEST_ID_HEADER, REQUEST_ID_META, request_id_for
@@ -96,10 +96,10 @@ COPY_SECONDS = SOLD_OUT_MARK_SECONDS
 COPIES_MAX = 4096  # distinct questions kept (sale × language × host × Accept ...), then cleared
 LOG_SECONDS = 10.0
 
-_refusal_bodies: dict[tuple[Code, str], bytes] = {}
+_refusal_bodies: dict[tuple[EnvelopeCode, str], bytes] = {}
 
 
-def refusal_response(code: Code, language: str) -> HttpResponse:
+def refusal_response(code: EnvelopeCode, language: str) -> HttpResponse:
     """The gate's answer `code` in `language`, as Django and the fast path both give it."""
     body = _refusal_bodies.get((code, language))
     if body is None:
@@ -153,7 +153,7 @@ class FastPath:
         self.counts = counts or fast_counts
         self.counts.fold_listeners.append(self._logged)
         self.counts.tick_listeners.append(self._log_if_due)
-        self._refusals: dict[tuple[Code, str], tuple[str, list[tuple[str, str]], bytes]] = {}
+        self._refusals: dict[tuple[EnvelopeCode, str], tuple[str, list[tuple[str, str]], bytes]] = {}
         self._copies: dict[tuple, _Copy] = {}
         self._detail_views: list[str | None] | None = None
         self._poll_heads: dict[tuple, _Head] = {}

@@ -7,34 +7,35 @@ from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 from sales import sale_state
+from sales.codes import SaleCode
 from seckill.selectors import captcha_pool_size, sales_to_reconcile
-from seckill_site.codes import Code
+from seckill_site.codes import Code, EnvelopeCode
 
 SECKILL_ATTEMPTS = Counter("seckill_attempts_total", "doSeckill answers (page and API), by outcome", ["outcome"])
 ATTEMPT_OUTCOMES = {
     Code.SUCCESS: "queued",
-    Code.SOLD_OUT: "sold_out",
-    Code.ALREADY_BOUGHT: "already_bought",
+    SaleCode.SOLD_OUT: "sold_out",
+    SaleCode.ALREADY_BOUGHT: "already_bought",
     Code.TOO_MANY_REQUESTS: "limited",
-    Code.PATH_INVALID: "invalid_path",
+    SaleCode.PATH_INVALID: "invalid_path",
     Code.SERVER_BUSY: "busy",
-    Code.TRY_AGAIN: "busy",  # the broker refused the flush; the unit went back
-    Code.NOT_STARTED: "not_started",
-    Code.ENDED: "ended",
-    Code.ENTERED: "entered",  # in a draw sale's opening window
-    Code.DRAW_PENDING: "draw_pending",
-    Code.ENTRIES_CLOSED: "entries_closed",  # sold out after a draw sale's draw
+    SaleCode.TRY_AGAIN: "busy",  # the broker refused the flush; the unit went back
+    SaleCode.NOT_STARTED: "not_started",
+    SaleCode.ENDED: "ended",
+    SaleCode.ENTERED: "entered",  # in a draw sale's opening window
+    SaleCode.DRAW_PENDING: "draw_pending",
+    SaleCode.ENTRIES_CLOSED: "entries_closed",  # sold out after a draw sale's draw
 }
 # Children made once, so counting an answer is a dict lookup and an add.
 _attempt_counters = {code: SECKILL_ATTEMPTS.labels(outcome) for code, outcome in ATTEMPT_OUTCOMES.items()}
 _attempt_other = SECKILL_ATTEMPTS.labels("other")
 
 
-def attempt_outcome(code: Code) -> str:
+def attempt_outcome(code: EnvelopeCode) -> str:
     return ATTEMPT_OUTCOMES.get(code, "other")
 
 
-def attempt_counted(code: Code) -> None:
+def attempt_counted(code: EnvelopeCode) -> None:
     """Count one answer of the gate; the views and the API call it where they answer."""
     _attempt_counters.get(code, _attempt_other).inc()
 
@@ -96,5 +97,5 @@ def attempts_folded(key: tuple, count: int) -> None:
     """seckill_site.metrics.fast_counts' fold listener: the fast path's refusals, whose series
     key ends with the gate's code, counted as the gate's answers are."""
     code = key[-1]
-    if isinstance(code, Code):
+    if isinstance(code, EnvelopeCode):
         _attempt_counters.get(code, _attempt_other).inc(count)

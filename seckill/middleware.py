@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponseBase
 from sales import sale_state
 from seckill import fastpath
 from seckill.observe import attempt_answered
-from seckill_site.codes import Code
+from seckill_site.codes import EnvelopeCode
 from seckill_site.http import positive_int
 from seckill_site.locale import language_for
 from seckill_site.redis import REDIS_FAILURES
@@ -29,7 +29,7 @@ PUBLIC_CODES = frozenset(refusal.code for refusal in sale_state.PUBLIC_REFUSALS)
 Marked = TypeVar("Marked", bound=HttpResponseBase)
 
 
-def refusal_mark(response: Marked, code: Code) -> Marked:
+def refusal_mark(response: Marked, code: EnvelopeCode) -> Marked:
     """Mark a buy view's answer with its code: a public refusal leaves as SoldOutMiddleware's."""
     response.seckill_code = code  # type: ignore[attr-defined]
     return response

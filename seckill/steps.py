@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from sales.codes import SaleCode
 from sales.selectors import sale_get
 from seckill import captcha as captcha_module
+from seckill.codes import BuyCode
 from seckill.observe import attempt_answered
 from seckill.services import gate, paths
 from seckill_site.codes import Code
@@ -32,7 +34,7 @@ def sale_limit_message(error: paths.SaleLimitReached) -> str:
 
 def sale_limited(error: paths.SaleLimitReached) -> Answer:
     return Answer(
-        Code.SALE_LIMIT,
+        BuyCode.SALE_LIMIT,
         msg=sale_limit_message(error),
         data={"retryAfter": error.retry_after},
         headers={"Retry-After": str(error.retry_after)},
@@ -66,7 +68,7 @@ def path(*, user_id: int, sale_id: int, raw_answer) -> Answer:
     except paths.SaleLimitReached as error:
         return sale_limited(error)
     if created is None:
-        return Answer(Code.CAPTCHA_WRONG)
+        return Answer(BuyCode.CAPTCHA_WRONG)
     return Answer(data=created)
 
 
@@ -83,9 +85,11 @@ def buy(*, user_id: int, sale_id: int, path: str) -> Answer:
     attempt_answered(sale_id=sale_id, code=attempt.code, reservation=attempt.request_id)
     if attempt.code is Code.SUCCESS:
         return Answer(data={"status": "queued", "requestId": attempt.request_id})
-    if attempt.code is Code.ENTERED:
+    if attempt.code is SaleCode.ENTERED:
         return Answer(
-            Code.ENTERED, msg=entered_message(attempt.draw_at), data={"status": "entered", "drawAt": attempt.draw_at}
+            SaleCode.ENTERED,
+            msg=entered_message(attempt.draw_at),
+            data={"status": "entered", "drawAt": attempt.draw_at},
         )
     headers = {"Retry-After": str(attempt.retry_after)} if attempt.retry_after else {}
     return Answer(attempt.code, headers=headers)

@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 
-from seckill_site.codes import Code
+from seckill_site.codes import Code, EnvelopeCode
 from seckill_site.http import (
     ID_MAX,
     Answer,
@@ -86,7 +86,9 @@ def api_ok(data: Any = None, *, status_code: int = status.HTTP_200_OK) -> Respon
     return Response({"code": 0, "msg": "success", "data": data}, status=status_code)
 
 
-def api_fail(code: Code, msg: str | None = None, *, data: Any = None, status_code: int | None = None) -> Response:
+def api_fail(
+    code: EnvelopeCode, msg: str | None = None, *, data: Any = None, status_code: int | None = None
+) -> Response:
     return Response({"code": code.code, "msg": msg or code.msg, "data": data}, status=status_code or code.status)
 
 

@@ -14,7 +14,7 @@ from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException,
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from seckill_site.codes import Code
+from seckill_site.codes import Code, EnvelopeCode
 from seckill_site.http import fail, wants_json
 
 logger = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def service_unavailable(error: BaseException) -> bool:
     return isinstance(error, UNAVAILABLE)
 
 
-def answer(request: HttpRequest, code: Code, msg: str | None = None) -> HttpResponse:
+def answer(request: HttpRequest, code: EnvelopeCode, msg: str | None = None) -> HttpResponse:
     if wants_json(request) or _json_path(request.path):
         return fail(code, msg)
     return render(request, ERROR_TEMPLATE, {"message": msg or code.msg, "status": code.status}, status=code.status)

@@ -14,7 +14,7 @@ from django.utils.cache import patch_cache_control
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
-from seckill_site.codes import Code
+from seckill_site.codes import Code, EnvelopeCode
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Answer:
     """What an endpoint answers, before it is a response: code, message (the code's own when
     None), data and headers. page_answer and seckill_site.api.api_answer render the same body."""
 
-    code: Code = Code.SUCCESS
+    code: EnvelopeCode = Code.SUCCESS
     data: Any = None
     msg: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -78,7 +78,7 @@ def ok(data: Any = None) -> JsonResponse:
     return JsonResponse({"code": 0, "msg": "success", "data": data})
 
 
-def fail(code: Code, msg: str | None = None, *, data: Any = None, status: int | None = None) -> JsonResponse:
+def fail(code: EnvelopeCode, msg: str | None = None, *, data: Any = None, status: int | None = None) -> JsonResponse:
     return JsonResponse(
         {"code": code.code, "msg": msg or code.msg, "data": data},
         status=status or code.status,

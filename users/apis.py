@@ -30,6 +30,7 @@ from seckill_site.api import (
 from seckill_site.codes import Code
 from seckill_site.http import client_bucket
 from users import selectors, services
+from users.codes import UserCode
 from users.forms import AddressForm, LoginForm, RegisterForm
 from users.http import REGISTER_RATE_PER_IP, SECRET_FIELDS, result_ticket_drop, signed_in
 from users.models import Address
@@ -84,7 +85,7 @@ class LoginApi(APIView):
             return api_form_errors(form)
         result = services.user_login(request=request._request, issue_token=True, **form.cleaned_data)
         if result.user is None:
-            return api_fail(Code.LOGIN_FAILED, result.error)
+            return api_fail(UserCode.LOGIN_FAILED, result.error)
         return api_ok({"token": result.token, "user": user_public_data(result.user)})
 
 
@@ -235,7 +236,7 @@ class AddressListApi(APIView):
         try:
             address = services.address_create(user=signed_in(request), **form.cleaned_data_for_service())
         except services.AddressBookFull as full:
-            return api_fail(Code.ADDRESS_BOOK_FULL, str(full))
+            return api_fail(UserCode.ADDRESS_BOOK_FULL, str(full))
         return api_ok(address_public_data(address), status_code=201)
 
 

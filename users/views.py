@@ -9,6 +9,7 @@ from django_ratelimit.core import is_ratelimited
 from seckill_site.codes import Code
 from seckill_site.http import client_bucket, fail, form_errors_message, ok, wants_json
 from users import services
+from users.codes import UserCode
 from users.forms import LoginForm, RegisterForm
 from users.http import (
     AFTER_LOGOUT,
@@ -50,7 +51,7 @@ def login_submit(request: HttpRequest) -> HttpResponse:
     result = services.user_login(request=request, **form.cleaned_data)
     if result.user is None:
         if as_json:
-            return fail(Code.LOGIN_FAILED, result.error)
+            return fail(UserCode.LOGIN_FAILED, result.error)
         context = {"form": form, "error": result.error, "next": next_of(request)}
         return render(request, "users/login.html", context, status=400)
     if as_json:

@@ -20,6 +20,7 @@ from lab.invariants import reservations_waiting, sale_check
 from lab.shopper import Shopper
 from orders.models import Order, SeckillOrder
 from sales import sale_state
+from seckill.codes import BuyCode
 from seckill.selectors import captcha_pool_size
 from seckill.services import paths as seckill_paths
 from seckill_site.codes import Code
@@ -29,7 +30,7 @@ from tools.deploy import ROOT
 from tools.opening_mix import kind_of
 
 # The path's answer to a wrong captcha answer (400), as the opening's path requests carry one.
-CAPTCHA_WRONG_CODE = str(Code.CAPTCHA_WRONG.code)
+CAPTCHA_WRONG_CODE = str(BuyCode.CAPTCHA_WRONG.code)
 # Shoppers whose paths are made between two refreshes of the paths' lifetime (see `paths`).
 PATHS_CHUNK = 500
 # Shoppers pressing "buy" in the same second, each drawing a captcha (`captcha`).
@@ -292,7 +293,7 @@ class Scenarios:
         429s: the replay loops over each shopper's captcha, path and buy far faster than a person
         can, and the shop's per-shopper limits turn the repeats away."""
         self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, CAPTCHA_WRONG_CODE,
-                                   str(Code.TOO_MANY_REQUESTS.code), str(Code.SALE_LIMIT.code), "none"},
+                                   str(Code.TOO_MANY_REQUESTS.code), str(BuyCode.SALE_LIMIT.code), "none"},
                     statuses={"200", "400", "429"})  # fmt: skip
         if result.statuses.get("400", 0) != result.codes.get(CAPTCHA_WRONG_CODE, 0):
             self.violations.append(f"{result.scenario}: 400s that are not a wrong captcha answer {result.codes}")

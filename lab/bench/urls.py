@@ -23,6 +23,7 @@ from django.urls import path
 from django.utils import timezone
 
 from orders.models import Order, SeckillOrder
+from sales.codes import SaleCode
 from sales.models import Sale
 from sales.selectors import sales_for_list
 from seckill.views import session_user_id
@@ -54,14 +55,14 @@ def naive_seckill(request: HttpRequest) -> HttpResponse:
     if sale is None:
         return fail(Code.NOT_FOUND)
     if sale.stock_count <= 0:
-        return fail(Code.SOLD_OUT)
+        return fail(SaleCode.SOLD_OUT)
     if SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True).exists():
-        return fail(Code.ALREADY_BOUGHT)
+        return fail(SaleCode.ALREADY_BOUGHT)
     try:
         with transaction.atomic():
             taken = Sale.objects.filter(pk=sale_id, stock_count__gt=0).update(stock_count=F("stock_count") - 1)
             if not taken:
-                return fail(Code.SOLD_OUT)
+                return fail(SaleCode.SOLD_OUT)
             order = Order.objects.create(
                 order_no=f"{timezone.now():%Y%m%d%H%M%S}N{secrets.randbelow(10**12):012d}",
                 user_id=user_id,
@@ -73,7 +74,7 @@ def naive_seckill(request: HttpRequest) -> HttpResponse:
             )
             SeckillOrder.objects.create(user_id=user_id, sale_id=sale_id, order=order, request_id=secrets.token_hex(16))
     except IntegrityError:  # the partial unique index: one live order per user and sale
-        return fail(Code.ALREADY_BOUGHT)
+        return fail(SaleCode.ALREADY_BOUGHT)
     return ok({"orderId": order.pk})
 
 

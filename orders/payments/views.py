@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from orders import selectors
+from orders.codes import OrderCode
 from orders.models import Order, Payment, PaymentStatus, Provider
 from orders.payments.closing import payments_check
 from orders.payments.http import provider_urls
@@ -22,7 +23,7 @@ from orders.payments.limits import TooOften, card_try_refused
 from orders.payments.providers import providers_enabled
 from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
 from orders.services import OrderStateError
-from seckill_site.codes import Code
+from seckill_site.codes import Code, EnvelopeCode
 from seckill_site.errors import answer
 from seckill_site.http import allow, fail, ok, wants_json
 from users.http import signed_in
@@ -45,7 +46,9 @@ def _too_often(request: HttpRequest, refusal: TooOften) -> HttpResponse:
     return response
 
 
-def _back(request: HttpRequest, order: Order, message: str, code: Code = Code.PAYMENT_UNAVAILABLE) -> HttpResponse:
+def _back(
+    request: HttpRequest, order: Order, message: str, code: EnvelopeCode = OrderCode.PAYMENT_UNAVAILABLE
+) -> HttpResponse:
     if wants_json(request):
         return fail(code, message)
     messages.error(request, message)
@@ -66,7 +69,7 @@ def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
     chosen = request.POST.get("address")
     address = selectors.shipping_address_for(user=request.user, address_id=chosen)
     if address is None:
-        return _back(request, order, selectors.shipping_address_problem(address_id=chosen), Code.ADDRESS_NEEDED)
+        return _back(request, order, selectors.shipping_address_problem(address_id=chosen), OrderCode.ADDRESS_NEEDED)
     try:
         payment, checkout = payment_start(
             order=order,
@@ -80,7 +83,7 @@ def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
     except PaymentUnavailable as refusal:
         return _back(request, order, str(refusal))
     except OrderStateError as refusal:
-        return _back(request, order, str(refusal), Code.ORDER_STATE)
+        return _back(request, order, str(refusal), OrderCode.ORDER_STATE)
     if checkout.redirect_url:
         return redirect(checkout.redirect_url)
     return redirect("orders:card", order_no=order.order_no, trade_no=payment.trade_no)
@@ -126,7 +129,7 @@ def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
     try:
         payment, secret = payment_card_confirm(payment=payment, token=token)
     except OrderStateError as refusal:
-        return fail(Code.PAYMENT_UNAVAILABLE, str(refusal))
+        return fail(OrderCode.PAYMENT_UNAVAILABLE, str(refusal))
     return ok(
         {"status": payment.status, "clientSecret": secret, "next": reverse("orders:paying", args=[order.order_no])}
     )

@@ -5,6 +5,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from sales.codes import SaleCode
 from sales.models import Sale
 from sales.reminders import services as reminders
 from seckill_site.codes import Code
@@ -34,7 +35,7 @@ def sale_reminder(request: HttpRequest, sale_id: str) -> HttpResponse:
     except Sale.DoesNotExist:
         return fail(Code.NOT_FOUND, _("no such sale"))
     except reminders.ReminderRefused as refused:
-        return fail(Code.REMINDER_REFUSED, str(refused))
+        return fail(SaleCode.REMINDER_REFUSED, str(refused))
     return ok({"on": state})
 
 

@@ -13,9 +13,10 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
 from sales import sale_state
+from sales.codes import SaleCode
 from seckill.services.draw import sale_draw
 from seckill.services.reconcile import sale_rebuild_request
-from seckill_site.codes import Code
+from seckill_site.codes import Code, EnvelopeCode
 from seckill_site.edge import edge_purge
 from seckill_site.logs import request_id_var
 from seckill_site.publish import task_publish
@@ -27,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Attempt:
-    code: Code
+    code: EnvelopeCode
     request_id: str | None = None  # the reservation's id, when queued
     retry_after: int = 0  # seconds, with TOO_MANY_REQUESTS
     draw_at: float = 0  # epoch seconds of the draw, with ENTERED and DRAW_PENDING
@@ -96,7 +97,7 @@ def _enter(*, sale_id: int, user_id: int, path: str) -> Attempt | None:
     caller reserves: reserve.lua then answers by Redis's clock)."""
     entered = sale_state.enter(sale_id=sale_id, user_id=user_id, path=path)
     if entered.refusal is None:
-        return Attempt(Code.ENTERED, draw_at=entered.draw_at)
+        return Attempt(SaleCode.ENTERED, draw_at=entered.draw_at)
     if entered.refusal is sale_state.Refusal.IN_DRAW:
         return None
     return _refused(sale_id, sale_state.Reserved(entered.refusal, retry_after=entered.retry_after))
@@ -111,7 +112,7 @@ def _draw(sale_id: int) -> None:
         logger.exception("the draw of sale %s failed in the gate", sale_id)
 
 
-def _window_closed(sale_id: int) -> Code | None:
+def _window_closed(sale_id: int) -> EnvelopeCode | None:
     """NOT_STARTED or ENDED by the shop's clock and this process's copy of the window; None
     when it may be open."""
     refusal = sale_state.window_refusal(sale_id)
@@ -144,5 +145,5 @@ def _publish_failed(*, sale_id: int, user_id: int, request_id: str) -> Attempt:
     which case the shopper is queued after all and the writer settles it."""
     outcome = sale_state.give_back(sale_id=sale_id, user_id=user_id, request_id=request_id)
     if outcome is sale_state.GiveBack.GIVEN_BACK:
-        return Attempt(Code.TRY_AGAIN)
+        return Attempt(SaleCode.TRY_AGAIN)
     return Attempt(Code.SUCCESS, request_id)

@@ -13,10 +13,10 @@ from goods.tests.factories import make_sale
 from sales.sale_state import keys
 from seckill import captcha
 from seckill import keys as site_keys
+from seckill.codes import BuyCode
 from seckill.selectors import captcha_pool_size
 from seckill.services import paths
 from seckill.tasks import captcha_pool_fill
-from seckill_site.codes import Code
 from seckill_site.redis import client
 from users.tests.factories import make_user
 
@@ -58,7 +58,7 @@ def test_a_wrong_answer_to_a_pooled_captcha_is_refused(shopper, settings):
     sale = make_sale()
     shopper.get("/seckill/verifyCode", {"goodsId": sale.pk})
     response = shopper.get("/seckill/path", {"goodsId": sale.pk, "verifyCode": answer + 1})
-    assert response.status_code == 400 and response.json()["code"] == Code.CAPTCHA_WRONG.code
+    assert response.status_code == 400 and response.json()["code"] == BuyCode.CAPTCHA_WRONG.code
     assert client().get(keys.captcha(sale.pk, shopper.user.pk)) is None  # the answer is used up
 
 

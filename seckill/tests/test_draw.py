@@ -16,6 +16,7 @@ from django.utils import timezone
 from goods.tests.factories import make_sale
 from orders.models import SeckillOrder
 from sales import draw_seed, sale_state
+from sales.codes import SaleCode
 from sales.models import Admission, Sale, SaleDraw
 from sales.sale_state import keys
 from sales.services import draw_seed_ensure, sale_open
@@ -55,7 +56,7 @@ def attempt(user, sale) -> gate.Attempt:
 
 def enter_all(users, sale) -> None:
     for user in users:
-        assert attempt(user, sale).code is Code.ENTERED
+        assert attempt(user, sale).code is SaleCode.ENTERED
 
 
 def recomputed(sale: Sale) -> list[int]:
@@ -83,7 +84,7 @@ def test_entering_takes_no_stock_and_counts_once(flushes):
     users = make_users(4)
     enter_all(users, sale)
     again = attempt(users[0], sale)  # a second try with a new path: the same answer, no second entry
-    assert again.code is Code.ENTERED and again.draw_at == pytest.approx(sale.draw_at.timestamp())
+    assert again.code is SaleCode.ENTERED and again.draw_at == pytest.approx(sale.draw_at.timestamp())
     assert sale_state.entrants(sale.pk) == sorted(u.pk for u in users)
     assert redis_invariants(sale) == {"stock": 2, "reserved": 0, "buyers": 0}
     assert selectors.seckill_result(user_id=users[0].pk, sale_id=sale.pk) == sale_state.RESULT_ENTERED
@@ -114,7 +115,7 @@ def test_draw_makes_winners_orders_and_losers_not_drawn(flushes):
     assert Sale.objects.get(pk=sale.pk).stock_count == 0
     assert draw_service.sale_draw(sale_id=sale.pk).state == "done"  # a late trigger changes nothing
     loser = next(u for u in users if u.pk not in orders)
-    assert attempt(loser, sale).code is Code.ENTRIES_CLOSED  # sold out after the draw, said as "entries closed"
+    assert attempt(loser, sale).code is SaleCode.ENTRIES_CLOSED  # sold out after the draw, said as "entries closed"
 
 
 @pytest.mark.django_db
@@ -128,7 +129,7 @@ def test_stock_left_after_the_draw_is_sold_first_come_first_served_and_the_first
     # No trigger ran: the first buy after the window makes the draw, then buys.
     assert attempt(late[0], sale).code is Code.SUCCESS
     assert SaleDraw.objects.get(sale=sale).drawn_at is not None
-    assert [attempt(user, sale).code for user in late[1:]] == [Code.SUCCESS, Code.ENTRIES_CLOSED]
+    assert [attempt(user, sale).code for user in late[1:]] == [Code.SUCCESS, SaleCode.ENTRIES_CLOSED]
     assert redis_invariants(sale) == {"stock": 0, "reserved": 4, "buyers": 4}
     for user in entrants:  # every entrant won (fewer entrants than units)
         assert selectors.seckill_result(user_id=user.pk, sale_id=sale.pk) == sale_state.RESULT_QUEUED
@@ -168,7 +169,7 @@ def test_a_draw_that_crashed_midway_is_finished_without_a_double_win(flushes, mo
     monkeypatch.setattr(sale_state.draw, "script", real_script)
 
     # The next buy finishes the stored draw, then finds the stock gone to its winners.
-    assert attempt(make_users(1)[0], sale).code is Code.ENTRIES_CLOSED
+    assert attempt(make_users(1)[0], sale).code is SaleCode.ENTRIES_CLOSED
     assert draw_service.sale_draw(sale_id=sale.pk).state == "done"
     assert redis_invariants(sale) == {"stock": 0, "reserved": 5, "buyers": 5}
     reserved = {int(v.decode().split(":")[0]) for v in client().hvals(keys.reservations(sale.pk))}

@@ -13,6 +13,7 @@ from django.utils import timezone
 from goods.tests.factories import make_goods, make_sale
 from orders.models import SeckillOrder
 from sales import sale_state
+from sales.codes import SaleCode
 from sales.models import Admission, Sale, SaleDraw
 from sales.sale_state import keys
 from sales.services import draw_seed_ensure, sale_open, sale_update
@@ -21,7 +22,6 @@ from seckill.services import draw as draw_service
 from seckill.services import writer
 from seckill.tests.shoppers import path_for, shopper
 from seckill.tests.test_draw import attempt, recomputed, redis_invariants
-from seckill_site.codes import Code
 from seckill_site.redis import client
 from users.tests.factories import make_user, make_users
 
@@ -68,8 +68,8 @@ def test_entries_are_taken_before_the_opening_once_each_and_take_no_stock(flushe
     users = make_users(3)
     for user in users:
         entered = attempt(user, sale)
-        assert entered.code is Code.ENTERED and entered.draw_at == int(sale.start_at.timestamp())
-    assert attempt(users[0], sale).code is Code.ENTERED  # again: the same answer, no second entry
+        assert entered.code is SaleCode.ENTERED and entered.draw_at == int(sale.start_at.timestamp())
+    assert attempt(users[0], sale).code is SaleCode.ENTERED  # again: the same answer, no second entry
     assert sale_state.entrants(sale.pk) == sorted(u.pk for u in users)
     assert redis_invariants(sale) == {"stock": 2, "reserved": 0, "buyers": 0}
     assert selectors.seckill_result(user_id=users[0].pk, sale_id=sale.pk) == sale_state.RESULT_ENTERED
@@ -82,7 +82,7 @@ def test_before_entries_open_an_entry_is_refused_as_not_started_and_keeps_its_pa
     user = make_user()
     path = path_for(user.pk, sale.pk)  # the captcha and the path are there before entries open
     answer = steps.buy(user_id=user.pk, sale_id=sale.pk, path=path)
-    assert answer.code is Code.NOT_STARTED and sale_state.entrants(sale.pk) == []
+    assert answer.code is SaleCode.NOT_STARTED and sale_state.entrants(sale.pk) == []
     # Judged by Redis's clock too: with this process's copy forgotten, enter.lua refuses it.
     sale_state.process_marks_clear()
     assert sale_state.enter(sale_id=sale.pk, user_id=user.pk, path=path).refusal is sale_state.Refusal.NOT_STARTED
@@ -91,7 +91,7 @@ def test_before_entries_open_an_entry_is_refused_as_not_started_and_keeps_its_pa
 @pytest.mark.django_db
 def test_a_first_come_first_served_sale_still_sells_nothing_before_its_start(flushes):
     sale = make_sale(stock=2, starts_in=60)
-    assert attempt(make_user(), sale).code is Code.NOT_STARTED
+    assert attempt(make_user(), sale).code is SaleCode.NOT_STARTED
     assert redis_invariants(sale) == {"stock": 2, "reserved": 0, "buyers": 0}
 
 
@@ -100,7 +100,7 @@ def test_the_draw_at_the_opening_includes_the_pre_registered_and_is_recomputable
     sale = make_ahead_sale(stock=3)
     users = make_users(8)
     for user in users:
-        assert attempt(user, sale).code is Code.ENTERED
+        assert attempt(user, sale).code is SaleCode.ENTERED
     assert draw_service.sale_draw(sale_id=sale.pk).state == "not_due"  # not before the opening
     opening_over(sale)
 
@@ -122,15 +122,15 @@ def test_the_draw_at_the_opening_includes_the_pre_registered_and_is_recomputable
 def test_after_the_entries_closed_a_latecomer_is_told_entries_closed_not_sold_out(flushes):
     sale = make_ahead_sale(stock=1)
     first, late = make_users(2)
-    assert attempt(first, sale).code is Code.ENTERED
+    assert attempt(first, sale).code is SaleCode.ENTERED
     opening_over(sale)
     late_path = path_for(late.pk, sale.pk)
     # The latecomer's buy makes the draw (nobody has), which takes the one unit.
     answer = steps.buy(user_id=late.pk, sale_id=sale.pk, path=late_path)
-    assert answer.code is Code.ENTRIES_CLOSED and answer.code.code == 500509
+    assert answer.code is SaleCode.ENTRIES_CLOSED and answer.code.code == 500509
     assert answer.code.msg == "entries to this draw have closed, and no units are left"
     assert SaleDraw.objects.get(sale=sale).winner_ids == [first.pk]
-    assert steps.buy(user_id=late.pk, sale_id=sale.pk, path=path_for(late.pk, sale.pk)).code is Code.ENTRIES_CLOSED
+    assert steps.buy(user_id=late.pk, sale_id=sale.pk, path=path_for(late.pk, sale.pk)).code is SaleCode.ENTRIES_CLOSED
     # An entry straight at Redis is refused too: the shard is closed.
     assert sale_state.enter(sale_id=sale.pk, user_id=late.pk, path="x").refusal is sale_state.Refusal.IN_DRAW
 
@@ -148,7 +148,7 @@ def test_the_item_page_offers_enter_the_draw_before_the_start_and_then_the_entry
     found = panels(page)
     assert "Enter the draw" in found["none:entries-open"] and "disabled" not in found["none:entries-open"]
     assert "Entries are taken from" in page and 'id="draw-result"' in page
-    assert attempt(me, sale).code is Code.ENTERED
+    assert attempt(me, sale).code is SaleCode.ENTERED
     shopper = client.get("/seckill/shopperState", {"goodsId": sale.pk}).json()["data"]["shopper"]
     assert shopper["state"] == "entered" and shopper["userId"] == me.pk
     assert "Your shopper id is" in page and 'data-entry-variant="id"' in page
@@ -193,10 +193,10 @@ def test_many_shoppers_entering_at_once_over_http_are_each_entered_once(gunicorn
     with ThreadPoolExecutor(max_workers=32) as pool:
         answers = list(pool.map(buy, [s for s in shoppers for _ in range(4)]))
 
-    entered = {user_id for user_id, status, code in answers if status == 200 and code == Code.ENTERED.code}
+    entered = {user_id for user_id, status, code in answers if status == 200 and code == SaleCode.ENTERED.code}
     assert entered == set(paths), answers
     # The rest of each shopper's four: entered already (the same answer) or the path used up.
-    assert {code for _, _, code in answers} <= {Code.ENTERED.code, Code.PATH_INVALID.code}
+    assert {code for _, _, code in answers} <= {SaleCode.ENTERED.code, SaleCode.PATH_INVALID.code}
     assert sale_state.entrants(sale.pk) == sorted(paths)
     assert client().scard(keys.entrants(sale.pk)) == 40
     assert redis_invariants(sale) == {"stock": 5, "reserved": 0, "buyers": 0}

@@ -21,6 +21,7 @@ import redis
 import seckill_site.redis as shop_redis
 from goods.tests.factories import make_sale
 from sales import sale_state
+from sales.codes import SaleCode
 from sales.sale_state import keys
 from seckill.services import gate
 from seckill.tests import shoppers
@@ -127,7 +128,7 @@ def test_an_unconfirmed_reservation_is_given_back_and_answered_try_again(on_pair
 
     attempt = gate.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path)
 
-    assert attempt.code is Code.TRY_AGAIN and attempt.code.status == 503
+    assert attempt.code is SaleCode.TRY_AGAIN and attempt.code.status == 503
     assert primary.get(keys.stock(sale.pk)) == b"3"  # the unit is back
     assert not primary.sismember(keys.buyers(sale.pk), user.pk)  # the shopper may try again
     assert primary.hlen(keys.reservations(sale.pk)) == 0

@@ -12,6 +12,7 @@ from django.utils import timezone
 from goods.tests.factories import make_sale
 from orders.tests.factories import buy, pay
 from sales import cache_keys
+from sales.codes import SaleCode
 from sales.reminders import services as reminders
 from sales.sale_state import keys
 from seckill.services import draw as draw_service
@@ -105,7 +106,7 @@ def test_a_draw_sale_shows_its_entries_and_its_draw_as_data(client, flushes):
     assert entries["opensAt"] == sale.entries_from.timestamp() and entries["closesAt"] == sale.draw_at.timestamp()
     assert data["draw"]["drawn"] is False and len(data["draw"]["seedSha256"]) == 64 and "seed" not in data["draw"]
     me = make_user()
-    assert attempt(me, sale).code is Code.ENTERED
+    assert attempt(me, sale).code is SaleCode.ENTERED
     opening_over(sale)
     draw_service.sale_draw(sale_id=sale.pk)
     cache.delete(cache_keys.draw_summary(sale.pk))  # as DRAW_SUMMARY_SECONDS later
@@ -206,7 +207,7 @@ def test_a_draw_entrant_gets_the_draw_time_then_their_entry(client, flushes):
     me = make_user()
     client.force_login(me)
     assert _shopper(client, sale.pk)["shopper"] == {"state": "none", "userId": me.pk}
-    assert attempt(me, sale).code is Code.ENTERED
+    assert attempt(me, sale).code is SaleCode.ENTERED
     shopper = _shopper(client, sale.pk)["shopper"]
     assert shopper["state"] == "entered" and shopper["drawAt"] == sale.draw_at.timestamp()
     assert len(shopper["drawAtTime"]) == 8 and shopper["userId"] == me.pk

@@ -8,6 +8,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from goods.tests.factories import make_sale
 from orders.models import Order
 from sales import sale_state
+from sales.codes import SaleCode
 from sales.models import Sale
 from sales.sale_state import draw, keys, limits, marks, reservation, stock
 from seckill.services import gate as gate_service
@@ -55,7 +56,7 @@ def test_a_publish_failure_leaves_redis_exactly_as_before(monkeypatch):
     monkeypatch.setattr(app, "send_task", broker_down)
     result = gate(user_id=user.pk, sale_id=sale.pk, path=path)
 
-    assert result.code is Code.TRY_AGAIN
+    assert result.code is SaleCode.TRY_AGAIN
     assert redis_state(sale.pk, user.pk) == before
     assert before["stock"] == b"3"
 
@@ -80,11 +81,11 @@ def test_already_bought_and_sold_out(flushes):
     sale = make_sale(stock=2)
     first, second, third = make_user(), make_user(), make_user()
     assert attempt(first, sale) is Code.SUCCESS
-    assert attempt(first, sale) is Code.ALREADY_BOUGHT
+    assert attempt(first, sale) is SaleCode.ALREADY_BOUGHT
     assert attempt(second, sale) is Code.SUCCESS  # the last unit: this process marks the sale sold out
-    assert attempt(third, sale) is Code.SOLD_OUT
+    assert attempt(third, sale) is SaleCode.SOLD_OUT
     sale_state.sold_out_clear()
-    assert attempt(third, sale) is Code.SOLD_OUT  # the Lua script says so too
+    assert attempt(third, sale) is SaleCode.SOLD_OUT  # the Lua script says so too
     assert client().get(keys.stock(sale.pk)) == b"0"
 
 
@@ -95,7 +96,7 @@ def test_sold_out_mark_answers_without_any_network_call_and_expires(flushes, mon
     monkeypatch.setattr(marks, "SOLD_OUT_MARK_SECONDS", 60.0)
     sale = make_sale(stock=0)
     user = make_user()
-    assert attempt(user, sale) is Code.SOLD_OUT  # the script said so; this process remembers
+    assert attempt(user, sale) is SaleCode.SOLD_OUT  # the script said so; this process remembers
     path = path_for(user.pk, sale.pk)
 
     def no_network(*args, **kwargs):
@@ -106,7 +107,7 @@ def test_sold_out_mark_answers_without_any_network_call_and_expires(flushes, mon
             offline.setattr(module, "client", no_network)
             offline.setattr(module, "script", no_network, raising=False)
         answer = gate_service.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path)
-    assert answer.code is Code.SOLD_OUT
+    assert answer.code is SaleCode.SOLD_OUT
     assert not client().exists(keys.gate_rate(sale.pk, user.pk))  # not even the rate limit was counted
     # Stock comes back (a cancellation, a warm): the mark lapses within a second, and the
     # path the sold-out answer did not consume still buys.
@@ -119,22 +120,22 @@ def test_sold_out_mark_answers_without_any_network_call_and_expires(flushes, mon
 
 def test_sold_out_is_answered_before_the_path_and_teaches_the_process(flushes):
     sale = make_sale(stock=0)
-    assert gate(user_id=make_user().pk, sale_id=sale.pk, path="made-up").code is Code.SOLD_OUT
+    assert gate(user_id=make_user().pk, sale_id=sale.pk, path="made-up").code is SaleCode.SOLD_OUT
     assert sale_state.sold_out_known(sale.pk)
 
 
 def test_rate_limit_counts_only_requests_that_could_buy(flushes):
     on_sale, sold_out, later = make_sale(stock=1), make_sale(stock=0), make_sale(starts_in=300)
     user, other = make_user(), make_user()
-    assert attempt(other, sold_out) is Code.SOLD_OUT
+    assert attempt(other, sold_out) is SaleCode.SOLD_OUT
     for _ in range(keys.GATE_RATE_COUNT + 2):  # public answers, however many, count nothing
-        assert gate(user_id=user.pk, sale_id=sold_out.pk, path="x").code is Code.SOLD_OUT
-        assert gate(user_id=user.pk, sale_id=later.pk, path="x").code is Code.NOT_STARTED
+        assert gate(user_id=user.pk, sale_id=sold_out.pk, path="x").code is SaleCode.SOLD_OUT
+        assert gate(user_id=user.pk, sale_id=later.pk, path="x").code is SaleCode.NOT_STARTED
     for sale in (sold_out, later):
         assert not client().exists(keys.gate_rate(sale.pk, user.pk))
 
     for _ in range(keys.GATE_RATE_COUNT):  # wrong paths: each counted
-        assert gate(user_id=user.pk, sale_id=on_sale.pk, path="guess").code is Code.PATH_INVALID
+        assert gate(user_id=user.pk, sale_id=on_sale.pk, path="guess").code is SaleCode.PATH_INVALID
     path = path_for(user.pk, on_sale.pk)
     limited = gate(user_id=user.pk, sale_id=on_sale.pk, path=path)
     assert limited.code is Code.TOO_MANY_REQUESTS and 0 < limited.retry_after <= keys.GATE_RATE_SECONDS
@@ -159,25 +160,25 @@ def test_the_script_checks_the_window_when_this_process_cache_is_stale(flushes):
     later = time.time() + 300
     client().hset(keys.window(sale.pk), mapping={"start": later, "end": later + 60})
     path = path_for(user.pk, sale.pk)
-    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.NOT_STARTED
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is SaleCode.NOT_STARTED
     assert client().get(keys.stock(sale.pk)) == b"2"
     client().hset(keys.window(sale.pk), mapping={"start": later - 7200, "end": later - 3600})
-    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.ENDED
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is SaleCode.ENDED
     # Public answers leave the path: once the sale is on again, the same path buys, once.
     client().hset(keys.window(sale.pk), mapping={"start": later - 7200, "end": later})
     assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
-    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is SaleCode.PATH_INVALID
 
 
 def test_an_unknown_sale_is_an_invalid_path_and_queues_no_rebuild(published):
-    assert gate(user_id=make_user().pk, sale_id=10**15, path="0" * 32).code is Code.PATH_INVALID
+    assert gate(user_id=make_user().pk, sale_id=10**15, path="0" * 32).code is SaleCode.PATH_INVALID
     assert published == []
 
 
 def test_not_started_and_ended(flushes):
     user = make_user()
-    assert attempt(user, make_sale(starts_in=300)) is Code.NOT_STARTED
-    assert attempt(user, make_sale(starts_in=-7200, lasts=3600)) is Code.ENDED
+    assert attempt(user, make_sale(starts_in=300)) is SaleCode.NOT_STARTED
+    assert attempt(user, make_sale(starts_in=-7200, lasts=3600)) is SaleCode.ENDED
 
 
 def test_redis_lost_the_sale_keys_answers_busy_and_rebuilds(published):
@@ -250,15 +251,15 @@ def test_path_is_one_time_and_bound_to_user_and_sale(flushes):
     sale, other_sale = make_sale(stock=5), make_sale(stock=5)
     user, other_user = make_user(), make_user()
     path = path_for(user.pk, sale.pk)
-    assert gate(user_id=other_user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
-    assert gate(user_id=user.pk, sale_id=other_sale.pk, path=path).code is Code.PATH_INVALID
-    assert gate(user_id=user.pk, sale_id=sale.pk, path="0" * 32).code is Code.PATH_INVALID
+    assert gate(user_id=other_user.pk, sale_id=sale.pk, path=path).code is SaleCode.PATH_INVALID
+    assert gate(user_id=user.pk, sale_id=other_sale.pk, path=path).code is SaleCode.PATH_INVALID
+    assert gate(user_id=user.pk, sale_id=sale.pk, path="0" * 32).code is SaleCode.PATH_INVALID
     assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.SUCCESS
-    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is Code.PATH_INVALID
+    assert gate(user_id=user.pk, sale_id=sale.pk, path=path).code is SaleCode.PATH_INVALID
     expired = path_for(other_user.pk, sale.pk)
     client().pexpire(keys.path(sale.pk, other_user.pk), 1)
     time.sleep(0.01)
-    assert gate(user_id=other_user.pk, sale_id=sale.pk, path=expired).code is Code.PATH_INVALID
+    assert gate(user_id=other_user.pk, sale_id=sale.pk, path=expired).code is SaleCode.PATH_INVALID
 
 
 def test_a_flush_the_broker_took_despite_a_failed_publish_writes_nothing(monkeypatch):
@@ -274,7 +275,7 @@ def test_a_flush_the_broker_took_despite_a_failed_publish_writes_nothing(monkeyp
         raise BrokerError("connection reset by peer")
 
     monkeypatch.setattr(app, "send_task", published_then_failed)
-    assert attempt(user, sale) is Code.TRY_AGAIN
+    assert attempt(user, sale) is SaleCode.TRY_AGAIN
     assert client().get(keys.stock(sale.pk)) == b"2"
     assert not client().exists(keys.flush(sale.pk))  # the next buy publishes
     assert writer.sale_flush(**delivered[0]).batches == 0

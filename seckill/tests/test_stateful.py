@@ -64,6 +64,7 @@ from orders.payments.services import payment_start, payment_sync, payments_sync
 from orders.services import OrderStateError
 from orders.tests.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
 from sales import draw_seed, sale_state
+from sales.codes import SaleCode
 from sales.models import Sale, SaleDraw
 from sales.sale_state import keys
 from sales.services import StockShortage, sale_update
@@ -225,7 +226,7 @@ class SaleLife(RuleBasedStateMachine):
             self.publish_fails_after = None
         if attempt.code is Code.SUCCESS:
             self.queued.add(user.pk)
-        if attempt.code is Code.TRY_AGAIN:
+        if attempt.code is SaleCode.TRY_AGAIN:
             assert not Order.objects.filter(user=user, sale=self.sale, seckill__request_id=attempt.request_id).exists()
 
     @rule(index=st.integers(0, SHOPPERS - 1))

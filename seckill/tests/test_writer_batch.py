@@ -13,18 +13,19 @@ from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from orders.services import orders_create_from_seckill_batch
 from orders.tests.factories import buy
+from sales.codes import SaleCode
 from sales.models import Sale, StockAudit, StockChange
 from sales.sale_state import keys
 from seckill.services import writer
 from seckill.services.gate import seckill_attempt
 from seckill.services.reconcile import sale_reconcile
 from seckill.tests.shoppers import path_for, reserve_directly
-from seckill_site.codes import Code
+from seckill_site.codes import Code, EnvelopeCode
 from seckill_site.redis import client
 from users.tests.factories import make_users
 
 
-def gate(user, sale) -> Code:
+def gate(user, sale) -> EnvelopeCode:
     path = path_for(user.pk, sale.pk)
     return seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path).code
 
@@ -169,7 +170,7 @@ class TestFlush:
             raise BrokerError("connection reset by peer")
 
         monkeypatch.setattr(app, "send_task", published_then_failed)
-        assert gate(user, sale) is Code.TRY_AGAIN
+        assert gate(user, sale) is SaleCode.TRY_AGAIN
         assert not client().exists(keys.flush(sale.pk))  # the next buy publishes
 
         assert writer.sale_flush(**delivered[0]).batches == 0

@@ -15,11 +15,11 @@ from conftest import gunicorn_running
 from goods.tests.factories import make_sale
 from lab.shopper import Shopper, session_create
 from sales import sale_state
+from sales.codes import SaleCode
 from sales.sale_state import keys
 from seckill import tickets
 from seckill.fastpath import refusal_response
 from seckill.tests.shoppers import path_for
-from seckill_site.codes import Code
 from seckill_site.redis import client as redis
 from tools.edge import ROOT, edge_down, edge_up, varnish_available
 from tools.edge_answers import answers_files
@@ -207,7 +207,7 @@ def test_an_api_buy_of_a_sale_published_sold_out_is_refused_at_the_edge_as_by_th
     got, at_edge = press(edge, sale.pk, language)
     # What a process that knows answers (the fast path and SoldOutMiddleware alike; a process
     # that has not heard yet asks the gate, which says the same).
-    answer = refusal_response(Code.SOLD_OUT, "en" if language == "en" else "zh-hans")
+    answer = refusal_response(SaleCode.SOLD_OUT, "en" if language == "en" else "zh-hans")
     headers = framed(answer) | {"x-request-id": "edge-test-2"}
     assert at_edge and got == (answer.status_code, headers, answer.content)
 
@@ -226,7 +226,7 @@ def test_the_edges_refusal_of_an_api_buy_is_the_shops_view_answering_from_redis(
         by_the_view, at_edge_too = press(url, sale.pk, language, **token)  # the view marks and publishes again
         assert at_edge and not at_edge_too
         assert at_the_edge == by_the_view, language
-        assert by_the_view[2] == refusal_response(Code.SOLD_OUT, "en" if language == "en" else "zh-hans").content
+        assert by_the_view[2] == refusal_response(SaleCode.SOLD_OUT, "en" if language == "en" else "zh-hans").content
 
 
 def test_a_unit_coming_back_reaches_the_edge_at_once_and_an_open_sale_passes(shop):
@@ -266,7 +266,7 @@ def test_an_edge_that_cannot_reach_redis_passes_everything(shop, tmp_path):
 def test_an_api_buy_outside_the_sales_window_is_refused_at_the_edge_as_by_the_shop(shop, when):
     _url, edge, _directory = shop
     sale = make_sale(stock=5, starts_in=600) if when == "not started" else make_sale(stock=5, starts_in=-7200, lasts=60)
-    code = Code.NOT_STARTED if when == "not started" else Code.ENDED
+    code = SaleCode.NOT_STARTED if when == "not started" else SaleCode.ENDED
     for language in LANGUAGES:
         got, at_edge = press(edge, sale.pk, language)
         answer = refusal_response(code, "en" if language == "en" else "zh-hans")

@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth import SESSION_KEY
 from django.test import Client
 
-from seckill_site.codes import Code
+from users.codes import UserCode
 from users.middleware import REFRESHED_AT
 from users.models import User
 from users.sessions import SessionStore
@@ -66,7 +66,7 @@ def test_login_failures_are_clear_4xx(client, data, status):
 def test_wrong_password_message(client):
     user = make_user()
     body = client.post("/user/login", {"mobile": user.mobile, "password": "nope-nope"}, **JSON).json()
-    assert body["code"] == Code.LOGIN_FAILED.code and body["msg"] == "Wrong mobile number or password."
+    assert body["code"] == UserCode.LOGIN_FAILED.code and body["msg"] == "Wrong mobile number or password."
 
 
 def test_login_is_rate_limited_per_mobile(client, ratelimit_clock):

@@ -20,8 +20,8 @@ from seckill_site.api import (
     errors,
     request_fields,
 )
-from seckill_site.codes import Code
 from seckill_site.http import client_bucket
+from users.codes import UserCode
 from users.http import SECRET_FIELDS
 from users.selectors import user_public_data
 from users.serializers import CodeLoginInputSerializer, SessionSerializer, SmsSendInputSerializer, SmsSentSerializer
@@ -79,5 +79,5 @@ class CodeLoginApi(APIView):
             return api_form_errors(form)
         result = services.user_login_by_code(request=request._request, mobile=form.cleaned_data["mobile"])
         if result.user is None:
-            return api_fail(Code.LOGIN_FAILED, result.error)
+            return api_fail(UserCode.LOGIN_FAILED, result.error)
         return api_ok({"token": api_token_issue(user_id=result.user.pk), "user": user_public_data(result.user)})

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from seckill_site.codes import Code
 from seckill_site.http import Answer, client_bucket, fail, form_errors_message, ok, page_answer, wants_json
+from users.codes import UserCode
 from users.http import SECRET_FIELDS, login_limited, next_of, redirect_next
 from users.selectors import user_public_data
 from users.verification import services
@@ -57,7 +58,7 @@ def login_by_code(request: HttpRequest) -> HttpResponse:
     result = services.user_login_by_code(request=request, mobile=form.cleaned_data["mobile"])
     if result.user is None:
         if as_json:
-            return fail(Code.LOGIN_FAILED, result.error)
+            return fail(UserCode.LOGIN_FAILED, result.error)
         return render(request, template, {"form": form, "error": result.error, "next": next_of(request)}, status=400)
     if as_json:
         return ok(user_public_data(result.user))
