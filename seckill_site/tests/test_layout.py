@@ -1,5 +1,6 @@
-"""A sale's Redis state has one owner (tools/layout.py). The layers, the circles and the harness
-are import-linter's contracts (pyproject.toml), checked by `lint-imports` in make test."""
+"""A sale's Redis state has one owner, and the site core names no app's keys, scripts or codes
+(tools/layout.py). The layers, the circles and the harness are import-linter's contracts
+(pyproject.toml), checked by `lint-imports` in make test."""
 
 from pathlib import Path
 
@@ -38,3 +39,52 @@ def test_the_check_finds_each_way_a_module_can_reach_a_sales_state(tmp_path: Pat
         "names a sale key: 'sk:{1}:buyers'",
         "runs reserve.lua",
     ]
+
+
+def test_the_core_names_no_apps_keys_scripts_or_codes():
+    """seckill_site wires the apps and holds the mechanisms; each app owns its Redis keys, its
+    Lua scripts and its envelope codes, so the core changes with no app."""
+    assert layout.core_offenders() == {}
+
+
+def test_the_check_finds_each_way_the_core_can_name_an_apps_things(tmp_path: Path):
+    """Against a tree of its own: the core defining an app's code or a key of an app's, spelling
+    an app's key, running an app's script or holding one, and a registry whose names read as an
+    app's are named; the wiring (settings), the tests and a generic lock's script are not."""
+    verification = tmp_path / "users" / "verification"
+    (verification / "lua").mkdir(parents=True)
+    (verification / "lua" / "sms_send.lua").write_text("return 1\n")
+    (verification / "keys.py").write_text(
+        "from seckill_site.redis.keys import PREFIX\n"
+        "SMS_CODE_TTL = 300\n"
+        "def sms_code(mobile):\n"
+        '    return f"{PREFIX}sms:{{{mobile}}}:code"\n'
+    )
+    (tmp_path / "goods").mkdir()
+    (tmp_path / "goods" / "codes.py").write_text(
+        "class SaleCode(EnvelopeCode):\n    SOLD_OUT = (500500, 'sold out', 200)\n"
+    )
+    core = tmp_path / "seckill_site"
+    for folder in ("redis/lua", "settings", "tests"):
+        (core / folder).mkdir(parents=True)
+    (core / "redis" / "lua" / "unlock.lua").write_text("return 1\n")
+    (core / "redis" / "lua" / "sms_check.lua").write_text("return 1\n")
+    (core / "redis" / "keys.py").write_text(
+        '"""Quotes sms:{1}:code in prose."""\nPREFIX = ""\nCAPTCHA_POOL_TTL = 3600\n'
+        'def sms_day(mobile):\n    return f"{PREFIX}sms:{{{mobile}}}:day"\n'
+    )
+    (core / "codes.py").write_text("class Code(EnvelopeCode):\n    SUCCESS = (0, 'success', 200)\n    SOLD_OUT = 1\n")
+    (core / "http.py").write_text("def f():\n    script('sms_send')\n    return Code.SOLD_OUT\n")
+    (core / "settings" / "base.py").write_text('KEY = "sms:x"\n')
+    (core / "tests" / "test_x.py").write_text('KEY = "sms:x"\n')
+    found = layout.core_offenders(tmp_path)
+    assert found == {
+        "seckill_site/codes.py": ["defines SOLD_OUT, goods's", "defines SOLD_OUT, an app's name"],
+        "seckill_site/http.py": ["runs users's sms_send.lua", "names goods's SOLD_OUT"],
+        "seckill_site/redis/keys.py": [
+            "names an app's key: 'sms:{'",
+            "defines CAPTCHA_POOL_TTL, an app's name",
+            "defines sms_day, an app's name",
+        ],
+        "seckill_site/redis/lua/sms_check.lua": ["is an app's script, not the core's"],
+    }
