@@ -1,5 +1,5 @@
 -- Transition: (none) -> reserved. The gate's one Redis round trip: hand out one unit of a
--- sale to one user, atomically (goods/sale_state/__init__.py has the whole table).
+-- sale to one user, atomically (sales/sale_state/__init__.py has the whole table).
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] reservations, KEYS[4] result (this user),
 -- KEYS[5] one-time path (this user), KEYS[6] window, KEYS[7] flush mark (batch writer),
 -- KEYS[8] this user's buy counter for the rate limit, KEYS[9] the drawn mark (draw_apply.lua)
