@@ -405,6 +405,14 @@ SERVE_MEDIA = env.bool("SERVE_MEDIA", default=False)
 # Payments (orders/payments): Alipay's open platform and Stripe, each on when its keys are set.
 # With none set, `make run` and the tests start local stand-ins that speak their protocols
 # (tools/services.py: localstripe, and tools/alipay_gateway) and set these to match.
+# The providers the shop may take money through: name -> its Provider subclass (the name is
+# stored on every payment and names its notification address, /payments/<name>/...). Each is on
+# when its own settings below are set; the order page offers them in this order
+# (orders.payments.providers.registry, docs/payments.md).
+PAYMENT_PROVIDERS = {
+    "alipay": "orders.payments.providers.alipay.AlipayProvider",
+    "stripe": "orders.payments.providers.stripe.StripeProvider",
+}
 PAYMENT_CURRENCY = env("PAYMENT_CURRENCY", default="CNY")
 # The shop's address as the providers reach it (notify and return URLs); empty: the request's.
 PAYMENT_PUBLIC_URL = env("PAYMENT_PUBLIC_URL", default="")

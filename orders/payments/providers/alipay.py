@@ -21,6 +21,7 @@ from alipay.exceptions import AliPayException, AliPayValidationError
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from orders.models import Payment, Refund
 from orders.payments.providers.base import (
@@ -29,6 +30,7 @@ from orders.payments.providers.base import (
     Movement,
     Notice,
     NoticeRefused,
+    Provider,
     ProviderRefused,
     Trade,
     TradeState,
@@ -106,8 +108,13 @@ def _amount(text: str | None) -> Decimal | None:
         return None
 
 
-class AlipayProvider:
-    name = "alipay"
+class AlipayProvider(Provider):
+    label = gettext_lazy("Alipay")
+    # Cards are Alipay's own business: the shopper pays on its cashier page.
+    takes_cards = False
+
+    def configured(self) -> bool:
+        return bool(settings.ALIPAY_APP_ID and settings.ALIPAY_APP_PRIVATE_KEY and settings.ALIPAY_PUBLIC_KEY)
 
     def checkout(self, payment: Payment, *, return_url: str, notify_url: str, mobile: bool) -> Checkout:
         pay = client().api_alipay_trade_wap_pay if mobile else client().api_alipay_trade_page_pay
@@ -121,9 +128,6 @@ class AlipayProvider:
             time_expire=f"{timezone.localtime(payment.order.pay_deadline, BEIJING):%Y-%m-%d %H:%M:%S}",
         )
         return Checkout(redirect_url=f"{settings.ALIPAY_GATEWAY}?{query}")
-
-    def card_confirm(self, payment: Payment, *, token: str) -> tuple[Trade, str]:
-        raise ProviderRefused("Alipay takes no cards")
 
     def notice(self, request: HttpRequest) -> Notice:
         data = request.POST.dict()

@@ -1,16 +1,20 @@
 """What the shop needs from a payment provider, whichever it is, and what a provider answers.
 
 A provider speaks its own protocol through its own SDK; the services (orders.payments.services)
-see only these calls and values, and decide every state change themselves.
+see only these calls and values, and decide every state change themselves. Everything the rest
+of the shop knows about one provider (its name, labels, whether it takes cards, its browser
+script) is an attribute or a method of its Provider subclass, found through the registry
+(orders.payments.providers.registry).
 """
 
+import abc
 import enum
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Protocol
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.functional import Promise
 
 from orders.models import Payment, Refund
 
@@ -38,7 +42,7 @@ class TradeState(enum.Enum):
     OPEN = "open"  # may still be paid
     PAID = "paid"
     CLOSED = "closed"  # can no longer be paid
-    # The provider has no such trade yet (an Alipay cashier the shopper never opened); it can
+    # The provider has no such trade yet (a cashier the shopper never opened); it can
     # still be made until the attempt's own expiry time.
     UNKNOWN = "unknown"
 
@@ -90,29 +94,78 @@ class Movement:
     at: datetime
 
 
-class Provider(Protocol):
-    name: str
+class Provider(abc.ABC):
+    """One payment provider. A subclass is registered under a name in settings.PAYMENT_PROVIDERS
+    (the registry makes one instance per name, `Provider(name)`); that name is what payments,
+    notifications and metrics record, and its notification address is
+    /payments/<name>/<notify_endpoint>.
 
-    def checkout(self, payment: Payment, *, return_url: str, notify_url: str, mobile: bool) -> Checkout: ...
+    A subclass sets `label` (and `choice_label` when the shopper's words differ), `takes_cards`,
+    `notify_endpoint` when the provider's dashboard holds another address, and implements the
+    abstract calls. `configured` says whether its credentials are set: an unconfigured provider
+    is off (the cashier offers it not, its notifications get a 404, no sweep asks it)."""
+
+    # What staff see (the admin); the shopper picks choice_label on the order page.
+    label: str | Promise = ""
+    choice_label: str | Promise = ""
+    # Paid with a card the shopper's browser tokenizes: checkout answers a client secret, the
+    # card form (orders/card.html) loads card_script_url and the browser_key, then card_confirm.
+    takes_cards = False
+    notify_endpoint = "notify"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+    def configured(self) -> bool:
+        """Whether the credentials this provider needs are set (the provider is on)."""
+        return True
+
+    def shopper_label(self) -> str | Promise:
+        return self.choice_label or self.label
+
+    def browser_key(self) -> str:
+        """The public key the shopper's browser hands the provider's script; "" for none."""
+        return ""
+
+    def card_script_url(self) -> str:
+        """The provider's own script that tokenizes a card in the shopper's browser."""
+        return ""
+
+    @abc.abstractmethod
+    def checkout(self, payment: Payment, *, return_url: str, notify_url: str, mobile: bool) -> Checkout:
+        """Open `payment` at the provider: where the shopper's browser pays it. GatewayDown or
+        ProviderRefused when it could not be opened."""
 
     def card_confirm(self, payment: Payment, *, token: str) -> tuple[Trade, str]:
         """Pay with a tokenized card: the trade, and the client secret when the bank wants the
         shopper to authenticate (3-D Secure) before it is paid."""
-        ...
+        raise ProviderRefused(f"{self.label} takes no cards")
 
-    def notice(self, request: HttpRequest) -> Notice: ...
+    @abc.abstractmethod
+    def notice(self, request: HttpRequest) -> Notice:
+        """The verified notification `request` carries; NoticeRefused when it is not one."""
 
-    def acknowledgement(self) -> HttpResponse: ...
+    @abc.abstractmethod
+    def acknowledgement(self) -> HttpResponse:
+        """The answer that stops the provider resending a notification."""
 
+    @abc.abstractmethod
     def query(self, payment: Payment) -> Trade:
         """The attempt's state; CLOSED when the provider has no such trade and none can be
         made any more (UNKNOWN when one still can)."""
-        ...
 
+    @abc.abstractmethod
     def close(self, payment: Payment) -> Trade:
         """Close the attempt so it can no longer be paid; its state after that, as query's."""
-        ...
 
-    def refund(self, refund: Refund) -> str: ...
+    @abc.abstractmethod
+    def refund(self, refund: Refund) -> str:
+        """Refund `refund` in full: the provider's reference for it. Idempotent on
+        refund.request_no, so a resend never refunds twice."""
 
-    def movements(self, day: date) -> list[Movement]: ...
+    @abc.abstractmethod
+    def movements(self, day: date) -> list[Movement]:
+        """The payments and refunds the provider's records show on `day` (its own calendar)."""

@@ -22,6 +22,7 @@ from orders.payments.providers.base import (
     Movement,
     Notice,
     NoticeRefused,
+    Provider,
     ProviderRefused,
     Trade,
     TradeState,
@@ -105,8 +106,21 @@ def _forgotten(ref: str) -> Trade:
     return Trade(TradeState.CLOSED, provider_ref=ref)
 
 
-class StripeProvider:
-    name = "stripe"
+class StripeProvider(Provider):
+    label = gettext_lazy("card (Stripe)")
+    choice_label = gettext_lazy("Bank card")
+    takes_cards = True
+    # The address registered with Stripe (tools/run.py registers it with localstripe).
+    notify_endpoint = "webhook"
+
+    def configured(self) -> bool:
+        return bool(settings.STRIPE_SECRET_KEY and settings.STRIPE_PUBLISHABLE_KEY)
+
+    def browser_key(self) -> str:
+        return settings.STRIPE_PUBLISHABLE_KEY
+
+    def card_script_url(self) -> str:
+        return settings.STRIPE_JS_URL
 
     def _intent(self, payment: Payment):
         # The idempotency key makes a repeat (after a timeout, or from the close) find the same
