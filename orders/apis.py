@@ -2,7 +2,6 @@
 services and selectors of the order pages. Another shopper's order is indistinguishable from a missing one (404).
 Merchants: the live figures of one of their sales (its orders counted here, beside them)."""
 
-from django.conf import settings
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -13,11 +12,10 @@ from orders import selectors
 from orders.codes import OrderCode
 from orders.forms import refund_reason_text
 from orders.fulfilment import order_deliver, refund_request_open
-from orders.models import Provider
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused
-from orders.payments.providers import providers_enabled
+from orders.payments.providers import card_providers, provider, provider_default, providers_enabled
 from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
 from orders.selectors import sale_figures
 from orders.serializers import (
@@ -88,10 +86,11 @@ class OrderPayApi(APIView):
 
     @extend_schema(
         tags=["orders"],
-        summary="Start paying an unpaid order before its deadline, at Alipay or by card (Stripe)",
+        summary="Start paying an unpaid order before its deadline, at a provider's cashier or by card",
         description="Payment is asynchronous, as at any real provider: this opens an attempt and answers "
-        "where to pay it (Alipay: a cashier URL to send the shopper to; Stripe: a PaymentIntent's client "
-        "secret, then POST its card token to `payments/{tradeNo}/card`). The order turns paid when the "
+        "where to pay it (a cashier URL to send the shopper to; or, at a provider that takes cards, the "
+        "attempt's client secret for its card script, then POST the card token to `payments/{tradeNo}/card`). "
+        "The order turns paid when the "
         "provider's signed notification lands; poll GET orders/{order_no} (`payment`). The address is "
         "copied onto the order; without `addressId` it ships to my default address, and with no address "
         "at all the payment is refused (`code` 500602). A provider that cannot be reached: `code` 500603, "
@@ -111,7 +110,9 @@ class OrderPayApi(APIView):
         address = selectors.shipping_address_for(user=signed_in(request), address_id=chosen)
         if address is None:
             return api_fail(OrderCode.ADDRESS_NEEDED, selectors.shipping_address_problem(address_id=chosen))
-        method = body.validated_data.get("method") or (providers_enabled() or [Provider.ALIPAY])[0]
+        method = body.validated_data.get("method") or provider_default()
+        if method not in providers_enabled():
+            return api_fail(OrderCode.PAYMENT_UNAVAILABLE, _("This way to pay is not available."))
         try:
             payment, checkout = payment_start(
                 order=order,
@@ -134,7 +135,7 @@ class OrderPayApi(APIView):
                 "currency": payment.currency,
                 "redirectUrl": checkout.redirect_url,
                 "clientSecret": checkout.client_secret,
-                "publishableKey": settings.STRIPE_PUBLISHABLE_KEY if method == Provider.STRIPE else "",
+                "publishableKey": provider(method).browser_key(),
             }
         )
 
@@ -144,16 +145,16 @@ class PaymentCardApi(APIView):
 
     @extend_schema(
         tags=["orders"],
-        summary="Pay a card attempt with the card Stripe.js tokenized",
+        summary="Pay a card attempt with the card the provider's script tokenized",
         description="Too many card tries on the attempt or by the shopper lately (orders.payments.limits): "
-        "429 (`code` 500429) with Retry-After, and the token is not sent to Stripe.",
+        "429 (`code` 500429) with Retry-After, and the token is not sent to the provider.",
         parameters=[ORDER_NO, TRADE_NO],
         request=CardInputSerializer,
         responses={200: envelope("CardResultEnvelope", CardResultSerializer()), **errors(400, 401, 404, 409, 429)},
     )
     def post(self, request: Request, order_no: str, trade_no: str) -> Response:
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
-        payment = order.payments.filter(trade_no=trade_no, provider=Provider.STRIPE).first() if order else None
+        payment = order.payments.filter(trade_no=trade_no, provider__in=card_providers()).first() if order else None
         if payment is None:
             return api_fail(OrderCode.ORDER_NOT_FOUND)
         body = CardInputSerializer(data=request.data if request.data else {})

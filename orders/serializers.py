@@ -5,7 +5,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from orders.forms import REFUND_REASONS
-from orders.models import Order, OrderAddress, Provider, RefundRequestStatus
+from orders.models import Order, OrderAddress, RefundRequestStatus
+from orders.payments.providers import provider_choices
 from orders.selectors import order_address, order_payment_data, order_refund_request_data, order_shipment_data
 from seckill_site.http import ID_MAX
 
@@ -30,11 +31,13 @@ class StrictIdField(serializers.IntegerField):
 
 class OrderPayInputSerializer(serializers.Serializer):
     method = serializers.ChoiceField(
-        choices=Provider.choices,
+        choices=[],  # the registered providers, when the serializer is made (__init__)
         required=False,
-        help_text="the provider whose cashier to go to: alipay, or stripe for a card; the shop's first when left out",
+        help_text="the provider whose cashier to go to (or whose card form); the shop's first when left out",
     )
-    mobile = serializers.BooleanField(default=False, help_text="alipay: its mobile-web cashier, not the desktop one")
+    mobile = serializers.BooleanField(
+        default=False, help_text="the provider's mobile-web cashier, where it has one, not the desktop one"
+    )
     addressId = StrictIdField(
         required=False,
         min_value=1,
@@ -42,9 +45,17 @@ class OrderPayInputSerializer(serializers.Serializer):
         help_text="one of my addresses (users/addresses) to ship to; my default address when left out",
     )
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        method = self.fields["method"]
+        assert isinstance(method, serializers.ChoiceField)
+        method.choices = provider_choices()
+
 
 class CardInputSerializer(serializers.Serializer):
-    token = serializers.RegexField(r"^tok_[A-Za-z0-9]{1,60}$", help_text="the card, tokenized by Stripe.js")
+    token = serializers.RegexField(
+        r"^tok_[A-Za-z0-9]{1,60}$", help_text="the card, tokenized by the provider's script in the browser"
+    )
 
 
 class RefundSerializer(serializers.Serializer):
@@ -69,11 +80,13 @@ class PaymentStartSerializer(serializers.Serializer):
     provider = serializers.CharField()
     amount = serializers.CharField()
     currency = serializers.CharField()
-    redirectUrl = serializers.CharField(allow_blank=True, help_text="alipay: send the shopper to this cashier")
+    redirectUrl = serializers.CharField(allow_blank=True, help_text="a cashier to send the shopper to")
     clientSecret = serializers.CharField(
-        allow_blank=True, help_text="stripe: the PaymentIntent's, for Stripe.js (3-D Secure)"
+        allow_blank=True, help_text="a card attempt's, for the provider's card script (3-D Secure)"
     )
-    publishableKey = serializers.CharField(allow_blank=True, help_text="stripe: for Stripe.js")
+    publishableKey = serializers.CharField(
+        allow_blank=True, help_text="a card provider's public key, for its card script"
+    )
 
 
 class CardResultSerializer(serializers.Serializer):

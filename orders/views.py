@@ -12,7 +12,7 @@ from orders.codes import OrderCode
 from orders.forms import RefundRequestForm
 from orders.models import OrderStatus, RefundRequestStatus
 from orders.payments.closing import order_cancel_by_shopper
-from orders.payments.providers import providers_enabled
+from orders.payments.providers import providers_on
 from orders.services import OrderStateError
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int, wants_json
@@ -77,7 +77,7 @@ def order_page(request: HttpRequest, order, *, refund_form: RefundRequestForm | 
         context["refund_form"] = refund_form or RefundRequestForm()
     if order.status == OrderStatus.UNPAID:
         context["addresses"] = list(addresses_of_user(user=order.user))
-        context["methods"] = providers_enabled()
+        context["methods"] = providers_on()
     return render(request, "orders/detail.html", context, status=status)
 
 

@@ -15,6 +15,7 @@ from orders.admin.fulfilment import FulfilmentAdmin, OrderEventInline, RefundReq
 from orders.admin.payments import PaymentInline, RefundForm, RefundInline, amount_with_currency
 from orders.models import PAID_STATUSES, Order, OrderStatus, PaymentStatus, Refund
 from orders.payments.closing import order_cancel_by_merchant
+from orders.payments.providers import provider_label
 from orders.payments.refunds import order_refund
 from orders.selectors import order_address, order_shipment, orders_csv_rows, sale_figures, sales_with_order_figures
 from orders.services import OrderStateError
@@ -355,6 +356,7 @@ class OrderAdmin(FulfilmentAdmin):
             "original": order,
             "order": order,
             "payment": payment,
+            "provider": provider_label(payment.provider),
             "amount": amount_with_currency(payment.amount, payment.currency),
             "form": form,
             "change_url": change_url,

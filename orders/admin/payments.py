@@ -10,7 +10,8 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from orders.models import Payment, PaymentMismatch, Provider, Refund
+from orders.models import Payment, PaymentMismatch, Refund
+from orders.payments.providers import provider_choices, provider_label
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, is_merchant, visible_to_merchant
 
@@ -38,6 +39,19 @@ def payment_closed(payment: Payment) -> str:
             _("unconfirmed"),
         )
     return list_time(payment.closed_at)
+
+
+class ProviderFilter(admin.SimpleListFilter):
+    """The registered providers (orders.payments.providers), by their labels."""
+
+    title = gettext_lazy("provider")
+    parameter_name = "provider"
+
+    def lookups(self, request, model_admin):
+        return provider_choices()
+
+    def queryset(self, request, queryset):
+        return queryset if self.value() is None else queryset.filter(provider=self.value())
 
 
 class _OrderMoneyInline(admin.TabularInline):
@@ -71,7 +85,7 @@ class PaymentColumns:
 
     @admin.display(description=gettext_lazy("provider"), ordering="provider")
     def provider_display(self, obj):
-        return capfirst(obj.get_provider_display())
+        return capfirst(provider_label(obj.provider))
 
     @admin.display(description=gettext_lazy("status"), ordering="status")
     def status_display(self, obj):
@@ -200,7 +214,7 @@ class PaymentAdmin(PaymentColumns, MerchantScopedAdmin):
         "started_display",
         "paid_display",
     )
-    list_filter = ("status", "provider", "created_at")
+    list_filter = ("status", ProviderFilter, "created_at")
     search_fields = ("trade_no", "order__order_no")
     fields = (
         "trade_no",
@@ -251,12 +265,11 @@ MISMATCH_DETAIL_KEYS = {
 NO_PROVIDER = "-"
 
 
-class MismatchProviderFilter(admin.SimpleListFilter):
-    title = gettext_lazy("provider")
-    parameter_name = "provider"
+class MismatchProviderFilter(ProviderFilter):
+    """The providers, and the findings of the shop's own checks (no provider)."""
 
     def lookups(self, request, model_admin):
-        return [*Provider.choices, (NO_PROVIDER, _("none (the shop's own check)"))]
+        return [*super().lookups(request, model_admin), (NO_PROVIDER, _("none (the shop's own check)"))]
 
     def queryset(self, request, queryset):
         value = self.value()
@@ -322,7 +335,7 @@ class PaymentMismatchAdmin(MerchantScopedAdmin):
     def provider_display(self, obj):
         if not obj.provider:
             return "-"
-        return Provider(obj.provider).label if obj.provider in Provider.values else obj.provider
+        return provider_label(obj.provider)
 
     @admin.display(description=gettext_lazy("kind"), ordering="kind")
     def kind_display(self, obj):

@@ -7,11 +7,6 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 
-class Provider(models.TextChoices):
-    ALIPAY = "alipay", _("Alipay")
-    STRIPE = "stripe", _("card (Stripe)")
-
-
 class PaymentStatus(models.TextChoices):
     OPEN = "open", _("waiting for the provider")
     SUCCEEDED = "succeeded", _("paid")
@@ -26,11 +21,13 @@ class Payment(models.Model):
     order = models.ForeignKey(
         "orders.Order", on_delete=models.PROTECT, related_name="payments", verbose_name=_("order")
     )
-    provider = models.CharField(_("provider"), max_length=16, choices=Provider.choices)
-    # Ours, sent to the provider: Alipay's out_trade_no, a PaymentIntent's metadata and
-    # idempotency key. PAYMENT_TRADE_PREFIX, the order number, the attempt's number in the order.
+    # The provider's name in settings.PAYMENT_PROVIDERS (orders.payments.providers.registry):
+    # no choices here, so adding a provider needs no migration.
+    provider = models.CharField(_("provider"), max_length=16)
+    # Ours, sent to the provider as its merchant-side trade number (and idempotency key).
+    # PAYMENT_TRADE_PREFIX, the order number, the attempt's number in the order.
     trade_no = models.CharField(_("trade number"), max_length=64, unique=True)
-    # Theirs: Alipay's trade_no, or the PaymentIntent's id.
+    # Theirs: the provider's own id of the trade.
     provider_ref = models.CharField(_("provider's reference"), max_length=64, blank=True)
     amount = models.DecimalField(_("amount"), max_digits=10, decimal_places=2)
     currency = models.CharField(_("currency"), max_length=3)
@@ -67,8 +64,8 @@ class Payment(models.Model):
 class PaymentNotice(models.Model):
     """A provider's notification, stored once: a duplicate finds this row and changes nothing."""
 
-    provider = models.CharField(_("provider"), max_length=16, choices=Provider.choices)
-    # Alipay's notify_id, or the Stripe event's id.
+    provider = models.CharField(_("provider"), max_length=16)
+    # The provider's id of the notification (its event), unique per provider.
     event_id = models.CharField(_("event"), max_length=128)
     payment = models.ForeignKey(
         Payment, on_delete=models.PROTECT, related_name="notices", null=True, verbose_name=_("payment")
@@ -103,7 +100,8 @@ class Refund(models.Model):
     """A full refund of one payment: at most one per payment, sent until the provider confirms."""
 
     payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="refund", verbose_name=_("payment"))
-    # Ours: Alipay's out_request_no and Stripe's idempotency key, so a resend refunds once.
+    # Ours, sent to the provider as the refund's request number or idempotency key, so a
+    # resend refunds once.
     request_no = models.CharField(_("refund number"), max_length=72, unique=True)
     provider_ref = models.CharField(_("provider's reference"), max_length=64, blank=True)
     amount = models.DecimalField(_("amount"), max_digits=10, decimal_places=2)

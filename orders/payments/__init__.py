@@ -1,4 +1,4 @@
-"""Taking money for an order: attempts at Alipay or Stripe, their notifications, closing them
+"""Taking money for an order: attempts at its providers (providers), their notifications, closing them
 before an unpaid order's unit goes back on sale, refunds, and reconciliation.
 
 The life of an order's money, each move a conditional change under the order's row lock

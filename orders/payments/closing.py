@@ -48,8 +48,9 @@ def _closed(payment: Payment, *, confirmed: bool) -> None:
 
 
 def _cannot_be_made_any_more(payment: Payment) -> bool:
-    """The provider has no such trade: Alipay refuses to make one after the attempt's
-    time_expire, the order's deadline; before it, a saved cashier page could still make it."""
+    """The provider has no such trade: a provider that makes it only when the shopper opens its
+    cashier is told to refuse after the attempt's expiry, the order's deadline; before it, a
+    saved cashier page could still make it."""
     return timezone.now() >= payment.order.pay_deadline
 
 

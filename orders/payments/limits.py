@@ -1,5 +1,5 @@
 """How often a shopper may start paying an order and try a card: enough for any real shopper (a
-double click, a change between Alipay and card, a few mistyped or declined cards), far too few
+double click, a change between cashier and card, a few mistyped or declined cards), far too few
 for a script that opens attempts by the hundred or tests stolen cards one after another.
 
 Attempts are counted in PostgreSQL under the order's row lock (services.payment_start), so

@@ -6,6 +6,7 @@ from orders.payments import webhooks
 
 app_name = "payments"
 urlpatterns = [
-    path("alipay/notify", webhooks.alipay_notify, name="alipay-notify"),
-    path("stripe/webhook", webhooks.stripe_webhook, name="stripe-notify"),
+    # Each provider's own address (Provider.notify_endpoint); webhooks.notice_post answers a
+    # 404 for any other.
+    path("<slug:provider_name>/<slug:endpoint>", webhooks.notice_post, name="notify"),
 ]

@@ -4,7 +4,6 @@ page that waits for the provider's word. The providers' notifications are webhoo
 import json
 from urllib.parse import quote
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -16,11 +15,11 @@ from django_ratelimit.core import is_ratelimited
 
 from orders import selectors
 from orders.codes import OrderCode
-from orders.models import Order, Payment, PaymentStatus, Provider
+from orders.models import Order, Payment, PaymentStatus
 from orders.payments.closing import payments_check
 from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused
-from orders.payments.providers import providers_enabled
+from orders.payments.providers import card_providers, provider, provider_default, providers_enabled
 from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
 from orders.services import OrderStateError
 from seckill_site.codes import Code, EnvelopeCode
@@ -28,7 +27,7 @@ from seckill_site.errors import answer
 from seckill_site.http import allow, fail, ok, wants_json
 from users.http import signed_in
 
-# Phones get Alipay's mobile-web cashier; the rest its desktop page.
+# Phones get a provider's mobile-web cashier, where it has one; the rest its desktop page.
 _MOBILE = ("Mobile", "Android", "iPhone", "iPad")
 
 
@@ -57,13 +56,14 @@ def _back(
 
 @allow("POST")
 def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
-    """Go to the chosen cashier (`method`: alipay or stripe), shipping to the chosen address."""
+    """Go to the chosen cashier (`method`: a provider's name, the first one on when left out),
+    shipping to the chosen address."""
     if not request.user.is_authenticated:
         if wants_json(request):
             return fail(Code.NOT_LOGGED_IN)
         return redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
     order = _order_or_404(request, order_no)
-    method = request.POST.get("method") or (providers_enabled() or [""])[0]
+    method = request.POST.get("method") or provider_default()
     if method not in providers_enabled():
         return _back(request, order, _("Choose how to pay."), Code.BAD_REQUEST)
     chosen = request.POST.get("address")
@@ -90,7 +90,7 @@ def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
 
 
 def _card_payment(order: Order, trade_no: str) -> Payment:
-    payment = order.payments.filter(trade_no=trade_no, provider=Provider.STRIPE).first()
+    payment = order.payments.filter(trade_no=trade_no, provider__in=card_providers()).first()
     if payment is None:
         raise Http404(_("No such payment."))
     return payment
@@ -99,13 +99,14 @@ def _card_payment(order: Order, trade_no: str) -> Payment:
 @allow("GET", "POST")
 @login_required
 def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
-    """GET: the card form (Stripe.js tokenizes the card in the browser). POST (JSON, from that
-    form's script): pay with the token; the answer says what the bank said."""
+    """GET: the card form (the provider's own script tokenizes the card in the browser). POST
+    (JSON, from that form's script): pay with the token; the answer says what the bank said."""
     order = _order_or_404(request, order_no)
     payment = _card_payment(order, trade_no)
     if request.method == "GET":
         if payment.status != PaymentStatus.OPEN:
             return redirect("orders:paying", order_no=order.order_no)
+        taking = provider(payment.provider)
         return render(
             request,
             "orders/card.html",
@@ -113,8 +114,8 @@ def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
                 "order": order,
                 "payment": payment,
                 "now": timezone.now(),
-                "stripe_js": settings.STRIPE_JS_URL,
-                "stripe_key": settings.STRIPE_PUBLISHABLE_KEY,
+                "card_script": taking.card_script_url(),
+                "card_key": taking.browser_key(),
             },
         )
     try:
@@ -138,7 +139,7 @@ def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
 @allow("GET", "POST")
 @login_required
 def paying(request: HttpRequest, order_no: str) -> HttpResponse:
-    """GET: the page a shopper waits on after a cashier (Alipay's return_url too); its script
+    """GET: the page a shopper waits on after a cashier (its return_url too); its script
     polls the order until the provider's word lands. POST: "check now" — ask the providers
     about this order's attempts, for a notification that is slow or lost (payments_check)."""
     order = _order_or_404(request, order_no)

@@ -114,6 +114,7 @@ def test_a_merchant_refunds_a_paid_order_through_the_page(client, shop, publishe
     assert form.status_code == 200
     page = form.content.decode()
     assert '<div class="readonly">¥9.90</div>' in page and 'name="reason"' in page and "csrfmiddlewaretoken" in page
+    assert "in full, through Alipay." in page  # the provider's label, from its class
 
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(_refund_url(order), {"reason": "  Out of stock after all  "})

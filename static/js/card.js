@@ -5,7 +5,7 @@
   var form = document.getElementById("card-form");
   if (!form || !window.Stripe) return;
   var gettext = window.gettext || function (s) { return s; };
-  var stripe = window.Stripe(form.dataset.stripeKey);
+  var stripe = window.Stripe(form.dataset.cardKey);
   var card = stripe.elements().create("card");
   card.mount("#card-element");
   var errors = document.getElementById("card-errors");

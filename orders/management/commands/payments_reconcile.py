@@ -9,7 +9,7 @@ from orders.payments.reconcile import payments_reconcile
 
 
 class Command(BaseCommand):
-    help = "Reconcile a day's payments and refunds with Alipay's bill and Stripe's balance transactions."
+    help = "Reconcile a day's payments and refunds with each enabled provider's records of the day."
 
     def add_arguments(self, parser):
         parser.add_argument("--date", help="YYYY-MM-DD in the shop's time zone (default: yesterday)")
