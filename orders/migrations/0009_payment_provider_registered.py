@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orders', '0007_fulfilment'),
+        ("orders", "0008_sale_moves_to_sales"),
     ]
 
     operations = [
