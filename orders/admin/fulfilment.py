@@ -11,7 +11,6 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from orders.admin.payments import person
 from orders.fulfilment import (
     TRACKING_NO_MAX,
     order_deliver,
@@ -20,6 +19,7 @@ from orders.fulfilment import (
     refund_request_decline,
 )
 from orders.models import Carrier, OrderEvent, OrderStatus, RefundRequestStatus
+from orders.payments.admin import person
 from orders.services import OrderStateError
 from orders.shipping_csv import ShipFileError, orders_ship_from_csv
 from seckill_site.admin import list_time

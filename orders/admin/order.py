@@ -12,8 +12,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from orders.admin.fulfilment import FulfilmentAdmin, OrderEventInline, RefundRequestFilter
-from orders.admin.payments import PaymentInline, RefundForm, RefundInline, amount_with_currency
 from orders.models import PAID_STATUSES, Order, OrderStatus, PaymentStatus, Refund
+from orders.payments.admin import PaymentInline, RefundForm, RefundInline, amount_with_currency
 from orders.payments.closing import order_cancel_by_merchant
 from orders.payments.providers import provider_label
 from orders.payments.refunds import order_refund

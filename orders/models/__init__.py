@@ -1,5 +1,6 @@
-"""The order and its sale side (order.py); the money taken for it (payment.py); its parcel,
-refund requests and audit trail (fulfilment.py)."""
+"""The app's models, where Django looks for them: the order and its sale side (order.py); its
+parcel, refund requests and audit trail (fulfilment.py); the money taken for it, which lives
+with the rest of its feature (orders/payments/models.py). The app label is `orders` for all."""
 
 from orders.models.fulfilment import (
     Carrier,
@@ -10,7 +11,7 @@ from orders.models.fulfilment import (
     Shipment,
 )
 from orders.models.order import ORDER_ADDRESS_FIELDS, PAID_STATUSES, Order, OrderAddress, OrderStatus, SeckillOrder
-from orders.models.payment import (
+from orders.payments.models import (
     Payment,
     PaymentMismatch,
     PaymentNotice,

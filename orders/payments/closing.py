@@ -18,8 +18,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders.metrics import PAYMENTS, SWEEP_SKIPS
-from orders.models import Order, OrderStatus, Payment, PaymentStatus
+from orders.models import Order, OrderStatus
+from orders.payments.metrics import PAYMENTS, SWEEP_SKIPS
+from orders.payments.models import Payment, PaymentStatus
 from orders.payments.providers import GatewayDown, ProviderRefused, TradeState, provider
 from orders.payments.services import (
     payment_captured,

@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from django.utils.translation import ngettext
 from django_ratelimit.core import get_usage, is_ratelimited
 
-from orders.models import Payment
+from orders.payments.models import Payment
 from orders.services import OrderStateError
 from seckill_site.ratelimit import rate_period
 

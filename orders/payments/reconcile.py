@@ -12,18 +12,9 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from orders.metrics import MISMATCHES
-from orders.models import (
-    PAID_STATUSES,
-    Order,
-    OrderStatus,
-    Payment,
-    PaymentMismatch,
-    PaymentStatus,
-    Refund,
-    RefundStatus,
-    SeckillOrder,
-)
+from orders.models import PAID_STATUSES, Order, OrderStatus, SeckillOrder
+from orders.payments.metrics import MISMATCHES
+from orders.payments.models import Payment, PaymentMismatch, PaymentStatus, Refund, RefundStatus
 from orders.payments.providers import GatewayDown, ProviderRefused, Trade, TradeState, provider, providers_enabled
 from orders.payments.services import payment_captured
 

@@ -11,20 +11,9 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders.metrics import REFUNDS
-from orders.models import (
-    PAID_STATUSES,
-    Order,
-    OrderEventKind,
-    OrderStatus,
-    Payment,
-    PaymentStatus,
-    Refund,
-    RefundKind,
-    RefundRequest,
-    RefundRequestStatus,
-    RefundStatus,
-)
+from orders.models import PAID_STATUSES, Order, OrderEventKind, OrderStatus, RefundRequest, RefundRequestStatus
+from orders.payments.metrics import REFUNDS
+from orders.payments.models import Payment, PaymentStatus, Refund, RefundKind, RefundStatus
 from orders.payments.providers import GatewayDown, ProviderRefused, provider
 from orders.payments.services import refund_confirmed, refund_publish
 from orders.services import OrderStateError, order_event_record

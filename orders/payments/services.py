@@ -16,22 +16,10 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders.metrics import NOTICES, PAYMENTS, SWEEP_SKIPS
-from orders.models import (
-    ORDER_ADDRESS_FIELDS,
-    PAID_STATUSES,
-    Order,
-    OrderAddress,
-    OrderEventKind,
-    OrderStatus,
-    Payment,
-    PaymentNotice,
-    PaymentStatus,
-    Refund,
-    RefundKind,
-    RefundStatus,
-)
+from orders.models import ORDER_ADDRESS_FIELDS, PAID_STATUSES, Order, OrderAddress, OrderEventKind, OrderStatus
 from orders.payments.limits import attempts_too_many
+from orders.payments.metrics import NOTICES, PAYMENTS, SWEEP_SKIPS
+from orders.payments.models import Payment, PaymentNotice, PaymentStatus, Refund, RefundKind, RefundStatus
 from orders.payments.providers import (
     Checkout,
     GatewayDown,

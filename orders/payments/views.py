@@ -15,10 +15,11 @@ from django_ratelimit.core import is_ratelimited
 
 from orders import selectors
 from orders.codes import OrderCode
-from orders.models import Order, Payment, PaymentStatus
+from orders.models import Order
 from orders.payments.closing import payments_check
 from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused
+from orders.payments.models import Payment, PaymentStatus
 from orders.payments.providers import card_providers, provider, provider_default, providers_enabled
 from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
 from orders.services import OrderStateError

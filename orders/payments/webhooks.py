@@ -7,7 +7,7 @@ import logging
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from orders.metrics import NOTICES
+from orders.payments.metrics import NOTICES
 from orders.payments.providers import NoSuchProvider, NoticeRefused, provider
 from orders.payments.services import notice_receive
 from seckill_site.http import allow

@@ -14,7 +14,7 @@ from orders.payments.closing import order_cancel_by_shopper, orders_expire_unpai
 from orders.payments.reconcile import money_check
 from orders.payments.refunds import refund_send
 from orders.payments.services import payment_start, payment_sync, payments_sync
-from orders.tasks import sync_payments
+from orders.payments.tasks import sync_payments
 from orders.tests.factories import buy
 from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
 from sales.models import Sale

@@ -10,7 +10,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from orders.models import Payment, PaymentMismatch, Refund
+from orders.payments.models import Payment, PaymentMismatch, Refund
 from orders.payments.providers import provider_choices, provider_label
 from seckill_site.admin import list_time, money
 from users.merchants import MerchantScopedAdmin, is_merchant, visible_to_merchant
