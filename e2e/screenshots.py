@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw, ImageFont
 from e2e.conftest import poll
 from goods.models import Goods
 from goods.tests.factories import make_sale
-from orders.fulfilment import order_ship, refund_request_open
+from orders.fulfilment.services import order_ship, refund_request_open
 from orders.tests.factories import buy, pay
 from sales.management.commands.seed_demo import product_image
 from sales.models import StockAudit, StockChange

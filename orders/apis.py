@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from orders import selectors
 from orders.codes import OrderCode
 from orders.forms import refund_reason_text
-from orders.fulfilment import order_deliver, refund_request_open
+from orders.fulfilment.services import order_deliver, refund_request_open
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused

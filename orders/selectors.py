@@ -250,7 +250,7 @@ ORDERS_CSV_COLUMNS = [
     ("district", gettext_lazy("district")),
     ("street", gettext_lazy("street address")),
     ("postcode", gettext_lazy("postcode")),
-    # Filled in by the merchant and uploaded back to ship (orders.shipping_csv).
+    # Filled in by the merchant and uploaded back to ship (orders.fulfilment.shipping_csv).
     ("carrier", gettext_lazy("carrier")),
     ("tracking_no", gettext_lazy("tracking number")),
 ]

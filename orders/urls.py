@@ -1,6 +1,6 @@
-from django.urls import path
+from django.urls import include, path
 
-from orders import fulfilment_views, views
+from orders import views
 from orders.payments import views as payment_views
 
 app_name = "orders"
@@ -11,6 +11,5 @@ urlpatterns = [
     path("<str:order_no>/pay/<str:trade_no>/card", payment_views.card, name="card"),
     path("<str:order_no>/paying", payment_views.paying, name="paying"),
     path("<str:order_no>/cancel", views.order_cancel, name="cancel"),
-    path("<str:order_no>/refund-request", fulfilment_views.refund_request, name="refund_request"),
-    path("<str:order_no>/received", fulfilment_views.order_received, name="received"),
+    path("", include("orders.fulfilment.urls")),
 ]

@@ -11,9 +11,9 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from orders.admin.fulfilment import FulfilmentAdmin, OrderEventInline, RefundRequestFilter
-from orders.models import PAID_STATUSES, Order, OrderStatus, PaymentStatus, Refund
-from orders.payments.admin import PaymentInline, RefundForm, RefundInline, amount_with_currency
+from orders.fulfilment.admin import FulfilmentAdmin, RefundRequestFilter
+from orders.models import PAID_STATUSES, Order, OrderEvent, OrderStatus, PaymentStatus, Refund
+from orders.payments.admin import PaymentInline, RefundForm, RefundInline, amount_with_currency, person
 from orders.payments.closing import order_cancel_by_merchant
 from orders.payments.providers import provider_label
 from orders.payments.refunds import order_refund
@@ -89,6 +89,42 @@ class SaleFilter(admin.RelatedOnlyFieldListFilter):
     order of the shop has its sale, so there is no "(none)" choice."""
 
     include_empty_choice = False
+
+
+class OrderEventInline(admin.TabularInline):
+    """The order's trail, oldest first, read only: the moves write it (orders.services)."""
+
+    model = OrderEvent
+    template = "admin/orders/order/money_inline.html"  # a plain read-only table, as the money's
+    extra = 0
+    max_num = 0
+    can_delete = False
+    fields = ("at_display", "kind", "who", "note")
+    readonly_fields = fields
+    verbose_name = gettext_lazy("what happened")
+    verbose_name_plural = gettext_lazy("history")
+
+    def has_view_permission(self, request, obj=None):
+        if request.user.is_superuser:
+            return True
+        return is_merchant(request) and (obj is None or obj.goods.owner_id == request.user.pk)
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("actor")
+
+    @admin.display(description=gettext_lazy("at"))
+    def at_display(self, obj):
+        return list_time(obj.at)
+
+    @admin.display(description=gettext_lazy("by"))
+    def who(self, obj):
+        return person(obj.actor) if obj.actor else _("the shop")
 
 
 @admin.register(Order)

@@ -1,15 +1,10 @@
-"""The app's models, where Django looks for them: the order and its sale side (order.py); its
-parcel, refund requests and audit trail (fulfilment.py); the money taken for it, which lives
-with the rest of its feature (orders/payments/models.py). The app label is `orders` for all."""
+"""The app's models, where Django looks for them: the order and its sale side (order.py) and
+its audit trail (events.py); the money taken for it (orders/payments/models.py) and its parcel
+and refund requests (orders/fulfilment/models.py), which live with the rest of their feature.
+The app label is `orders` for all."""
 
-from orders.models.fulfilment import (
-    Carrier,
-    OrderEvent,
-    OrderEventKind,
-    RefundRequest,
-    RefundRequestStatus,
-    Shipment,
-)
+from orders.fulfilment.models import Carrier, RefundRequest, RefundRequestStatus, Shipment
+from orders.models.events import OrderEvent, OrderEventKind
 from orders.models.order import ORDER_ADDRESS_FIELDS, PAID_STATUSES, Order, OrderAddress, OrderStatus, SeckillOrder
 from orders.payments.models import (
     Payment,

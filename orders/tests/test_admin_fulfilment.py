@@ -10,7 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from goods.tests.factories import make_goods, make_sale
-from orders.fulfilment import order_ship, refund_request_open
+from orders.fulfilment.services import order_ship, refund_request_open
 from orders.models import Order, OrderStatus, RefundRequestStatus, Shipment
 from orders.tests.factories import buy, pay
 from users.tests.factories import make_merchant, make_user

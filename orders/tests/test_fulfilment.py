@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from goods.tests.factories import make_sale
-from orders.fulfilment import (
+from orders.fulfilment.services import (
     order_deliver,
     order_ship,
     refund_request_approve,

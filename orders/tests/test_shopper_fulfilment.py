@@ -5,7 +5,7 @@ another shopper's order out of reach."""
 import pytest
 
 from goods.tests.factories import make_sale
-from orders.fulfilment import order_ship, refund_request_decline, refund_request_open
+from orders.fulfilment.services import order_ship, refund_request_decline, refund_request_open
 from orders.models import Order, OrderStatus, RefundRequest
 from orders.tests.factories import buy, pay
 from users.tests.factories import make_user

@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from goods.models import Goods
-from orders.fulfilment import order_deliver, order_ship, refund_request_open
+from orders.fulfilment.services import order_deliver, order_ship, refund_request_open
 from orders.services import REASON_SHOPPER, order_cancel
 from orders.tests.factories import buy, pay
 from sales import services as sale_services

@@ -35,7 +35,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from kombu.exceptions import OperationalError as BrokerError
 
 from goods.tests.factories import make_sale
-from orders.fulfilment import (
+from orders.fulfilment.services import (
     order_deliver,
     order_ship,
     refund_request_approve,

@@ -1,6 +1,6 @@
 """The merchant's shipping desk in the order admin: ship an order (carrier, tracking number),
-ship many from a CSV file, mark parcels delivered, answer a shopper's refund request, and read
-each order's trail. The moves are orders.fulfilment's; these are their forms and pages."""
+ship many from a CSV file, mark parcels delivered, and answer a shopper's refund
+request. The moves are orders.fulfilment.services'; these are their forms and pages."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -11,19 +11,18 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from orders.fulfilment import (
+from orders.fulfilment.models import Carrier, RefundRequestStatus
+from orders.fulfilment.services import (
     TRACKING_NO_MAX,
     order_deliver,
     order_ship,
     refund_request_approve,
     refund_request_decline,
 )
-from orders.models import Carrier, OrderEvent, OrderStatus, RefundRequestStatus
-from orders.payments.admin import person
+from orders.fulfilment.shipping_csv import ShipFileError, orders_ship_from_csv
+from orders.models import OrderStatus
 from orders.services import OrderStateError
-from orders.shipping_csv import ShipFileError, orders_ship_from_csv
-from seckill_site.admin import list_time
-from users.merchants import MerchantScopedAdmin, is_merchant
+from users.merchants import MerchantScopedAdmin
 
 
 class ShipForm(forms.Form):
@@ -48,42 +47,6 @@ class DeclineForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         help_text=gettext_lazy("The shopper reads this on their order."),
     )
-
-
-class OrderEventInline(admin.TabularInline):
-    """The order's trail, oldest first, read only: the moves write it (orders.services)."""
-
-    model = OrderEvent
-    template = "admin/orders/order/money_inline.html"  # a plain read-only table, as the money's
-    extra = 0
-    max_num = 0
-    can_delete = False
-    fields = ("at_display", "kind", "who", "note")
-    readonly_fields = fields
-    verbose_name = gettext_lazy("what happened")
-    verbose_name_plural = gettext_lazy("history")
-
-    def has_view_permission(self, request, obj=None):
-        if request.user.is_superuser:
-            return True
-        return is_merchant(request) and (obj is None or obj.goods.owner_id == request.user.pk)
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("actor")
-
-    @admin.display(description=gettext_lazy("at"))
-    def at_display(self, obj):
-        return list_time(obj.at)
-
-    @admin.display(description=gettext_lazy("by"))
-    def who(self, obj):
-        return person(obj.actor) if obj.actor else _("the shop")
 
 
 class FulfilmentAdmin(MerchantScopedAdmin):
@@ -184,7 +147,7 @@ class FulfilmentAdmin(MerchantScopedAdmin):
         return self._page(request, "admin/orders/order/ship.html", order, title, form=form)
 
     def ship_file_view(self, request):
-        """Ship the merchant's orders a CSV file lists (orders.shipping_csv)."""
+        """Ship the merchant's orders a CSV file lists (orders.fulfilment.shipping_csv)."""
         if not self.has_view_permission(request):
             raise Http404
         form = ShipFileForm(request.POST or None, request.FILES or None)

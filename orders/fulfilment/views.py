@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from orders import selectors
 from orders.codes import OrderCode
 from orders.forms import RefundRequestForm
-from orders.fulfilment import order_deliver, refund_request_open
+from orders.fulfilment.services import order_deliver, refund_request_open
 from orders.services import OrderStateError
 from orders.views import order_page
 from seckill_site.codes import Code

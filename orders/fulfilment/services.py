@@ -11,15 +11,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders.models import (
-    Carrier,
-    Order,
-    OrderEventKind,
-    OrderStatus,
-    RefundRequest,
-    RefundRequestStatus,
-    Shipment,
-)
+from orders.fulfilment.models import Carrier, RefundRequest, RefundRequestStatus, Shipment
+from orders.models import Order, OrderEventKind, OrderStatus
 from orders.payments.refunds import order_refund
 from orders.services import OrderStateError, order_event_record
 

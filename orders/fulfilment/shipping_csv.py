@@ -5,7 +5,7 @@ uploads it.
 The file is read whole before anything ships. A file that is not what it should be (no such
 column, a line that names no order of this merchant's, an unknown carrier, a bad tracking
 number) ships nothing and says which lines are wrong. A good file ships each line on its own
-with orders.fulfilment.order_ship; a line whose order cannot ship (not paid, a refund request
+with orders.fulfilment.services.order_ship; a line whose order cannot ship (not paid, a refund request
 waiting) is reported and the others ship. Uploading the same file again ships nothing twice:
 an order already shipped with that tracking number is counted as such, decided under the
 order's row lock, so two uploads of one file at once agree on it too.
@@ -22,8 +22,9 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from orders.fulfilment import OrderShippedAlready, order_ship, tracking_no_clean
-from orders.models import Carrier, Order
+from orders.fulfilment.models import Carrier
+from orders.fulfilment.services import OrderShippedAlready, order_ship, tracking_no_clean
+from orders.models import Order
 from orders.selectors import order_no_well_formed
 from orders.services import OrderStateError
 

@@ -1,0 +1,10 @@
+"""The shopper's pages after paying, under /orders/ in the app's namespace (orders/urls.py)."""
+
+from django.urls import path
+
+from orders.fulfilment import views
+
+urlpatterns = [
+    path("<str:order_no>/refund-request", views.refund_request, name="refund_request"),
+    path("<str:order_no>/received", views.order_received, name="received"),
+]
