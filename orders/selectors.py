@@ -25,8 +25,8 @@ from sales import sale_state
 from sales.models import Sale, SaleDraw
 from sales.selectors import sale_status, stock_left
 from seckill_site.redis import now as redis_now
+from users.addresses.selectors import address_default, address_of_user
 from users.models import Address, User
-from users.selectors import address_default, address_of_user
 
 
 def orders_of_user(*, user: User) -> QuerySet[Order]:

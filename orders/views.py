@@ -16,8 +16,8 @@ from orders.payments.providers import providers_on
 from orders.services import OrderStateError
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int, wants_json
+from users.addresses.selectors import addresses_of_user
 from users.http import signed_in
-from users.selectors import addresses_of_user
 
 
 @allow("GET")

@@ -11,10 +11,10 @@ from django.utils.translation import gettext_lazy
 from rest_framework.authtoken.models import TokenProxy
 
 from seckill_site.admin import shop_time_zone, yes_no
+from users.addresses.selectors import addresses_of_user
 from users.fields import MobileField
 from users.models import Notice, User
 from users.revocation import user_auth_revoke
-from users.selectors import addresses_of_user
 from users.verification.services import registrations_by_ip
 
 
@@ -61,7 +61,7 @@ class UserAdmin(BaseUserAdmin):
 
     @admin.display(description=gettext_lazy("addresses"))
     def address_book(self, obj):
-        """The shopper's addresses, to read: shoppers keep them (users.services keeps one
+        """The shopper's addresses, to read: shoppers keep them (users.addresses.services keeps one
         default), and paid orders carry their own copy."""
         addresses = list(addresses_of_user(user=obj)) if obj.pk else []
         if not addresses:

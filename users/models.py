@@ -123,7 +123,7 @@ class Address(models.Model):
     # One line each, as every name the shop writes into other formats (seckill_site/text.py).
     recipient = models.CharField(_("recipient"), max_length=32, validators=[validate_one_line])
     phone = models.CharField(_("phone"), max_length=11, validators=[mobile_validator])
-    # Names from users.divisions, checked by users.forms.AddressForm; an address saved before
+    # Names from users.divisions, checked by users.addresses.forms.AddressForm; an address saved before
     # the choices were lists keeps its free text and no district until it is edited.
     region = models.CharField(_("province or region"), max_length=32)
     city = models.CharField(_("city"), max_length=32, blank=True)  # none for Hong Kong, Macau, Taiwan
@@ -139,7 +139,7 @@ class Address(models.Model):
         verbose_name_plural = _("addresses")
         ordering = ("-is_default", "-updated_at", "-pk")
         constraints = [
-            # At most one default per shopper; users.services keeps exactly one while any exist.
+            # At most one default per shopper; users.addresses.services keeps exactly one while any exist.
             models.UniqueConstraint(
                 fields=["user"], condition=models.Q(is_default=True), name="one_default_address_per_user"
             ),

@@ -46,7 +46,7 @@ def pay(order: Order, address=None) -> Order:
     their default one (made when they have none), then the provider's word that it was paid."""
     from orders.payments.providers import Trade, TradeState
     from orders.payments.services import payment_captured, payment_start
-    from users.selectors import address_default
+    from users.addresses.selectors import address_default
     from users.tests.factories import make_address
 
     address = address or address_default(user=order.user) or make_address(order.user)

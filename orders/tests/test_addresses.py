@@ -10,7 +10,7 @@ from orders.payments.providers import TradeState
 from orders.payments.services import payment_sync
 from orders.tests.factories import buy
 from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
-from users.services import address_delete, address_update
+from users.addresses.services import address_delete, address_update
 from users.tests.factories import make_address, make_user
 
 pytestmark = pytest.mark.django_db

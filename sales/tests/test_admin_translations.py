@@ -24,8 +24,8 @@ from orders.tests.factories import buy, pay
 from sales import services as sale_services
 from sales.models import Sale, StockChange
 from sales.services import stock_audit_record
+from users.addresses.services import address_create
 from users.models import MERCHANTS_GROUP, User
-from users.services import address_create
 from users.tests.factories import PASSWORD, make_user
 from users.verification.services import registration_record
 

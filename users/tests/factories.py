@@ -59,7 +59,7 @@ def texted_code(mobile: str, purpose: str = "register", requester: str = "127.0.
 
 def make_address(user: User, **fields):
     """An address in the user's book (the first one becomes their default), as the address page makes it."""
-    from users.services import address_create
+    from users.addresses.services import address_create
 
     fields.setdefault("recipient", "张三")
     fields.setdefault("phone", "13712345678")

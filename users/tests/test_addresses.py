@@ -6,7 +6,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test import Client
 
-from users import selectors, services
+from users.addresses import selectors, services
 from users.models import ADDRESSES_PER_USER, Address
 from users.tests.factories import make_address, make_user
 

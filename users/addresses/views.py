@@ -1,5 +1,5 @@
 """The shopper's address book pages: list and add, edit, delete, make default. Server-rendered
-like the other shop pages; the API (users.apis) offers the same through users.services."""
+like the other shop pages; the API (users.addresses.apis) offers the same through the services."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -10,8 +10,9 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import etag, require_GET, require_http_methods, require_POST
 
 from seckill_site.http import next_path, redirect_target
-from users import divisions, selectors, services
-from users.forms import AddressForm
+from users import divisions
+from users.addresses import selectors, services
+from users.addresses.forms import AddressForm
 from users.http import signed_in
 from users.models import ADDRESSES_PER_USER, Address
 
