@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from users import notice_views, views
+from users import views
 from users.verification import views as verification_views
 
 app_name = "users"
@@ -13,5 +13,5 @@ urlpatterns = [
     path("sms/send", verification_views.sms_send, name="sms-send"),
     path("login/code", verification_views.login_by_code, name="login-code"),
     path("", include("users.addresses.urls")),
-    path("notifications", notice_views.notice_settings, name="notifications"),
+    path("notifications", views.notice_settings, name="notifications"),
 ]

@@ -1,6 +1,7 @@
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -8,9 +9,9 @@ from django_ratelimit.core import is_ratelimited
 
 from seckill_site.codes import Code
 from seckill_site.http import client_bucket, fail, form_errors_message, ok, wants_json
-from users import services
+from users import notices, services
 from users.codes import UserCode
-from users.forms import LoginForm, RegisterForm
+from users.forms import LoginForm, NoticeSettingsForm, RegisterForm
 from users.http import (
     AFTER_LOGOUT,
     REGISTER_RATE_PER_IP,
@@ -19,6 +20,7 @@ from users.http import (
     next_of,
     redirect_next,
     result_ticket_drop,
+    signed_in,
 )
 from users.nav import nav_data
 from users.selectors import user_public_data
@@ -116,3 +118,27 @@ def register(request: HttpRequest) -> HttpResponse:
 def me(request: HttpRequest) -> HttpResponse:
     """The small user-specific fragment the cached pages fetch (greeting, login state)."""
     return ok(nav_data(request))
+
+
+# The shopper's notification settings: which text messages they want (users.notices).
+NOTICES_URL = "/user/notifications"
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def notice_settings(request: HttpRequest) -> HttpResponse:
+    user = signed_in(request)
+    if request.method == "POST":
+        form = NoticeSettingsForm(request.POST)
+        if form.is_valid():  # a missing box is off; a language, if sent, must be one of the shop's
+            language = form.cleaned_data.pop("language")
+            if language:
+                services.user_language_set(user=user, language=language)
+            notices.notice_settings_save(user=user, **form.cleaned_data)
+            messages.success(request, _("Notification settings saved."))
+            return redirect(NOTICES_URL)
+        return render(request, "users/notifications.html", {"form": form, "mobile": user.mobile}, status=400)
+    chosen = notices.notice_settings_of(user=user)
+    initial = {name: getattr(chosen, name) for name in NoticeSettingsForm.base_fields if name != "language"}
+    form = NoticeSettingsForm(initial={**initial, "language": notices.notice_language(user)})
+    return render(request, "users/notifications.html", {"form": form, "mobile": user.mobile})
