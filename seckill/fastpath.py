@@ -61,7 +61,7 @@ DETAIL_PATHS = (
     re.compile(r"^/seckill/saleState/([^/]+)$"),
 )
 # Of DETAIL_PATHS, those an edge keeps (so no copy here behind one), and the one whose answer is
-# the same with a session (seckill.views.sale_state): a shopper's cookie does not pass it by.
+# the same with a session (seckill.item.views.sale_state): a shopper's cookie does not pass it by.
 _EDGE_KEPT = (0, 2)
 _SALE_STATE = 2
 _DETAIL_SAMPLES = ("/goods/getDetails/1", "/api/v1/sales/1", "/seckill/saleState/1")

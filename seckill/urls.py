@@ -1,6 +1,7 @@
 from django.urls import path
 
 from seckill import views
+from seckill.item import views as item_views
 
 app_name = "seckill"
 urlpatterns = [
@@ -8,8 +9,8 @@ urlpatterns = [
     path("verifyAudio", views.verify_audio, name="verify-audio"),
     path("path", views.seckill_path, name="path"),
     path("result", views.seckill_result, name="result"),
-    path("saleState/<str:sale_id>", views.sale_state, name="sale_state"),
-    path("shopperState", views.shopper_state, name="shopper_state"),
-    path("draw", views.sale_draw, name="draw"),
+    path("saleState/<str:sale_id>", item_views.sale_state, name="sale_state"),
+    path("shopperState", item_views.shopper_state, name="shopper_state"),
+    path("draw", item_views.sale_draw, name="draw"),
     path("<str:path>/doSeckill", views.do_seckill, name="do"),
 ]

@@ -19,7 +19,7 @@ urlpatterns = [
     path("user/", include("users.urls")),
     # Everybody's pages and poll, in the URL's language (seckill_site.shared).
     *language_patterns(
-        path("goods/detail/", include("seckill.item_urls")),
+        path("goods/detail/", include("seckill.item.urls")),
         path("goods/", include("sales.urls")),
         # The pages' scripts' words, in the page's language whatever the visitor's cookie says.
         path("jsi18n/", shared(keys=lambda: ["jsi18n"])(JavaScriptCatalog.as_view()), name="javascript-catalog"),

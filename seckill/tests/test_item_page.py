@@ -1,4 +1,4 @@
-"""The item page (seckill.views.item_page at /goods/detail/<id>), the same for everybody, with
+"""The item page (seckill.item.views.item_page at /goods/detail/<id>), the same for everybody, with
 every panel a shopper may get for seckill.js to pick by /seckill/shopperState
 (test_sale_state.py): the shopper's state comes from the server."""
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def panels(page: str) -> dict[str, str]:
-    """The panels the page carries for seckill.js (seckill.panels), by key, and "shown": the one
+    """The panels the page carries for seckill.js (seckill.item.panels), by key, and "shown": the one
     it is served with."""
     found = dict(re.findall(r'<template data-panel-variant="([^"]+)">(.*?)</template>', page, re.S))
     found["shown"] = re.search(r'<div id="panel">(.*?)</div>\s*<form id="captcha-form"', page, re.S).group(1)

@@ -1,4 +1,4 @@
-"""The item page's two refreshes (seckill.views): /seckill/saleState/<id>, the sale as data, the
+"""The item page's two refreshes (seckill.item.views): /seckill/saleState/<id>, the sale as data, the
 same bytes for every visitor and an edge's to keep for a second; and /seckill/shopperState, where
 one shopper stands. Neither renders a template: the page carries every panel's words."""
 

@@ -32,7 +32,7 @@ pytestmark = [
 PAGE = "public, max-age=0, s-maxage=300, stale-while-revalidate=30"
 POLL = "public, max-age=1, s-maxage=1, stale-while-revalidate=0"
 SHARED = re.compile(r"^(?P<lang>/zh-hans)?/goods/(?P<kind>goodsList|detail|getDetails)(?:/(?P<id>[0-9]+))?$")
-# The item page's refresh (seckill.views.sale_state): the same for every visitor, cookie or not.
+# The item page's refresh (seckill.item.views.sale_state): the same for every visitor, cookie or not.
 SALE_STATE = re.compile(r"^/seckill/saleState/(?P<id>[0-9]+)$")
 # Sale ids the backend gets wrong, as a Django mistake would: a cookie set, or no `public`.
 SETS_COOKIE, NOT_PUBLIC = 900, 901

@@ -1,6 +1,6 @@
 // Item page: countdown -> buy -> captcha -> one-time path -> doSeckill -> poll the result.
 // The page is everybody's (an edge keeps it): it shows the logged-out panel and carries every
-// other one in a <template> (seckill/panels.py), which this script picks and fills. Two answers
+// other one in a <template> (seckill/item/panels.py), which this script picks and fills. Two answers
 // feed it: /seckill/saleState/<id>, the sale as data and the same for everybody (asked every
 // 5 s), and /seckill/shopperState, where this shopper stands (the nav's answer as the page loads,
 // then asked after a buy, when a deadline passes and when the tab is shown again; never on a
@@ -91,7 +91,7 @@
   function canBuy() { return (status === 1 || entriesNow() === "open") && stock > 0 && mayBuy(); }
 
   // --- the panel ---------------------------------------------------------------------------
-  // Which of the page's panels (seckill/panels.py) shows: the same rules as panel.html's.
+  // Which of the page's panels (seckill/item/panels.py) shows: the same rules as panel.html's.
   function panelKey() {
     if (state === "anonymous") return status === 1 && stock <= 0 ? "anon:sold-out" : "anon";
     if (state === "queued" || state === "entered" || state === "ordered" || state === "paid") return state;

@@ -3,7 +3,7 @@ its view lives in seckill, where the shopper's order state is known."""
 
 from django.urls import path
 
-from seckill import views
+from seckill.item import views
 
 app_name = "item"
 urlpatterns = [path("<str:sale_id>", views.item_page, name="page")]
