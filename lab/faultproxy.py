@@ -127,5 +127,6 @@ def database_url(database: dict, proxy: FaultProxy) -> str:
     """A DATABASE_URL for `database` that reaches it through `proxy`."""
     from urllib.parse import quote
 
-    password = f":{quote(str(database['PASSWORD']))}" if database.get("PASSWORD") else ""
+    # safe="": a "/" left as it is would end the URL's host part inside the password.
+    password = f":{quote(str(database['PASSWORD']), safe='')}" if database.get("PASSWORD") else ""
     return f"postgres://{database['USER']}{password}@127.0.0.1:{proxy.port}/{database['NAME']}"
