@@ -222,7 +222,7 @@ def app_support() -> dict[str, bool]:
     code = settings + "\n".join(path.read_text() for path in (ROOT / "seckill_site").rglob("*.py"))
     return {
         "redis_cluster": "redis+cluster" in code,
-        "quorum_queues": "quorum" in settings,
+        "quorum_queues": "quorum" in code,  # declared in seckill_site/broker.py, not the settings
         "pooler_setting": "DATABASE_POOLER" in settings or "DISABLE_SERVER_SIDE_CURSORS" in settings,
     }
 

@@ -101,6 +101,6 @@ def test_this_process_is_alive_and_a_pid_past_the_kernels_range_is_not():
     assert topology._group_alive(os.getpgrp())
 
 
-@pytest.mark.parametrize("name", ["redis_cluster", "pooler_setting"])
+@pytest.mark.parametrize("name", ["redis_cluster", "quorum_queues", "pooler_setting"])
 def test_this_checkout_supports_what_the_topology_adapts_to(name):
     assert topology.app_support()[name]
