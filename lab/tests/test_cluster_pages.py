@@ -58,3 +58,32 @@ def test_a_stale_copy_counts_as_answered_by_the_edge():
     ]
     found = summary(views, [(0.0, 1.0)])
     assert (found.hits, found.fault_hits, found.views) == (2, 2, 3)
+
+
+def test_a_view_is_in_a_window_while_in_flight_at_any_moment_of_it_or_its_grace():
+    from lab.cluster.pages import GRACE, in_windows
+
+    def view(started: float, finished: float) -> View:
+        return View("poll", started, finished, 200)
+
+    assert in_windows(view(9.0, 10.0), FAULT)  # answered as the fault struck
+    assert in_windows(view(12.0, 12.5), FAULT)  # sent as it healed
+    assert in_windows(view(5.0, 20.0), FAULT)  # spanning it
+    assert not in_windows(view(9.0, 9.99), FAULT)
+    assert not in_windows(view(12.01, 13.0), FAULT)
+    assert in_windows(view(12.01, 13.0), FAULT, GRACE)
+    assert in_windows(view(12.0 + GRACE, 19.0), FAULT, GRACE)
+    assert not in_windows(view(12.01 + GRACE, 19.0), FAULT, GRACE)
+    assert in_windows(view(30.5, 30.6), [*FAULT, (30.0, 31.0)])  # any of several faults
+    assert not in_windows(view(1.0, 2.0), [])
+
+
+def test_a_miss_that_fetched_the_held_page_is_timed_from_the_sell_out():
+    views = [
+        View("item", 18.0, 18.4, 200, "MISS", 3),
+        item(19.0, 3),
+        item(21.0, 3),
+        View("item", 22.0, 22.2, 200, "MISS", 0),
+    ]
+    proof = purge_proof(views, sold_out_at=20.0)
+    assert (proof.held, proof.seconds, proof.fetched, proof.missed) == (3, 2.2, (-2.0, -1.6), False)
