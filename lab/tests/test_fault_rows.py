@@ -65,6 +65,6 @@ def test_the_fault_suites_sale_is_open_and_loaded_and_its_merchant_made_once():
     first, second = run.sale(4), run.sale(1)
     assert first.goods.owner_id == second.goods.owner_id
     assert User.objects.filter(mobile="19900000000").count() == 1
-    from goods import sale_state
+    from sales import sale_state
 
     assert sale_state.stock_left([first.pk, second.pk]) == {first.pk: 4, second.pk: 1}

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from goods import sale_state
-from goods.models import Admission
 from lab.opening import MERCHANT_MOBILE, MOBILE_PREFIX, fairness_sale, shoppers
+from sales import sale_state
+from sales.models import Admission
 from users.models import User
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,13 +8,14 @@ from django.core.cache import caches
 from django.http import HttpRequest
 from django.utils import timezone
 
-from goods import sale_state
-from goods.models import Goods, Sale
+from goods.models import Goods
 from goods.tests.factories import make_sale
 from lab import prepare
 from lab.shopper import log_in, path_solve
 from orders.models import Order
 from orders.tests.factories import buy
+from sales import sale_state
+from sales.models import Sale
 from users.models import User
 from users.sessions import SessionStore
 from users.tests.factories import make_user

@@ -4,11 +4,11 @@ from what it measured, and the table it prints."""
 
 import pytest
 
-from goods.models import Sale
 from goods.tests.factories import make_sale
 from lab.restore_drill.verdict import Facts, Measures, Verdict, mib, restored_check, table
 from orders.models import SeckillOrder
 from orders.tests.factories import buy
+from sales.models import Sale
 from users.tests.factories import make_user
 
 
