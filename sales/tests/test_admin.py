@@ -49,13 +49,22 @@ def test_lists_show_only_own_rows(client, two_merchants):
     assert two_merchants["order_b"].order_no.encode() not in orders
 
 
-def test_a_bookmark_from_before_the_sale_model_was_renamed_still_opens_the_sale(client, two_merchants):
+@pytest.mark.parametrize("old", ["goods/seckillgoods", "goods/sale"])
+def test_a_bookmark_from_before_the_sale_was_renamed_or_moved_still_opens_the_sale(client, two_merchants, old):
     client.force_login(two_merchants["a"])
     sale = two_merchants["sale_a"]
-    response = client.get(f"/admin/goods/seckillgoods/{sale.pk}/change/?_changelist_filters=o%3D1")
+    response = client.get(f"/admin/{old}/{sale.pk}/change/?_changelist_filters=o%3D1")
     assert response.status_code == 301
     assert response["Location"] == f"/admin/sales/sale/{sale.pk}/change/?_changelist_filters=o%3D1"
     assert b"A-Phone" in client.get(response["Location"]).content
+
+
+@pytest.mark.parametrize("model", ["stockaudit", "saledraw", "salereminder"])
+def test_the_sales_other_admin_pages_moved_with_it(client, two_merchants, model):
+    client.force_login(two_merchants["a"])
+    response = client.get(f"/admin/goods/{model}/?sale__id__exact=1")
+    assert response.status_code == 301
+    assert response["Location"] == f"/admin/sales/{model}/?sale__id__exact=1"
 
 
 @pytest.mark.parametrize(
