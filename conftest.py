@@ -90,11 +90,12 @@ def flushes(monkeypatch):
     """Record the sale ids of the order writer's flushes instead of publishing them (other
     tasks published meanwhile are dropped)."""
     from celery_app import app
+    from seckill.services.writer import ORDER_FLUSH
 
     sent = []
 
     def send_task(name, kwargs=None, **options):
-        if name == "seckill.order_flush":
+        if name == ORDER_FLUSH:
             sent.append(kwargs["sale_id"])
 
     monkeypatch.setattr(app, "send_task", send_task)

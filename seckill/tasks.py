@@ -50,7 +50,7 @@ def _batch_observed(sale_id: int, done: writer.BatchDone) -> None:
 # however long: a database outage must not lose a reserved unit (the reconciler is the
 # backstop). A retried or redelivered message keeps its task id, the token of its claims.
 @shared_task(
-    name="seckill.order_flush",
+    name=writer.ORDER_FLUSH,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,

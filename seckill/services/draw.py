@@ -24,6 +24,7 @@ from sales import draw_seed, sale_state
 from sales.models import SaleDraw
 from sales.services import sale_pages_drop, sale_stock_lock
 from seckill.metrics import DRAWS
+from seckill.services.writer import ORDER_FLUSH
 from seckill_site.publish import task_publish
 from seckill_site.redis import server_time
 
@@ -123,7 +124,7 @@ def _flush_publish(sale_id: int) -> None:
     """The winners' flush. When the broker refuses, the flush mark lapses and beat's flush sweep
     publishes it (the reservations wait in the outbox meanwhile)."""
     try:
-        task_publish("seckill.order_flush", kwargs={"sale_id": sale_id})
+        task_publish(ORDER_FLUSH, kwargs={"sale_id": sale_id})
     except (BrokerError, OSError, RedisError):
         logger.exception("publishing the flush of sale %s after its draw failed", sale_id)
 

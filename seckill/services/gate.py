@@ -16,6 +16,7 @@ from sales import sale_state
 from sales.codes import SaleCode
 from seckill.services.draw import sale_draw
 from seckill.services.reconcile import sale_rebuild_request
+from seckill.services.writer import ORDER_FLUSH
 from seckill_site.codes import Code, EnvelopeCode
 from seckill_site.edge import edge_purge
 from seckill_site.logs import request_id_var
@@ -132,7 +133,7 @@ def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
 def _flush_publish(sale_id: int) -> bool:
     """Publish the sale's flush (seckill.tasks.order_flush); False when the broker refused."""
     try:
-        task_publish("seckill.order_flush", kwargs={"sale_id": sale_id}, fast=True)
+        task_publish(ORDER_FLUSH, kwargs={"sale_id": sale_id}, fast=True)
     except (BrokerError, OSError, RedisError):
         logger.exception("publishing the flush of sale %s failed", sale_id)
         return False

@@ -22,6 +22,10 @@ from seckill_site.publish import task_publish
 
 logger = logging.getLogger(__name__)
 
+# The Celery task that runs sale_flush (seckill.tasks.order_flush is declared with this name):
+# every publisher of a flush names it through this constant.
+ORDER_FLUSH = "seckill.order_flush"
+
 
 @dataclass(frozen=True)
 class BatchDone:
@@ -130,6 +134,6 @@ def flushes_lapsed_publish() -> list[int]:
     published = []
     for sale_id, count in waiting.items():
         if count and sale_state.flush_mark_take(sale_id=sale_id, flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS):
-            task_publish("seckill.order_flush", kwargs={"sale_id": sale_id})
+            task_publish(ORDER_FLUSH, kwargs={"sale_id": sale_id})
             published.append(sale_id)
     return published
