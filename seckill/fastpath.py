@@ -2,8 +2,9 @@
 
 It wraps the Django WSGI application (seckill_site/wsgi.py) and answers only:
 
-- a buy for a sale this process knows is refused (sale_state.refusal_known, not asking Redis):
-  the same bytes as seckill.middleware.SoldOutMiddleware, from the same `refusal_response`;
+- a buy for a sale this process knows is closed (seckill.closed.closed_refusal, not asking
+  Redis): the same bytes as seckill.middleware.SoldOutMiddleware, from the same
+  seckill.closed.refusal_response;
 - an anonymous detail poll, or the item page's sale state (anyone's: it reads nothing of the
   visitor): Django's own last public answer to the same request
   (seckill_site.http.public_answer), kept at most COPY_SECONDS and never past its countdown
@@ -31,13 +32,13 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse, parse_cookie
-from django.utils import translation
 
 from sales import sale_state
 from sales.sale_state.marks import SOLD_OUT_MARK_SECONDS
 from seckill import tickets
+from seckill.closed import REFUSAL_VIEWS, closed_refusal, refusal_response
 from seckill_site.codes import EnvelopeCode
-from seckill_site.http import fail, ok, positive_int
+from seckill_site.http import ok, positive_int
 from seckill_site.locale import language_for
 from seckill_site.logs import REQUEST_ID_HEADER, REQUEST_ID_META, request_id_for
 from seckill_site.metrics import ThreadCounts, fast_counts
@@ -47,7 +48,7 @@ from seckill_site.redis import text as redis_text
 from users import keys as user_keys
 from users.sessions import session_stored_key
 
-__all__ = ["API_BUY", "PAGE_BUY", "FastPath", "refusal_response"]
+__all__ = ["API_BUY", "PAGE_BUY", "FastPath"]
 
 logger = logging.getLogger("seckill.request")
 
@@ -65,11 +66,6 @@ DETAIL_PATHS = (
 _EDGE_KEPT = (0, 2)
 _SALE_STATE = 2
 _DETAIL_SAMPLES = ("/goods/getDetails/1", "/api/v1/sales/1", "/seckill/saleState/1")
-
-# The metrics' view label of a refusal answered before any URL is resolved.
-REFUSAL_VIEWS = {
-    refusal: f"<{refusal.name.lower().replace('_', ' ')} before routing>" for refusal in sale_state.Refusal
-}
 
 # A buy form is `goodsId=<id>` and maybe a csrf token; Django reads anything larger its own way.
 FORM_BYTES_MAX = 1024
@@ -95,21 +91,6 @@ def _id(text: str) -> int | None:
 COPY_SECONDS = SOLD_OUT_MARK_SECONDS
 COPIES_MAX = 4096  # distinct questions kept (sale × language × host × Accept ...), then cleared
 LOG_SECONDS = 10.0
-
-_refusal_bodies: dict[tuple[EnvelopeCode, str], bytes] = {}
-
-
-def refusal_response(code: EnvelopeCode, language: str) -> HttpResponse:
-    """The gate's answer `code` in `language`, as Django and the fast path both give it."""
-    body = _refusal_bodies.get((code, language))
-    if body is None:
-        with translation.override(language):
-            body = _refusal_bodies[(code, language)] = fail(code).content
-    response = HttpResponse(body, content_type="application/json", status=code.status)
-    response["Content-Language"] = language
-    # As CommonMiddleware gives the views' answers, which this one stands for: never chunked.
-    response["Content-Length"] = str(len(body))
-    return response
 
 
 def _wsgi_status(response: HttpResponse) -> str:
@@ -192,7 +173,7 @@ class FastPath:
         sale_id = self._form_goods_id(environ, length) if page else _id(api.group(1))  # type: ignore[union-attr]
         if sale_id is None:
             return None
-        refusal = sale_state.refusal_known(sale_id, ask=False)
+        refusal = closed_refusal(sale_id, ask=False)
         if refusal is None:
             return None
         code = refusal.code

@@ -1,9 +1,10 @@
 """`SoldOutMiddleware`: a buy for a sale this process knows is sold out, not started or ended
 is refused first in the stack, before the session, CSRF or locale middleware.
 
-The answer is the gate's own (seckill.services.gate.seckill_attempt says why it may be given to
-anyone), with the bytes seckill.fastpath gives below Django. This covers what the fast path
-leaves to Django and every other way in (runserver, the test client, ASGI).
+The rule is seckill.closed.closed_refusal, the one the gate and seckill.fastpath ask too (the
+gate's docstring says why its answer may be given to anyone), with the bytes seckill.fastpath
+gives below Django. This covers what the fast path leaves to Django and every other way in
+(runserver, the test client, ASGI).
 
 The same refusal given further in, by the page's or the API's buy view when this process's
 copies knew nothing or were old (the gate's script answered from Redis), leaves through here
@@ -17,15 +18,14 @@ from typing import TypeVar
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
-from sales import sale_state
-from seckill import fastpath
+from seckill.closed import PUBLIC_CODES, REFUSAL_VIEWS, closed_refusal, refusal_response
+from seckill.fastpath import API_BUY, PAGE_BUY
 from seckill.observe import attempt_answered
 from seckill_site.codes import EnvelopeCode
 from seckill_site.http import positive_int
 from seckill_site.locale import language_for
 from seckill_site.redis import REDIS_FAILURES
 
-PUBLIC_CODES = frozenset(refusal.code for refusal in sale_state.PUBLIC_REFUSALS)
 Marked = TypeVar("Marked", bound=HttpResponseBase)
 
 
@@ -44,18 +44,18 @@ class SoldOutMiddleware:
         if sale_id is None:
             return self.get_response(request)
         try:
-            refusal = sale_state.refusal_known(sale_id, ask=True)
+            refusal = closed_refusal(sale_id, ask=True)
         except REDIS_FAILURES:  # the view meets the outage too, and answers it (a 503)
             refusal = None
         if refusal is not None:
             attempt_answered(sale_id=sale_id, code=refusal.code)  # a counter and log fields
-            request.metrics_view = fastpath.REFUSAL_VIEWS[refusal]  # type: ignore[attr-defined]  # read by the metrics
-            return fastpath.refusal_response(refusal.code, self._language(request))
+            request.metrics_view = REFUSAL_VIEWS[refusal]  # type: ignore[attr-defined]  # read by the metrics
+            return refusal_response(refusal.code, self._language(request))
         response = self.get_response(request)
         marked = getattr(response, "seckill_code", None)
         if marked not in PUBLIC_CODES:
             return response
-        answer = fastpath.refusal_response(marked, self._language(request))
+        answer = refusal_response(marked, self._language(request))
         answer.cookies = response.cookies
         return answer
 
@@ -68,7 +68,7 @@ class SoldOutMiddleware:
     @staticmethod
     def _sale_id(request: HttpRequest) -> int | None:
         path = request.path_info
-        if fastpath.PAGE_BUY.match(path):
+        if PAGE_BUY.match(path):
             return positive_int(request.POST.get("goodsId"))
-        match = fastpath.API_BUY.match(path)
+        match = API_BUY.match(path)
         return positive_int(match.group(1)) if match else None

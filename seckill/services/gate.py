@@ -14,6 +14,7 @@ from redis.exceptions import RedisError
 
 from sales import sale_state
 from sales.codes import SaleCode
+from seckill.closed import closed_refusal
 from seckill.services.draw import sale_draw
 from seckill.services.reconcile import sale_rebuild_request
 from seckill.services.writer import ORDER_FLUSH
@@ -42,15 +43,14 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
     and ended are public facts (the list page shows them), so they are answered first, from this
     process's copies, before the rate limit or the path is touched: a shopper's path survives a
     "sold out" that a cancellation may undo. seckill.middleware and seckill.fastpath give these
-    same answers earlier. Then one Redis call (reserve.lua) counts the rate limit and takes the
-    path and the unit; the session's read cannot join it, its keys being in another cluster slot.
+    same answers earlier, from the same rule (seckill.closed.closed_refusal). Then one Redis call
+    (reserve.lua) counts the rate limit and takes the path and the unit; the session's read
+    cannot join it, its keys being in another cluster slot.
     """
     # Layer 2: what this process already knows (after a draw, sold out is "entries closed").
-    if sale_state.sold_out_known(sale_id):
-        return Attempt(sale_state.sold_out_refusal(sale_id).code)
-    closed = _window_closed(sale_id)
+    closed = closed_refusal(sale_id, ask=True)
     if closed is not None:
-        return Attempt(closed)
+        return Attempt(closed.code)
     # A draw sale's opening window: the shopper enters the draw (enter.lua), no unit taken.
     draw_at = sale_state.draw_at(sale_id)
     if draw_at and redis_now() < draw_at:
@@ -113,17 +113,10 @@ def _draw(sale_id: int) -> None:
         logger.exception("the draw of sale %s failed in the gate", sale_id)
 
 
-def _window_closed(sale_id: int) -> EnvelopeCode | None:
-    """NOT_STARTED or ENDED by the shop's clock and this process's copy of the window; None
-    when it may be open."""
-    refusal = sale_state.window_refusal(sale_id)
-    return None if refusal is None else refusal.code
-
-
 def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
     if reserved.refusal is sale_state.Refusal.SOLD_OUT:
-        sale_state.sold_out_mark(sale_id)
-        return Attempt(sale_state.sold_out_refusal(sale_id).code)  # after a draw: "entries closed"
+        sale_state.sold_out_mark(sale_id)  # from here the closed rule knows it (after a draw: "entries closed")
+        return Attempt((closed_refusal(sale_id, ask=False) or reserved.refusal).code)
     if reserved.refusal is sale_state.Refusal.NOT_LOADED:
         sale_rebuild_request(sale_id=sale_id)
     assert reserved.refusal is not None  # reserve() names its refusal whenever it took no unit
