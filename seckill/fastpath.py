@@ -37,8 +37,9 @@ from sales import sale_state
 from sales.sale_state.marks import SOLD_OUT_MARK_SECONDS
 from seckill import tickets
 from seckill.closed import REFUSAL_VIEWS, closed_refusal, refusal_response
+from seckill.sale_id import API_BUY, PAGE_BUY, sale_id_plain, sale_id_read
 from seckill_site.codes import EnvelopeCode
-from seckill_site.http import ok, positive_int
+from seckill_site.http import ok
 from seckill_site.locale import language_for
 from seckill_site.logs import REQUEST_ID_HEADER, REQUEST_ID_META, request_id_for
 from seckill_site.metrics import ThreadCounts, fast_counts
@@ -48,12 +49,10 @@ from seckill_site.redis import text as redis_text
 from users import keys as user_keys
 from users.sessions import session_stored_key
 
-__all__ = ["API_BUY", "PAGE_BUY", "FastPath"]
+__all__ = ["FastPath"]
 
 logger = logging.getLogger("seckill.request")
 
-PAGE_BUY = re.compile(r"^/seckill/[^/]+/doSeckill$")
-API_BUY = re.compile(r"^/api/v1/sales/([^/]+)/buy/[^/]+$")
 # getDetails in any language's URL (seckill_site.shared.language_patterns).
 _LANGUAGE_PREFIX = "|".join(re.escape(f"/{code}") for code, _name in settings.LANGUAGES)
 DETAIL_PATHS = (
@@ -70,13 +69,9 @@ _DETAIL_SAMPLES = ("/goods/getDetails/1", "/api/v1/sales/1", "/seckill/saleState
 # A buy form is `goodsId=<id>` and maybe a csrf token; Django reads anything larger its own way.
 FORM_BYTES_MAX = 1024
 FORM = "application/x-www-form-urlencoded"
-_GOODS_ID_ONLY = re.compile(rb"goodsId=([1-9][0-9]{0,17})")
 # positive_int's plain form only; its other spellings (spaces, signs, leading zeros) go to Django.
 _ID = re.compile(r"[1-9][0-9]{0,17}")
 
-
-# The result poll's query as its view reads it, the same plain id; anything else goes to Django.
-_POLL_QUERY = re.compile(r"goodsId=([1-9][0-9]{0,17})")
 # The body of the poll's view (seckill_site.http.ok) for one whole-number result.
 _POLL_BODY = re.compile(rb'\{"code": 0, "msg": "success", "data": (-?[0-9]{1,19})\}')
 # The same body written directly: a poll is learnt only where Django's answer is these bytes.
@@ -170,7 +165,7 @@ class FastPath:
         length = self._length(environ)
         if length is None or length > self.limit:
             return None  # Django refuses it (413) or reads it its way
-        sale_id = self._form_goods_id(environ, length) if page else _id(api.group(1))  # type: ignore[union-attr]
+        sale_id = self._form_sale_id(environ, length) if page else _id(api.group(1))  # type: ignore[union-attr]
         if sale_id is None:
             return None
         refusal = closed_refusal(sale_id, ask=False)
@@ -198,8 +193,8 @@ class FastPath:
         return int(raw) if raw.isdigit() else None  # anything odd: Django decides
 
     @staticmethod
-    def _form_goods_id(environ: dict, length: int) -> int | None:
-        """The form's goodsId as request.POST reads it, or None for Django to read; the body is put back."""
+    def _form_sale_id(environ: dict, length: int) -> int | None:
+        """The form's sale id as request.POST reads it, or None for Django to read; the body is put back."""
         content_type = environ.get("CONTENT_TYPE", "")
         mime, _sep, params = content_type.partition(";")
         if mime.strip().lower() != FORM or (params.strip() and params.strip().lower() != "charset=utf-8"):
@@ -210,14 +205,14 @@ class FastPath:
         environ["wsgi.input"] = io.BytesIO(body)
         if len(body) != length:
             return None
-        match = _GOODS_ID_ONLY.fullmatch(body)
-        if match is not None:
-            return int(match.group(1))
+        sale_id = sale_id_plain(body)
+        if sale_id is not None:
+            return sale_id
         # Django's own parser for anything else (a csrf token beside it, repeated fields).
         from django.http import QueryDict
 
         try:
-            return positive_int(QueryDict(body, encoding="utf-8").get("goodsId"))
+            return sale_id_read(QueryDict(body, encoding="utf-8"))
         except Exception:  # whatever Django would say about a broken form, it says it itself
             return None
 
@@ -305,12 +300,13 @@ class FastPath:
         cookie = environ.get("HTTP_COOKIE", "")
         if self.ticket_cookie not in cookie:
             return None
-        query = _POLL_QUERY.fullmatch(environ.get("QUERY_STRING", ""))
-        if query is None:
+        # The query exactly `goodsId=<id>`, as the view reads it; anything else goes to Django.
+        sale_id = sale_id_plain(environ.get("QUERY_STRING", ""))
+        if sale_id is None:
             return None
         cookies = parse_cookie(cookie)
         ticket = tickets.ticket_read(cookies.get(self.ticket_cookie), session_key=cookies.get(self.session_cookie))
-        if ticket is None or ticket.sale_id != int(query.group(1)):
+        if ticket is None or ticket.sale_id != sale_id:
             return None
         language = language_for(cookies.get(self.language_cookie), environ.get("HTTP_ACCEPT_LANGUAGE", ""))
         # What Django's headers depend on besides the result: the language, the scheme (HSTS; an

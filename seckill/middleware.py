@@ -19,8 +19,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
 from seckill.closed import PUBLIC_CODES, REFUSAL_VIEWS, closed_refusal, refusal_response
-from seckill.fastpath import API_BUY, PAGE_BUY
 from seckill.observe import attempt_answered
+from seckill.sale_id import API_BUY, PAGE_BUY, sale_id_read
 from seckill_site.codes import EnvelopeCode
 from seckill_site.http import positive_int
 from seckill_site.locale import language_for
@@ -69,6 +69,6 @@ class SoldOutMiddleware:
     def _sale_id(request: HttpRequest) -> int | None:
         path = request.path_info
         if PAGE_BUY.match(path):
-            return positive_int(request.POST.get("goodsId"))
+            return sale_id_read(request.POST)  # a bad one: the view answers its 400
         match = API_BUY.match(path)
         return positive_int(match.group(1)) if match else None

@@ -6,14 +6,14 @@ from functools import wraps
 
 from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse
-from django.utils.translation import gettext as _
 from django_ratelimit.core import is_ratelimited
 
 from seckill import selectors, steps
 from seckill.middleware import refusal_mark
+from seckill.sale_id import sale_id_invalid, sale_id_read
 from seckill.tickets import ticket_set
 from seckill_site.codes import Code
-from seckill_site.http import allow, fail, ok, page_answer, positive_int
+from seckill_site.http import allow, fail, ok, page_answer
 from seckill_site.ratelimit import rate_period
 
 # Per user, per endpoint.
@@ -41,9 +41,9 @@ def _too_many(rate: str) -> HttpResponse:
     return response
 
 
-def sale_id_of(request: HttpRequest) -> int | None:
+def _sale_id(request: HttpRequest) -> int | None:
     """The sale a request names in `goodsId` (the query, or the form of a POST); None if malformed."""
-    return positive_int(request.GET.get("goodsId") if request.method == "GET" else request.POST.get("goodsId"))
+    return sale_id_read(request.GET if request.method == "GET" else request.POST)
 
 
 def _for_shopper_and_sale(*, limit_group: str | None = None):
@@ -58,9 +58,9 @@ def _for_shopper_and_sale(*, limit_group: str | None = None):
                 return fail(Code.NOT_LOGGED_IN)
             if limit_group is not None and _limited(request, limit_group):
                 return _too_many(SECKILL_RATE)
-            sale_id = sale_id_of(request)
+            sale_id = _sale_id(request)
             if sale_id is None:
-                return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+                return sale_id_invalid()
             return view(request, user_id, sale_id, *args, **kwargs)
 
         return wrapper

@@ -26,9 +26,10 @@ from orders.models import Order, SeckillOrder
 from sales.codes import SaleCode
 from sales.models import Sale
 from sales.selectors import sales_for_list
+from seckill.sale_id import sale_id_invalid, sale_id_read
 from seckill.views import session_user_id
 from seckill_site.codes import Code
-from seckill_site.http import allow, fail, ok, positive_int
+from seckill_site.http import allow, fail, ok
 from seckill_site.urls import handler400, handler403, handler404, handler500  # noqa: F401
 from seckill_site.urls import urlpatterns as product_urlpatterns
 
@@ -46,9 +47,9 @@ def naive_seckill(request: HttpRequest) -> HttpResponse:
     user_id = session_user_id(request)
     if user_id is None:
         return fail(Code.NOT_LOGGED_IN)
-    sale_id = positive_int(request.POST.get("goodsId"))
+    sale_id = sale_id_read(request.POST)
     if sale_id is None:
-        return fail(Code.BAD_REQUEST)
+        return sale_id_invalid()
     # Seed 000's synchronous flow, with the database as the only guard: read the stock,
     # look for an earlier order, then take a unit and write the order in one transaction.
     sale = Sale.objects.select_related("goods").filter(pk=sale_id).first()

@@ -20,7 +20,7 @@ from sales.reminders import services as reminders
 from sales.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page, sale_public_state
 from seckill import selectors
 from seckill.item import panels
-from seckill.views import sale_id_of
+from seckill.sale_id import sale_id_invalid, sale_id_read
 from seckill_site.codes import Code
 from seckill_site.http import PUBLIC_SECONDS, allow, fail, ok, positive_int, public_answer
 from seckill_site.redis import now as redis_now
@@ -160,9 +160,9 @@ def shopper_state(request: HttpRequest) -> HttpResponse:
     loads: every key /user/me answers (users.nav). Always `reminder`: {"on": bool} while the
     page shows the reminder box (sales.reminders.services), else null and static/js/remind.js asks
     /reminders/<id>."""
-    sale_id = sale_id_of(request)
+    sale_id = sale_id_read(request.GET)
     if sale_id is None:
-        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+        return sale_id_invalid()
     data = sale_page(sale_id=sale_id)
     if data is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
@@ -197,9 +197,9 @@ def _reminder(request: HttpRequest, sale_id: int, status: int, sale: dict) -> di
 @allow("GET")
 def sale_draw(request: HttpRequest) -> HttpResponse:
     """A draw sale's public draw, for anyone to recompute (selectors.sale_draw_public)."""
-    sale_id = sale_id_of(request)
+    sale_id = sale_id_read(request.GET)
     if sale_id is None:
-        return fail(Code.BAD_REQUEST, _("goodsId must be a positive integer"))
+        return sale_id_invalid()
     public = selectors.sale_draw_public(sale_id=sale_id, lists=True)
     if public is None:
         return fail(Code.NOT_FOUND, _("this sale has no draw"))
