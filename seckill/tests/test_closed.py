@@ -12,7 +12,7 @@ from seckill_site.codes import Code
 
 pytestmark = pytest.mark.django_db
 
-LAYERS = ["seckill.fastpath", "seckill.middleware", "seckill.services.gate"]
+LAYERS = ["seckill.fastpath.refusal", "seckill.middleware", "seckill.services.gate"]
 
 
 def _ended(monkeypatch, module: str) -> list[tuple[int, bool]]:

@@ -331,7 +331,7 @@ def test_a_redis_outage_in_the_fast_path_is_left_to_django(apps, monkeypatch, er
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import RedisClusterException
 
-    from seckill import fastpath
+    from seckill.fastpath import detail as fastpath
 
     _django, fast = apps
     sale = make_sale(stock=5)

@@ -198,7 +198,9 @@ SECKILL_TRUSTED_PROXY_COUNT = env.int("SECKILL_TRUSTED_PROXY_COUNT", default=0)
 SECKILL_MAX_REQUEST_BYTES = env.int("SECKILL_MAX_REQUEST_BYTES", default=3 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
-# WSGI wrappers, outermost first (seckill_site/wsgi.py); SECKILL_FASTPATH=0 turns the fast path off.
+# WSGI wrappers, outermost first, as dotted paths seckill_site/wsgi.py imports after Django's
+# setup (seckill/tests/test_fastpath_wiring.py checks they name seckill.fastpath.FastPath);
+# SECKILL_FASTPATH=0 turns the fast path off.
 WSGI_MIDDLEWARE = ["seckill.fastpath.FastPath"] if env.bool("SECKILL_FASTPATH", default=True) else []
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

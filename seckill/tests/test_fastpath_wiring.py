@@ -1,0 +1,20 @@
+"""How a request reaches seckill.fastpath: the WSGI_MIDDLEWARE setting names it by a dotted path
+(the settings load before any app, so they cannot import it), which seckill_site/wsgi.py imports
+after Django's setup. This test is the link from that string to the class."""
+
+from django.utils.module_loading import import_string
+
+from seckill.fastpath import FastPath
+from seckill.fastpath.detail import DetailCopy
+from seckill.fastpath.poll import ResultPoll
+from seckill.fastpath.refusal import ClosedSaleRefusal
+from seckill_site.metrics import ThreadCounts
+
+
+def test_the_wsgi_middleware_setting_names_the_fast_path(settings):
+    assert [import_string(dotted) for dotted in settings.WSGI_MIDDLEWARE] == [FastPath]
+
+
+def test_the_fast_path_asks_its_three_answerers_in_order():
+    fast = FastPath(lambda environ, start_response: [b""], counts=ThreadCounts())
+    assert [type(answerer) for answerer in fast.answerers] == [ClosedSaleRefusal, DetailCopy, ResultPoll]
