@@ -28,7 +28,7 @@ sub answers_recv {
             call answers_result_poll;
         }
     }
-    # The fast path's own test (seckill.fastpath.API_BUY, a small body); a page buy names its
+    # The fast path's own test (seckill.sale_id.API_BUY, a small body); a page buy names its
     # sale in the form, which VCL cannot read, and goes on to the fast path.
     if (req.method == "POST" && req.url ~ "^/api/v1/sales/[1-9][0-9]{0,17}/buy/[^/?]+$"
         && !req.http.Transfer-Encoding && (!req.http.Content-Length || req.http.Content-Length ~ "^[0-9]{1,3}$")) {
