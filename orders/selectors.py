@@ -348,7 +348,7 @@ def sale_figures(*, sale: Sale) -> dict[str, Any]:
     for point in per_second:
         cumulative += point["n"]
         series.append({"t": point["second"].timestamp(), "orders": point["n"], "cumulative": cumulative})
-    status, remain = sale_status({"startEpoch": sale.start_at.timestamp(), "endEpoch": sale.end_at.timestamp()})
+    status, remain = sale_status(sale.start_at.timestamp(), sale.end_at.timestamp())
     refused = sale_state.refusals(sale.pk)
     figures = {
         "saleId": sale.pk,

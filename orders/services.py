@@ -6,7 +6,6 @@ import enum
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
-from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -19,6 +18,7 @@ from redis.exceptions import RedisError
 from orders.models import Order, OrderEvent, OrderEventKind, OrderStatus, Payment, PaymentStatus, SeckillOrder
 from sales import sale_state
 from sales.models import Sale, StockChange
+from sales.read_model import SaleView
 from sales.selectors import sale_get
 from sales.services import sale_pages_drop, sale_stock_lock, stock_audit_record
 
@@ -79,10 +79,10 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
             order = Order.objects.create(
                 order_no=order_number_next(),
                 user_id=user_id,
-                goods_id=sale["goodsId"],
+                goods_id=sale.goods_id,
                 sale_id=sale_id,
-                goods_name=sale["goodsName"],
-                price=Decimal(sale["seckillPrice"]),
+                goods_name=sale.goods_name,
+                price=sale.sale_price,
                 pay_deadline=timezone.now() + timedelta(seconds=settings.SECKILL_ORDER_TTL),
             )
             SeckillOrder.objects.create(user_id=user_id, sale_id=sale_id, order=order, request_id=request_id)
@@ -133,7 +133,7 @@ SELECT linked.request_id, linked.order_id, made.order_no FROM linked JOIN made O
 """
 
 
-def _orders_insert(*, sale_id: int, sale: dict, reservations: dict[str, int]) -> list[tuple[str, int, str]]:
+def _orders_insert(*, sale_id: int, sale: SaleView, reservations: dict[str, int]) -> list[tuple[str, int, str]]:
     """Insert one order and one seckill order per reservation (request id -> user id);
     (request id, order id, order number) of each."""
     now = timezone.now()
@@ -149,10 +149,10 @@ def _orders_insert(*, sale_id: int, sale: dict, reservations: dict[str, int]) ->
                 "sequence": ORDER_NUMBER_SEQUENCE,
                 "request_ids": list(reservations),
                 "user_ids": list(reservations.values()),
-                "goods_id": sale["goodsId"],
+                "goods_id": sale.goods_id,
                 "sale_id": sale_id,
-                "goods_name": sale["goodsName"],
-                "price": Decimal(sale["seckillPrice"]),
+                "goods_name": sale.goods_name,
+                "price": sale.sale_price,
                 "status": OrderStatus.UNPAID.value,
                 "now": now,
                 "deadline": now + timedelta(seconds=settings.SECKILL_ORDER_TTL),

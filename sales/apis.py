@@ -48,7 +48,8 @@ class SaleListApi(APIView):
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(sales_for_list(), request, view=self)
-        return paginator.get_paginated_response(SaleSerializer(page, many=True).data)
+        rows = [row.wire() for row in page or []]
+        return paginator.get_paginated_response(SaleSerializer(rows, many=True).data)
 
 
 class SaleDetailApi(APIView):
@@ -63,11 +64,11 @@ class SaleDetailApi(APIView):
     )
     def get(self, request: Request, sale_id: str) -> Response:
         parsed = positive_int(sale_id)
-        data, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
-        if data is None:
+        detail, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
+        if detail is None:
             return api_fail(Code.NOT_FOUND, _("no such sale"))
         # Everybody's answer for a second: a CDN, the browser and seckill.fastpath may keep it.
-        return public_answer(api_ok(SaleDetailSerializer(data).data), exact_until=exact_until)
+        return public_answer(api_ok(SaleDetailSerializer(detail.wire()).data), exact_until=exact_until)
 
 
 # --- merchants -------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from django.core.cache import cache
@@ -17,6 +16,7 @@ from django.utils.translation import ngettext
 from sales import cache_keys as keys
 from sales import sale_state
 from sales.models import Sale, SaleStatus, StockAudit, StockChange
+from sales.read_model import SaleDetail, SaleEntries, SaleListRow, SalePage, SaleView
 from seckill_site.redis import lock_try
 from seckill_site.redis import now as redis_now
 from seckill_site.redis.keys import jittered
@@ -26,32 +26,28 @@ from users.models import User
 logger = logging.getLogger(__name__)
 
 
-def _sale_row(sale: Sale) -> dict[str, Any]:
+def _sale_view(sale: Sale, *, stock_offered: int | None = None) -> SaleView:
     goods = sale.goods
-    return {
-        # `id` is the sale event: it is what the shopper buys and what every endpoint's goodsId means.
-        "id": sale.pk,
-        "goodsId": goods.pk,
-        "ownerId": goods.owner_id,
-        "goodsName": goods.name,
-        "goodsTitle": goods.title,
-        "goodsImg": goods.image.url if goods.image else None,
-        "goodsDetail": goods.detail,
-        "goodsPrice": str(goods.price),
-        "goodsStock": goods.stock,
-        "seckillPrice": str(sale.seckill_price),
-        "stockCount": sale.stock_count,
-        "startDate": sale.start_at.isoformat(),
-        "endDate": sale.end_at.isoformat(),
-        "startEpoch": sale.start_at.timestamp(),
-        "endEpoch": sale.end_at.timestamp(),
-        # For templates (formatted in the shop's time zone); never part of the JSON.
-        "startAt": sale.start_at,
-        "endAt": sale.end_at,
-        # A draw sale's entries: when they open (the start, or ahead of it) and close (the draw).
-        "entriesEpoch": sale.entries_from.timestamp() if sale.entries_from else None,
-        "drawEpoch": sale.draw_at.timestamp() if sale.draw_at else None,
-    }
+    return SaleView(
+        sale_id=sale.pk,
+        goods_id=goods.pk,
+        owner_id=goods.owner_id,
+        goods_name=goods.name,
+        goods_title=goods.title,
+        goods_image=goods.image.url if goods.image else None,
+        goods_detail=goods.detail,
+        goods_price=goods.price,
+        goods_stock=goods.stock,
+        sale_price=sale.seckill_price,
+        stock_count=sale.stock_count,
+        start_at=sale.start_at,
+        end_at=sale.end_at,
+        start_epoch=sale.start_at.timestamp(),
+        end_epoch=sale.end_at.timestamp(),
+        entries_epoch=sale.entries_from.timestamp() if sale.entries_from else None,
+        draw_epoch=sale.draw_at.timestamp() if sale.draw_at else None,
+        stock_offered=stock_offered,
+    )
 
 
 # A reader that finds no entry at all while another process reads the sale from PostgreSQL
@@ -60,8 +56,13 @@ SALE_CACHE_WAIT_SECONDS = 1.0
 SALE_CACHE_POLL_SECONDS = 0.02
 
 
-def sale_get(*, sale_id: int) -> dict[str, Any] | None:
-    """The sale with its goods as plain data, from a short Redis cache; None when unknown.
+# What the sale cache holds per sale: SaleView.cache_row's plain dict (never a dataclass, so
+# every process of a rolling deploy reads every other's entries).
+CacheRow = dict[str, Any]
+
+
+def sale_get(*, sale_id: int) -> SaleView | None:
+    """The sale with its goods, from a short Redis cache; None when unknown.
 
     A hit is one Redis GET. Each entry says until when it is fresh (by Redis's clock) and
     stays in Redis a while longer: once it is stale, the one process that takes the sale's
@@ -77,6 +78,11 @@ def sale_get(*, sale_id: int) -> dict[str, Any] | None:
     reader that waited for a holder in vain serves it too rather than queue on PostgreSQL.
     The stock shown beside it is Redis's live count all the same.
     """
+    row = _sale_row_get(sale_id)
+    return SaleView.from_cache_row(row) if row is not None else None
+
+
+def _sale_row_get(sale_id: int) -> CacheRow | None:
     entry = cache.get(keys.sale_cache(sale_id))
     if entry is not None:
         fresh_until, row = entry
@@ -90,7 +96,7 @@ def sale_get(*, sale_id: int) -> dict[str, Any] | None:
     return _sale_refresh(sale_id, stale=None, kept=None)
 
 
-def _sale_refresh(sale_id: int, *, stale: dict[str, Any] | None, kept: dict[str, Any] | None) -> dict[str, Any] | None:
+def _sale_refresh(sale_id: int, *, stale: CacheRow | None, kept: CacheRow | None) -> CacheRow | None:
     """Read the sale from PostgreSQL if this process gets the sale's cache lock; otherwise
     the `stale` copy, or (with none) the holder's entry once it is there. `kept` is what to
     serve if PostgreSQL fails."""
@@ -120,7 +126,7 @@ def _sale_refresh(sale_id: int, *, stale: dict[str, Any] | None, kept: dict[str,
             return None
 
 
-def _sale_reload(sale_id: int, *, kept: dict[str, Any] | None) -> dict[str, Any] | None:
+def _sale_reload(sale_id: int, *, kept: CacheRow | None) -> CacheRow | None:
     """_sale_load; while PostgreSQL fails, the `kept` copy (when there is one), fresh again for
     SALE_CACHE_RETRY_SECONDS so one reader per sale asks PostgreSQL that often, not every one."""
     try:
@@ -154,134 +160,126 @@ def claimed_percent(*, offered: int | None, left: int) -> int | None:
     return round(100 * (offered - left) / offered)
 
 
-def _sale_load(sale_id: int) -> dict[str, Any] | None:
+def _sale_load(sale_id: int) -> CacheRow | None:
     sale = Sale.objects.select_related("goods").filter(pk=sale_id).first()
     if sale is None:
         cache.set(keys.sale_missing(sale_id), 1, jittered(keys.SALE_MISSING_TTL))
         cache.delete(keys.sale_cache(sale_id))  # a sale deleted since: no stale copy either
         return None
-    row = _sale_row(sale)
-    row["stockOffered"] = units_offered([sale_id]).get(sale_id, 0)
+    row = _sale_view(sale, stock_offered=units_offered([sale_id]).get(sale_id, 0)).cache_row()
     fresh = jittered(keys.SALE_CACHE_TTL)
     cache.set(keys.sale_cache(sale_id), (redis_now() + fresh, row), fresh + keys.SALE_CACHE_KEEP_TTL)
     return row
 
 
-def sale_status(row: dict[str, Any], now: float | None = None) -> tuple[SaleStatus, int]:
-    """Seed 000's (seckillStatus, remainSeconds): seconds to start, 0 while on, -1 once ended."""
+def sale_status(start_epoch: float, end_epoch: float, now: float | None = None) -> tuple[SaleStatus, int]:
+    """Seed 000's (seckillStatus, remainSeconds) of a sale open from `start_epoch` until
+    `end_epoch`: seconds to start, 0 while on, -1 once ended."""
     now = redis_now() if now is None else now  # the shop's clock, whatever this node's says
-    if now < row["startEpoch"]:
-        return SaleStatus.NOT_STARTED, int(row["startEpoch"] - now + 0.999)
-    if now >= row["endEpoch"]:
+    if now < start_epoch:
+        return SaleStatus.NOT_STARTED, int(start_epoch - now + 0.999)
+    if now >= end_epoch:
         return SaleStatus.ENDED, -1
     return SaleStatus.ON, 0
 
 
-def sale_detail(*, sale_id: int) -> dict[str, Any] | None:
-    """Seed 000's detail data, for the item page, its JSON and the API: `seckillStatus`,
-    `remainSeconds` and the goods with the live Redis stock. None when the sale is unknown."""
+def sale_detail(*, sale_id: int) -> SaleDetail | None:
+    """Seed 000's detail data, for the item page, its JSON and the API: the status, the seconds
+    to the start and the sale with the live Redis stock. None when the sale is unknown."""
     return sale_detail_public(sale_id=sale_id)[0]
 
 
-def sale_detail_public(*, sale_id: int) -> tuple[dict[str, Any] | None, float]:
+def sale_detail_public(*, sale_id: int) -> tuple[SaleDetail | None, float]:
     """sale_detail, and until when (epoch seconds by the shop's clock) its status and countdown
     stay as they are: the next second `remainSeconds` ticks, the end of a running sale, never
     for an ended one (the stock may change sooner: seckill_site.http.public_answer caps it)."""
-    row = sale_get(sale_id=sale_id)
-    if row is None:
+    sale = sale_get(sale_id=sale_id)
+    if sale is None:
         return None, 0.0
     now = redis_now()
-    status, remain = sale_status(row, now)
+    status, remain = sale_status(sale.start_epoch, sale.end_epoch, now)
     if status == SaleStatus.NOT_STARTED:
         # remain = int(start - now + 0.999) holds until start - now drops below remain - 0.999.
-        exact_until = min(row["startEpoch"], row["startEpoch"] - remain + 0.999)
+        exact_until = min(sale.start_epoch, sale.start_epoch - remain + 0.999)
     elif status == SaleStatus.ON:
-        exact_until = row["endEpoch"]
+        exact_until = sale.end_epoch
     else:
         exact_until = float("inf")
     live = stock_left([sale_id])[sale_id]
-    hidden = ("startEpoch", "endEpoch", "ownerId", "startAt", "endAt", "stockOffered", "entriesEpoch", "drawEpoch")
-    goods = {k: v for k, v in row.items() if k not in hidden}
-    goods["stockCount"] = live if live is not None else row["stockCount"]
-    return {"seckillStatus": int(status), "remainSeconds": remain, "goods": goods}, exact_until
+    left = live if live is not None else sale.stock_count
+    return SaleDetail(sale=sale, status=status, remain_seconds=remain, stock_left=left), exact_until
 
 
-def sale_page(*, sale_id: int) -> dict[str, Any] | None:
-    """sale_detail plus what only the item page shows: the window as datetimes (rendered in
-    the shop's zone), seconds to the end, the share claimed and the discount."""
-    data = sale_detail(sale_id=sale_id)
-    row = sale_get(sale_id=sale_id) if data is not None else None  # a cache hit by now
-    if data is None or row is None:
+def sale_page(*, sale_id: int) -> SalePage | None:
+    """sale_detail plus what only the item page shows: seconds to the end, the share claimed
+    and a draw sale's entries."""
+    detail = sale_detail(sale_id=sale_id)
+    if detail is None:
         return None
-    left = data["goods"]["stockCount"]
-    data["page"] = {
-        "startAt": row["startAt"],
-        "endAt": row["endAt"],
-        "endsIn": max(0, int(row["endEpoch"] - redis_now())) if data["seckillStatus"] == SaleStatus.ON else None,
-        "claimed": claimed_percent(offered=row.get("stockOffered"), left=left),
-        "discount": _discount(row),
-        "entries": sale_entries(row),
-    }
-    return data
+    sale = detail.sale
+    return SalePage(
+        detail=detail,
+        ends_in=max(0, int(sale.end_epoch - redis_now())) if detail.status == SaleStatus.ON else None,
+        claimed=claimed_percent(offered=sale.stock_offered, left=detail.stock_left),
+        entries=sale_entries(sale),
+    )
 
 
 def sale_public_state(*, sale_id: int) -> tuple[dict[str, Any] | None, float]:
     """What the item page refreshes, the same for every visitor and in no language: the status,
     the stock and the share claimed, the window and a draw sale's entries as epoch instants
     with the shop's clock `now` (the page counts by them however old its copy is), and until
-    when (epoch seconds) the status and entries stay as they are. None for an unknown sale."""
-    data, _until = sale_detail_public(sale_id=sale_id)
-    row = sale_get(sale_id=sale_id) if data is not None else None  # a cache hit by now
-    if data is None or row is None:
+    when (epoch seconds) the status and entries stay as they are. None for an unknown sale.
+    The wire's dict: these names are the page script's."""
+    detail, _until = sale_detail_public(sale_id=sale_id)
+    if detail is None:
         return None, 0.0
+    sale = detail.sale
     now = redis_now()
-    left = data["goods"]["stockCount"]
-    entries = sale_entries(row, now)
-    instants = [row["startEpoch"], row["endEpoch"]]
-    if entries is not None:
-        instants += [row["entriesEpoch"], row["drawEpoch"]]
+    entries = sale_entries(sale, now)
+    instants = [sale.start_epoch, sale.end_epoch]
+    if entries is not None and sale.entries_epoch is not None and sale.draw_epoch is not None:
+        instants += [sale.entries_epoch, sale.draw_epoch]
     state = {
-        "seckillStatus": int(sale_status(row, now)[0]),
-        "stockCount": left,
-        "claimed": claimed_percent(offered=row.get("stockOffered"), left=left),
-        "startsAt": row["startEpoch"],
-        "endsAt": row["endEpoch"],
+        "seckillStatus": int(sale_status(sale.start_epoch, sale.end_epoch, now)[0]),
+        "stockCount": detail.stock_left,
+        "claimed": claimed_percent(offered=sale.stock_offered, left=detail.stock_left),
+        "startsAt": sale.start_epoch,
+        "endsAt": sale.end_epoch,
         "now": now,
         "entries": None
         if entries is None
         else {
-            "state": entries["state"],
-            "ahead": entries["ahead"],
-            "opensAt": row["entriesEpoch"],
-            "closesAt": row["drawEpoch"],
+            "state": entries.state,
+            "ahead": entries.ahead,
+            "opensAt": sale.entries_epoch,
+            "closesAt": sale.draw_epoch,
         },
     }
     return state, min((at for at in instants if at > now), default=float("inf"))
 
 
-# A draw sale's entries as the item page shows them (sale_entries' "state").
+# A draw sale's entries as the item page shows them (SaleEntries.state).
 ENTRIES_SOON = "soon"
 ENTRIES_OPEN = "open"
 ENTRIES_CLOSED = "closed"
 
 
-def sale_entries(row: dict[str, Any], now: float | None = None) -> dict[str, Any] | None:
-    """A draw sale's entries by the shop's clock: `state` (soon, open, closed), when they open
-    and close (epoch seconds, and as datetimes for templates) and the seconds to each; None for
-    first come, first served."""
-    opens, closes = row.get("entriesEpoch"), row.get("drawEpoch")
+def sale_entries(sale: SaleView, now: float | None = None) -> SaleEntries | None:
+    """A draw sale's entries by the shop's clock: their state (soon, open, closed), when they
+    open and close and the seconds to each; None for first come, first served."""
+    opens, closes = sale.entries_epoch, sale.draw_epoch
     if opens is None or closes is None:
         return None
     now = redis_now() if now is None else now
-    state = ENTRIES_SOON if now < opens else ENTRIES_OPEN if now < closes else ENTRIES_CLOSED
-    return {
-        "state": state,
-        "ahead": opens < row["startEpoch"],  # taken before the start (pre-registration)
-        "opensIn": max(0, int(opens - now + 0.999)),
-        "closesIn": max(0, int(closes - now + 0.999)),
-        "opensAt": datetime.fromtimestamp(opens, tz=UTC),
-        "closesAt": datetime.fromtimestamp(closes, tz=UTC),
-    }
+    return SaleEntries(
+        state=ENTRIES_SOON if now < opens else ENTRIES_OPEN if now < closes else ENTRIES_CLOSED,
+        ahead=opens < sale.start_epoch,
+        opens_in=max(0, int(opens - now + 0.999)),
+        closes_in=max(0, int(closes - now + 0.999)),
+        opens_at=datetime.fromtimestamp(opens, tz=UTC),
+        closes_at=datetime.fromtimestamp(closes, tz=UTC),
+    )
 
 
 def stock_left(sale_ids: list[int]) -> dict[int, int | None]:
@@ -310,7 +308,7 @@ def sale_writes_in_flight(*, sale_id: int) -> bool:
 LIST_ROWS_KEEP_SECONDS = 60 * 60
 
 
-def sales_for_list() -> list[dict[str, Any]]:
+def sales_for_list() -> list[SaleListRow]:
     """Sales for the public list: running and upcoming first, then recently ended. While
     PostgreSQL fails, the rows it last gave, with the live stock and status all the same."""
     try:
@@ -321,44 +319,41 @@ def sales_for_list() -> list[dict[str, Any]]:
             raise
         logger.warning("the list rendered from its kept rows: %r", error)
         rows, offered = kept
-    live = stock_left([row["id"] for row in rows])
+    sales = [SaleView.from_cache_row(row) for row in rows]
+    live = stock_left([sale.sale_id for sale in sales])
     now = redis_now()
-    for row in rows:
-        row["stockLeft"] = live[row["id"]] if live[row["id"]] is not None else row["stockCount"]
-        row["status"], row["remainSeconds"] = sale_status(row, now)
-        row["discount"] = _discount(row)
-        row["claimed"] = claimed_percent(offered=offered.get(row["id"]), left=row["stockLeft"])
-    rows.sort(key=lambda row: _list_order(row))
-    return rows
+    listed = []
+    for sale in sales:
+        left = live[sale.sale_id]
+        left = left if left is not None else sale.stock_count
+        status, remain = sale_status(sale.start_epoch, sale.end_epoch, now)
+        claimed = claimed_percent(offered=offered.get(sale.sale_id), left=left)
+        listed.append(SaleListRow(sale=sale, stock_left=left, status=status, remain_seconds=remain, claimed=claimed))
+    listed.sort(key=_list_order)
+    return listed
 
 
-def _list_rows_load() -> tuple[list[dict[str, Any]], dict[int, int]]:
-    """The list's sales (ended in the last week or later) and the units each offered, kept."""
+def _list_rows_load() -> tuple[list[CacheRow], dict[int, int]]:
+    """The list's sales (ended in the last week or later) and the units each offered, kept as
+    cache rows (SaleView.cache_row)."""
     recent = timezone.now() - timedelta(days=7)
     sales = Sale.objects.select_related("goods").filter(end_at__gte=recent).order_by("start_at")
-    rows = [_sale_row(sale) for sale in sales]
-    offered = units_offered([row["id"] for row in rows])
+    rows = [_sale_view(sale).cache_row() for sale in sales]
+    offered = units_offered([sale.pk for sale in sales])
     cache.set(keys.goods_list_rows(), (rows, offered), LIST_ROWS_KEEP_SECONDS)
     return rows, offered
 
 
-def _list_order(row: dict[str, Any]) -> tuple:
+def _list_order(row: SaleListRow) -> tuple:
     """What a shopper can buy now first (ending soonest first), then what starts next, then
     sold out, then ended (most recent first), as flash-sale shops list them."""
-    if row["status"] == SaleStatus.ON and row["stockLeft"] > 0:
-        return (0, row["endEpoch"])
-    if row["status"] == SaleStatus.NOT_STARTED:
-        return (1, row["startEpoch"])
-    if row["status"] == SaleStatus.ON:
-        return (2, row["endEpoch"])
-    return (3, -row["endEpoch"])
-
-
-def _discount(row: dict[str, Any]) -> int:
-    price = Decimal(row["goodsPrice"])
-    if price <= 0:
-        return 0
-    return int((1 - Decimal(row["seckillPrice"]) / price) * 100)
+    if row.status == SaleStatus.ON and row.stock_left > 0:
+        return (0, row.sale.end_epoch)
+    if row.status == SaleStatus.NOT_STARTED:
+        return (1, row.sale.start_epoch)
+    if row.status == SaleStatus.ON:
+        return (2, row.sale.end_epoch)
+    return (3, -row.sale.end_epoch)
 
 
 # --- the merchant's checks -----------------------------------------------------------------------

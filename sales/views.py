@@ -70,9 +70,10 @@ def goods_details(request: HttpRequest, sale_id: str) -> HttpResponse:
     URL's language, like the item page that polls it; anonymous, it is everybody's for a second."""
     with translation.override(path_language(request.path_info)):
         parsed = positive_int(sale_id)
-        data, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
-        if parsed is None or data is None:
+        detail, exact_until = sale_detail_public(sale_id=parsed) if parsed is not None else (None, 0.0)
+        if parsed is None or detail is None:
             return fail(Code.NOT_FOUND, _("no such sale"))
+        data = detail.wire()
         if request.user.is_authenticated:
             data["user"] = user_public_data(request.user)
             return ok(data)

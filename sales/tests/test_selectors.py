@@ -55,7 +55,7 @@ def test_a_hot_sale_expiring_under_64_readers_is_read_from_postgresql_once(expir
     sale = make_sale()
     reads = SaleReads()
     with connection.execute_wrapper(reads):
-        assert selectors.sale_get(sale_id=sale.pk)["id"] == sale.pk
+        assert selectors.sale_get(sale_id=sale.pk).sale_id == sale.pk
     assert len(reads.queries) == 1  # the counter sees the selector's read
     reads.queries.clear()
     # Waiters wait as long as it takes here: the test is about how many rebuild, not how fast
@@ -67,7 +67,7 @@ def test_a_hot_sale_expiring_under_64_readers_is_read_from_postgresql_once(expir
         later = selectors.redis_now() + 10 * 60  # the entry is still in Redis, but old
         monkeypatch.setattr(selectors, "redis_now", lambda: later)
     rows = read_together(sale.pk, reads)
-    assert [row["id"] for row in rows] == [sale.pk] * READERS
+    assert [row.sale_id for row in rows] == [sale.pk] * READERS
     went = len(reads.queries)
     assert went == 1, f"{went} of {READERS} readers went to PostgreSQL"
     assert redis().get(keys.sale_cache_lock(sale.pk)) is None  # the rebuilder let go
@@ -79,7 +79,7 @@ def test_a_reader_that_gave_up_waiting_leaves_the_holders_lock(monkeypatch):
     monkeypatch.setattr(selectors, "SALE_CACHE_WAIT_SECONDS", 0.1)
     key = keys.sale_cache_lock(sale.pk)
     with lock(key, ttl=30) as token:  # a slow rebuilder elsewhere
-        assert selectors.sale_get(sale_id=sale.pk)["id"] == sale.pk  # read it itself
+        assert selectors.sale_get(sale_id=sale.pk).sale_id == sale.pk  # read it itself
         assert redis().get(key) == token.encode()
 
 
@@ -95,30 +95,30 @@ def test_an_unknown_sale_is_remembered_by_whoever_rebuilds():
 @pytest.mark.django_db
 def test_a_copy_past_its_stale_window_is_served_only_while_postgresql_fails(monkeypatch):
     sale = make_sale()
-    assert selectors.sale_get(sale_id=sale.pk)["goodsName"] == sale.goods.name
+    assert selectors.sale_get(sale_id=sale.pk).goods_name == sale.goods.name
     Goods.objects.filter(pk=sale.goods_id).update(name="Renamed")  # no drop: only the clock tells
     now = selectors.redis_now()
     clock = [now + 10 * 60]
     monkeypatch.setattr(selectors, "redis_now", lambda: clock[0])
-    assert selectors.sale_get(sale_id=sale.pk)["goodsName"] == "Renamed"  # read again, not the kept copy
+    assert selectors.sale_get(sale_id=sale.pk).goods_name == "Renamed"  # read again, not the kept copy
 
     def refused(execute, sql, params, many, context):
         raise OperationalError("no leader")
 
     clock[0] += 10 * 60
     with connection.execute_wrapper(refused):
-        assert selectors.sale_get(sale_id=sale.pk)["goodsName"] == "Renamed"  # the kept copy
-        assert selectors.sale_get(sale_id=sale.pk)["goodsName"] == "Renamed"  # fresh for a moment
+        assert selectors.sale_get(sale_id=sale.pk).goods_name == "Renamed"  # the kept copy
+        assert selectors.sale_get(sale_id=sale.pk).goods_name == "Renamed"  # fresh for a moment
 
 
 @pytest.mark.django_db
 def test_a_reader_waiting_in_vain_on_a_holder_serves_the_kept_copy(monkeypatch):
     sale = make_sale()
-    assert selectors.sale_get(sale_id=sale.pk)["id"] == sale.pk
+    assert selectors.sale_get(sale_id=sale.pk).sale_id == sale.pk
     later = selectors.redis_now() + 10 * 60
     monkeypatch.setattr(selectors, "redis_now", lambda: later)
     monkeypatch.setattr(selectors, "SALE_CACHE_WAIT_SECONDS", 0.1)
     reads = SaleReads()
     with lock(keys.sale_cache_lock(sale.pk), ttl=30), connection.execute_wrapper(reads):  # a holder stuck
-        assert selectors.sale_get(sale_id=sale.pk)["id"] == sale.pk
+        assert selectors.sale_get(sale_id=sale.pk).sale_id == sale.pk
     assert reads.queries == []

@@ -55,11 +55,11 @@ def test_a_sale_must_end_after_it_starts():
 def test_renaming_goods_reaches_the_cached_sale_the_order_writer_reads(django_capture_on_commit_callbacks):
     goods = make_goods(name="Old name")
     sale = make_sale(goods=goods)
-    assert sale_get(sale_id=sale.pk)["goodsName"] == "Old name"  # now cached
+    assert sale_get(sale_id=sale.pk).goods_name == "Old name"  # now cached
     goods.name = "New name"
     with django_capture_on_commit_callbacks(execute=True):
         goods_services.goods_save(goods=goods)
-    assert sale_get(sale_id=sale.pk)["goodsName"] == "New name"
+    assert sale_get(sale_id=sale.pk).goods_name == "New name"
 
 
 def test_a_new_sale_is_in_redis_once_committed(django_capture_on_commit_callbacks):

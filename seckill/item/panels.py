@@ -13,12 +13,14 @@ picks it, and seckill.js's panelKey() follows the same rules as panel.html's bra
   `buy` (on), `buy-soon` (not started).
 """
 
+from dataclasses import replace
 from typing import Any
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from sales.models import SaleStatus
+from sales.read_model import SalePage
 from sales.selectors import ENTRIES_CLOSED, ENTRIES_OPEN, ENTRIES_SOON
 from seckill import selectors
 
@@ -56,18 +58,18 @@ _DRAW_ACTIONS = {
 }
 
 
-def panel_variants(*, sale: dict[str, Any], page: dict[str, Any]) -> list[dict[str, Any]]:
+def panel_variants(*, page: SalePage) -> list[dict[str, Any]]:
     """Every panel of this sale's page: `key` and the context panel.html is rendered with."""
-    entries = page["entries"]
+    entries = page.entries
 
     def variant(key: str, shopper: dict | None, status: int, left: int, entries_state: str | None) -> dict:
-        shown_entries = None if entries is None else {**entries, "state": entries_state}
+        shown_entries = None if entries is None or entries_state is None else replace(entries, state=entries_state)
         return {
             "key": key,
             "shopper": shopper,
             "status": status,
-            "sale": {**sale, "stockCount": left},
-            "page": {**page, "entries": shown_entries},
+            "stock_left": left,
+            "page": replace(page, entries=shown_entries),
         }
 
     closed = None if entries is None else ENTRIES_CLOSED

@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
 from sales.models import SaleStatus
+from sales.read_model import SaleEntries, SalePage
 from sales.reminders import services as reminders
 from sales.selectors import ENTRIES_CLOSED, ENTRIES_SOON, sale_page, sale_public_state
 from seckill import selectors
@@ -32,11 +33,11 @@ from users.nav import nav_data
 WINNERS_SHOWN = 100
 
 
-def _shopper_state(request: HttpRequest, sale_id: int, status: int, entries: dict | None) -> dict | None:
+def _shopper_state(request: HttpRequest, sale_id: int, status: int, entries: SaleEntries | None) -> dict | None:
     # request.user, not the session's id: a deactivated or revoked session is logged out.
     if not request.user.is_authenticated:
         return None
-    if status == SaleStatus.NOT_STARTED and (entries is None or entries["state"] == ENTRIES_SOON):
+    if status == SaleStatus.NOT_STARTED and (entries is None or entries.state == ENTRIES_SOON):
         # Nobody can hold a unit yet, and this is when thousands of shoppers sit on the page
         # refreshing: no Redis or database read per refresh until the sale opens.
         return {"state": selectors.STATE_NONE}
@@ -53,30 +54,30 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
     /seckill/shopperState, which the page asks for as it loads. It lives in seckill, not goods,
     because imports point down: goods < orders < seckill."""
     parsed = positive_int(sale_id)
-    data = sale_page(sale_id=parsed) if parsed is not None else None
-    if parsed is None or data is None:
+    page = sale_page(sale_id=parsed) if parsed is not None else None
+    if parsed is None or page is None:
         raise Http404(_("No such sale."))
-    page = {**data["page"], "claimedSlot": _claimed_slot(data["page"]["claimed"])}
     # Only a draw sale has a draw: a first-come sale's page asks PostgreSQL nothing.
-    entries = data["page"]["entries"]
-    draw = _draw_shown(selectors.sale_draw_summary(sale_id=parsed)) if entries is not None else None
+    draw = _draw_shown(selectors.sale_draw_summary(sale_id=parsed)) if page.entries is not None else None
     context = {
-        "sale": data["goods"],
+        "sale": page.detail.sale,
+        "stock_left": page.detail.stock_left,
         "page": page,
-        "status": data["seckillStatus"],
+        "claimed_slot": _claimed_slot(page.claimed),
+        "status": int(page.detail.status),
         "draw": draw,
         "shopper": None,
         "shared": True,
         "login_url": f"/user/index?next={quote(request.path)}",
         "register_url": f"/user/register?next={quote(request.path)}",
         # Every other panel, and a draw's entry and result, for seckill.js to fill (seckill.panels).
-        "panels": panels.panel_variants(sale=data["goods"], page=page),
-        "entry_variants": panels.entry_variants() if page["entries"] is not None else [],
+        "panels": panels.panel_variants(page=page),
+        "entry_variants": panels.entry_variants() if page.entries is not None else [],
         "draw_slots": panels.draw_result_slots() if draw is not None and not draw["drawn"] else None,
     }
     response = render(request, "seckill/item.html", context)
     # Kept no longer than until the sale opens or ends: the page shows which.
-    response.shared_seconds = _seconds_to_next_status(data)  # type: ignore[attr-defined]
+    response.shared_seconds = _seconds_to_next_status(page)  # type: ignore[attr-defined]
     return response
 
 
@@ -94,14 +95,14 @@ def _draw_shown(draw: dict | None) -> dict | None:
     return {**draw, "winnersShown": shown, "winnersMore": max(0, len(winners) - WINNERS_SHOWN)}
 
 
-def _seconds_to_next_status(data: dict) -> int | None:
-    entries = data["page"]["entries"]
-    if entries is not None and entries["state"] != ENTRIES_CLOSED:
+def _seconds_to_next_status(page: SalePage) -> int | None:
+    entries = page.entries
+    if entries is not None and entries.state != ENTRIES_CLOSED:
         # A draw sale's page changes when its entries open and when they close (the draw).
-        return entries["opensIn"] if entries["state"] == ENTRIES_SOON else entries["closesIn"]
-    if data["seckillStatus"] == SaleStatus.NOT_STARTED:
-        return data["remainSeconds"]
-    return data["page"]["endsIn"]  # None once it has ended
+        return entries.opens_in if entries.state == ENTRIES_SOON else entries.closes_in
+    if page.detail.status == SaleStatus.NOT_STARTED:
+        return page.detail.remain_seconds
+    return page.ends_in  # None once it has ended
 
 
 def _draw_json(draw: dict | None) -> dict | None:
@@ -163,11 +164,11 @@ def shopper_state(request: HttpRequest) -> HttpResponse:
     sale_id = sale_id_read(request.GET)
     if sale_id is None:
         return sale_id_invalid()
-    data = sale_page(sale_id=sale_id)
-    if data is None:
+    page = sale_page(sale_id=sale_id)
+    if page is None:
         return fail(Code.NOT_FOUND, _("no such sale"))
-    status = data["seckillStatus"]
-    shopper = _shopper_state(request, sale_id, status, data["page"]["entries"])
+    status = page.detail.status
+    shopper = _shopper_state(request, sale_id, status, page.entries)
     response = ok(
         {
             # The nav's part only for the page load's own ask (`nav=1`): reading the messages
@@ -176,20 +177,20 @@ def shopper_state(request: HttpRequest) -> HttpResponse:
             "shopper": _shopper_json(shopper),
             "now": redis_now(),
             "csrfToken": get_token(request) if shopper is not None else None,
-            "reminder": _reminder(request, sale_id, status, data["goods"]) if shopper is not None else None,
+            "reminder": _reminder(request, sale_id, status, page.detail.stock_left) if shopper is not None else None,
         }
     )
     patch_cache_control(response, private=True, no_store=True)
     return response
 
 
-def _reminder(request: HttpRequest, sale_id: int, status: int, sale: dict) -> dict | None:
+def _reminder(request: HttpRequest, sale_id: int, status: int, stock_left: int) -> dict | None:
     # The box shows before the opening, and while the sale is on only once it is sold out: the
     # opening's crowd, with units left, costs PostgreSQL nothing here.
     user = request.user
     if not isinstance(user, User):  # logged out
         return None
-    if status == SaleStatus.NOT_STARTED or (status == SaleStatus.ON and sale["stockCount"] <= 0):
+    if status == SaleStatus.NOT_STARTED or (status == SaleStatus.ON and stock_left <= 0):
         return {"on": reminders.sale_reminder_on(user=user, sale_id=sale_id)}
     return None
 
