@@ -18,7 +18,8 @@ GOODS_LIST_LOCK_TTL = 5
 
 
 def sale_cache(sale_id: int) -> str:
-    """(fresh until, by Redis's clock; the row). "v2": a rolling deploy's old processes read v1."""
+    """(fresh until, by Redis's clock; the row: a plain dict, sales.read_model.SaleView.cache_row).
+    "v2": a rolling deploy's old processes read v1."""
     return f"goods:sale:v2:{sale_id}"
 
 
