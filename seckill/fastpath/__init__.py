@@ -2,14 +2,16 @@
 but Redis's.
 
 It wraps the Django WSGI application (seckill_site/wsgi.py wires it from the WSGI_MIDDLEWARE
-setting) and asks three answerers in order, each its own module:
+setting) and asks the answerers of the request's method, each its own module:
 
-- refusal.ClosedSaleRefusal: a buy for a sale this process knows is closed (seckill.closed);
-- detail.DetailCopy: Django's own last public answer to an anonymous detail poll or the item
-  page's sale state;
-- poll.ResultPoll: a shopper's result poll carrying the ticket their buy left (seckill.tickets).
+- POST: refusal.ClosedSaleRefusal, a buy for a sale this process knows is closed
+  (sales.sale_state.refusal_known, the rule every layer asks);
+- GET: detail.DetailCopy, Django's own last public answer to an anonymous detail poll or the
+  item page's sale state; then poll.ResultPoll, a shopper's result poll carrying the ticket
+  their buy left (seckill.tickets).
 
-The first that answers does; anything none answers goes to Django untouched. The request id,
+The first that answers does; anything none answers goes to Django untouched, so a buy passes
+through one answerer and a poll through two. The request id,
 the request metrics with Django's labels and an aggregated log line every LOG_SECONDS are kept.
 Why, and what it saves: docs/fast-answers.md.
 """
@@ -43,11 +45,10 @@ class FastPath:
         self.counts = counts or fast_counts
         self.counts.fold_listeners.append(self._logged)
         self.counts.tick_listeners.append(self._log_if_due)
-        self.answerers: tuple[Answerer, ...] = (
-            ClosedSaleRefusal(self.counts),
-            DetailCopy(app, self.counts),
-            ResultPoll(app, self.counts),
-        )
+        self.answerers: dict[str, tuple[Answerer, ...]] = {
+            "POST": (ClosedSaleRefusal(self.counts),),
+            "GET": (DetailCopy(app, self.counts), ResultPoll(app, self.counts)),
+        }
         self._summary: dict[tuple[str, str], int] = {}
         self._summary_lock = threading.Lock()  # the folder thread's, once a second (tests fold too)
         self._summary_since = time.monotonic()
@@ -55,7 +56,7 @@ class FastPath:
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
         try:
-            for answerer in self.answerers:
+            for answerer in self.answerers.get(environ.get("REQUEST_METHOD", ""), ()):
                 answered = answerer(environ, start_response, started)
                 if answered is not None:
                     return answered

@@ -15,6 +15,7 @@ def test_the_wsgi_middleware_setting_names_the_fast_path(settings):
     assert [import_string(dotted) for dotted in settings.WSGI_MIDDLEWARE] == [FastPath]
 
 
-def test_the_fast_path_asks_its_three_answerers_in_order():
+def test_the_fast_path_asks_the_answerers_of_the_requests_method_in_order():
     fast = FastPath(lambda environ, start_response: [b""], counts=ThreadCounts())
-    assert [type(answerer) for answerer in fast.answerers] == [ClosedSaleRefusal, DetailCopy, ResultPoll]
+    asked = {method: [type(answerer) for answerer in answerers] for method, answerers in fast.answerers.items()}
+    assert asked == {"POST": [ClosedSaleRefusal], "GET": [DetailCopy, ResultPoll]}
