@@ -1,7 +1,7 @@
 """`SoldOutMiddleware`: a buy for a sale this process knows is sold out, not started or ended
 is refused first in the stack, before the session, CSRF or locale middleware.
 
-The rule is seckill.closed.closed_refusal, the one the gate and seckill.fastpath ask too (the
+The rule is sales.sale_state.refusal_known, the one the gate and seckill.fastpath ask too (the
 gate's docstring says why its answer may be given to anyone), with the bytes seckill.fastpath
 gives below Django. This covers what the fast path leaves to Django and every other way in
 (runserver, the test client, ASGI).
@@ -18,7 +18,8 @@ from typing import TypeVar
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
-from seckill.closed import PUBLIC_CODES, REFUSAL_VIEWS, closed_refusal, refusal_response
+from sales.sale_state import refusal_known
+from seckill.fastpath.refusal import PUBLIC_CODES, REFUSAL_VIEWS, refusal_response
 from seckill.observe import attempt_answered
 from seckill.sale_id import API_BUY, PAGE_BUY, sale_id_read
 from seckill_site.codes import EnvelopeCode
@@ -44,7 +45,7 @@ class SoldOutMiddleware:
         if sale_id is None:
             return self.get_response(request)
         try:
-            refusal = closed_refusal(sale_id, ask=True)
+            refusal = refusal_known(sale_id, ask=True)
         except REDIS_FAILURES:  # the view meets the outage too, and answers it (a 503)
             refusal = None
         if refusal is not None:

@@ -121,7 +121,7 @@ def _refusals_vcl() -> list[str]:
     from django.conf import settings
 
     from sales.sale_state import PUBLIC_REFUSALS
-    from seckill.closed import refusal_response
+    from seckill.fastpath.refusal import refusal_response
 
     lines = ["sub answers_refusal {"]
     for refusal in PUBLIC_REFUSALS:

@@ -49,5 +49,5 @@ class Refusal(enum.IntEnum):
 
 
 # The public facts (marks.refusal_known): refused to anyone, with the same answer from every
-# layer that gives them (seckill.closed.refusal_response), the edge's included.
+# layer that gives them (seckill.fastpath.refusal.refusal_response), the edge's included.
 PUBLIC_REFUSALS = (Refusal.SOLD_OUT, Refusal.ENTRIES_CLOSED, Refusal.NOT_STARTED, Refusal.ENDED)

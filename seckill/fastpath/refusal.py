@@ -1,6 +1,11 @@
-"""The fast path's closed-sale refusal: a buy for a sale this process knows is closed
-(seckill.closed.closed_refusal, not asking Redis) is answered the bytes of
-seckill.middleware.SoldOutMiddleware, from the same seckill.closed.refusal_response."""
+"""The closed-sale refusal: a buy for a sale this process knows is sold out (entries closed,
+after a draw sale's draw), not started or ended is refused to anyone, with the same bytes
+everywhere.
+
+The rule is sales.sale_state.refusal_known, asked before reserve.lua (which has the last word,
+by Redis's clock and stock) by the fast path below Django (ClosedSaleRefusal, not asking Redis),
+by seckill.middleware.SoldOutMiddleware and by the gate. `refusal_response` is the answer every
+one of them gives, the edge's too."""
 
 from __future__ import annotations
 
@@ -9,15 +14,43 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import QueryDict
+from django.http import HttpResponse, QueryDict
+from django.utils import translation
 
-from seckill.closed import REFUSAL_VIEWS, closed_refusal, refusal_response
+from sales import sale_state
+from sales.sale_state import refusal_known
 from seckill.fastpath.wsgi import language_chosen, plain_id, request_id, wsgi_status
 from seckill.sale_id import API_BUY, PAGE_BUY, sale_id_plain, sale_id_read
 from seckill_site.codes import EnvelopeCode
+from seckill_site.http import fail
 from seckill_site.locale import language_for
 from seckill_site.logs import REQUEST_ID_HEADER
 from seckill_site.metrics import ThreadCounts
+
+# The codes of the public refusals: a buy view's answer with one leaves as refusal_response.
+PUBLIC_CODES = frozenset(refusal.code for refusal in sale_state.PUBLIC_REFUSALS)
+
+# The metrics' view label of a refusal answered before any URL is resolved.
+REFUSAL_VIEWS = {
+    refusal: f"<{refusal.name.lower().replace('_', ' ')} before routing>" for refusal in sale_state.Refusal
+}
+
+
+_refusal_bodies: dict[tuple[EnvelopeCode, str], bytes] = {}
+
+
+def refusal_response(code: EnvelopeCode, language: str) -> HttpResponse:
+    """The gate's answer `code` in `language`, as Django and the fast path both give it."""
+    body = _refusal_bodies.get((code, language))
+    if body is None:
+        with translation.override(language):
+            body = _refusal_bodies[(code, language)] = fail(code).content
+    response = HttpResponse(body, content_type="application/json", status=code.status)
+    response["Content-Language"] = language
+    # As CommonMiddleware gives the views' answers, which this one stands for: never chunked.
+    response["Content-Length"] = str(len(body))
+    return response
+
 
 # A buy form is `goodsId=<id>` and maybe a csrf token; Django reads anything larger its own way.
 FORM_BYTES_MAX = 1024
@@ -47,7 +80,7 @@ class ClosedSaleRefusal:
         sale_id = _form_sale_id(environ, length) if page else plain_id(api.group(1))  # type: ignore[union-attr]
         if sale_id is None:
             return None
-        refusal = closed_refusal(sale_id, ask=False)
+        refusal = refusal_known(sale_id, ask=False)
         if refusal is None:
             return None
         code = refusal.code

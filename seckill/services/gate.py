@@ -14,7 +14,7 @@ from redis.exceptions import RedisError
 
 from sales import sale_state
 from sales.codes import SaleCode
-from seckill.closed import closed_refusal
+from sales.sale_state import refusal_known
 from seckill.services.draw import sale_draw
 from seckill.services.reconcile import sale_rebuild_request
 from seckill.services.writer import ORDER_FLUSH
@@ -43,12 +43,12 @@ def seckill_attempt(*, user_id: int, sale_id: int, path: str) -> Attempt:
     and ended are public facts (the list page shows them), so they are answered first, from this
     process's copies, before the rate limit or the path is touched: a shopper's path survives a
     "sold out" that a cancellation may undo. seckill.middleware and seckill.fastpath give these
-    same answers earlier, from the same rule (seckill.closed.closed_refusal). Then one Redis call
+    same answers earlier, from the same rule (sales.sale_state.refusal_known). Then one Redis call
     (reserve.lua) counts the rate limit and takes the path and the unit; the session's read
     cannot join it, its keys being in another cluster slot.
     """
     # Layer 2: what this process already knows (after a draw, sold out is "entries closed").
-    closed = closed_refusal(sale_id, ask=True)
+    closed = refusal_known(sale_id, ask=True)
     if closed is not None:
         return Attempt(closed.code)
     # A draw sale's opening window: the shopper enters the draw (enter.lua), no unit taken.
@@ -116,7 +116,7 @@ def _draw(sale_id: int) -> None:
 def _refused(sale_id: int, reserved: sale_state.Reserved) -> Attempt:
     if reserved.refusal is sale_state.Refusal.SOLD_OUT:
         sale_state.sold_out_mark(sale_id)  # from here the closed rule knows it (after a draw: "entries closed")
-        return Attempt((closed_refusal(sale_id, ask=False) or reserved.refusal).code)
+        return Attempt((refusal_known(sale_id, ask=False) or reserved.refusal).code)
     if reserved.refusal is sale_state.Refusal.NOT_LOADED:
         sale_rebuild_request(sale_id=sale_id)
     assert reserved.refusal is not None  # reserve() names its refusal whenever it took no unit

@@ -1,4 +1,4 @@
-"""seckill.closed.closed_refusal is the one closed-sale rule: each layer that refuses a buy as
+"""sales.sale_state.refusal_known is the one closed-sale rule: each layer that refuses a buy as
 sold out, not started or ended before reserve.lua refuses by what it answers and by nothing
 else. Here it calls an open sale ENDED, and every layer says so."""
 
@@ -6,9 +6,9 @@ import pytest
 
 from goods.tests.factories import make_sale
 from sales import sale_state
+from sales.codes import SaleCode
 from seckill.services import gate
 from seckill.tests.test_fastpath import answered_below_django, call, environ
-from seckill_site.codes import Code
 
 pytestmark = pytest.mark.django_db
 
@@ -18,11 +18,11 @@ LAYERS = ["seckill.fastpath.refusal", "seckill.middleware", "seckill.services.ga
 def _ended(monkeypatch, module: str) -> list[tuple[int, bool]]:
     asked: list[tuple[int, bool]] = []
 
-    def closed_refusal(sale_id: int, *, ask: bool) -> sale_state.Refusal:
+    def refusal_known(sale_id: int, *, ask: bool) -> sale_state.Refusal:
         asked.append((sale_id, ask))
         return sale_state.Refusal.ENDED
 
-    monkeypatch.setattr(f"{module}.closed_refusal", closed_refusal)
+    monkeypatch.setattr(f"{module}.refusal_known", refusal_known)
     return asked
 
 
@@ -39,11 +39,11 @@ def test_the_middleware_refuses_by_the_rule(client, monkeypatch):
     sale = make_sale(stock=5)
     asked = _ended(monkeypatch, LAYERS[1])
     response = client.post("/seckill/p/doSeckill", {"goodsId": sale.pk})
-    assert asked == [(sale.pk, True)] and response.json()["code"] == Code.ENDED.code
+    assert asked == [(sale.pk, True)] and response.json()["code"] == SaleCode.ENDED.code
 
 
 def test_the_gate_refuses_by_the_rule(monkeypatch):
     sale = make_sale(stock=5)
     asked = _ended(monkeypatch, LAYERS[2])
-    assert gate.seckill_attempt(user_id=1, sale_id=sale.pk, path="p").code is Code.ENDED
+    assert gate.seckill_attempt(user_id=1, sale_id=sale.pk, path="p").code is SaleCode.ENDED
     assert asked == [(sale.pk, True)]

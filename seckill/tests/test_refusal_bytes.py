@@ -15,7 +15,7 @@ from prometheus_client import REGISTRY
 from goods.tests.factories import make_sale
 from sales import sale_state
 from sales.sale_state import Refusal, keys
-from seckill.closed import REFUSAL_VIEWS, refusal_response
+from seckill.fastpath.refusal import REFUSAL_VIEWS, refusal_response
 from seckill.services import draw as draw_service
 from seckill.tests.test_draw import enter_all, make_draw_sale, window_over
 from seckill.tests.test_fastpath import answered_below_django, call, environ

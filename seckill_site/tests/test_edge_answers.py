@@ -18,7 +18,7 @@ from sales import sale_state
 from sales.codes import SaleCode
 from sales.sale_state import keys
 from seckill import tickets
-from seckill.closed import refusal_response
+from seckill.fastpath.refusal import refusal_response
 from seckill.tests.shoppers import path_for
 from seckill_site.redis import client as redis
 from tools.edge import ROOT, edge_down, edge_up, varnish_available

@@ -152,6 +152,6 @@ def test_a_cluster_client_that_reaches_no_node_is_an_outage_before_the_session_t
     def no_node_reached(sale_id, *, ask):
         raise RedisClusterException("Redis Cluster cannot be connected. Please provide at least one reachable node")
 
-    monkeypatch.setattr("seckill.middleware.closed_refusal", no_node_reached)
+    monkeypatch.setattr("seckill.middleware.refusal_known", no_node_reached)
     response = client.post(f"/seckill/{path}/doSeckill", {"goodsId": sale.pk}, HTTP_ACCEPT="application/json")
     assert response.status_code == 200 and response.json()["data"]["status"] == "queued", response.content
