@@ -10,7 +10,7 @@ from sales.models import DRAW_WINDOW_DEFAULT, DRAW_WINDOW_MAX, DRAW_WINDOW_MIN, 
 class SaleSerializer(serializers.Serializer):
     """A row of sales.selectors.sales_for_list: the sale event with its goods."""
 
-    id = serializers.IntegerField(help_text="the sale event id: what every goodsId / sale_id means")
+    id = serializers.IntegerField(help_text="the sale event id: what the buy endpoints call goodsId")
     goodsId = serializers.IntegerField()
     goodsName = serializers.CharField()
     goodsTitle = serializers.CharField()
