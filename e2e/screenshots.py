@@ -14,16 +14,15 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from e2e.conftest import poll
 from goods.models import Goods
-from goods.tests.factories import make_sale
 from orders.fulfilment.services import order_ship, refund_request_open
-from orders.tests.factories import buy, pay
 from sales.management.commands.seed_demo import product_image
 from sales.models import StockAudit, StockChange
-from seckill.tests.shoppers import reserve_directly
-from seckill.tests.test_draw_ahead import make_ahead_sale
-from users.tests.factories import make_merchant, make_user, session_for
+from testutils.browser import poll
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_ahead_sale, make_sale
+from testutils.factories.users import make_merchant, make_user, session_for
+from testutils.shoppers import reserve_directly
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -7,15 +7,14 @@ every second, and the language menu does nothing until its button is pressed."""
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from e2e.conftest import poll
-from goods.tests.factories import make_goods, make_sale
-from orders.tests.factories import buy, pay
-from seckill.tests.shoppers import reserve_directly
-from users.tests.factories import make_user, session_for
+from testutils.browser import WCAG_AA, poll
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, session_for
+from testutils.shoppers import reserve_directly
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-WCAG_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 
 
 def test_every_shopper_page_meets_wcag_aa_contrast_included(watched):

@@ -6,9 +6,9 @@ form without JavaScript, through its "show" button."""
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from e2e.conftest import VIEWPORTS, poll
+from testutils.browser import VIEWPORTS, poll
+from testutils.factories.users import make_user, session_for
 from users.models import Address
-from users.tests.factories import make_user, session_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -6,10 +6,8 @@ Chinese, has no violation."""
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from e2e.conftest import poll
-from e2e.test_accessibility import WCAG_AA
-from e2e.test_fulfilment import _as_merchant
-from sales.tests.test_admin_translations import MERCHANT_SCREENS, shop  # noqa: F401 (a fixture)
+from testutils.browser import WCAG_AA, as_merchant, poll
+from testutils.merchant_screens import MERCHANT_SCREENS
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -23,7 +21,7 @@ AXE_OPTIONS = {**WCAG_AA, "preload": False}
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
 def test_every_merchant_screen_meets_wcag_aa(watched, shop, language):  # noqa: F811
     ids = {name: getattr(obj, "pk", None) for name, obj in shop.items()}
-    desk = _as_merchant(watched, shop["merchant"], language)
+    desk = as_merchant(watched, shop["merchant"], language)
     axe = Axe()
     failures = {}
     for method, url, *_data in MERCHANT_SCREENS:

@@ -8,15 +8,15 @@ import time
 
 import pytest
 
-from e2e.conftest import poll
-from e2e.test_flows import log_in
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from sales.models import SaleDraw
 from sales.sale_state import keys
 from sales.services import draw_seed_ensure, sale_open
 from seckill_site.redis import client
-from users.tests.factories import make_address, make_user
+from testutils.browser import log_in, poll
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

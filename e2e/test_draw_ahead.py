@@ -7,14 +7,13 @@ reload. axe-core finds no WCAG 2.1 AA violation in any of these states."""
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from e2e.conftest import VIEWPORTS, poll
-from e2e.test_accessibility import WCAG_AA
-from e2e.test_shopper_pages import captcha_answer, logged_in
 from sales.models import SaleDraw
 from sales.services import sale_pages_drop
 from seckill.services import draw as draw_service
-from seckill.tests.test_draw_ahead import make_ahead_sale, opening_over
-from users.tests.factories import make_user
+from testutils.browser import VIEWPORTS, WCAG_AA, captcha_answer, logged_in, poll
+from testutils.draws import opening_over
+from testutils.factories.sales import make_ahead_sale
+from testutils.factories.users import make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

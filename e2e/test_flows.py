@@ -11,38 +11,23 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from e2e.conftest import poll
 from goods.models import Goods
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
 from orders.payments.closing import orders_expire_unpaid
-from orders.tests.factories import buy
 from sales.models import Sale
 from sales.sale_state import keys
 from sales.services import sale_update
 from seckill_site.redis import client
+from testutils.browser import choose_chinese, log_in, poll
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_address, make_merchant, make_user
 from users.models import User
-from users.tests.factories import PASSWORD, make_address, make_merchant, make_user
 
 COUNTDOWN_S = 8  # from the item page's first showing to the sale's start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def log_in(page, base_url: str, mobile: str) -> None:
-    page.goto(f"{base_url}/user/index")
-    page.fill("input[name=mobile]", mobile)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("form[action='/user/login'] button[type=submit]")  # not the language switch's
-    page.wait_for_url("**/goods/goodsList")
-
-
-def choose_chinese(tab) -> None:
-    """The language switch in the header, as a visitor uses it (a cookie: it outlives logging in)."""
-    tab.go("/goods/goodsList")
-    tab.page.select_option("#language-select", "zh-hans")
-    tab.page.click(".language button[type=submit]")  # the switch applies on its button
-    tab.page.wait_for_selector("text=秒杀商品")
 
 
 def admin_log_in(tab, mobile: str) -> None:
@@ -315,7 +300,7 @@ def test_the_api_docs_and_the_login_by_code_page_keep_to_the_content_security_po
 def test_the_browser_tests_see_a_content_security_policy_violation(browser, live_server):
     """The listener behind every page check works: an inline script a page did not sign is
     blocked and reported."""
-    from e2e.conftest import Watched
+    from testutils.browser import Watched
 
     tab = Watched(browser, live_server.url, "csp-control")
     tab.go("/user/index")

@@ -7,12 +7,12 @@ are saved at phone and desktop widths into e2e-screenshots/."""
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from e2e.test_accessibility import WCAG_AA
-from e2e.test_merchant import admin_log_in, shoot
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order, OrderStatus, RefundRequest
-from orders.tests.factories import buy, pay
-from users.tests.factories import make_merchant, make_user, session_for
+from testutils.browser import WCAG_AA, as_merchant, shoot
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_merchant, make_user, session_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -50,15 +50,6 @@ def _axe(tab, where: str, failures: dict) -> None:
         failures[where] = results.generate_report()
 
 
-def _as_merchant(watched, merchant, language: str):
-    # axe-core's checks add a <style> element, which the admin's policy refuses (the shopper's
-    # pages allow it by nonce): the merchant's tab lets them. e2e/test_merchant.py checks the
-    # admin's pages under the policy.
-    desk = watched(f"merchant-{language}", bypass_csp=True)
-    admin_log_in(desk, merchant.mobile, language)
-    return desk
-
-
 def _paid_order(item: str):
     """A merchant's item, bought and paid for by a shopper: (merchant, shopper, order)."""
     merchant = make_merchant(nickname="Mia")
@@ -84,7 +75,7 @@ def test_an_order_ships_and_the_shopper_follows_it_to_completed(watched, languag
     merchant, shopper, order = _paid_order("Kettle")
     failures: dict[str, str] = {}
 
-    desk = _as_merchant(watched, merchant, language)
+    desk = as_merchant(watched, merchant, language)
     page = desk.go("/admin/orders/order/")
     page.click(".to-ship-link")
     page.wait_for_selector(f"text={order.order_no}")
@@ -148,7 +139,7 @@ def test_a_refund_asked_by_keyboard_is_approved_by_the_merchant(watched, languag
     page = tab.go("/orders/?tab=refunds")
     page.wait_for_selector(f"text={order.order_no}")
 
-    desk = _as_merchant(watched, merchant, language)
+    desk = as_merchant(watched, merchant, language)
     page = desk.go(f"/admin/orders/order/{order.pk}/change/")
     page.click(".refund-request-link")
     page.wait_for_selector("#approve_form")

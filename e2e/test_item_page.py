@@ -11,14 +11,12 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from django.utils import timezone
 
-from e2e.conftest import VIEWPORTS, poll
-from e2e.test_accessibility import WCAG_AA
-from e2e.test_merchant import admin_log_in, shoot
-from e2e.test_shopper_pages import captcha_answer, logged_in
-from goods.tests.factories import make_goods, make_sale
-from orders.tests.factories import buy
 from sales.services import draw_seed_ensure, sale_open
-from users.tests.factories import make_merchant, make_user
+from testutils.browser import VIEWPORTS, WCAG_AA, admin_log_in, captcha_answer, logged_in, poll, shoot
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_merchant, make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -16,12 +16,13 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from e2e.conftest import SHOTS, poll
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
-from orders.tests.factories import buy
 from sales.models import Sale
-from users.tests.factories import PASSWORD, make_merchant, make_user
+from testutils.browser import admin_log_in, poll, shoot
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_merchant, make_user
 from users.verification.services import registration_record
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -31,22 +32,6 @@ ELSEWHERE = "America/New_York"  # the merchant's laptop: 12 or 13 hours behind t
 # Interface words that must not be on a Chinese admin page (the data below is Chinese).
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 ALLOWED = {"English", "Asia", "Shanghai", "UTC", "CSV", "IP", "ID", "PNG", "JPEG", "MB"}
-
-
-def admin_log_in(tab, mobile: str, language: str | None = None) -> None:
-    if language:
-        tab.context.add_cookies([{"name": "django_language", "value": language, "url": tab.base_url}])
-    tab.go("/admin/login/")
-    tab.page.fill("input[name=username]", mobile)
-    tab.page.fill("input[name=password]", PASSWORD)
-    tab.page.click("input[type=submit]")
-    tab.page.wait_for_selector("#site-name")
-
-
-def shoot(tab, label: str) -> None:
-    """The page as the merchant sees it on a 1280-pixel screen."""
-    SHOTS.mkdir(exist_ok=True)
-    tab.page.screenshot(path=str(SHOTS / f"{tab.name}-{label}.png"), full_page=True)
 
 
 def paid(order: Order) -> Order:

@@ -8,10 +8,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from e2e.test_shopper_pages import logged_in, solve_and_buy
-from goods.tests.factories import make_goods, make_sale
+from testutils.browser import logged_in, solve_and_buy
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 from tools import opening_mix
-from users.tests.factories import make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

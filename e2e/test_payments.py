@@ -15,14 +15,14 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from e2e.conftest import VIEWPORTS
-from e2e.test_flows import choose_chinese, log_in
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order, Payment, PaymentNotice, PaymentStatus, Refund, RefundStatus
 from orders.payments.closing import orders_expire_unpaid
-from orders.tests.factories import buy
+from testutils.browser import VIEWPORTS, choose_chinese, log_in
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
 from tools.payment_services import alipay_control, stripe_webhook_register
-from users.tests.factories import make_address, make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

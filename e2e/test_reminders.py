@@ -6,11 +6,12 @@ logged-out visitor is sent to log in, a sold-out sale offers it, and axe-core fi
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from e2e.conftest import VIEWPORTS, poll
-from goods.tests.factories import make_goods, make_sale
 from sales.models import SaleReminder
+from testutils.browser import VIEWPORTS, poll
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, session_for
 from users.models import NoticeSettings
-from users.tests.factories import make_user, session_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

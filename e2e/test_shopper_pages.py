@@ -15,25 +15,17 @@ import pytest
 import requests
 from django.utils import timezone
 
-from conftest import ROOT, _test_database_url, free_port
-from e2e.conftest import poll
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
-from orders.tests.factories import buy
 from sales.models import StockAudit, StockChange
-from sales.sale_state import keys
-from seckill_site.redis import client
-from users.tests.factories import PASSWORD, make_user, session_for
+from testutils.browser import captcha_answer, logged_in, poll, solve_and_buy
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_user
+from testutils.processes import ROOT, child_database_url
+from tools.net import free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def logged_in(tab, user) -> None:
-    tab.context.add_cookies([{"name": "sessionid", "value": session_for(user), "url": tab.base_url}])
-
-
-def captcha_answer(sale, user) -> str:
-    return client().get(keys.captcha(sale.pk, user.pk)).decode()
 
 
 def answered(page) -> str:
@@ -46,13 +38,6 @@ def accepted(answer: str) -> bool:
     """The buy was taken: "in the queue", or already "order is placed" when the writer was
     quicker than the page's first result poll (a quiet CI machine writes within a poll)."""
     return "queue" in answer or "order is placed" in answer
-
-
-def solve_and_buy(page, sale, user) -> None:
-    page.click("#buy")
-    poll(page, "document.getElementById('captcha-img').naturalWidth > 0")
-    page.fill("#captcha-answer", captcha_answer(sale, user))
-    page.click("#captcha-form button[type=submit]")
 
 
 def test_issue1_many_new_captchas_for_one_sale_lock_out_only_that_sale_and_say_how_long(watched, settings):
@@ -260,7 +245,7 @@ def test_issue9_make_run_shows_the_shops_own_404_page(browser, live_server, monk
     port = free_port()
     # What run.py hands its web child: the local settings, and no DEBUG of the developer's.
     env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")}
-    env.update(DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.local")
+    env.update(DATABASE_URL=child_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.local")
     command = [sys.executable, "-m", "seckill_site.serve", "--bind", f"127.0.0.1:{port}"]
     log = open(ROOT / ".run" / "test-make-run-web.log", "w")
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -316,7 +301,7 @@ def test_issue12_list_order_stock_bars_countdowns_spinner_and_registration(watch
     assert "Starts" in page.inner_text(".window")  # the start time itself, not only a countdown
 
     queued_user = make_user()
-    from seckill.tests.shoppers import reserve_directly
+    from testutils.shoppers import reserve_directly
 
     reserve_directly(queued_user.pk, on_sale.pk)  # queued: no worker runs in this test
     logged_in(tab, queued_user)

@@ -6,9 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from goods.models import Goods
-from goods.tests.factories import make_goods
-from seckill_site.tests.clients import api
-from users.tests.factories import make_merchant
+from testutils.clients import api
+from testutils.factories.goods import make_goods
+from testutils.factories.users import make_merchant
 from users.tokens import api_token_issue
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from goods.tests.factories import make_sale
 from sales.models import StockAudit
+from testutils.factories.sales import make_sale
 
 BEFORE = [("goods", "0007_draw_applied_at")]
 AFTER = [("goods", "0008_stock_audit_detail")]

@@ -50,7 +50,7 @@ def test_backoff_grows_then_slows_and_keeps_polling_for_many_minutes():
 
 @pytest.mark.django_db
 def test_the_item_page_loads_the_plan_before_the_page_script(client):
-    from goods.tests.factories import make_sale
+    from testutils.factories.sales import make_sale
 
     page = client.get(f"/goods/detail/{make_sale().pk}").content.decode()
     assert page.index("js/poll.js") < page.index("js/seckill.js")

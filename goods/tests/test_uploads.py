@@ -9,7 +9,7 @@ from django.test import Client
 from PIL import Image
 
 from goods.models import MAX_IMAGE_SIDE, Goods
-from users.tests.factories import make_merchant
+from testutils.factories.users import make_merchant
 
 pytestmark = pytest.mark.django_db
 

@@ -11,17 +11,17 @@ import time
 import pytest
 from django.conf import settings
 
-from conftest import gunicorn_running
-from goods.tests.factories import make_sale
 from lab.cluster.payments import AlipayStandIn, Payers, Paying, PaymentFigures, notifies_read, payments_check
 from lab.faultproxy import FaultProxy, database_proxy, database_url
 from lab.shopper import Shopper, press, session_create
 from orders.models import Order, OrderStatus, Payment, PaymentNotice, PaymentStatus
-from orders.tests.factories import buy, pay
-from seckill.tests.shoppers import path_for
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, make_users
+from testutils.processes import gunicorn_running
+from testutils.shoppers import path_for
 from tools.net import free_port, wait_until
 from tools.processes import Processes
-from users.tests.factories import make_user, make_users
 
 # --- the check, on the database alone ----------------------------------------------------------
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from goods.tests.factories import make_sale
 from lab.cluster import partition_faults, scenario
 from lab.cluster.database import DatabaseHost, LeaderWatch
 from lab.cluster.database_faults import DATABASE_SCENARIOS, CommitProbe, median_ms, numbers_repeated
 from orders.models import Order
-from orders.tests.factories import buy
-from users.tests.factories import make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 
 def probe(*moments: float) -> CommitProbe:

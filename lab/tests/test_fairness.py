@@ -9,11 +9,11 @@ from collections import Counter
 
 import pytest
 
-from conftest import ROOT, _test_database_url
 from lab.fairness_http import Opening
 from lab.opening import MERCHANT_MOBILE, Actor, shoppers
 from sales.models import SaleDraw
 from seckill.services.draw import winners_of
+from testutils.processes import ROOT, child_database_url
 from users.models import User
 
 UNITS = 3
@@ -35,7 +35,7 @@ def test_the_http_driver_buys_through_a_deployment_and_sees_what_postgresql_hold
     people, scripts = shoppers(4, 0), shoppers(4, 500_000_000)
     opening = Opening(
         log_dir=ROOT / ".run" / "test-fairness", web_workers=1, web_threads=4, celery_concurrency=1, clients=8,
-        env={"DATABASE_URL": _test_database_url()},
+        env={"DATABASE_URL": child_database_url()},
     )  # fmt: skip
     try:
         opening.start(user_ids=[*people, *scripts])

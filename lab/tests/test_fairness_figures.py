@@ -11,7 +11,6 @@ import psutil
 import pytest
 import requests
 
-from goods.tests.factories import make_sale
 from lab.fairness import run_line
 from lab.fairness_http import (
     CODE,
@@ -24,9 +23,10 @@ from lab.fairness_http import (
     wrong,
 )
 from lab.opening import Actor, Replay, outcome, population
-from orders.tests.factories import buy
 from seckill.captcha import ANSWER_MAX
-from users.tests.factories import make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 
 def response(status: int, body: bytes = b"", headers: dict | None = None) -> requests.Response:

@@ -8,9 +8,9 @@ import pytest
 
 from lab.faults import Run
 from lab.shopper import Answer
-from orders.tests.factories import buy
+from testutils.factories.orders import buy
+from testutils.factories.users import make_user
 from users.models import User
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

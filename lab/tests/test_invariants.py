@@ -3,14 +3,14 @@ PostgreSQL and Redis, and nothing on a sale sold as the shop sells."""
 
 import pytest
 
-from goods.tests.factories import make_sale
 from lab.invariants import sale_check
 from orders.models import Order, OrderStatus
-from orders.tests.factories import buy, pay
 from sales import sale_state
 from sales.models import Sale
-from seckill.tests.shoppers import reserve_directly
-from users.tests.factories import make_user
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.shoppers import reserve_directly
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,16 +9,16 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from goods.models import Goods
-from goods.tests.factories import make_sale
 from lab import prepare
 from lab.shopper import log_in, path_solve
 from orders.models import Order
-from orders.tests.factories import buy
 from sales import sale_state
 from sales.models import Sale
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 from users.models import User
 from users.sessions import SessionStore
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -4,12 +4,12 @@ from what it measured, and the table it prints."""
 
 import pytest
 
-from goods.tests.factories import make_sale
 from lab.restore_drill.verdict import Facts, Measures, Verdict, mib, restored_check, table
 from orders.models import SeckillOrder
-from orders.tests.factories import buy
 from sales.models import Sale
-from users.tests.factories import make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 
 def measures(**verdict_fields) -> Measures:

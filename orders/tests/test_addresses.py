@@ -4,14 +4,14 @@ its JSON and the API take it; later edits of the book change no paid order."""
 import pytest
 from django.conf import settings
 
-from goods.tests.factories import make_sale
 from orders.models import Order, OrderAddress, Payment
 from orders.payments.providers import TradeState
 from orders.payments.services import payment_sync
-from orders.tests.factories import buy
-from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
+from testutils.providers import alipay_buyer_pays, alipay_cashier_open
 from users.addresses.services import address_delete, address_update
-from users.tests.factories import make_address, make_user
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}

@@ -9,11 +9,12 @@ from decimal import Decimal
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from goods.tests.factories import make_goods, make_sale
 from orders.fulfilment.services import order_ship, refund_request_open
 from orders.models import Order, OrderStatus, RefundRequestStatus, Shipment
-from orders.tests.factories import buy, pay
-from users.tests.factories import make_merchant, make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -10,13 +10,14 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.messages import get_messages
 from django.test import Client
 
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order, OrderStatus, Payment, PaymentMismatch, PaymentStatus, Refund, RefundKind
 from orders.payments.providers import GatewayDown
 from orders.payments.refunds import order_refund
-from orders.tests.factories import buy, pay
 from sales.models import Sale
-from users.tests.factories import make_address, make_merchant, make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -3,10 +3,10 @@ nothing left open."""
 
 import pytest
 
-from goods.tests.factories import make_sale
 from orders.models import Order, OrderStatus, Payment, PaymentStatus
-from orders.tests.factories import buy
-from users.tests.factories import make_address, make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}

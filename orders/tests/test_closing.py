@@ -8,17 +8,17 @@ from urllib.error import HTTPError
 import pytest
 from django.utils import timezone
 
-from goods.tests.factories import make_sale
 from orders.models import Order, OrderStatus, Payment, PaymentStatus, Refund, RefundStatus
 from orders.payments.closing import order_cancel_by_shopper, orders_expire_unpaid, payments_left_open_close
 from orders.payments.reconcile import money_check
 from orders.payments.refunds import refund_send
 from orders.payments.services import payment_start, payment_sync, payments_sync
 from orders.payments.tasks import sync_payments
-from orders.tests.factories import buy
-from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
 from sales.models import Sale
-from users.tests.factories import make_address, make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
+from testutils.providers import alipay_buyer_pays, alipay_cashier_open
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}

@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from goods.tests.factories import make_sale
 from orders.fulfilment.services import (
     order_deliver,
     order_ship,
@@ -30,8 +29,9 @@ from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.reconcile import money_check
 from orders.payments.refunds import order_refund
 from orders.services import OrderStateError
-from orders.tests.factories import buy, pay
-from users.tests.factories import make_user, make_users
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, make_users
 
 
 def _paid(sale=None) -> Order:

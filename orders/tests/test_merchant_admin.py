@@ -10,13 +10,14 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from goods.tests.factories import make_goods, make_sale
 from orders.admin import OrderAdmin
 from orders.selectors import ORDERS_CSV_KEYS
-from orders.tests.factories import buy, pay
 from sales.models import Sale, StockChange
 from sales.services import stock_audit_record
-from users.tests.factories import make_address, make_merchant, make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
 

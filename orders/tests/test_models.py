@@ -1,10 +1,10 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from goods.tests.factories import make_sale
 from orders.models import SeckillOrder
-from orders.tests.factories import make_order
-from users.tests.factories import make_user
+from testutils.factories.orders import make_order
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -36,8 +36,8 @@ def test_order_numbers_stay_unique_when_redis_loses_everything(settings):
     """A replica promoted after a crash may not have seen the latest writes: nothing that makes
     an order number unique may live in Redis (a Redis counter restarted at 1 and repeated the
     numbers of the same second)."""
-    from conftest import redis_keys_delete
     from orders.services import order_number_next
+    from testutils.stores import redis_keys_delete
 
     before = {order_number_next() for _ in range(3)}
     redis_keys_delete(settings.REDIS_KEY_PREFIX)  # what a failover to a stale replica can lose

@@ -17,17 +17,17 @@ from django.http import QueryDict
 from django.test import Client
 from django.utils import timezone
 
-from goods.tests.factories import make_sale
 from orders.models import Order, Payment, PaymentNotice, PaymentStatus, Refund, RefundStatus
 from orders.payments.closing import orders_expire_unpaid
 from orders.payments.providers.stripe import client as stripe_client
 from orders.payments.reconcile import money_check
 from orders.payments.refunds import refund_send
 from orders.payments.services import payment_card_confirm, payment_start
-from orders.tests.factories import buy
-from orders.tests.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
+from testutils.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
 from tools.payment_services import alipay_control
-from users.tests.factories import make_address, make_user
 
 pytestmark = pytest.mark.django_db
 FORM = "application/x-www-form-urlencoded"

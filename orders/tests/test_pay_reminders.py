@@ -6,14 +6,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from goods.tests.factories import make_sale
 from orders import notices
 from orders.models import Order, OrderStatus
-from orders.tests.factories import make_order
+from testutils import sms_backends
+from testutils.factories.orders import make_order
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_user
 from users import sms
 from users.models import Notice, NoticeSettings, NoticeStatus
-from users.tests import sms_backends
-from users.tests.factories import PASSWORD, make_user
 
 
 def texts_to(mobile: str) -> list[str]:
@@ -70,7 +70,7 @@ def test_each_buyer_is_warned_in_their_language(client, settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_sweeps_racing_warn_each_buyer_once(settings):
-    settings.SMS_BACKEND = "users.tests.sms_backends.CountingSmsBackend"
+    settings.SMS_BACKEND = "testutils.sms_backends.CountingSmsBackend"
     settings.PAY_REMINDER_LEAD_SECONDS = 300
     sale = make_sale()
     orders = [order_due_in(120, sale=sale, user=make_user()) for _ in range(5)]

@@ -10,15 +10,15 @@ import psycopg2
 import pytest
 from django.db import connection
 
-from goods.tests.factories import make_sale
 from orders.models import Order, OrderStatus, PaymentNotice
 from orders.payments.providers import TradeState
 from orders.payments.reconcile import money_check
 from orders.payments.services import payment_start, payment_sync
-from orders.tests.factories import buy
-from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
+from testutils.providers import alipay_buyer_pays, alipay_cashier_open
 from tools.net import wait_until
-from users.tests.factories import make_address, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,12 +10,12 @@ from django.conf import settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from goods.tests.factories import make_sale
 from orders.models import Order, OrderStatus, Payment
 from orders.payments.limits import ATTEMPTS_PER_ORDER, ATTEMPTS_WINDOW, CARD_TRIES_PER_ATTEMPT, CARD_TRIES_PER_SHOPPER
 from orders.payments.providers.stripe import client as stripe_client
-from orders.tests.factories import buy
-from users.tests.factories import make_address, make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}

@@ -11,7 +11,6 @@ from django.core import signing
 from django.test import Client, RequestFactory
 from django.utils import timezone
 
-from goods.tests.factories import make_sale
 from orders.models import (
     Order,
     OrderEventKind,
@@ -45,8 +44,9 @@ from orders.payments.services import (
     payment_sync,
 )
 from orders.services import OrderStateError
-from orders.tests.factories import buy
-from users.tests.factories import make_address, make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
 
 pytestmark = pytest.mark.django_db
 

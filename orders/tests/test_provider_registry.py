@@ -17,7 +17,7 @@ from orders.payments.providers import (
 )
 from orders.payments.providers.alipay import AlipayProvider
 from orders.payments.providers.stripe import StripeProvider
-from orders.tests.conftest import DUMMY_PATH
+from testutils.providers import DUMMY_PATH
 
 ALIPAY = "orders.payments.providers.alipay.AlipayProvider"
 STRIPE = "orders.payments.providers.stripe.StripeProvider"

@@ -6,14 +6,14 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from goods.tests.factories import make_sale
 from orders.models import Order, OrderStatus, Payment, PaymentMismatch, PaymentStatus, Refund, SeckillOrder
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.reconcile import money_check, payments_reconcile
 from orders.payments.services import payment_start, payment_sync
-from orders.tests.factories import buy, pay
-from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
-from users.tests.factories import make_address, make_user
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
+from testutils.providers import alipay_buyer_pays, alipay_cashier_open
 
 pytestmark = pytest.mark.django_db
 

@@ -2,15 +2,15 @@
 
 import pytest
 
-from goods.tests.factories import make_sale
 from orders.models import Order, OrderStatus, Payment, PaymentStatus, RefundStatus
 from orders.payments.reconcile import money_check
 from orders.payments.refunds import order_refund, refund_send
 from orders.payments.services import payment_start, payment_sync
 from orders.services import OrderStateError
-from orders.tests.factories import buy
-from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
-from users.tests.factories import make_address, make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user
+from testutils.providers import alipay_buyer_pays, alipay_cashier_open
 
 pytestmark = pytest.mark.django_db
 

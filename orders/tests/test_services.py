@@ -6,18 +6,18 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from goods.tests.factories import make_sale
 from orders import services
 from orders.models import Order, OrderStatus, Payment, PaymentStatus, SeckillOrder
 from orders.payments import closing
 from orders.payments.providers import Trade, TradeState
 from orders.payments.reconcile import money_check
 from orders.payments.services import Captured, payment_captured, payment_start
-from orders.tests.factories import buy, pay
 from sales.models import Sale
 from sales.sale_state import keys
 from seckill_site.redis import client
-from users.tests.factories import make_address, make_user, make_users
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_user, make_users
 
 
 def redis_stock(sale) -> int:

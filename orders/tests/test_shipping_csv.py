@@ -15,11 +15,12 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order, OrderStatus, Shipment
-from orders.tests.factories import buy, pay
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_merchant, make_user
 from tools.net import wait_until
-from users.tests.factories import make_merchant, make_user
 
 HEADINGS = {"en": ["order number", "carrier", "tracking number"], "zh": ["订单号", "承运商", "运单号"]}
 LINE_ENDS = ["\r\n", "\n", "\r"]  # Windows, everything else, Excel for Mac

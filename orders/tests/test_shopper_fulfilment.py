@@ -4,11 +4,11 @@ another shopper's order out of reach."""
 
 import pytest
 
-from goods.tests.factories import make_sale
 from orders.fulfilment.services import order_ship, refund_request_decline, refund_request_open
 from orders.models import Order, OrderStatus, RefundRequest
-from orders.tests.factories import buy, pay
-from users.tests.factories import make_user
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -1,9 +1,9 @@
 import pytest
 
-from goods.tests.factories import make_sale
 from orders.models import Order
-from orders.tests.factories import make_order
-from users.tests.factories import make_user
+from testutils.factories.orders import make_order
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -35,9 +35,9 @@ JSON = {"HTTP_ACCEPT": "application/json"}
 
 
 def test_pay_and_cancel_through_the_pages(client):
-    from orders.tests.factories import buy
-    from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
-    from users.tests.factories import make_address
+    from testutils.factories.orders import buy
+    from testutils.factories.users import make_address
+    from testutils.providers import alipay_buyer_pays, alipay_cashier_open
 
     sale, me = make_sale(stock=3), make_user()
     make_address(me)
@@ -86,9 +86,9 @@ def test_order_link_by_id_redirects_to_the_order(client):
 
 
 def test_merchant_cancels_unpaid_orders_from_the_admin(client, django_capture_on_commit_callbacks):
-    from goods.tests.factories import make_goods
-    from orders.tests.factories import buy, pay
-    from users.tests.factories import make_merchant
+    from testutils.factories.goods import make_goods
+    from testutils.factories.orders import buy, pay
+    from testutils.factories.users import make_merchant
 
     merchant = make_merchant()
     sale = make_sale(goods=make_goods(owner=merchant), stock=5)
@@ -114,10 +114,10 @@ def test_merchant_exports_own_orders_as_a_streamed_csv(client):
     import csv
     import io
 
-    from goods.tests.factories import make_goods
     from orders.selectors import ORDERS_CSV_KEYS
-    from orders.tests.factories import buy, pay
-    from users.tests.factories import make_merchant
+    from testutils.factories.goods import make_goods
+    from testutils.factories.orders import buy, pay
+    from testutils.factories.users import make_merchant
 
     merchant = make_merchant()
     sale = make_sale(goods=make_goods(owner=merchant, name="=HYPERLINK(1)"), stock=5)

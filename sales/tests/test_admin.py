@@ -8,14 +8,15 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from goods.models import Goods
-from goods.tests.factories import make_goods, make_sale
 from orders.models import Order
-from orders.tests.factories import make_order
 from sales.models import Sale
 from sales.sale_state import keys
 from seckill.services import paths as seckill_paths
 from seckill_site.redis import client as redis
-from users.tests.factories import make_merchant, make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import make_order
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -186,7 +187,7 @@ def test_superuser_sees_everything(client, two_merchants):
 
 
 def test_live_view_shows_figures_and_is_scoped(client, two_merchants):
-    from orders.tests.factories import buy, pay
+    from testutils.factories.orders import buy, pay
 
     sale = two_merchants["sale_a"]  # stock 10, one order made by the fixture (not through Redis)
     paid = buy(sale=sale, user=make_user())
@@ -213,7 +214,7 @@ def test_live_view_needs_a_merchant(client, two_merchants):
 def test_a_stock_edit_keeps_units_sold_since_the_form_was_loaded(
     client, two_merchants, django_capture_on_commit_callbacks
 ):
-    from orders.tests.factories import buy
+    from testutils.factories.orders import buy
 
     sale = two_merchants["sale_a"]  # stock 10
     client.force_login(two_merchants["a"])
@@ -261,7 +262,7 @@ def test_admin_delete_of_a_live_sale_leaves_no_redis_key_or_cached_page(
     client, two_merchants, django_capture_on_commit_callbacks
 ):
     from sales.selectors import sale_get
-    from seckill.tests.shoppers import path_for
+    from testutils.shoppers import path_for
 
     sale = make_sale(goods=two_merchants["goods_a"], stock=5)  # on sale now, warmed into Redis
     path_for(make_user().pk, sale.pk)  # a shopper's path: a per-user key of the sale
@@ -296,7 +297,7 @@ def test_bulk_delete_action_goes_through_the_service(client, two_merchants, djan
 
 
 def test_a_sale_with_orders_being_written_is_not_deleted(client, two_merchants):
-    from seckill.tests.shoppers import reserve_directly
+    from testutils.shoppers import reserve_directly
 
     sale = make_sale(goods=two_merchants["goods_a"], stock=5)
     left, _request_id = reserve_directly(make_user().pk, sale.pk)  # handed out, order not written yet
@@ -339,7 +340,7 @@ def test_goods_page_offers_no_inline_sale_delete(client, two_merchants):
 
 
 def test_stock_audit_is_listed_summed_and_scoped(client, two_merchants, django_capture_on_commit_callbacks):
-    from orders.tests.factories import buy
+    from testutils.factories.orders import buy
 
     client.force_login(two_merchants["a"])
     with django_capture_on_commit_callbacks(execute=True):
@@ -437,7 +438,7 @@ def test_admin_column_titles_follow_the_language_of_the_request(client, two_merc
 def test_the_status_filter_finds_the_sales_that_are_on_with_no_unit_left(client, two_merchants):
     """Sold out: on now and nothing left to buy, by the live counter (a unit whose order is
     still being written is gone) or, for a sale not loaded for selling, by the database."""
-    from seckill.tests.shoppers import reserve_directly
+    from testutils.shoppers import reserve_directly
 
     merchant = two_merchants["a"]
 

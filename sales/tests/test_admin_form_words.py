@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from goods.tests.factories import make_goods
 from sales.models import Sale
-from users.tests.factories import make_merchant
+from testutils.factories.goods import make_goods
+from testutils.factories.users import make_merchant
 
 pytestmark = pytest.mark.django_db
 

@@ -14,13 +14,14 @@ from django.db import connection
 from django.db.models import Model
 from django.db.models.constants import LOOKUP_SEP
 
-from goods.tests.factories import make_goods, make_sale
 from sales import draw_seed
 from sales.models import Admission, SaleDraw
 from sales.services import draw_seed_ensure
 from seckill_site.admin import SecretsUnqueryable, lookup_resolve
 from seckill_site.redis import client as redis_client
-from users.tests.factories import make_merchant, make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
 

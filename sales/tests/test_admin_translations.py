@@ -10,24 +10,15 @@ words, which its script writes into the page.
 
 import json
 import re
-from datetime import timedelta
 from html.parser import HTMLParser
 
 import pytest
-from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from goods.models import Goods
-from orders.fulfilment.services import order_deliver, order_ship, refund_request_open
-from orders.services import REASON_SHOPPER, order_cancel
-from orders.tests.factories import buy, pay
-from sales import services as sale_services
-from sales.models import Sale, StockChange
-from sales.services import stock_audit_record
-from users.addresses.services import address_create
-from users.models import MERCHANTS_GROUP, User
-from users.tests.factories import PASSWORD, make_user
-from users.verification.services import registration_record
+from sales.models import Sale
+from testutils.factories.users import PASSWORD
+from testutils.merchant_screens import MERCHANT_SCREENS
+from users.models import User
 
 pytestmark = pytest.mark.django_db
 
@@ -97,89 +88,6 @@ def _strings(value) -> list[str]:
     return []
 
 
-@pytest.fixture
-def shop(django_capture_on_commit_callbacks):
-    """A Chinese shop: a merchant, goods, a sale on now with paid (shipped to a Chinese
-    address), unpaid and cancelled orders, every kind of stock log note; a sale not started
-    and one ended; a second goods without sales; a registration in the last hour."""
-    merchants, _created = Group.objects.get_or_create(name=MERCHANTS_GROUP)
-    merchant = User.objects.create_user("13900000009", PASSWORD, nickname="茶庄老板", is_staff=True)
-    merchants.user_set.add(merchant)
-    goods = Goods.objects.create(owner=merchant, name="龙井茶", title="明前龙井 250 克", price="368.00", stock=30)
-    spare = Goods.objects.create(owner=merchant, name="白茶", title="福鼎白茶", price="128.00", stock=5)
-    now = timezone.now()
-    with django_capture_on_commit_callbacks(execute=True):
-        sale = sale_services.sale_create(
-            sale=Sale(
-                goods=goods,
-                seckill_price="9.90",
-                stock_count=20,
-                start_at=now - timedelta(minutes=5),
-                end_at=now + timedelta(hours=2),
-            ),
-            actor=merchant,
-        )
-        later = sale_services.sale_create(
-            sale=Sale(
-                goods=goods,
-                seckill_price="19.90",
-                stock_count=5,
-                start_at=now + timedelta(days=1),
-                end_at=now + timedelta(days=1, hours=1),
-            ),
-            actor=merchant,
-        )
-        sale_services.sale_create(
-            sale=Sale(
-                goods=goods,
-                seckill_price="29.90",
-                stock_count=5,
-                start_at=now - timedelta(days=2),
-                end_at=now - timedelta(days=1),
-            ),
-            actor=merchant,
-        )
-    buyers = [make_user(nickname=f"买家{n}") for n in range(3)]
-    paid, unpaid, cancelled = (buy(sale=sale, user=buyer) for buyer in buyers)
-    address = address_create(
-        user=buyers[0],
-        recipient="张三",
-        phone="13712345678",
-        region="浙江省",
-        city="杭州市",
-        street="西湖区文三路 100 号",
-        postcode="310000",
-    )
-    pay(paid, address)
-    # After the payment: one order shipped and delivered, one whose buyer asks for a refund.
-    delivered, asked = (pay(buy(sale=sale, user=make_user(nickname=f"买家{n}"))) for n in (3, 4))
-    order_ship(order_id=delivered.pk, carrier="zto", tracking_no="73100012345678", actor_id=merchant.pk)
-    order_deliver(order_id=delivered.pk, actor_id=delivered.user_id)
-    refund_request_open(order_id=asked.pk, reason="拍错了", actor_id=asked.user_id)
-    with django_capture_on_commit_callbacks(execute=True):
-        order_cancel(order_id=cancelled.pk, reason=REASON_SHOPPER, actor_id=buyers[2].pk)
-    # The details other writers leave (the batch writer, the reconciler, one that found Redis empty).
-    stock_audit_record(sale_id=sale.pk, delta=0, reason=StockChange.PURCHASE, detail={"orders": 12})
-    repair = {"stock_before": 5, "stock_after": 4, "buyers_before": 1, "buyers_after": 2}
-    stock_audit_record(sale_id=sale.pk, delta=0, reason=StockChange.RECONCILE_REPAIR, detail=repair)
-    stock_audit_record(
-        sale_id=sale.pk, delta=0, reason=StockChange.RECONCILE_REPAIR, detail={**repair, "stock_before": None}
-    )
-    registration_record(ip="203.0.113.9")
-    return {
-        "merchant": merchant,
-        "goods": goods,
-        "spare": spare,
-        "sale": sale,
-        "later": later,
-        "paid": paid,
-        "unpaid": unpaid,
-        "delivered": delivered,
-        "asked": asked,
-        "audit": sale.stock_audit.order_by("pk").first(),
-    }
-
-
 def _sale_form(sale: Sale, **changes) -> dict:
     start, end = timezone.localtime(sale.start_at), timezone.localtime(sale.end_at)
     data = {
@@ -193,51 +101,6 @@ def _sale_form(sale: Sale, **changes) -> dict:
         "end_at_1": end.strftime("%H:%M:%S"),
     }
     return {**data, **changes}
-
-
-MERCHANT_SCREENS = [
-    ("get", "/admin/"),
-    ("get", "/admin/goods/"),
-    ("get", "/admin/goods/goods/"),
-    ("get", "/admin/goods/goods/?q=%E8%8C%B6"),
-    ("get", "/admin/goods/goods/add/"),
-    ("get", "/admin/goods/goods/{goods}/change/"),
-    ("get", "/admin/goods/goods/{goods}/delete/"),  # refused: its sale has orders
-    ("get", "/admin/goods/goods/{spare}/delete/"),  # the confirmation
-    ("get", "/admin/sales/sale/"),
-    ("get", "/admin/sales/sale/?status=1"),
-    ("get", "/admin/sales/sale/?status=0&goods__id__exact={goods}"),
-    ("get", "/admin/sales/sale/add/"),
-    ("get", "/admin/sales/sale/{sale}/change/"),
-    ("get", "/admin/sales/sale/{sale}/delete/"),  # refused: it has orders
-    ("get", "/admin/sales/sale/{later}/delete/"),  # the confirmation
-    ("get", "/admin/sales/sale/{sale}/history/"),
-    ("get", "/admin/orders/order/sale/{sale}/live/"),
-    ("get", "/admin/orders/order/"),
-    ("get", "/admin/orders/order/?sale__id__exact={sale}&status=paid"),
-    ("get", "/admin/orders/order/{paid}/change/"),
-    ("get", "/admin/orders/order/{unpaid}/change/"),
-    ("get", "/admin/orders/order/{delivered}/change/"),
-    ("get", "/admin/orders/order/{asked}/change/"),
-    ("get", "/admin/orders/order/{paid}/ship/"),
-    ("post", "/admin/orders/order/{paid}/ship/", {"carrier": "", "tracking_no": "x;y"}),
-    ("get", "/admin/orders/order/{asked}/refund-request/"),
-    ("post", "/admin/orders/order/{asked}/refund-request/", {"decision": "decline", "answer": ""}),
-    ("get", "/admin/orders/order/ship.csv/"),
-    ("get", "/admin/orders/order/?refund_request=open"),
-    ("get", "/admin/orders/order/?status__exact=shipped"),
-    ("get", "/admin/sales/stockaudit/"),
-    ("get", "/admin/sales/stockaudit/?sale__id__exact={sale}&reason=purchase"),
-    ("get", "/admin/sales/stockaudit/{audit}/change/"),
-    ("get", "/admin/users/user/registrations/"),
-    ("get", "/admin/password_change/"),
-    # Saving a sale that needs a second look: the warnings and the "save anyway" box.
-    ("post", "/admin/sales/sale/{sale}/change/", {"seckill_price": "5.00", "stock_count": 40}),
-    ("post", "/admin/sales/sale/add/", {"stock_count": 500}),
-    # The bulk delete's confirmation, refused for the sale with orders.
-    ("post", "/admin/sales/sale/", {"action": "delete_selected", "_selected_action": ["{sale}", "{later}"]}),
-    ("post", "/admin/sales/sale/", {"action": "delete_selected", "_selected_action": ["{later}"]}),
-]
 
 
 def _fill(value, ids):

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from goods.tests.factories import make_sale
 from sales.models import Sale, SaleDraw, SaleReminder, StockAudit
+from testutils.factories.sales import make_sale
 
 MOVE = [("sales", "0001_initial"), ("goods", "0015_sale_moves_to_sales"), ("orders", "0008_sale_moves_to_sales")]
 # Before the move: the goods app still holds the sale, and orders point at goods.Sale.

@@ -8,11 +8,12 @@ import pytest
 from django.core.cache import cache
 from django.db import OperationalError, connection
 
-from goods.tests.factories import make_goods, make_sale
 from sales import selectors
 from sales.read_model import SaleView
 from seckill_site.redis import keys
 from seckill_site.redis import now as redis_now
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
 
 pytestmark = pytest.mark.django_db
 

@@ -13,14 +13,15 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from goods.models import Goods
-from goods.tests.factories import make_goods, make_sale
 from sales import sale_state
 from sales.models import Sale, SaleReminder
 from sales.reminders import services as reminders
+from testutils import sms_backends
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 from users import sms
 from users.models import Notice, NoticeSettings, NoticeStatus
-from users.tests import sms_backends
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -272,7 +273,7 @@ def test_a_popular_sales_reminders_leave_sign_up_codes_their_reserve_and_wait(se
 
 @pytest.mark.django_db(transaction=True)
 def test_two_sweeps_racing_text_each_reminder_once(settings):
-    settings.SMS_BACKEND = "users.tests.sms_backends.CountingSmsBackend"
+    settings.SMS_BACKEND = "testutils.sms_backends.CountingSmsBackend"
     settings.SALE_REMINDER_LEAD_SECONDS = 600
     sale = make_sale(starts_in=300)
     users = [make_user() for _ in range(6)]

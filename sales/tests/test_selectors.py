@@ -8,12 +8,12 @@ from django.core.cache import cache
 from django.db import OperationalError, connection
 
 from goods.models import Goods
-from goods.tests.factories import make_sale
 from sales import cache_keys as keys
 from sales import selectors
 from sales.models import Sale
 from seckill_site.redis import client as redis
 from seckill_site.redis import lock
+from testutils.factories.sales import make_sale
 
 READERS = 64
 

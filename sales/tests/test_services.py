@@ -10,14 +10,15 @@ from django.utils import timezone
 
 from goods import services as goods_services
 from goods.models import Goods
-from goods.tests.factories import make_goods, make_sale
-from orders.tests.factories import buy
 from sales import services
 from sales.models import Sale
 from sales.sale_state import keys
 from sales.selectors import sale_get
 from seckill_site.redis import client as redis
-from users.tests.factories import make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +85,7 @@ def test_stock_audit_adds_up_to_the_stock_through_every_kind_of_change(django_ca
     from orders.payments.closing import order_cancel_by_shopper, orders_expire_unpaid
     from sales.models import StockAudit, StockChange
     from seckill.tasks import reconcile_sales as reconcile
-    from users.tests.factories import make_merchant
+    from testutils.factories.users import make_merchant
 
     merchant = make_merchant()
     now = timezone.now()

@@ -5,9 +5,10 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from goods.tests.factories import make_goods, make_sale
 from sales import cache_keys as keys
-from users.tests.factories import make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 pytestmark = pytest.mark.django_db
 

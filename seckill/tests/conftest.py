@@ -5,7 +5,7 @@ from django.db import close_old_connections
 
 from seckill.fastpath import FastPath
 from seckill_site.metrics import ThreadCounts
-from users.tests.factories import make_user
+from testutils.factories.users import make_user
 
 
 @pytest.fixture

@@ -6,15 +6,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from goods.tests.factories import make_sale
 from lab.invariants import sale_check
 from orders.models import Order, SeckillOrder
 from sales import sale_state
 from sales.models import Sale
 from sales.sale_state import keys
-from seckill.tests.shoppers import path_for, reserve_directly, shopper
 from seckill_site.redis import client
-from users.tests.factories import make_users
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_users
+from testutils.shoppers import path_for, reserve_directly, shopper
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -9,7 +9,6 @@ from django.core.management import call_command
 from PIL import Image
 from prometheus_client import REGISTRY
 
-from goods.tests.factories import make_sale
 from sales.sale_state import keys
 from seckill import captcha
 from seckill import keys as site_keys
@@ -18,7 +17,8 @@ from seckill.selectors import captcha_pool_size
 from seckill.services import paths
 from seckill.tasks import captcha_pool_fill
 from seckill_site.redis import client
-from users.tests.factories import make_user
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -145,7 +145,7 @@ def test_beats_task_and_the_warm_command_fill_the_pool(settings):
 
 
 def test_metrics_show_the_pool_ready_and_where_each_captcha_came_from(shopper, settings):
-    from seckill_site.tests.test_metrics import SCRAPER, scrape
+    from testutils.metrics import SCRAPER, scrape
 
     settings.METRICS_TOKEN = SCRAPER["Authorization"].removeprefix("Bearer ")
     settings.SECKILL_CAPTCHA_POOL = 2

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from django_ratelimit.core import _get_window
 
-from conftest import gunicorn_running
-from goods.tests.factories import make_sale
 from sales.sale_state import keys
-from seckill.tests.shoppers import path_for, shopper
 from seckill_site.redis import client
 from seckill_site.redis import now as redis_now
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.processes import gunicorn_running
+from testutils.shoppers import path_for, shopper
 from tools.missing import missing
-from users.tests.factories import make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -4,11 +4,11 @@ else. Here it calls an open sale ENDED, and every layer says so."""
 
 import pytest
 
-from goods.tests.factories import make_sale
 from sales import sale_state
 from sales.codes import SaleCode
 from seckill.services import gate
-from seckill.tests.test_fastpath import answered_below_django, call, environ
+from testutils.factories.sales import make_sale
+from testutils.wsgi import answered_below_django, call, environ
 
 pytestmark = pytest.mark.django_db
 

@@ -9,14 +9,15 @@ from django.core.cache import cache
 from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
-from goods.tests.factories import make_goods, make_sale
 from sales import cache_keys as keys
 from sales import selectors as sale_selectors
 from sales.models import Admission
 from sales.services import draw_seed_ensure, sale_open
 from seckill import selectors as seckill_selectors
-from seckill.tests.shoppers import reserve_directly
-from users.tests.factories import make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.shoppers import reserve_directly
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from goods.tests.factories import make_sale
 from orders.models import SeckillOrder
 from sales import draw_seed, sale_state
 from sales.codes import SaleCode
@@ -22,60 +21,15 @@ from sales.sale_state import keys
 from sales.services import draw_seed_ensure, sale_open
 from seckill import selectors
 from seckill.services import draw as draw_service
-from seckill.services import gate, writer
-from seckill.tests.shoppers import path_for
+from seckill.services import writer
 from seckill_site.codes import Code
 from seckill_site.redis import client
-from users.tests.factories import make_users
+from testutils.draws import attempt, enter_all, recomputed, redis_invariants, window_over
+from testutils.factories.sales import make_draw_sale, make_sale
+from testutils.factories.users import make_users
+from testutils.processes import child_database_url
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def make_draw_sale(*, stock: int, window: int = 60) -> Sale:
-    """A draw sale whose entry window opened a second ago and lasts `window` seconds."""
-    sale = make_sale(stock=stock, starts_in=-1, warm=False, admission=Admission.DRAW, draw_window_s=window)
-    draw_seed_ensure(sale=sale)
-    sale_open(sale_id=sale.pk)
-    return sale
-
-
-def window_over(sale: Sale) -> None:
-    """Move the sale's start back so that its entry window is over, in both stores."""
-    start = timezone.now() - timedelta(seconds=sale.draw_window_s + 1)
-    Sale.objects.filter(pk=sale.pk).update(start_at=start)
-    sale.refresh_from_db()
-    sale_state.window_set(
-        sale_id=sale.pk, start=sale.start_at.timestamp(), end=sale.end_at.timestamp(), draw=sale.draw_at.timestamp()
-    )
-    sale_state.process_marks_clear()
-
-
-def attempt(user, sale) -> gate.Attempt:
-    return gate.seckill_attempt(user_id=user.pk, sale_id=sale.pk, path=path_for(user.pk, sale.pk))
-
-
-def enter_all(users, sale) -> None:
-    for user in users:
-        assert attempt(user, sale).code is SaleCode.ENTERED
-
-
-def recomputed(sale: Sale) -> list[int]:
-    """The docs' recomputation, from the published seed and entrants only."""
-    draw = SaleDraw.objects.get(sale=sale)
-    assert hashlib.sha256(draw.seed.encode()).hexdigest() == draw.seed_sha256
-    ranked = sorted(draw.entrant_ids, key=lambda u: (hashlib.sha256(f"{draw.seed}:{u}".encode()).hexdigest(), u))
-    return ranked[: draw.units]
-
-
-def redis_invariants(sale: Sale) -> dict:
-    reservations = client().hgetall(keys.reservations(sale.pk))
-    users = [value.decode().split(":")[0] for value in reservations.values()]
-    assert len(users) == len(set(users)), "a shopper holds two reservations"
-    return {
-        "stock": int(client().get(keys.stock(sale.pk))),
-        "reserved": len(users),
-        "buyers": client().scard(keys.buyers(sale.pk)),
-    }
 
 
 @pytest.mark.django_db
@@ -204,7 +158,7 @@ def test_exactly_one_draw_under_concurrent_drawers_threads_and_processes(flushes
     print(f"\nclaims stored: {stored.count(True)} of {len(stored)}")
 
     # Then the whole draw: two processes and eight threads at once.
-    env = dict(os.environ, DATABASE_URL=_test_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
+    env = dict(os.environ, DATABASE_URL=child_database_url(), DJANGO_SETTINGS_MODULE="seckill_site.settings.test")
     code = (
         "import django; django.setup()\n"
         "from seckill.services.draw import sale_draw\n"
@@ -240,12 +194,6 @@ def test_exactly_one_draw_under_concurrent_drawers_threads_and_processes(flushes
     assert Sale.objects.get(pk=sale.pk).stock_count == 0
 
 
-def _test_database_url() -> str:
-    from conftest import _test_database_url as url  # here: the root conftest is not a package module
-
-    return url()
-
-
 def test_every_entrant_is_equally_likely_to_win():
     """Chi-square over 4,000 draws with fixed seeds: 20 entrants, 5 units, each wins 1,000 times
     on average. 19 degrees of freedom: 43.8 is the 0.1 % critical value."""
@@ -264,9 +212,9 @@ def test_every_entrant_is_equally_likely_to_win():
 @pytest.mark.django_db
 @pytest.mark.parametrize("window", [4, 121, -1, "ten"])
 def test_the_merchant_api_refuses_a_draw_window_out_of_bounds(window, published):
-    from goods.tests.factories import make_goods
-    from seckill_site.tests.clients import api
-    from users.tests.factories import make_merchant
+    from testutils.clients import api
+    from testutils.factories.goods import make_goods
+    from testutils.factories.users import make_merchant
     from users.tokens import api_token_issue
 
     merchant = make_merchant()
@@ -304,8 +252,8 @@ def test_the_merchant_api_refuses_a_draw_window_out_of_bounds(window, published)
 
 @pytest.mark.django_db
 def test_the_admin_form_refuses_a_draw_window_out_of_bounds_and_a_change_after_the_start(client, published):
-    from goods.tests.factories import make_goods
-    from users.tests.factories import make_merchant
+    from testutils.factories.goods import make_goods
+    from testutils.factories.users import make_merchant
 
     merchant = make_merchant()
     client.force_login(merchant)

@@ -10,56 +10,21 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from goods.tests.factories import make_goods, make_sale
 from orders.models import SeckillOrder
 from sales import sale_state
 from sales.codes import SaleCode
 from sales.models import Admission, Sale, SaleDraw
 from sales.sale_state import keys
-from sales.services import draw_seed_ensure, sale_open, sale_update
+from sales.services import sale_update
 from seckill import selectors, steps
 from seckill.services import draw as draw_service
 from seckill.services import writer
-from seckill.tests.shoppers import path_for, shopper
-from seckill.tests.test_draw import attempt, recomputed, redis_invariants
 from seckill_site.redis import client
-from users.tests.factories import make_user, make_users
-
-
-def make_ahead_sale(*, stock: int, opens_in: int = -30, starts_in: int = 60, window: int = 0) -> Sale:
-    """A draw sale whose entries open `opens_in` seconds from now (negative: open already) and
-    whose start, and draw (with `window` 0), is `starts_in` seconds from now."""
-    now = timezone.now()
-    sale = make_sale(
-        stock=stock,
-        starts_in=starts_in,
-        warm=False,
-        admission=Admission.DRAW,
-        draw_window_s=window,
-        entries_open_at=now + timedelta(seconds=opens_in),
-    )
-    draw_seed_ensure(sale=sale)
-    sale_open(sale_id=sale.pk)
-    return sale
-
-
-def opening_over(sale: Sale) -> None:
-    """Move the sale back in time so that its start (and draw) has passed, in both stores."""
-    assert sale.draw_at is not None and sale.entries_open_at is not None
-    shift = sale.draw_at - timezone.now() + timedelta(seconds=1)
-    Sale.objects.filter(pk=sale.pk).update(
-        entries_open_at=sale.entries_open_at - shift, start_at=sale.start_at - shift, end_at=sale.end_at - shift
-    )
-    sale.refresh_from_db()
-    assert sale.draw_at is not None and sale.entries_open_at is not None
-    sale_state.window_set(
-        sale_id=sale.pk,
-        start=sale.start_at.timestamp(),
-        end=sale.end_at.timestamp(),
-        draw=sale.draw_at.timestamp(),
-        entries=sale.entries_open_at.timestamp(),
-    )
-    sale_state.process_marks_clear()
+from testutils.draws import attempt, opening_over, recomputed, redis_invariants
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_ahead_sale, make_sale
+from testutils.factories.users import make_user, make_users
+from testutils.shoppers import path_for, shopper
 
 
 @pytest.mark.django_db
@@ -137,7 +102,7 @@ def test_after_the_entries_closed_a_latecomer_is_told_entries_closed_not_sold_ou
 
 @pytest.mark.django_db
 def test_the_item_page_offers_enter_the_draw_before_the_start_and_then_the_entry_number(client, flushes):
-    from seckill.tests.test_item_page import panels
+    from testutils.pages import panels
 
     sale = make_ahead_sale(stock=1)
     me = make_user()
@@ -166,7 +131,7 @@ def test_the_item_page_offers_enter_the_draw_before_the_start_and_then_the_entry
 
 @pytest.mark.django_db
 def test_before_entries_open_the_page_says_when_and_keeps_the_button_off(client, flushes):
-    from seckill.tests.test_item_page import panels
+    from testutils.pages import panels
 
     sale = make_ahead_sale(stock=1, opens_in=600, starts_in=3600)
     client.force_login(make_user())
@@ -247,8 +212,8 @@ def test_entries_cannot_open_in_the_past_nor_move_once_open(published, django_ca
 
 @pytest.mark.django_db
 def test_the_merchant_api_sets_entries_ahead_and_refuses_bad_ones(published):
-    from seckill_site.tests.clients import api
-    from users.tests.factories import make_merchant
+    from testutils.clients import api
+    from testutils.factories.users import make_merchant
     from users.tokens import api_token_issue
 
     merchant = make_merchant()
@@ -285,7 +250,7 @@ def test_the_merchant_api_sets_entries_ahead_and_refuses_bad_ones(published):
 
 @pytest.mark.django_db
 def test_the_admin_form_sets_entries_ahead_and_refuses_them_in_the_past_or_after_the_start(client, published):
-    from users.tests.factories import make_merchant
+    from testutils.factories.users import make_merchant
 
     merchant = make_merchant()
     client.force_login(merchant)

@@ -7,11 +7,12 @@ from kombu.exceptions import OperationalError
 from sales.models import SaleDraw
 from seckill.services import draw as draw_service
 from seckill.services import draw_notices
-from seckill.tests.test_draw import enter_all, make_draw_sale, window_over
+from testutils import sms_backends
+from testutils.draws import enter_all, window_over
+from testutils.factories.sales import make_draw_sale
+from testutils.factories.users import make_users
 from users import sms
 from users.models import Notice, NoticeSettings, NoticeStatus
-from users.tests import sms_backends
-from users.tests.factories import make_users
 
 
 def texts_to(mobile: str) -> list[str]:
@@ -68,7 +69,7 @@ def test_a_broker_refusing_the_message_task_leaves_the_draw_whole_and_the_sweep_
 
 @pytest.mark.django_db(transaction=True)
 def test_two_sweeps_racing_text_each_winner_once(settings, flushes):
-    settings.SMS_BACKEND = "users.tests.sms_backends.CountingSmsBackend"
+    settings.SMS_BACKEND = "testutils.sms_backends.CountingSmsBackend"
     sale, _users = drawn(stock=4, entrants=6)
     draw_service.sale_draw(sale_id=sale.pk)
     sms_backends.sweeps_race(draw_notices.draw_winners_sweep)

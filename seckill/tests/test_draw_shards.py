@@ -21,9 +21,6 @@ from sales.sale_state import keys
 from seckill.services import draw as draw_service
 from seckill.services import writer
 from seckill.tests.test_draw import (  # noqa: F401 (collected again here, with K=4)
-    make_draw_sale,
-    recomputed,
-    redis_invariants,
     test_a_draw_that_crashed_midway_is_finished_without_a_double_win,
     test_draw_makes_winners_orders_and_losers_not_drawn,
     test_entering_takes_no_stock_and_counts_once,
@@ -31,7 +28,6 @@ from seckill.tests.test_draw import (  # noqa: F401 (collected again here, with 
     test_stock_left_after_the_draw_is_sold_first_come_first_served_and_the_first_buy_draws,
     test_the_live_view_counts_entrants_and_shows_the_outcome,
     test_the_published_draw_reproduces_the_winners_and_is_kept_in_the_cache,
-    window_over,
 )
 from seckill.tests.test_draw_ahead import (  # noqa: F401 (collected again here, with K=4)
     test_after_the_entries_closed_a_latecomer_is_told_entries_closed_not_sold_out,
@@ -40,7 +36,9 @@ from seckill.tests.test_draw_ahead import (  # noqa: F401 (collected again here,
     test_the_draw_at_the_opening_includes_the_pre_registered_and_is_recomputable,
 )
 from seckill_site.redis import client
-from users.tests.factories import make_users
+from testutils.draws import recomputed, redis_invariants, window_over
+from testutils.factories.sales import make_draw_sale
+from testutils.factories.users import make_users
 
 SHARDS = 4
 
@@ -212,7 +210,7 @@ def test_the_captcha_step_of_a_sharded_sale_runs_on_the_shoppers_shard_and_its_r
     """Everything per shopper before the entry (captcha answer, limits, the path's copy) lives
     on the shopper's shard; the sale's slot keeps one copy of the path, for buying after the draw."""
     from seckill.services import paths
-    from seckill.tests.shoppers import path_for
+    from testutils.shoppers import path_for
 
     settings.SECKILL_CAPTCHAS_PER_MINUTE = 1
     sale = make_draw_sale(stock=1)

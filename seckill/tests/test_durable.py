@@ -19,18 +19,18 @@ import pytest
 import redis
 
 import seckill_site.redis as shop_redis
-from goods.tests.factories import make_sale
 from sales import sale_state
 from sales.codes import SaleCode
 from sales.sale_state import keys
 from seckill.services import gate
-from seckill.tests import shoppers
-from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import NotDurable, durable_set
+from testutils import shoppers
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, session_for
+from testutils.shoppers import path_for
 from users import keys as user_keys
 from users.revocation import user_auth_revoke
-from users.tests.factories import make_user, session_for
 
 pytestmark = pytest.mark.django_db
 

@@ -2,28 +2,20 @@
 every panel a shopper may get for seckill.js to pick by /seckill/shopperState
 (test_sale_state.py): the shopper's state comes from the server."""
 
-import re
-
 import pytest
 
-from goods.tests.factories import make_goods, make_sale
-from orders.tests.factories import buy, pay
 from sales.sale_state import keys
 from seckill import selectors
 from seckill.services.writer import sale_flush
-from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import client as redis
-from users.tests.factories import make_user
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.pages import panels
+from testutils.shoppers import reserve_directly
 
 pytestmark = pytest.mark.django_db
-
-
-def panels(page: str) -> dict[str, str]:
-    """The panels the page carries for seckill.js (seckill.item.panels), by key, and "shown": the one
-    it is served with."""
-    found = dict(re.findall(r'<template data-panel-variant="([^"]+)">(.*?)</template>', page, re.S))
-    found["shown"] = re.search(r'<div id="panel">(.*?)</div>\s*<form id="captcha-form"', page, re.S).group(1)
-    return found
 
 
 def test_a_logged_out_visitor_is_offered_log_in_to_buy_that_returns_to_the_sale(client):

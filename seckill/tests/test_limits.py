@@ -5,15 +5,15 @@ the merchant's live view."""
 import pytest
 from django.contrib.auth import SESSION_KEY
 
-from goods.tests.factories import make_sale
 from lab import prepare
 from orders.selectors import sale_figures
 from sales.sale_state import keys
 from seckill.services import paths as services
 from seckill_site.redis import client
-from seckill_site.tests.clients import api
+from testutils.clients import api
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 from users.sessions import SessionStore
-from users.tests.factories import make_user
 from users.tokens import api_token_issue
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import pytest
 from django.test import override_settings
 
 from sales import sale_state
-from seckill_site.tests.test_failover import DEAD_REDIS
+from testutils.stores import DEAD_REDIS
 
 pytestmark = pytest.mark.django_db
 

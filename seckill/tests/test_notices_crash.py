@@ -15,18 +15,18 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from celery_app import app
-from conftest import celery_worker_running
-from goods.tests.factories import make_sale
 from orders import notices as order_notices
 from orders.models import Order
-from orders.tests.factories import make_order
 from sales.models import SaleDraw, SaleReminder
 from sales.reminders import services as reminders
 from seckill.services import draw as draw_service
 from seckill.services import draw_notices
-from seckill.tests.test_draw import enter_all, make_draw_sale, window_over
+from testutils.draws import enter_all, window_over
+from testutils.factories.orders import make_order
+from testutils.factories.sales import make_draw_sale, make_sale
+from testutils.factories.users import make_user, make_users
+from testutils.processes import celery_worker_running
 from users.models import Notice, NoticeStatus
-from users.tests.factories import make_user, make_users
 
 WORKER_NAME = "notices"
 # The claim's lease in the test process: long enough that the first sweep finds it fresh.
@@ -42,7 +42,7 @@ def blocking_worker(django_db_setup, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sms")
     (folder / "mode").write_text("after")
     env = {
-        "TEST_SMS_BACKEND": "users.tests.sms_backends.BlockingFileSmsBackend",
+        "TEST_SMS_BACKEND": "testutils.sms_backends.BlockingFileSmsBackend",
         "SMS_FILE_PATH": str(folder / "provider.log"),
         "SMS_BLOCK_MODE": str(folder / "mode"),
         "SMS_BLOCK_PIDFILE": str(folder / "sender.pid"),

@@ -5,11 +5,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from goods.tests.factories import make_sale
 from orders.services import order_cancel
-from orders.tests.factories import buy
-from seckill.tests.shoppers import path_for, shopper
-from users.tests.factories import make_user, make_users
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, make_users
+from testutils.shoppers import path_for, shopper
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

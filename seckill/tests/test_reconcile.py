@@ -6,18 +6,18 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from orders.services import order_create_from_seckill
-from orders.tests.factories import buy
 from sales import sale_state
 from sales.models import Sale
 from sales.sale_state import keys
 from seckill.services import reconcile as services
 from seckill.services.writer import sale_flush
-from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import client
-from users.tests.factories import make_user, make_users
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, make_users
+from testutils.shoppers import reserve_directly
 
 
 def strand(sale, user, age: float = 600) -> str:

@@ -12,15 +12,15 @@ from collections.abc import Callable
 import pytest
 from prometheus_client import REGISTRY
 
-from goods.tests.factories import make_sale
 from sales import sale_state
 from sales.sale_state import Refusal, keys
 from seckill.fastpath.refusal import REFUSAL_VIEWS, refusal_response
 from seckill.services import draw as draw_service
-from seckill.tests.test_draw import enter_all, make_draw_sale, window_over
-from seckill.tests.test_fastpath import answered_below_django, call, environ
 from seckill_site.redis import client as redis
-from users.tests.factories import make_user, make_users
+from testutils.draws import enter_all, window_over
+from testutils.factories.sales import make_draw_sale, make_sale
+from testutils.factories.users import make_user, make_users
+from testutils.wsgi import answered_below_django, call, environ
 from users.tokens import api_token_issue
 
 pytestmark = pytest.mark.django_db

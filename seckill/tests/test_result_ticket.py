@@ -13,19 +13,19 @@ from django.db import close_old_connections
 from django.test import Client
 from prometheus_client import REGISTRY
 
-from goods.tests.factories import make_sale
 from lab.shopper import session_create
 from sales import sale_state
 from sales.sale_state import keys
 from seckill import tickets
 from seckill.services.writer import sale_flush
-from seckill.tests.shoppers import path_for
-from seckill.tests.test_fastpath import LANGUAGES, answered_below_django, call, environ
 from seckill_site.http import Answer, page_answer
 from seckill_site.redis import client as redis
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.shoppers import path_for
+from testutils.wsgi import LANGUAGES, answered_below_django, call, environ
 from users.revocation import user_auth_revoke
 from users.sessions import SessionStore, session_stored_key
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -9,21 +9,20 @@ from django.core.cache import cache
 from django.test.signals import template_rendered
 from django.utils import timezone
 
-from goods.tests.factories import make_sale
-from orders.tests.factories import buy, pay
 from sales import cache_keys
 from sales.codes import SaleCode
 from sales.reminders import services as reminders
 from sales.sale_state import keys
 from seckill.services import draw as draw_service
 from seckill.services.writer import sale_flush
-from seckill.tests.shoppers import reserve_directly
-from seckill.tests.test_draw import attempt
-from seckill.tests.test_draw_ahead import make_ahead_sale, opening_over
 from seckill_site.codes import Code
 from seckill_site.redis import client as redis
 from seckill_site.redis import now as redis_now
-from users.tests.factories import make_user, texted_code
+from testutils.draws import attempt, opening_over
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_ahead_sale, make_sale
+from testutils.factories.users import make_user, texted_code
+from testutils.shoppers import reserve_directly
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,6 @@ import time
 import pytest
 from kombu.exceptions import OperationalError as BrokerError
 
-from goods.tests.factories import make_sale
 from orders.models import Order
 from sales import sale_state
 from sales.codes import SaleCode
@@ -13,10 +12,11 @@ from sales.models import Sale
 from sales.sale_state import draw, keys, limits, marks, reservation, stock
 from seckill.services import gate as gate_service
 from seckill.services import paths, reconcile, writer
-from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import client
-from users.tests.factories import make_user
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.shoppers import path_for
 
 pytestmark = pytest.mark.django_db
 

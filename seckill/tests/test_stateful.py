@@ -34,7 +34,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from kombu.exceptions import OperationalError as BrokerError
 
-from goods.tests.factories import make_sale
 from orders.fulfilment.services import (
     order_deliver,
     order_ship,
@@ -62,7 +61,6 @@ from orders.payments.reconcile import money_check
 from orders.payments.refunds import order_refund, refunds_resend
 from orders.payments.services import payment_start, payment_sync, payments_sync
 from orders.services import OrderStateError
-from orders.tests.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
 from sales import draw_seed, sale_state
 from sales.codes import SaleCode
 from sales.models import Sale, SaleDraw
@@ -70,12 +68,14 @@ from sales.sale_state import keys
 from sales.services import StockShortage, sale_update
 from seckill.selectors import sales_to_reconcile, seckill_result
 from seckill.services import gate, reconcile, writer
-from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import client
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_address, make_users
+from testutils.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
+from testutils.shoppers import path_for
 from tools.payment_services import alipay_control
 from users.models import User
-from users.tests.factories import make_address, make_users
 
 STOCK = 3
 SHOPPERS = 5
@@ -95,10 +95,10 @@ def _fresh_world() -> None:
     make a replay differ from its first run."""
     from django.db import connection
 
-    from conftest import redis_keys_delete
     from goods.models import Goods
     from orders.models import OrderAddress, PaymentNotice, Refund
     from sales.models import StockAudit
+    from testutils.stores import redis_keys_delete
     from users.models import Address
 
     models = (PaymentNotice, Refund, Payment, OrderAddress, SeckillOrder, Order, StockAudit, Sale, Goods, Address, User)

@@ -2,10 +2,10 @@
 
 import pytest
 
-from goods.tests.factories import make_sale
 from sales.sale_state import keys
 from seckill_site.redis import client
-from users.tests.factories import make_user
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -9,20 +9,20 @@ from django.db import connection
 from django.db.models import Sum
 from kombu.exceptions import OperationalError as BrokerError
 
-from goods.tests.factories import make_sale
 from orders.models import Order, SeckillOrder
 from orders.services import orders_create_from_seckill_batch
-from orders.tests.factories import buy
 from sales.codes import SaleCode
 from sales.models import Sale, StockAudit, StockChange
 from sales.sale_state import keys
 from seckill.services import writer
 from seckill.services.gate import seckill_attempt
 from seckill.services.reconcile import sale_reconcile
-from seckill.tests.shoppers import path_for, reserve_directly
 from seckill_site.codes import Code, EnvelopeCode
 from seckill_site.redis import client
-from users.tests.factories import make_users
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_users
+from testutils.shoppers import path_for, reserve_directly
 
 
 def gate(user, sale) -> EnvelopeCode:

@@ -34,7 +34,7 @@ CELERY_TASK_QUEUES = task_queues(
     CELERY_TASK_DEFAULT_QUEUE, broker_url=CELERY_BROKER_URL, expires_ms=CELERY_QUEUE_EXPIRES_MS
 )
 SERVE_MEDIA = True  # product images on the live test server
-# Tests read users.sms.outbox; a worker a test starts may be given another (users/tests/sms_backends.py).
+# Tests read users.sms.outbox; a worker a test starts may be given another (testutils/sms_backends.py).
 SMS_BACKEND = env("TEST_SMS_BACKEND", default="users.sms.LocmemSmsBackend")
 # Captchas are drawn in the request unless a test fills the pool: filling it is slow.
 SECKILL_CAPTCHA_POOL = env.int("SECKILL_CAPTCHA_POOL", default=0)

@@ -8,13 +8,14 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from goods.tests.factories import make_goods, make_sale
-from orders.tests.factories import buy
 from sales.sale_state import keys
 from seckill_site.redis import client as redis
-from seckill_site.tests.clients import api
+from testutils.clients import api
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_address, make_merchant, make_user, texted_code
 from users.models import User
-from users.tests.factories import PASSWORD, make_address, make_merchant, make_user, texted_code
 from users.tokens import _token_cache_key, api_token_issue
 
 pytestmark = pytest.mark.django_db

@@ -12,16 +12,16 @@ import requests
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from goods.tests.factories import make_sale
 from orders.models import Order, Payment
 from orders.payments.services import payment_sync
-from orders.tests.providers import alipay_buyer_pays, alipay_cashier_open
 from sales.models import Sale
 from sales.sale_state import keys
 from seckill.services.writer import sale_flush
 from seckill_site.redis import client as redis
-from seckill_site.tests.clients import api
-from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile, texted_code
+from testutils.clients import api
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_merchant, make_user, next_mobile, texted_code
+from testutils.providers import alipay_buyer_pays, alipay_cashier_open
 from users.tokens import api_token_issue
 
 pytestmark = pytest.mark.django_db

@@ -18,13 +18,14 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from goods.tests.factories import make_goods, make_sale
-from orders.tests.factories import buy
-from seckill_site.tests.fuzzing import record
 from seckill_site.wsgi import application
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_user, session_for
+from testutils.fuzzing import record
 from users.models import User
 from users.revocation import user_auth_revoke
-from users.tests.factories import PASSWORD, make_user, session_for
 from users.tokens import api_token_issue
 
 EXAMPLES_PER_OPERATION = 25

@@ -7,12 +7,13 @@ from django.test import Client
 from django.utils import timezone
 
 from goods.models import Goods
-from goods.tests.factories import make_goods, make_sale
 from sales.models import Sale
 from seckill_site.api import JSON_MAX_BYTES, json_depth
 from seckill_site.http import INT32_MAX, parse_int, positive_int
-from seckill_site.tests.clients import api
-from users.tests.factories import make_merchant, make_user
+from testutils.clients import api
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_merchant, make_user
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}

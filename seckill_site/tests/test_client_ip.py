@@ -83,7 +83,7 @@ def test_ipv6_clients_share_a_bucket_per_64_and_ipv4_addresses_stay_themselves(s
 
 @pytest.mark.django_db
 def test_the_api_login_throttle_counts_one_64_as_one_client(ratelimit_clock):
-    from seckill_site.tests.clients import api
+    from testutils.clients import api
 
     statuses = [
         api()

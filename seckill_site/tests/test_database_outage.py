@@ -21,16 +21,16 @@ import pytest
 import requests
 from django.conf import settings
 
-from conftest import ROOT, celery_worker_running, gunicorn_running
-from goods.tests.factories import make_sale
 from lab.faultproxy import FaultProxy, database_proxy, database_url
 from lab.shopper import Shopper, session_create
 from orders.models import Order
-from orders.tests.factories import buy
 from sales import sale_state
-from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
-from users.tests.factories import PASSWORD, make_merchant, make_user
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_merchant, make_user
+from testutils.processes import ROOT, celery_worker_running, gunicorn_running
+from testutils.shoppers import path_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

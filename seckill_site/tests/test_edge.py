@@ -10,14 +10,15 @@ import pytest
 import requests
 from django.test import Client
 
-from goods.tests.factories import make_goods, make_sale
 from sales.models import Sale
 from sales.services import sale_update
 from seckill_site import edge as edge_module
 from seckill_site.edge import edge_purge_flush, edge_purge_forget
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 from tools.edge import edge_down, edge_up, varnish_available
 from tools.missing import missing
-from users.tests.factories import make_user
 
 pytestmark = [
     pytest.mark.processes,

@@ -11,22 +11,22 @@ import requests
 from django.conf import settings as django_settings
 from django.http import HttpRequest, HttpResponse
 
-from conftest import gunicorn_running
-from goods.tests.factories import make_sale
 from lab.shopper import Shopper, session_create
 from sales import sale_state
 from sales.codes import SaleCode
 from sales.sale_state import keys
 from seckill import tickets
 from seckill.fastpath.refusal import refusal_response
-from seckill.tests.shoppers import path_for
 from seckill_site.redis import client as redis
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.processes import gunicorn_running
+from testutils.shoppers import path_for
 from tools.edge import ROOT, edge_down, edge_up, varnish_available
 from tools.edge_answers import answers_files
 from tools.missing import missing
 from users.revocation import user_auth_revoke
 from users.sessions import SessionStore, session_stored_key
-from users.tests.factories import make_user
 from users.tokens import api_token_issue
 
 pytestmark = [

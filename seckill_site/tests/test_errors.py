@@ -39,7 +39,7 @@ def test_unknown_pages_are_friendly_404s(client):
 
 @pytest.mark.django_db
 def test_pages_and_envelopes_speak_chinese_when_asked(client):
-    from goods.tests.factories import make_sale
+    from testutils.factories.sales import make_sale
 
     make_sale()
     page = client.get("/zh-hans/goods/goodsList", HTTP_ACCEPT_LANGUAGE="en").content.decode()
@@ -90,7 +90,7 @@ def test_a_write_refused_by_a_server_in_recovery_is_a_503_and_a_retryable_outage
     of rotation: PostgreSQL's read-only error is an outage (503, tasks retry), never a 500."""
     from django.db import OperationalError, connection
 
-    from users.tests.factories import make_user
+    from testutils.factories.users import make_user
 
     user = make_user()
     client.force_login(user)  # before: logging in writes last_login

@@ -5,24 +5,17 @@ import pytest
 from django.test import override_settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from goods.tests.factories import make_sale
 from sales.sale_state import keys
-from seckill.tests.shoppers import path_for
 from seckill_site.redis import LockNotAcquired, lock, lock_try
 from seckill_site.redis import client as redis
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_user, session_for
+from testutils.shoppers import path_for
+from testutils.stores import DEAD_REDIS
 from users.middleware import REFRESHED_AT
 from users.sessions import SessionStore
-from users.tests.factories import PASSWORD, make_user, session_for
 
 pytestmark = pytest.mark.django_db
-
-DEAD_REDIS = {
-    "default": {
-        "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1: a real refused connection
-        "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.2, "SOCKET_TIMEOUT": 0.2},
-    }
-}
 
 
 def redis_gone(*args, **kwargs):

@@ -7,13 +7,13 @@ from django.urls import Resolver404
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goods.tests.factories import make_sale
 from orders.models import Order
-from orders.tests.factories import make_order
 from sales.models import Sale
-from seckill_site.tests.fuzzing import BOUNDARY_INTEGERS, ODD_NUMBER_TEXT, UNICODE_DIGITS, record
+from testutils.factories.orders import make_order
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.fuzzing import BOUNDARY_INTEGERS, ODD_NUMBER_TEXT, UNICODE_DIGITS, record
 from users.revocation import user_auth_revoke
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 

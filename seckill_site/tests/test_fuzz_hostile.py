@@ -4,7 +4,7 @@ deep and huge JSON bodies, Unicode digits, integers at and past every column's b
 images that are bombs, too big, garbage or polyglots; and every endpoint that takes `next`,
 fed redirect targets (bare words, URL names, schemes, backslashes, encodings, Unicode). Never
 a 5xx, and no redirect off the host. The per-endpoint tally is
-printed at the end of the run (seckill_site.tests.fuzzing)."""
+printed at the end of the run (testutils.fuzzing)."""
 
 import html
 import itertools
@@ -23,10 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 
-from goods.tests.factories import make_goods, make_sale
-from orders.tests.factories import buy
 from seckill_site.api import JSON_MAX_BYTES
-from seckill_site.tests.fuzzing import (
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_address, make_merchant, make_user
+from testutils.fuzzing import (
     BOUNDARY_INTEGERS,
     ODD_NUMBER_TEXT,
     REDIRECT_TARGETS,
@@ -39,7 +41,6 @@ from seckill_site.tests.fuzzing import (
     record,
 )
 from users.models import User
-from users.tests.factories import PASSWORD, make_address, make_merchant, make_user
 from users.tokens import TOKEN_LIFETIME, api_token_issue
 
 # Fuzzing and sweeps: a minute of CPU. `make test` runs them; `make test-fast` leaves `slow` out.

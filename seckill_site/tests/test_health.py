@@ -9,8 +9,9 @@ import pytest
 import requests
 from django.db import OperationalError
 
-from conftest import ROOT, _test_database_url, free_port
 from seckill_site import health
+from testutils.processes import ROOT, child_database_url
+from tools.net import free_port
 
 
 def test_healthz_answers_without_dependencies(client):
@@ -148,7 +149,7 @@ def test_readyz_turns_503_when_redis_stops_and_200_when_it_is_back(django_db_set
     redis_server = _start_redis(redis_port)
     env = dict(
         os.environ,
-        DATABASE_URL=_test_database_url(),
+        DATABASE_URL=child_database_url(),
         REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
         DJANGO_SETTINGS_MODULE="seckill_site.settings.test",
     )

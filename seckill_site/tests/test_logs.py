@@ -11,10 +11,11 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT, _test_database_url, free_port
-from goods.tests.factories import make_sale
-from seckill.tests.shoppers import path_for, shopper
-from users.tests.factories import make_user
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.processes import ROOT, child_database_url
+from testutils.shoppers import path_for, shopper
+from tools.net import free_port
 
 
 @pytest.mark.django_db
@@ -50,7 +51,7 @@ def test_production_logs_one_json_line_per_request_and_the_order_writer_carries_
     port, queue = free_port(), f"seckill-logs-{os.getpid()}"
     env = dict(
         os.environ,
-        DATABASE_URL=_test_database_url(),
+        DATABASE_URL=child_database_url(),
         DJANGO_SETTINGS_MODULE="seckill_site.settings.production",
         SECRET_KEY=secrets.token_urlsafe(50),
         ALLOWED_HOSTS="127.0.0.1",

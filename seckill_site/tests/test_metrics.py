@@ -7,29 +7,16 @@ import time
 
 import pytest
 import requests
-from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import ROOT, _test_database_url, free_port
-from goods.tests.factories import make_sale
 from sales import sale_state
-from seckill.tests.shoppers import path_for
-from users.tests.factories import make_user
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.metrics import SCRAPER, TOKEN, scrape
+from testutils.processes import ROOT, child_database_url
+from testutils.shoppers import path_for
+from tools.net import free_port
 
 pytestmark = pytest.mark.django_db
-
-
-def scrape(text: str) -> dict[tuple[str, tuple], float]:
-    """{(sample name, sorted labels): value} of a /metrics answer."""
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-# The scraper's token: no peer, loopback included, is trusted by default.
-TOKEN = "test-scrape-token"
-SCRAPER = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture(autouse=True)
@@ -118,7 +105,7 @@ def test_every_web_worker_counts(django_db_setup, tmp_path, server):
     port = free_port()
     env = dict(
         os.environ,
-        DATABASE_URL=_test_database_url(),
+        DATABASE_URL=child_database_url(),
         DJANGO_SETTINGS_MODULE="seckill_site.settings.test",
         PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
         WEB_CONCURRENCY="2",
@@ -166,13 +153,13 @@ def test_a_celery_worker_serves_its_own_metrics(tmp_path):
     from django.conf import settings
 
     from seckill.tasks import order_flush
-    from seckill.tests.shoppers import reserve_directly
     from seckill_site.broker import task_queues
+    from testutils.shoppers import reserve_directly
 
     port, queue = free_port(), f"seckill-metrics-{os.getpid()}"
     env = dict(
         os.environ,
-        DATABASE_URL=_test_database_url(),
+        DATABASE_URL=child_database_url(),
         DJANGO_SETTINGS_MODULE="seckill_site.settings.test",
         CELERY_TASK_DEFAULT_QUEUE=queue,
         CELERY_METRICS_PORT=str(port),

@@ -16,14 +16,14 @@ from redis.exceptions import RedisClusterException
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 import seckill_site.redis as shop_redis
-from goods.tests.factories import make_sale
 from lab.faultproxy import FaultProxy
 from sales import sale_state
-from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis.breaker import RedisUnavailable, breaker
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, session_for
+from testutils.shoppers import path_for
 from tools.services import RedisServer
-from users.tests.factories import make_user, session_for
 
 pytestmark = pytest.mark.django_db
 

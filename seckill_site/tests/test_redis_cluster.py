@@ -17,16 +17,16 @@ from django.core.cache import cache
 from redis.cluster import RedisCluster
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from goods.tests.factories import make_sale
 from sales.sale_state import keys
 from sales.selectors import stock_left
-from seckill.tests.shoppers import path_for
 from seckill_site.codes import Code
 from seckill_site.redis import NotDurable, client, script
 from seckill_site.redis import breaker as breaker_module
 from seckill_site.redis.breaker import breaker
 from seckill_site.redis.connection import cluster_from_url
-from users.tests.factories import make_user, session_for
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, session_for
+from testutils.shoppers import path_for
 
 client_redis = client  # the tests' `client` argument is Django's test client
 

@@ -23,13 +23,13 @@ import pytest
 from django.contrib.auth import SESSION_KEY
 from django.test import Client
 
-from conftest import ROOT, _test_database_url
-from goods.tests.factories import make_sale
 from seckill_site import health
 from seckill_site.redis import client as redis
 from seckill_site.redis import keys
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_user, next_mobile
+from testutils.processes import ROOT, child_database_url
 from users import sms
-from users.tests.factories import PASSWORD, make_user, next_mobile
 
 pytestmark = pytest.mark.django_db
 
@@ -245,7 +245,7 @@ def _production_request(script: str) -> dict:
         DJANGO_SETTINGS_MODULE="seckill_site.settings.production",
         SECRET_KEY=secrets.token_urlsafe(50),
         ALLOWED_HOSTS="shop.example.com",
-        DATABASE_URL=_test_database_url(),
+        DATABASE_URL=child_database_url(),
     )
     prelude = "import django, json; django.setup(); from django.test import Client; "
     prelude += "c = Client(HTTP_HOST='shop.example.com', HTTP_X_FORWARDED_PROTO='https'); "
@@ -324,8 +324,8 @@ def test_finding5_the_captcha_429_says_when_to_come_back(settings, ratelimit_clo
     assert answers[20].status_code == 429 and 0 < int(answers[20]["Retry-After"]) <= 60
     paths = [browser.get("/seckill/path", {"goodsId": sale.pk, "verifyCode": 1}) for _ in range(6)]
     assert paths[5].status_code == 429 and 0 < int(paths[5]["Retry-After"]) <= 5
-    from seckill_site.tests.clients import api
-    from users.tests.factories import session_for
+    from testutils.clients import api
+    from testutils.factories.users import session_for
 
     token_user = make_user()
     app = api()

@@ -6,10 +6,11 @@ import pytest
 from django.http import HttpResponse
 from django.test import Client, RequestFactory
 
-from goods.tests.factories import make_goods, make_sale
 from seckill_site.shared import SharedAnswerMiddleware, share
+from testutils.factories.goods import make_goods
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 from users.middleware import REFRESHED_AT
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 

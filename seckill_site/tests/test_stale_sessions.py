@@ -4,9 +4,9 @@ every page and endpoint: 401 (or, for pages, a redirect to the login page), neve
 import pytest
 from django.test import Client
 
-from goods.tests.factories import make_sale
-from orders.tests.factories import buy
-from users.tests.factories import make_user, session_for
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user, session_for
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}

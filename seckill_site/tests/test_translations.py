@@ -19,18 +19,19 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from goods.tests.factories import make_goods, make_sale
-from orders.tests.factories import buy, pay
 from sales import sale_state
 from sales.models import Sale, SaleDraw
 from sales.sale_state import keys
 from sales.services import draw_seed_ensure, sale_open
 from seckill.services.draw import sale_draw
-from seckill.tests.shoppers import reserve_directly
 from seckill_site.redis import client as redis
+from testutils.factories.goods import make_goods
+from testutils.factories.orders import buy, pay
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
+from testutils.shoppers import reserve_directly
 from tools.missing import missing
 from users import sms
-from users.tests.factories import make_user
 
 ROOT = Path(__file__).resolve().parents[2]
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}

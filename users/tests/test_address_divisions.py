@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from testutils.factories.users import make_user
 from users import divisions
 from users.models import Address
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 

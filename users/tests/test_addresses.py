@@ -6,9 +6,9 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test import Client
 
+from testutils.factories.users import make_address, make_user
 from users.addresses import selectors, services
 from users.models import ADDRESSES_PER_USER, Address
-from users.tests.factories import make_address, make_user
 
 pytestmark = pytest.mark.django_db
 

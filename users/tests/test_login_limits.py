@@ -5,8 +5,8 @@ reads it, however it was spelled."""
 import pytest
 from django.test import Client
 
+from testutils.factories.users import make_user
 from users.services import LOGIN_RATE_PER_MOBILE
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 PER_MOBILE = int(LOGIN_RATE_PER_MOBILE.split("/")[0])  # 10 a minute

@@ -6,8 +6,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
+from testutils.factories.users import PASSWORD, texted_code
 from users.models import User, mobile_normalize
-from users.tests.factories import PASSWORD, texted_code
 
 pytestmark = pytest.mark.django_db
 ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")

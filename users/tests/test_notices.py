@@ -13,10 +13,10 @@ from prometheus_client import REGISTRY
 
 from seckill_site.redis import client as redis
 from seckill_site.redis import now as redis_now
+from testutils import sms_backends
+from testutils.factories.users import make_user
 from users import notices, sms
 from users.models import Notice, NoticeKind, NoticeSettings, NoticeStatus
-from users.tests import sms_backends
-from users.tests.factories import make_user
 from users.verification import keys
 
 pytestmark = pytest.mark.django_db
@@ -232,7 +232,7 @@ def test_the_locmem_backend_drops_a_key_it_has_seen():
 def test_two_senders_racing_for_one_notice_call_the_provider_once(settings):
     """The claim, not the provider's deduplication, keeps the second sender off: the counting
     backend records every call, repeats included."""
-    settings.SMS_BACKEND = "users.tests.sms_backends.CountingSmsBackend"
+    settings.SMS_BACKEND = "testutils.sms_backends.CountingSmsBackend"
     users = [make_user() for _ in range(5)]
     start = threading.Barrier(2)
     answers: list = []

@@ -7,9 +7,9 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from testutils.factories.users import PASSWORD
 from users.forms import RegisterForm
 from users.models import User
-from users.tests.factories import PASSWORD
 from users.verification import services as verification
 
 TAKEN = "This mobile number is already registered."

@@ -10,11 +10,11 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from goods.tests.factories import make_sale
-from seckill_site.tests.clients import api
+from testutils.clients import api
+from testutils.factories.sales import make_sale
+from testutils.factories.users import PASSWORD, make_user, session_for
 from users.models import User
 from users.sessions import SessionStore
-from users.tests.factories import PASSWORD, make_user, session_for
 from users.tokens import TOKEN_LIFETIME, api_token_issue
 
 pytestmark = pytest.mark.django_db

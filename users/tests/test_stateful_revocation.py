@@ -15,11 +15,11 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from rest_framework.authtoken.models import Token
 
 from seckill_site.redis import client
+from testutils.factories.users import make_user, session_for
 from users import keys as redis_keys
 from users import tokens
 from users.revocation import user_auth_revoke
 from users.sessions import SessionStore
-from users.tests.factories import make_user, session_for
 
 # The late fill is found within a few hundred examples (`make stateful` runs more).
 REVOCATION_EXAMPLES = int(os.environ.get("STATEFUL_EXAMPLES", "100"))

@@ -9,9 +9,9 @@ from django.contrib.auth import SESSION_KEY
 
 from seckill_site.redis import client as redis
 from seckill_site.redis import now
+from testutils.factories.users import PASSWORD, make_merchant, make_user, next_mobile, texted_code
 from users import sms
 from users.models import User
-from users.tests.factories import PASSWORD, make_merchant, make_user, next_mobile, texted_code
 from users.verification import keys
 from users.verification.services import registrations_by_ip, sms_code_check, sms_code_send
 
@@ -234,7 +234,7 @@ def test_the_admin_shows_accounts_per_ip_and_hour(client):
 
 
 def test_the_api_sends_codes_registers_with_one_and_logs_in_with_one():
-    from seckill_site.tests.clients import api
+    from testutils.clients import api
 
     mobile = next_mobile()
     sent = api().post("/api/v1/users/sms/send", {"mobile": mobile, "purpose": "register"}, format="json")

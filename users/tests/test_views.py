@@ -4,11 +4,11 @@ import pytest
 from django.contrib.auth import SESSION_KEY
 from django.test import Client
 
+from testutils.factories.users import PASSWORD, make_user, texted_code
 from users.codes import UserCode
 from users.middleware import REFRESHED_AT
 from users.models import User
 from users.sessions import SessionStore
-from users.tests.factories import PASSWORD, make_user, texted_code
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}

@@ -14,7 +14,7 @@ import pytest
 from lab.bench import edge, load
 from lab.bench.load import Request
 from lab.bench.report import TAIL_TARGET, ratios
-from lab.bench.tests.test_load import GENERATORS
+from testutils.bench import GENERATORS
 
 SLOW_SECONDS = 0.02
 

@@ -16,7 +16,7 @@ import pytest
 
 from lab.bench import load
 from lab.bench.load import Request
-from tools.missing import missing
+from testutils.bench import GENERATORS
 
 # A slow answer's time, far above a fast one's even on a loaded machine (fast answers' p99 reached
 # 26 ms on two cores at a load average near 12), so that a slow answer counted as fast shows.
@@ -53,12 +53,6 @@ def server():
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     httpd.server_close()
-
-
-GENERATORS = [
-    pytest.param("wrk", marks=pytest.mark.skipif(not load.wrk_path(), reason=missing("wrk is not installed", "wrk"))),
-    "async",
-]
 
 
 @pytest.mark.parametrize("generator", GENERATORS)

@@ -6,13 +6,13 @@ import os
 import pytest
 from django.db import connection
 
-from goods.tests.factories import make_sale
 from lab.bench import figures
 from lab.bench.load import LoadResult
 from lab.bench.measure import Measurement, rounded
 from orders.models import Order
 from seckill_site.redis import client
-from users.tests.factories import make_user
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 
 
 def result(scenario: str = "burst", *, statuses=None, codes=None, socket_errors=None) -> LoadResult:

@@ -7,14 +7,14 @@ from collections import Counter
 
 import pytest
 
-from goods.tests.factories import make_sale
 from lab.bench import opening
 from lab.bench.load import Request
 from lab.bench.scenarios import Scenarios
 from lab.shopper import Shopper
-from orders.tests.factories import buy
+from testutils.factories.orders import buy
+from testutils.factories.sales import make_sale
+from testutils.factories.users import make_user
 from tools import opening_mix
-from users.tests.factories import make_user
 
 EARLY, GONE = 9001, 9002  # the not-started sale (the wait) and the sold-out one (the rest)
 

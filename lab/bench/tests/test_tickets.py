@@ -9,10 +9,10 @@ from django.conf import settings
 from lab.bench.tickets import tickets_mint
 from lab.shopper import Shopper, session_create
 from seckill import tickets
+from testutils.factories.users import make_user
 from users.middleware import REFRESHED_AT
 from users.revocation import user_auth_revoke
 from users.sessions import SessionStore
-from users.tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 

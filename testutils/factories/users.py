@@ -1,3 +1,5 @@
+"""Users for tests: shoppers (one or hundreds), merchants, their sessions, texted codes and addresses."""
+
 import itertools
 import re
 

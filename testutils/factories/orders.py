@@ -1,3 +1,5 @@
+"""Orders for tests: rows, or bought and paid through the real pipeline's pieces."""
+
 import uuid
 from datetime import timedelta
 
@@ -6,8 +8,8 @@ from django.utils import timezone
 from orders.models import Order, SeckillOrder
 from orders.services import order_number_next
 from sales.models import Sale
+from testutils.factories.users import make_user
 from users.models import User
-from users.tests.factories import make_user
 
 
 def make_order(*, sale: Sale, user: User | None = None, **fields) -> Order:
@@ -32,7 +34,7 @@ def buy(*, sale: Sale, user: User) -> Order:
     must hold no other reservation (the flush would write it too)."""
     from sales import sale_state
     from seckill.services.writer import sale_flush
-    from seckill.tests.shoppers import reserve_directly
+    from testutils.shoppers import reserve_directly
 
     assert not sale_state.reservations_count([sale.pk])[sale.pk], "the flush would write other reservations too"
     left, request_id = reserve_directly(user.pk, sale.pk)
@@ -46,8 +48,8 @@ def pay(order: Order, address=None) -> Order:
     their default one (made when they have none), then the provider's word that it was paid."""
     from orders.payments.providers import Trade, TradeState
     from orders.payments.services import payment_captured, payment_start
+    from testutils.factories.users import make_address
     from users.addresses.selectors import address_default
-    from users.tests.factories import make_address
 
     address = address or address_default(user=order.user) or make_address(order.user)
     payment, _checkout = payment_start(

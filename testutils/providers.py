@@ -10,6 +10,9 @@ from django.conf import settings
 
 from tools.payment_services import alipay_control
 
+# The in-process dummy provider (orders.payments.providers.dummy), registered by the `dummy` fixture.
+DUMMY_PATH = "orders.payments.providers.dummy.DummyProvider"
+
 
 def alipay_cashier_open(url: str) -> str:
     """Open Alipay's cashier page as the shopper's browser does (this makes the trade there)."""
