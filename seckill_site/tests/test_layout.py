@@ -1,10 +1,11 @@
-"""A sale's Redis state has one owner, and the site core names no app's keys, scripts or codes
-(tools/layout.py). The layers, the circles and the harness are import-linter's contracts
-(pyproject.toml), checked by `lint-imports` in make test."""
+"""A sale's Redis state has one owner, the site core names no app's keys, scripts or codes
+(tools/layout.py), and tests borrow only from testutils (tools/tests_borrowing.py). The layers,
+the circles and the harness are import-linter's contracts (pyproject.toml), checked by
+`lint-imports` in make test."""
 
 from pathlib import Path
 
-from tools import layout
+from tools import layout, tests_borrowing
 
 
 def test_only_the_sale_state_module_names_a_sales_keys_or_runs_its_scripts():
@@ -87,4 +88,45 @@ def test_the_check_finds_each_way_the_core_can_name_an_apps_things(tmp_path: Pat
             "defines sms_day, an app's name",
         ],
         "seckill_site/redis/lua/sms_check.lua": ["is an app's script, not the core's"],
+    }
+
+
+def test_no_test_module_imports_another_test_module():
+    """What tests share is in testutils/: a test module's helpers change with its tests and are
+    collected with them, so another app's tests must not build on them."""
+    assert tests_borrowing.borrowers() == {}
+
+
+def test_the_check_finds_each_way_a_test_module_can_borrow_from_another(tmp_path: Path):
+    """Against a tree of its own: imports from a tests package, from a test module, of a
+    conftest, relative ones and from the browser tests are named; testutils, the shop and
+    another module's tests collected again are not."""
+    tests = tmp_path / "users" / "tests"
+    tests.mkdir(parents=True)
+    (tests / "test_a.py").write_text(
+        "from users.tests.factories import make_user\n"
+        "from users.tests import helpers\n"
+        "import orders.tests.test_b\n"
+        "from conftest import ROOT\n"
+        "from .test_c import thing\n"
+        "from e2e.conftest import poll\n"
+    )
+    (tests / "test_fine.py").write_text(
+        "from testutils.factories.users import make_user\n"
+        "from users.models import User\n"
+        "from users.tests.test_a import test_one, test_two  # collected again\n"
+    )
+    (tmp_path / "e2e").mkdir()
+    (tmp_path / "e2e" / "test_pages.py").write_text("from e2e.test_flows import log_in\n")
+    (tmp_path / "users" / "services.py").write_text("from users.tests.factories import make_user\n")  # not a test
+    assert tests_borrowing.borrowers(tmp_path) == {
+        "e2e/test_pages.py": ["e2e.test_flows"],
+        "users/tests/test_a.py": [
+            "users.tests.factories",
+            "users.tests",
+            "orders.tests.test_b",
+            "conftest",
+            ".test_c",
+            "e2e.conftest",
+        ],
     }
