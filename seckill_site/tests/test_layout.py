@@ -3,9 +3,12 @@
 the circles and the harness are import-linter's contracts (pyproject.toml), checked by
 `lint-imports` in make test."""
 
+import tomllib
 from pathlib import Path
 
 from tools import layout, tests_borrowing
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_only_the_sale_state_module_names_a_sales_keys_or_runs_its_scripts():
@@ -130,3 +133,12 @@ def test_the_check_finds_each_way_a_test_module_can_borrow_from_another(tmp_path
             "e2e.conftest",
         ],
     }
+
+
+def test_every_package_with_tests_is_collected_by_a_bare_run():
+    """make test and CI run a bare `pytest`, which collects only pyproject's testpaths: an app
+    added or moved without its name there would have its tests silently skipped."""
+    testpaths = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["testpaths"]
+    tested = {path.relative_to(ROOT).parts[0] for path in ROOT.glob("*/**/tests/__init__.py")}
+    tested |= {path.relative_to(ROOT).parts[0] for path in ROOT.glob("*/test_*.py")}
+    assert tested - {".venv", ".run"} <= set(testpaths)
