@@ -8,9 +8,9 @@ import pytest
 from django.core.cache import cache
 from django.db import OperationalError, connection
 
+from sales import cache_keys as keys
 from sales import selectors
 from sales.read_model import SaleView
-from seckill_site.redis import keys
 from seckill_site.redis import now as redis_now
 from testutils.factories.goods import make_goods
 from testutils.factories.sales import make_sale
