@@ -334,7 +334,7 @@ class Run:
         return self.settle_and_check("broker cut for 10 s", sale, answers, self.stock)
 
     def stranded(self) -> Row:
-        from testutils.shoppers import reserve_directly
+        from lab.inject import reserve_directly
 
         sale = self.sale(self.stock)
         shoppers = self.shoppers(self.shopper_count)

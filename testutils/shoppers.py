@@ -1,47 +1,12 @@
 """Shoppers for tests: the lab's HTTP shopper logged in as a test user, and solved paths."""
 
-import time
-import uuid
-
-from django.conf import settings
-
+from lab.inject import path_for, reserve_directly
 from lab.shopper import Shopper, session_create
-from sales import sale_state
-from sales.sale_state import keys
-from seckill.services import paths
-from seckill_site.redis import client
 from users.models import User
+
+__all__ = ["path_for", "reserve_directly", "shopper"]
 
 
 def shopper(user: User) -> Shopper:
     """The lab's shopper (lab.shopper), logged in as `user`."""
     return Shopper(user.pk, session_create(user))
-
-
-def path_for(user_id: int, sale_id: int) -> str:
-    """Solve the captcha as a person would, reading the answer a test may read from Redis."""
-    paths.captcha_create(user_id=user_id, sale_id=sale_id)
-    answer = int(client().get(keys.captcha(sale_id, user_id, sale_state.shards(sale_id))))
-    path = paths.path_create(user_id=user_id, sale_id=sale_id, answer=answer)
-    assert path is not None
-    return path
-
-
-def reserve_directly(user_id: int, sale_id: int, *, request_id: str | None = None, age: float = 0) -> tuple[int, str]:
-    """The gate's reserve script alone, with a freshly solved path and without the broker:
-    (units left, or a refusal's negative number, request id). `age` back-dates the
-    reservation, as if its flush had been lost that many seconds ago."""
-    request_id = request_id or uuid.uuid4().hex
-    path = path_for(user_id, sale_id)
-    reserved = sale_state.reserve(
-        sale_id=sale_id,
-        user_id=user_id,
-        path=path,
-        request_id=request_id,
-        trace="",
-        flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS,
-    )
-    left = reserved.left if reserved.refusal is None else int(reserved.refusal)
-    if left >= 0 and age:
-        client().hset(keys.reservations(sale_id), request_id, f"{user_id}:{int(time.time() - age)}")
-    return left, request_id
