@@ -4,11 +4,19 @@ milliseconds as a link's latency (not a stall per chunk), and keeps the bytes in
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from lab.cluster import relay
 from tools.net import free_port
+
+
+def run(coroutine) -> None:
+    """asyncio.run in a thread of its own: a browser test earlier in the same process may have
+    left an event loop running in this one (Playwright's sync API), where asyncio.run refuses."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coroutine).result()
 
 
 async def echo_server() -> tuple[asyncio.AbstractServer, int]:
@@ -56,7 +64,7 @@ def test_without_a_control_file_it_forwards_at_once():
     async def check(reader, writer):
         assert await exchange(reader, writer, b"hello") < 0.2
 
-    asyncio.run(relayed(None, check))
+    run(relayed(None, check))
 
 
 def test_the_control_files_milliseconds_delay_each_way(tmp_path):
@@ -67,7 +75,7 @@ def test_the_control_files_milliseconds_delay_each_way(tmp_path):
         assert relay.delay == 0.15
         assert 0.3 <= await exchange(reader, writer, b"ping") < 1.5  # there and back
 
-    asyncio.run(relayed(control, check))
+    run(relayed(control, check))
 
 
 def test_chunks_in_a_row_share_one_delay_and_keep_their_order(tmp_path):
@@ -87,7 +95,7 @@ def test_chunks_in_a_row_share_one_delay_and_keep_their_order(tmp_path):
         assert got == sent
         assert time.monotonic() - started < 1.5  # ten stalls of 2 x 200 ms would take 4 s
 
-    asyncio.run(relayed(control, check))
+    run(relayed(control, check))
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("", 0.0), ("not a number", 0.0), ("2500", 2.5)])
@@ -102,7 +110,7 @@ def test_the_control_file_is_read_as_milliseconds(tmp_path, text, seconds):
 
     relay.delay = 9.0
     try:
-        asyncio.run(read_once())
+        run(read_once())
         assert relay.delay == seconds
     finally:
         relay.delay = 0.0
