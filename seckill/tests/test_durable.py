@@ -19,13 +19,13 @@ import pytest
 import redis
 
 import seckill_site.redis as shop_redis
+from lab import inject
 from sales import sale_state
 from sales.codes import SaleCode
 from sales.sale_state import keys
 from seckill.services import gate
 from seckill_site.codes import Code
 from seckill_site.redis import NotDurable, durable_set
-from testutils import shoppers
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_user, session_for
 from testutils.shoppers import path_for
@@ -95,7 +95,7 @@ def on_pair(pair, monkeypatch, settings):
     primary.flushall()
     settings.REDIS_WAIT_REPLICAS, settings.REDIS_WAIT_TIMEOUT_MS = 1, 200
     state_modules = (sale_state.marks, sale_state.reservation, sale_state.draw, sale_state.limits, sale_state.stock)
-    for module in (shop_redis, *state_modules, shoppers):
+    for module in (shop_redis, *state_modules, inject):
         monkeypatch.setattr(module, "client", lambda: primary)
     shop_redis.script.cache_clear()
     sale_state.sold_out_clear()
