@@ -24,13 +24,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHOP = ("users", "goods", "sales", "orders", "seckill", "seckill_site")
+SHOP = ("users", "goods", "sales", "orders", "seckill", "waitingroom", "seckill_site")
 OWNER = Path("sales", "sale_state")
 KEYS_MODULE = "sales.sale_state.keys"
 SALE_KEY = "sk:{"  # the hash-tagged prefix of every key of a sale
 
 CORE = Path("seckill_site")
-APPS = ("users", "goods", "sales", "orders", "seckill")
+APPS = ("users", "goods", "sales", "orders", "seckill", "waitingroom")
 # The core's modules that wire the apps together: they may name them (and its tests).
 CORE_WIRING = ("settings", "urls.py", "api_urls.py", "wsgi.py", "asgi.py", "tests")
 # The modules in which an app names its Redis keys and its envelope codes.

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "sales",
     "seckill",
     "orders",
+    "waitingroom",
 ]
 
 MIDDLEWARE = [
