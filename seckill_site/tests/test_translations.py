@@ -191,7 +191,7 @@ def test_makemessages_leaves_no_empty_or_fuzzy_entry(tmp_path, monkeypatch, sett
     gettext's msgattrib lists what is untranslated or fuzzy: nothing may be."""
     tree = tmp_path / "tree"
     ignore = shutil.ignore_patterns(".*", "staticfiles", "media", "e2e-screenshots", "bench-results", "__pycache__")
-    apps = ("users", "goods", "sales", "orders", "seckill", "seckill_site")
+    apps = ("users", "goods", "sales", "orders", "seckill", "waitingroom", "seckill_site")
     for name in (*apps, "templates", "static", "locale", "tools"):
         shutil.copytree(ROOT / name, tree / name, ignore=ignore)
     monkeypatch.chdir(tree)
