@@ -1,6 +1,7 @@
 """Reads on orders, always scoped to whoever asks."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -370,8 +371,40 @@ def sale_figures(*, sale: Sale) -> dict[str, Any]:
         "end": sale.end_at.timestamp(),
         "series": series,
         "draw": _draw_figures(sale),
+        "cards": {element: value for card in sale_live_cards(sale) for element, value in card.figures.items()},
     }
     return figures
+
+
+# --- cards the apps above orders add to a sale's live view ---------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveCard:
+    """Cards on a sale's live view: `template` renders them, each figure's element by its id;
+    `figures` maps those ids to what they show, refreshed with the rest of the page."""
+
+    template: str
+    figures: dict[str, Any]
+
+
+LiveCardsOf = Callable[[Sale], LiveCard | None]
+_live_cards: list[LiveCardsOf] = []
+
+
+def sale_live_cards_add(cards_of: LiveCardsOf) -> None:
+    """Have a sale's live view show the cards `cards_of(sale)` returns (None: none for this sale).
+
+    How an app above orders puts its own figures on the live view without orders importing it:
+    waitingroom adds a room's queue. Adding the same function again changes nothing.
+    """
+    if cards_of not in _live_cards:
+        _live_cards.append(cards_of)
+
+
+def sale_live_cards(sale: Sale) -> list[LiveCard]:
+    """The cards every function given to sale_live_cards_add has for `sale`."""
+    return [card for cards_of in _live_cards if (card := cards_of(sale)) is not None]
 
 
 def _draw_figures(sale: Sale) -> dict[str, Any] | None:

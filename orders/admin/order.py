@@ -17,7 +17,14 @@ from orders.payments.admin import PaymentInline, RefundForm, RefundInline, amoun
 from orders.payments.closing import order_cancel_by_merchant
 from orders.payments.providers import provider_label
 from orders.payments.refunds import order_refund
-from orders.selectors import order_address, order_shipment, orders_csv_rows, sale_figures, sales_with_order_figures
+from orders.selectors import (
+    order_address,
+    order_shipment,
+    orders_csv_rows,
+    sale_figures,
+    sale_live_cards,
+    sales_with_order_figures,
+)
 from orders.services import OrderStateError
 from sales.models import Sale, SaleStatus
 from sales.selectors import sale_list_annotation_add
@@ -436,6 +443,7 @@ class OrderAdmin(FulfilmentAdmin):
             "orders_url": reverse("admin:orders_order_changelist") + f"?sale__id__exact={sale.pk}",
             "zone": shop_time_zone(),
             "live_words": _live_words(),
+            "cards": sale_live_cards(sale),
         }
         return TemplateResponse(request, "admin/sales/sale/live.html", context)
 

@@ -124,6 +124,10 @@
           data.draw.entriesPerSecond.forEach(function (p) { if (p.t === now) rate = p.entries; });
           set("entrants", data.draw.entrants); set("entry-rate", rate); set("draw-outcome", data.draw.outcome);
         }
+        // Cards other parts of the shop add (orders.selectors.sale_live_cards_add), by element id.
+        Object.keys(data.cards || {}).forEach(function (id) {
+          if (document.getElementById(id)) set(id, data.cards[id]);
+        });
         set("sale-status", words.status[data.status]);
         set("server-clock", clock.format(new Date(data.serverTime * 1000)));
         draw(data);
