@@ -18,12 +18,14 @@ from sales.models import Sale, StockChange
 from sales.services import stock_audit_record
 from testutils.factories.orders import buy, pay
 from testutils.factories.users import PASSWORD, make_user
+from testutils.factories.waitingroom import make_room
 from testutils.processes import celery_worker_running, gunicorn_running
 from testutils.providers import DUMMY_PATH
 from testutils.stores import redis_keys_delete
 from users.addresses.services import address_create
 from users.models import MERCHANTS_GROUP, User
 from users.verification.services import registration_record
+from waitingroom.services import room_settings_save, room_switch
 
 
 @pytest.fixture(autouse=True)
@@ -110,8 +112,9 @@ def gunicorn_server(django_db_setup):
 @pytest.fixture
 def shop(django_capture_on_commit_callbacks):
     """A Chinese shop: a merchant, goods, a sale on now with paid (shipped to a Chinese
-    address), unpaid and cancelled orders, every kind of stock log note; a sale not started
-    and one ended; a second goods without sales; a registration in the last hour."""
+    address), unpaid and cancelled orders, every kind of stock log note, and a waiting room
+    with its log; a sale not started and one ended; a second goods without sales; a
+    registration in the last hour."""
     merchants, _created = Group.objects.get_or_create(name=MERCHANTS_GROUP)
     merchant = User.objects.create_user("13900000009", PASSWORD, nickname="茶庄老板", is_staff=True)
     merchants.user_set.add(merchant)
@@ -175,6 +178,12 @@ def shop(django_capture_on_commit_callbacks):
     stock_audit_record(
         sale_id=sale.pk, delta=0, reason=StockChange.RECONCILE_REPAIR, detail={**repair, "stock_before": None}
     )
+    # The sale on now has a waiting room, with a switch thrown and its settings changed once.
+    with django_capture_on_commit_callbacks(execute=True):
+        room = make_room(sale=sale, admit_per_minute=120, active_shoppers=50)
+        room.pass_minutes = 15
+        room_settings_save(room=room, actor=merchant)
+        room_switch(sale=sale, switch="stop", on=True, actor=merchant)
     registration_record(ip="203.0.113.9")
     return {
         "merchant": merchant,
@@ -187,6 +196,7 @@ def shop(django_capture_on_commit_callbacks):
         "delivered": delivered,
         "asked": asked,
         "audit": sale.stock_audit.order_by("pk").first(),
+        "room": room,
     }
 
 

@@ -35,11 +35,23 @@ MERCHANT_SCREENS = [
     ("get", "/admin/sales/stockaudit/"),
     ("get", "/admin/sales/stockaudit/?sale__id__exact={sale}&reason=purchase"),
     ("get", "/admin/sales/stockaudit/{audit}/change/"),
+    ("get", "/admin/waitingroom/"),
+    ("get", "/admin/waitingroom/waitingroom/"),
+    ("get", "/admin/waitingroom/waitingroom/add/"),
+    ("get", "/admin/waitingroom/waitingroom/{room}/change/"),
+    ("get", "/admin/waitingroom/waitingroomaction/"),
+    ("get", "/admin/waitingroom/waitingroomaction/?sale__id__exact={sale}"),
     ("get", "/admin/users/user/registrations/"),
     ("get", "/admin/password_change/"),
     # Saving a sale that needs a second look: the warnings and the "save anyway" box.
     ("post", "/admin/sales/sale/{sale}/change/", {"seckill_price": "5.00", "stock_count": 40}),
     ("post", "/admin/sales/sale/add/", {"stock_count": 500}),
+    # A waiting room's settings refused: the form's errors.
+    (
+        "post",
+        "/admin/waitingroom/waitingroom/{room}/change/",
+        {"enabled": "on", "admit_per_minute": "", "pass_minutes": 0},
+    ),
     # The bulk delete's confirmation, refused for the sale with orders.
     ("post", "/admin/sales/sale/", {"action": "delete_selected", "_selected_action": ["{sale}", "{later}"]}),
     ("post", "/admin/sales/sale/", {"action": "delete_selected", "_selected_action": ["{later}"]}),

@@ -1,3 +1,7 @@
+"""The waiting room in front of a sale: arrivals queued (shuffled before the opening, first come
+after it), admitted at a pace the shop's health allows, each admitted shopper holding a signed,
+short-lived pass that the buy path checks below Django (docs/waiting-room.md)."""
+
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
@@ -6,3 +10,9 @@ class WaitingRoomConfig(AppConfig):
     name = "waitingroom"
     verbose_name = _("Waiting rooms")
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from waitingroom import figures, receivers  # noqa: F401  (connects the sales' signals)
+
+        # The merchant's live view of a sale (orders) shows its room's figures: orders cannot import them.
+        figures.live_cards_register()

@@ -17,3 +17,36 @@ def room(sale_id: int) -> str:
 def shop() -> str:
     """Hash: the shop-wide operator switches, `all` (queue everyone) and `stop` (admit no one)."""
     return f"{PREFIX}wr:{{wr}}:shop"
+
+
+# The queue engine's keys, which the live view reads (waitingroom.figures).
+
+
+def queue(sale_id: int) -> str:
+    """Sorted set: the shoppers in the queue, member user id, score their position."""
+    return f"{_room(sale_id)}:queue"
+
+
+def head(sale_id: int) -> str:
+    """Integer: the last position admitted; positions up to it are in."""
+    return f"{_room(sale_id)}:head"
+
+
+def tail(sale_id: int) -> str:
+    """Integer: the last position handed out."""
+    return f"{_room(sale_id)}:tail"
+
+
+def admitted_log(sale_id: int) -> str:
+    """Sorted set: member user id, score the epoch second they were admitted."""
+    return f"{_room(sale_id)}:admitted"
+
+
+def waits(sale_id: int) -> str:
+    """Sorted set: member user id, score the seconds they waited before they were admitted."""
+    return f"{_room(sale_id)}:waits"
+
+
+def abandoned(sale_id: int) -> str:
+    """Integer: shoppers who left the queue before their turn."""
+    return f"{_room(sale_id)}:abandoned"

@@ -157,6 +157,8 @@ def test_superuser_screens_are_in_chinese(client, shop):
         "/admin/auth/group/",
         "/admin/goods/goods/",
         "/admin/orders/order/",
+        "/admin/waitingroom/shopswitches/",
+        "/admin/waitingroom/waitingroomaction/",
     ]:
         response = client.get(url)
         assert response.status_code == 200, url
