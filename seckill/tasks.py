@@ -18,6 +18,7 @@ from seckill.metrics import (
 from seckill.repairs import reconcile_repair_record
 from seckill.services import draw, draw_notices, paths, reconcile, writer
 from seckill_site.errors import OUTAGES
+from waitingroom.services import room_publish
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ def sale_rebuild(*, sale_id: int, passes_left: int = 1) -> None:
         sale_rebuild.apply_async(kwargs={"sale_id": sale_id, "passes_left": passes_left - 1})
         return
     report = reconcile.stock_warm(sale_id=sale_id)
+    room_publish(sale_id=sale_id)  # its waiting room went with its keys
     logger.warning("rebuilt sale %s after Redis lost it: %s", sale_id, report)
 
 

@@ -5,11 +5,12 @@ from seckill.selectors import captcha_pool_size
 from seckill.services.paths import captcha_pool_fill
 from seckill.services.reconcile import stock_warm, stock_warm_all
 from seckill_site.redis import scripts_load
+from waitingroom.services import room_publish, rooms_publish_all
 
 
 class Command(BaseCommand):
     help = (
-        "Load sale stock, buyer sets and sale windows from the database into Redis. Safe at any time: "
+        "Load sale stock, buyer sets, sale windows and waiting rooms from the database into Redis. Safe at any time: "
         "units reserved in Redis but not yet written to the database stay reserved."
     )
 
@@ -30,6 +31,11 @@ class Command(BaseCommand):
         else:
             reports = stock_warm_all()
         goods_list_cache_drop()
+        # The waiting rooms too: a Redis that lost the sales lost their rooms and switches with them.
+        if sale is not None:
+            self.stdout.write(f"waiting room: {'on' if room_publish(sale_id=sale).on else 'none or off'}")
+        else:
+            self.stdout.write(f"waiting rooms on: {rooms_publish_all()}")
         # On every primary of a cluster, so the opening second's first buyers pay no SCRIPT LOAD.
         self.stdout.write(f"Lua scripts loaded: {', '.join(scripts_load())}")
         for report in reports:
