@@ -9,8 +9,9 @@ rooms at once, and the sale's page stays the sales app's.
 from datetime import datetime
 
 from django.contrib import admin, messages
-from django.core.exceptions import FieldDoesNotExist
-from django.urls import reverse
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -33,7 +34,6 @@ def _yes_no(value: bool) -> str:
 @admin.register(WaitingRoom)
 class WaitingRoomAdmin(MerchantScopedAdmin):
     owner_path = "sale__goods__owner"
-    merchant_can_delete = False  # a room is turned off, not deleted: its log stays with its sale
     list_display = (
         "sale",
         "enabled_display",
@@ -51,8 +51,10 @@ class WaitingRoomAdmin(MerchantScopedAdmin):
     fields = ("sale", "enabled", "prequeue_opens_at", "admit_per_minute", "active_shoppers", "pass_minutes", "brake")
     actions = ["queue_all_on", "queue_all_off", "stop_on", "stop_off"]
 
+    change_form_template = "admin/waitingroom/waitingroom/change_form.html"
+
     def has_delete_permission(self, request, obj=None):
-        return False
+        return False  # a room is turned off, not deleted: one way off the nodes, and it is logged
 
     def get_readonly_fields(self, request, obj=None):
         return ("sale",) if obj is not None else ()
@@ -94,6 +96,44 @@ class WaitingRoomAdmin(MerchantScopedAdmin):
         services.room_settings_save(room=obj, actor=request.user)
 
     # --- the operator's switches, per sale: each room thrown is logged once -----------------------
+
+    def get_urls(self):
+        switch = path(
+            "<int:object_id>/switch/<str:switch>/<str:state>/",
+            self.admin_site.admin_view(self.switch_view),
+            name="waitingroom_waitingroom_switch",
+        )
+        return [switch, *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        room = self.get_queryset(request).filter(pk=object_id).first()
+        if room is not None and self.has_change_permission(request, room):
+            extra_context = {**(extra_context or {}), "switches": self._buttons(room)}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _buttons(self, room: WaitingRoom) -> list[dict]:
+        """The room page's buttons: each switch's way to its other position."""
+        queue_all = ("off", _("Let them in again")) if room.queue_all else ("on", _("Queue everyone now"))
+        stop = ("off", _("Resume admitting")) if room.stop_admitting else ("on", _("Stop admitting"))
+        return [
+            {"url": reverse("admin:waitingroom_waitingroom_switch", args=[room.pk, name, state]), "label": label}
+            for name, (state, label) in (("queue_all", queue_all), ("stop", stop))
+        ]
+
+    def switch_view(self, request, object_id: int, switch: str, state: str):
+        """One button on the room's page: POST only, the merchant's own rooms only (404 else)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        room = self.get_queryset(request).select_related("sale").filter(pk=object_id).first()
+        if room is None or switch not in services.SWITCHES or state not in ("on", "off"):
+            raise Http404
+        if not self.has_change_permission(request, room):
+            raise PermissionDenied
+        if services.room_switch(sale=room.sale, switch=switch, on=state == "on", actor=request.user):
+            self.message_user(request, _("Done: the room's shoppers follow the switch within a second."))
+        else:
+            self.message_user(request, _("The switch was already in that position; nothing changed."), messages.WARNING)
+        return HttpResponseRedirect(reverse("admin:waitingroom_waitingroom_change", args=[room.pk]))
 
     def _throw(self, request, queryset, switch: str, on: bool) -> int:
         rooms = queryset.select_related("sale").order_by("pk")

@@ -77,6 +77,32 @@ def test_each_sale_switch_thrown_is_logged_once_and_published(
     assert getattr(room_read(wr.sale_id), switch) is False
 
 
+def test_the_rooms_page_has_a_button_for_each_switch_logged_once_and_the_merchants_alone(
+    client, room, django_capture_on_commit_callbacks
+):
+    merchant, wr = room
+    client.force_login(merchant)
+    page = f"/admin/waitingroom/waitingroom/{wr.pk}/change/"
+    stop = f"/admin/waitingroom/waitingroom/{wr.pk}/switch/stop/on/"
+    shown = client.get(page).content.decode()
+    assert "Queue everyone now" in shown and "Stop admitting" in shown and stop in shown
+    assert client.get(stop).status_code == 405
+    for _twice in range(2):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(stop, follow=True)
+    assert response.redirect_chain[-1][0] == page
+    assert "already in that position" in response.content.decode() and "Resume admitting" in response.content.decode()
+    assert room_read(wr.sale_id).stop
+    assert list(WaitingRoomAction.objects.exclude(action=RoomAction.CREATED).values_list("action", flat=True)) == [
+        RoomAction.STOP_ON
+    ]
+    other = make_merchant(nickname="B")
+    client.force_login(other)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(f"/admin/waitingroom/waitingroom/{wr.pk}/switch/queue_all/on/").status_code == 404
+    assert not room_read(wr.sale_id).queue_all
+
+
 def test_the_shop_wide_switches_are_a_superusers_logged_once_and_reach_every_room(
     client, room, django_capture_on_commit_callbacks
 ):
