@@ -16,3 +16,11 @@ sub answers_refusal {
 
 sub answers_head {
 }
+
+# deploy/edge-pass.vcl's: no pass is checked.
+sub pass_config {
+    var.set("pass-check", "");
+}
+
+sub pass_words {
+}

@@ -5,3 +5,10 @@
 sub answers_secret {
     var.set("answers-key", "");
 }
+
+# The waiting room's pass key (waitingroom.passes.pass_key), which deploy/edge-pass.vcl checks
+# passes with: none here either.
+sub pass_secret {
+    var.set("pass-key", "");
+    var.set("pass-key-old", "");
+}

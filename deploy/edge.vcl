@@ -24,6 +24,10 @@ include "edge-purgers.vcl";
 # What the edge answers itself (a ticketed result poll), from Redis: answers_recv, answers_synth.
 include "edge-answers.vcl";
 
+# The waiting room's pass for a sale's buy, captcha and path, read with edge-answers.vcl's
+# Redis and words: pass_recv, pass_synth.
+include "edge-pass.vcl";
+
 sub vcl_recv {
     call stale_recv;
     if (req.method == "PURGE") {
@@ -31,6 +35,7 @@ sub vcl_recv {
     }
     call vcl_req_host;
     call answers_recv;
+    call pass_recv;
     if (req.method != "GET" && req.method != "HEAD") {
         return (pass);
     }
@@ -233,6 +238,7 @@ sub vcl_synth {
         call stale_restart;  # the fetch that was to replace a copy failed: hand the copy out
     }
     call answers_synth;
+    call pass_synth;
     if (resp.status == 302) {
         set resp.http.Location = resp.reason;
         set resp.http.Cache-Control = "private";

@@ -1,10 +1,12 @@
 """The two files deploy/edge-answers.vcl includes, written from the shop's settings: what the edge
-needs to answer a ticketed result poll itself (docs/edge.md, "Answers at the edge").
+needs to answer a ticketed result poll itself (docs/edge.md, "Answers at the edge") and to check
+the waiting room's pass (deploy/edge-pass.vcl).
 
 `answers_files(directory)` writes `edge-answers-config.vcl` (the Redis server or Cluster seeds,
 the key names' prefixes, the ticket's life, the hosts and schemes Django serves and the headers
-of its answer, taken from Django's own answer to a poll) and `edge-secrets.vcl` (the ticket key,
-seckill.tickets.ticket_key, mode 0600). `answers_files_remove(directory)` removes them, so that
+of its answer, taken from Django's own answer to a poll; the rooms' keys and the waiting room's
+answer) and `edge-secrets.vcl` (the ticket key, seckill.tickets.ticket_key, and the pass key,
+waitingroom.passes.pass_key, mode 0600). `answers_files_remove(directory)` removes them, so that
 deploy's copies, which answer nothing, apply. Needs Django's settings (DJANGO_SETTINGS_MODULE):
 a deploy runs `python -m tools.edge_answers <vcl_path directory>`.
 """
@@ -17,12 +19,29 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from django.utils.translation import gettext_noop
+
+from seckill_site.codes import EnvelopeCode
+
 CONFIG, SECRETS = "edge-answers-config.vcl", "edge-secrets.vcl"
 # Django's headers the edge's answer sets per request, or that the server adds on its own.
 _PER_ANSWER = {"content-length", "content-language", "x-request-id", "set-cookie", "date", "server"}
 _VCL_TEXT = re.compile(r'[^"\x00-\x1f\x7f]*')
 _VCL_LONG_TEXT = re.compile(r"[^\x00-\x1f\x7f]*")
 _HEADER = re.compile(r"[A-Za-z0-9-]{1,64}")
+# A sale id no shop reaches, where the edge puts the request's: it splits a key or a body in two.
+_SALE = 918273645
+# The waiting room's page of a sale, under each language's prefix as the shop's pages are.
+WAITING_ROOM_PATH = "/waiting-room/"
+# How long a client refused at the edge for want of a pass waits before it asks again.
+PASS_RETRY_SECONDS = 5
+
+
+class _Waiting(EnvelopeCode):
+    """The waiting room's code where the waiting room app defines none yet (waitingroom.codes,
+    WaitingRoomCode.WAITING, is the one the edge answers with once it does)."""
+
+    WAITING = (500800, gettext_noop("you are in the waiting room, your turn will come"), 503)
 
 
 def _text(value: str) -> str:
@@ -32,6 +51,14 @@ def _text(value: str) -> str:
     if _VCL_LONG_TEXT.fullmatch(value) and '"}' not in value:
         return '{"' + value + '"}'
     raise ValueError(f"not a VCL string: {value!r}")
+
+
+def _text_joined(value: str) -> str:
+    """`value` as VCL strings joined with `+`: a long string cannot hold `"}`, so it is cut there."""
+    pieces = value.split('"}')
+    parts = [piece + '"' * (i < len(pieces) - 1) for i, piece in enumerate(pieces)]
+    parts = [parts[0], *("}" + part for part in parts[1:])]
+    return " + ".join(_text(part) for part in parts if part) or '""'
 
 
 def _redis_db(url: str) -> tuple[str, str, str]:
@@ -103,7 +130,8 @@ def config_vcl() -> str:
     for index, (scheme, condition, _headers) in enumerate(schemes):
         lines.append(f"        {'} els' if index else ''}if ({condition}) {{")
         lines.append(f'            var.set("answers-scheme", "{scheme}");')
-    lines += ["        }" if schemes else "", "    }", "}", "", *_refusals_vcl(), "", "sub answers_head {"]
+    lines += ["        }" if schemes else "", "    }", "}", "", *_refusals_vcl(), "", *_pass_vcl(kind), ""]
+    lines.append("sub answers_head {")
     for scheme, _condition, headers in schemes:
         lines.append(f'    if (var.get("answers-scheme") == "{scheme}") {{')
         for name, value in headers:
@@ -141,12 +169,81 @@ def _refusals_vcl() -> list[str]:
     return [*lines, "}"]
 
 
-def secrets_vcl() -> str:
-    from seckill.tickets import ticket_key
+def waiting_code() -> EnvelopeCode:
+    """The code the edge answers a request without a pass with: the waiting room app's, else
+    a placeholder of the same meaning."""
+    import importlib
 
+    try:
+        return importlib.import_module("waitingroom.codes").WaitingRoomCode.WAITING
+    except (ImportError, AttributeError):
+        return _Waiting.WAITING
+
+
+def _pass_vcl(kind: str) -> list[str]:
+    """`pass_config` (the rooms' keys, split where the sale id goes) and `pass_words` (the
+    waiting room's page and the shop's envelope saying so, per language) for edge-pass.vcl."""
+    from django.conf import settings
+    from django.utils import translation
+
+    from seckill_site.http import fail
+    from waitingroom import keys
+
+    room_before, room_after = _split(keys.room(_SALE))
+    lines = [
+        "sub pass_config {",
+        '    var.set("pass-check", "1");',
+        f'    var.set("pass-cluster", "{int(kind == "cluster")}");',
+        f'    var.set("pass-room-before", {_text(room_before)});',
+        f'    var.set("pass-room-after", {_text(room_after)});',
+        f'    var.set("pass-shop-key", {_text(keys.shop())});',
+        f'    var.set("pass-retry-after", "{PASS_RETRY_SECONDS}");',
+        "}",
+        "",
+        "sub pass_words {",
+        '    var.set("pass-language", var.get("answers-language"));',
+        f'    if (var.get("pass-language") !~ "^({"|".join(code for code, _name in settings.LANGUAGES)})$") {{',
+        f'        var.set("pass-language", "{settings.LANGUAGE_CODE}");',
+        "    }",
+    ]
+    for language, _name in settings.LANGUAGES:
+        url = ("" if language == settings.LANGUAGE_CODE else f"/{language}") + WAITING_ROOM_PATH
+        with translation.override(language):
+            body = fail(waiting_code(), data={"waitingRoomUrl": f"{url}{_SALE}"}).content.decode()
+        before, after = _split(body)
+        lines += [
+            f'    if (var.get("pass-language") == "{language}") {{',
+            f'        var.set("pass-url", {_text(url)});',
+            f'        var.set("pass-body-before", {_text_joined(before)});',
+            f'        var.set("pass-body-after", {_text_joined(after)});',
+            "    }",
+        ]
+    return [*lines, "}"]
+
+
+def _split(text: str) -> tuple[str, str]:
+    """`text` before and after the one place _SALE stands in it."""
+    before, found, after = text.partition(str(_SALE))
+    if not found or str(_SALE) in after:
+        raise ValueError(f"no one place for the sale in {text!r}")
+    return before, after
+
+
+def secrets_vcl() -> str:
+    from django.conf import settings
+
+    from seckill.tickets import ticket_key
+    from waitingroom.passes import pass_key
+
+    # A pass signed under the first fallback key still passes: a rotation must not send every
+    # admitted shopper back to the queue (Python takes all the fallbacks').
+    fallbacks = settings.SECRET_KEY_FALLBACKS
+    old = pass_key(fallbacks[0]) if fallbacks else ""
     return (
-        "# Written by tools/edge_answers.py: the result ticket's key (seckill.tickets.ticket_key). Secret.\n\n"
-        f'sub answers_secret {{\n    var.set("answers-key", "{ticket_key()}");\n}}\n'
+        "# Written by tools/edge_answers.py: the result ticket's key (seckill.tickets.ticket_key) and the\n"
+        "# waiting room pass's (waitingroom.passes.pass_key, the first fallback's beside it). Secret.\n\n"
+        f'sub answers_secret {{\n    var.set("answers-key", "{ticket_key()}");\n}}\n\n'
+        f'sub pass_secret {{\n    var.set("pass-key", "{pass_key()}");\n    var.set("pass-key-old", "{old}");\n}}\n'
     )
 
 

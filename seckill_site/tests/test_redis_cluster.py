@@ -41,6 +41,7 @@ CLUSTER_SUITE = [
     "seckill_site/tests/test_health.py",  # readiness: PING and the scripts on every primary
     "seckill_site/tests/test_metrics.py",  # the scrape-time reads across sales' slots
     "seckill_site/tests/test_edge_answers.py",  # the edge's two scripts, the sale's slot and the user's
+    "seckill_site/tests/test_edge_pass.py",  # the room and the shop's switches: two slots, two scripts
     "seckill/tests/test_services.py",
     "seckill/tests/test_views.py",
     "seckill/tests/test_reconcile.py",

@@ -56,3 +56,65 @@ def test_the_edge_refuses_with_the_public_refusals_and_no_other():
     assert named == {frozenset(refusal.name for refusal in PUBLIC_REFUSALS)}
     written = set(re.findall(r'var.get\("answers-refusal"\) == "([A-Z_]+)"', "\n".join(_refusals_vcl())))
     assert written == {refusal.name for refusal in PUBLIC_REFUSALS}
+
+
+def test_the_pass_key_and_the_first_fallbacks_are_the_edges_secret_and_nothing_else(settings):
+    from tools.edge_answers import secrets_vcl
+    from waitingroom.passes import pass_key
+
+    settings.SECRET_KEY_FALLBACKS = ["an-old-key-" + "o" * 40, "an-older-key-" + "p" * 40]
+    written = secrets_vcl()
+    assert f'var.set("pass-key", "{pass_key()}");' in written
+    assert f'var.set("pass-key-old", "{pass_key(settings.SECRET_KEY_FALLBACKS[0])}");' in written
+    assert pass_key(settings.SECRET_KEY_FALLBACKS[1]) not in written
+    assert not any(secret in written for secret in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS])
+
+
+def test_the_edge_reads_the_cookies_and_keys_the_shop_writes():
+    """deploy/edge-pass.vcl names the pass's cookie and the session's in its patterns, where a
+    setting cannot reach; the rooms' keys it is given are the room's own."""
+    import re
+
+    from django.conf import settings
+
+    from tools.edge import ROOT
+    from tools.edge_answers import _SALE, _pass_vcl
+    from waitingroom import keys
+    from waitingroom.passes import COOKIE_PREFIX
+
+    vcl = (ROOT / "deploy" / "edge-pass.vcl").read_text()
+    assert re.findall(r"\\s\*([a-z_]+)\\1=", vcl) == [COOKIE_PREFIX]
+    assert set(re.findall(r"\\s\*([a-z_]+)=", vcl)) == {settings.SESSION_COOKIE_NAME}
+    config = "\n".join(_pass_vcl("master"))
+    before, after = re.search(
+        r'"pass-room-before", "([^"]+)"\);\s+var.set\("pass-room-after", "([^"]+)"', config
+    ).groups()
+    assert before + "42" + after == keys.room(42)
+    assert f'"pass-shop-key", "{keys.shop()}"' in config
+    assert str(_SALE) not in config
+
+
+def test_the_waiting_rooms_answer_is_the_shops_envelope_in_each_language():
+    import json
+    import re
+
+    from django.conf import settings
+
+    from tools.edge_answers import _pass_vcl, waiting_code
+
+    config = "\n".join(_pass_vcl("master"))
+    for language, _name in settings.LANGUAGES:
+        block = config.split(f'var.get("pass-language") == "{language}"', 1)[1].split("    }", 1)[0]
+        parts = dict(re.findall(r'var.set\("pass-([a-z-]+)", (.+)\);', block))
+        text = {name: _vcl_strings(value) for name, value in parts.items()}
+        body = json.loads(text["body-before"] + "42" + text["body-after"])
+        prefix = "" if language == settings.LANGUAGE_CODE else f"/{language}"
+        assert text["url"] == f"{prefix}/waiting-room/"
+        assert body["code"] == waiting_code().code and body["data"] == {"waitingRoomUrl": f"{prefix}/waiting-room/42"}
+
+
+def _vcl_strings(value: str) -> str:
+    """The text of VCL strings joined with `+` ("…" and {"…"})."""
+    import re
+
+    return "".join(long if long or not plain else plain for long, plain in re.findall(r'\{"(.*?)"\}|"([^"]*)"', value))
