@@ -14,10 +14,11 @@ from django.http.cookie import parse_cookie
 
 from lab.shopper import session_create
 from seckill_site.redis import client as redis
+from seckill_site.redis.keys import PREFIX
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_user
 from testutils.processes import gunicorn_running
-from tools.edge import edge_counters, edge_down, edge_up, varnish_available
+from tools.edge import ROOT, edge_counters, edge_down, edge_up, varnish_available
 from tools.edge_answers import answers_files, waiting_code
 from tools.missing import missing
 from tools.net import wait_until
@@ -311,3 +312,49 @@ def test_the_edge_and_pass_read_agree(shop):
     # The table holds both answers.
     assert by_shop(ask(edge, "API captcha", s, table["good"]))
     assert not by_shop(ask(edge, "API captcha", s, table["no pass"]))
+
+
+def test_a_pass_signed_under_the_first_fallback_key_passes_after_a_rotation(shop, tmp_path, settings):
+    """The edge is given the first fallback's pass key too: a rotation of SECRET_KEY during a
+    sale does not send every admitted shopper back to the queue. An older fallback's pass is
+    refused at the edge, though pass_read takes it (docs/waiting-room.md)."""
+    url, _edge, _directory = shop
+    sale = make_sale(stock=5)
+    room_on(sale.pk)
+    current, old, older = settings.SECRET_KEY, "an-old-key-" + "o" * 40, "an-older-key-" + "p" * 40
+    signed = {}
+    for name, key in (("old", old), ("older", older)):
+        settings.SECRET_KEY = key
+        signed[name] = shopper(sale.pk)
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = current, [old, older]
+    answers_files(tmp_path)
+    rotated = edge_up(tmp_path, url.removeprefix("http://"), answers=None)
+    try:
+        session, value = signed["old"]
+        assert by_shop(ask(rotated, "API buy", sale.pk, cookies(sale.pk, session, value)))
+        session, value = signed["older"]
+        assert pass_read(value, sale_id=sale.pk, session_key=session, seconds=PASS_SECONDS) is not None
+        assert not by_shop(ask(rotated, "API buy", sale.pk, cookies(sale.pk, session, value)))
+    finally:
+        edge_down(tmp_path)
+
+
+def test_deploys_own_files_check_no_pass_even_with_redis_at_hand(shop, tmp_path):
+    url, _edge, directory = shop
+    sale = make_sale(stock=5)
+    session, _value = shopper(sale.pk)
+    deploys = (ROOT / "deploy" / "edge-answers-config.vcl").read_text()
+    location = re.search(r'location="[^"]+"', (directory / "edge-answers-config.vcl").read_text())
+    assert location is not None
+    (tmp_path / "edge-answers-config.vcl").write_text(re.sub(r'location="[^"]+"', location.group(0), deploys))
+    (tmp_path / "edge-secrets.vcl").write_text((ROOT / "deploy" / "edge-secrets.vcl").read_text())
+    # Deploy's names carry no test prefix: the room as production's key would read.
+    unprefixed = keys.room(sale.pk).removeprefix(PREFIX)
+    redis().hset(unprefixed, mapping={"on": 1, "pass_seconds": PASS_SECONDS, "queue_all": 1})
+    plain = edge_up(tmp_path, url.removeprefix("http://"), answers=None)
+    try:
+        for kind in REQUESTS:
+            assert by_shop(ask(plain, kind, sale.pk, cookies(sale.pk, session, None))), kind
+    finally:
+        redis().delete(unprefixed)
+        edge_down(tmp_path)
