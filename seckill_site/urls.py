@@ -21,11 +21,13 @@ urlpatterns = [
     *language_patterns(
         path("goods/detail/", include("seckill.item.urls")),
         path("goods/", include("sales.urls")),
+        path("waiting-room/", include("waitingroom.urls")),
         # The pages' scripts' words, in the page's language whatever the visitor's cookie says.
         path("jsi18n/", shared(keys=lambda: ["jsi18n"])(JavaScriptCatalog.as_view()), name="javascript-catalog"),
     ),
     path("reminders/", include("sales.reminders.urls")),
     path("seckill/", include("seckill.urls")),
+    path("waiting-room/", include("waitingroom.status_urls")),
     path("orders/", include("orders.urls")),
     path("payments/", include("orders.payments.urls")),
     path("api/", include("seckill_site.api_urls")),

@@ -34,6 +34,7 @@ PUBLISHED = {
     "PAYMENT_UNAVAILABLE": 500603,
     "ADDRESS_BOOK_FULL": 500610,
     "REMINDER_REFUSED": 500620,
+    "IN_WAITING_ROOM": 500700,
 }
 
 
@@ -50,6 +51,7 @@ def test_every_apps_codes_are_counted():
         "sales.codes",
         "seckill.codes",
         "orders.codes",
+        "waitingroom.codes",
     }
 
 

@@ -206,3 +206,22 @@ def test_a_pass_starts_once_however_often_it_is_asked_for():
     _crowd(sale.pk, 1, start)
     assert pass_issue(sale.pk, 1, now=start + 5) == start + 5
     assert pass_issue(sale.pk, 1, now=start + 50) == start + 5
+
+
+def test_the_published_shuffle_lets_anyone_recompute_every_place(client):
+    sale = make_sale(stock=10_000)
+    now = int(time.time())
+    _room(sale.pk, opens_at=now - 100, starts_at=now + 100)
+    early = [303, 101, 202, 404, 505]
+    for user_id in early:
+        place(sale.pk, user_id, now=now)
+    before = client.get(f"/waiting-room/{sale.pk}/shuffle").json()["data"]
+    assert set(before) == {"seedSha256"}
+    place(sale.pk, 1, now=now + 100)
+    # What anyone does with the published figures (docs/waiting-room.md):
+    d = client.get(f"/waiting-room/{sale.pk}/shuffle").json()["data"]
+    assert hashlib.sha256(d["seed"].encode()).hexdigest() == d["seedSha256"] == before["seedSha256"]
+    rank = lambda i: (hashlib.sha256(f"{d['seed']}:{i}".encode()).hexdigest(), i)  # noqa: E731
+    order = sorted(d["prequeueIds"], key=rank)
+    assert d["prequeueIds"] == sorted(early) and d["shuffled"] == 5
+    assert [place(sale.pk, i, now=now + 101, join=False).position for i in order] == [1, 2, 3, 4, 5]
