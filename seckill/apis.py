@@ -30,6 +30,7 @@ from seckill_site.api import (
 )
 from seckill_site.codes import Code
 from seckill_site.http import positive_int
+from waitingroom.enforce import pass_refusal
 
 SALE_ID = id_parameter("sale_id", "sale event id")
 
@@ -60,6 +61,9 @@ class CaptchaApi(_GateApi):
         parsed = positive_int(sale_id)
         if parsed is None:
             return api_answer(steps.NO_SUCH_SALE)
+        refused = pass_refusal(request._request, sale_id=parsed, user_id=user_id_of(request))
+        if refused is not None:
+            return refused
         return api_answer(steps.captcha(user_id=user_id_of(request), sale_id=parsed))
 
 
@@ -84,6 +88,9 @@ class CaptchaAudioApi(_GateApi):
         parsed = positive_int(sale_id)
         if parsed is None:
             return api_answer(steps.NO_SUCH_SALE)
+        refused = pass_refusal(request._request, sale_id=parsed, user_id=user_id_of(request))
+        if refused is not None:
+            return refused
         return api_answer(steps.captcha(user_id=user_id_of(request), sale_id=parsed, spoken=True))
 
 
@@ -106,6 +113,9 @@ class PathApi(_GateApi):
         parsed = positive_int(sale_id)
         if parsed is None:
             return api_answer(steps.NO_SUCH_SALE)
+        refused = pass_refusal(request._request, sale_id=parsed, user_id=user_id_of(request))
+        if refused is not None:
+            return refused
         data = request.data
         raw_answer = data.get("verifyCode") if hasattr(data, "get") else None
         answer = steps.path(user_id=user_id_of(request), sale_id=parsed, raw_answer=raw_answer)
@@ -139,6 +149,9 @@ class BuyApi(_GateApi):
         if parsed is None:
             return api_answer(steps.NO_SUCH_SALE)
         user_id = user_id_of(request)
+        refused = pass_refusal(request._request, sale_id=parsed, user_id=user_id)
+        if refused is not None:
+            return refused
         answer = steps.buy(user_id=user_id, sale_id=parsed, path=path)
         response = refusal_mark(api_answer(answer), answer.code)
         if answer.code is Code.SUCCESS:

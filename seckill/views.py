@@ -15,6 +15,7 @@ from seckill.tickets import ticket_set
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, page_answer
 from seckill_site.ratelimit import rate_period
+from waitingroom.enforce import pass_refusal
 
 # Per user, per endpoint.
 SECKILL_RATE = "5/5s"
@@ -46,9 +47,10 @@ def _sale_id(request: HttpRequest) -> int | None:
     return sale_id_read(request.GET if request.method == "GET" else request.POST)
 
 
-def _for_shopper_and_sale(*, limit_group: str | None = None):
+def _for_shopper_and_sale(*, limit_group: str | None = None, pass_needed: bool = False):
     """Call the view as view(request, user_id, sale_id, ...) unless the request is refused: not
-    logged in, over the per-user rate of `limit_group` (counted first), or no sale id in `goodsId`."""
+    logged in, over the per-user rate of `limit_group` (counted first), no sale id in `goodsId`,
+    or, with `pass_needed`, no waiting room pass where the sale's room is on."""
 
     def decorate(view):
         @wraps(view)
@@ -61,6 +63,8 @@ def _for_shopper_and_sale(*, limit_group: str | None = None):
             sale_id = _sale_id(request)
             if sale_id is None:
                 return sale_id_invalid()
+            if pass_needed and (refused := pass_refusal(request, sale_id=sale_id, user_id=user_id)) is not None:
+                return refused
             return view(request, user_id, sale_id, *args, **kwargs)
 
         return wrapper
@@ -69,26 +73,26 @@ def _for_shopper_and_sale(*, limit_group: str | None = None):
 
 
 @allow("GET")
-@_for_shopper_and_sale()
+@_for_shopper_and_sale(pass_needed=True)
 def verify_code(request: HttpRequest, user_id: int, sale_id: int) -> HttpResponse:
     return page_answer(steps.captcha(user_id=user_id, sale_id=sale_id))
 
 
 @allow("GET")
-@_for_shopper_and_sale()
+@_for_shopper_and_sale(pass_needed=True)
 def verify_audio(request: HttpRequest, user_id: int, sale_id: int) -> HttpResponse:
     """The captcha spoken (WAV), for shoppers who cannot see the picture; same limit."""
     return page_answer(steps.captcha(user_id=user_id, sale_id=sale_id, spoken=True))
 
 
 @allow("GET")
-@_for_shopper_and_sale(limit_group="seckill.path")
+@_for_shopper_and_sale(limit_group="seckill.path", pass_needed=True)
 def seckill_path(request: HttpRequest, user_id: int, sale_id: int) -> HttpResponse:
     return page_answer(steps.path(user_id=user_id, sale_id=sale_id, raw_answer=request.GET.get("verifyCode")))
 
 
 @allow("POST")
-@_for_shopper_and_sale()
+@_for_shopper_and_sale(pass_needed=True)
 def do_seckill(request: HttpRequest, user_id: int, sale_id: int, path: str) -> HttpResponse:
     answer = steps.buy(user_id=user_id, sale_id=sale_id, path=path)
     response = refusal_mark(page_answer(answer), answer.code)

@@ -8,7 +8,10 @@ setting) and asks the answerers of the request's method, each its own module:
   (sales.sale_state.refusal_known, the rule every layer asks);
 - GET: detail.DetailCopy, Django's own last public answer to an anonymous detail poll or the
   item page's sale state; then poll.ResultPoll, a shopper's result poll carrying the ticket
-  their buy left (seckill.tickets).
+  their buy left (seckill.tickets); then waiting.WaitingStatus, a waiting room's status poll
+  carrying the shopper's wait ticket;
+- POST, and GET for the captcha and the path: waiting.PassRequired, a sale's buy, captcha or
+  path asked without the pass its waiting room requires.
 
 The first that answers does; anything none answers goes to Django untouched, so a buy passes
 through one answerer and a poll through two. The request id,
@@ -26,6 +29,7 @@ from collections.abc import Callable, Iterable
 from seckill.fastpath.detail import DetailCopy
 from seckill.fastpath.poll import ResultPoll
 from seckill.fastpath.refusal import ClosedSaleRefusal
+from seckill.fastpath.waiting import PassRequired, WaitingStatus
 from seckill.fastpath.wsgi import Answerer
 from seckill_site.metrics import ThreadCounts, fast_counts
 from seckill_site.redis import REDIS_FAILURES
@@ -46,8 +50,13 @@ class FastPath:
         self.counts.fold_listeners.append(self._logged)
         self.counts.tick_listeners.append(self._log_if_due)
         self.answerers: dict[str, tuple[Answerer, ...]] = {
-            "POST": (ClosedSaleRefusal(self.counts),),
-            "GET": (DetailCopy(app, self.counts), ResultPoll(app, self.counts)),
+            "POST": (ClosedSaleRefusal(self.counts), PassRequired(self.counts)),
+            "GET": (
+                DetailCopy(app, self.counts),
+                ResultPoll(app, self.counts),
+                WaitingStatus(app, self.counts),
+                PassRequired(self.counts),
+            ),
         }
         self._summary: dict[tuple[str, str], int] = {}
         self._summary_lock = threading.Lock()  # the folder thread's, once a second (tests fold too)

@@ -28,6 +28,7 @@ from seckill_site.redis import now as redis_now
 from seckill_site.shared import sale_key, share, shared
 from users.models import User
 from users.nav import nav_data
+from waitingroom.room import room_read
 
 # The draw's winners the item page lists; all of them are at /seckill/draw.
 WINNERS_SHOWN = 100
@@ -68,6 +69,8 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
         "draw": draw,
         "shopper": None,
         "shared": True,
+        # A room on: the page points the shopper to it (waiting.js asks where they stand).
+        "waiting_room": room_read(parsed).on,
         "login_url": f"/user/index?next={quote(request.path)}",
         "register_url": f"/user/register?next={quote(request.path)}",
         # Every other panel, and a draw's entry and result, for seckill.js to fill (seckill.panels).

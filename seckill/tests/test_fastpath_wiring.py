@@ -8,6 +8,7 @@ from seckill.fastpath import FastPath
 from seckill.fastpath.detail import DetailCopy
 from seckill.fastpath.poll import ResultPoll
 from seckill.fastpath.refusal import ClosedSaleRefusal
+from seckill.fastpath.waiting import PassRequired, WaitingStatus
 from seckill_site.metrics import ThreadCounts
 
 
@@ -18,4 +19,7 @@ def test_the_wsgi_middleware_setting_names_the_fast_path(settings):
 def test_the_fast_path_asks_the_answerers_of_the_requests_method_in_order():
     fast = FastPath(lambda environ, start_response: [b""], counts=ThreadCounts())
     asked = {method: [type(answerer) for answerer in answerers] for method, answerers in fast.answerers.items()}
-    assert asked == {"POST": [ClosedSaleRefusal], "GET": [DetailCopy, ResultPoll]}
+    assert asked == {
+        "POST": [ClosedSaleRefusal, PassRequired],
+        "GET": [DetailCopy, ResultPoll, WaitingStatus, PassRequired],
+    }

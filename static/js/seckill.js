@@ -31,7 +31,15 @@
   var result = document.getElementById("result");
   // The page carries no CSRF token: the shopper's comes with their state.
   var csrf = null;
-  var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501, ENTERED = 500507;
+  var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501, ENTERED = 500507, IN_WAITING_ROOM = 500700;
+  // A sale whose waiting room is on answers a shopper with no pass where to wait: go there.
+  function waitingRoom(body) {
+    if (body && body.code === IN_WAITING_ROOM && body.data && body.data.waitingRoomUrl) {
+      location.href = body.data.waitingRoomUrl;
+      throw new Error("waiting room");
+    }
+    return body;
+  }
   var drawBox = document.getElementById("draw-info");
 
   // The sale, as the page was rendered (maybe minutes ago), then as /seckill/saleState says.
@@ -72,7 +80,7 @@
   function announce(text) { announcer.textContent = text; }
   function answered(r) {
     if (r.status === 401) { location.href = "/user/index?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
-    return r.json();
+    return r.json().then(waitingRoom);
   }
   function json(url, options) {
     options = options || {};
@@ -391,7 +399,7 @@
     return fetch(url + "?goodsId=" + saleId + "&t=" + Date.now(), { credentials: "same-origin" }).then(function (r) {
       if (r.status === 401) { location.href = "/user/index?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
       var type = r.headers.get("Content-Type") || "";
-      if (type.indexOf("application/json") === 0) return r.json().then(function (body) { throw body; });
+      if (type.indexOf("application/json") === 0) return r.json().then(function (body) { throw waitingRoom(body); });
       return r.blob();
     });
   }
