@@ -3,6 +3,7 @@ first come first served after it, the cap on passes running, the switches and th
 wait. The clock is the `now` every call takes, so a minute passes without waiting one."""
 
 import hashlib
+import threading
 import time
 from dataclasses import replace
 
@@ -225,3 +226,29 @@ def test_the_published_shuffle_lets_anyone_recompute_every_place(client):
     order = sorted(d["prequeueIds"], key=rank)
     assert d["prequeueIds"] == sorted(early) and d["shuffled"] == 5
     assert [place(sale.pk, i, now=now + 101, join=False).position for i in order] == [1, 2, 3, 4, 5]
+
+
+def test_many_readers_at_once_admit_no_more_than_the_pace():
+    """Eight processes' worth of readers, each with its own view of the clock (slightly out of
+    order), count the same minute: the script counts each elapsed second once."""
+    sale = make_sale(stock=10_000)
+    start = int(time.time())
+    _room(sale.pk, starts_at=start, admit_per_minute=120)
+    _crowd(sale.pk, 500, start)
+    head_before = counter(sale.pk, now=start).head
+
+    def reader(skew: float) -> None:
+        for tick in range(121):
+            counter(sale.pk, now=start + tick * 0.5 + skew)
+
+    threads = [
+        threading.Thread(target=reader, args=(skew,)) for skew in (0.0, 0.01, -0.01, 0.2, -0.2, 0.3, 0.05, -0.05)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    admitted = counter(sale.pk, now=start + 60).head - head_before
+    assert 108 <= admitted <= 132, admitted
+    placed = client().zrange(keys.queue(sale.pk), 0, -1, withscores=True)
+    assert len({score for _member, score in placed}) == len(placed) == 500  # one shopper per place
