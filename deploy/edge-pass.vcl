@@ -150,8 +150,9 @@ sub pass_held {
 }
 
 # The edge's "in the waiting room": a browser asking for a page of the shop (not the API) is
-# sent to the waiting room's page in its language; anyone else gets 503, Retry-After and the
-# shop's JSON envelope with `waitingRoomUrl`. Never kept anywhere (private, no-store).
+# sent to the waiting room's page in its language; the API and a page's scripts get the shop's
+# JSON envelope with `waitingRoomUrl` and its status (waitingroom.answers.answer_kind's rule),
+# anyone else 503; both with Retry-After. Never kept anywhere (private, no-store).
 sub pass_synth {
     if (var.get("pass-waiting") != "1") {
         return;
@@ -169,8 +170,14 @@ sub pass_synth {
         set resp.body = "";
         return (deliver);
     }
-    set resp.status = 503;
-    set resp.reason = "Service Unavailable";
+    if (var.get("pass-api") == "1" || req.http.Accept ~ "(?i)application/json" || req.http.X-Requested-With
+        || (req.http.Sec-Fetch-Mode ~ "^(cors|same-origin)$" && (!req.http.Sec-Fetch-Dest || req.http.Sec-Fetch-Dest == "empty"))) {
+        set resp.status = std.integer(var.get("pass-json-status"), 429);
+        set resp.reason = "Too Many Requests";
+    } else {
+        set resp.status = 503;
+        set resp.reason = "Service Unavailable";
+    }
     set resp.http.Retry-After = var.get("pass-retry-after");
     set resp.http.Content-Type = "application/json";
     set resp.http.X-Content-Type-Options = "nosniff";

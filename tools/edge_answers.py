@@ -19,8 +19,6 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from django.utils.translation import gettext_noop
-
 from seckill_site.codes import EnvelopeCode
 
 CONFIG, SECRETS = "edge-answers-config.vcl", "edge-secrets.vcl"
@@ -35,13 +33,6 @@ _SALE = 918273645
 WAITING_ROOM_PATH = "/waiting-room/"
 # How long a client refused at the edge for want of a pass waits before it asks again.
 PASS_RETRY_SECONDS = 5
-
-
-class _Waiting(EnvelopeCode):
-    """The waiting room's code where the waiting room app defines none yet (waitingroom.codes,
-    WaitingRoomCode.WAITING, is the one the edge answers with once it does)."""
-
-    WAITING = (500800, gettext_noop("you are in the waiting room, your turn will come"), 503)
 
 
 def _text(value: str) -> str:
@@ -170,14 +161,10 @@ def _refusals_vcl() -> list[str]:
 
 
 def waiting_code() -> EnvelopeCode:
-    """The code the edge answers a request without a pass with: the waiting room app's, else
-    a placeholder of the same meaning."""
-    import importlib
+    """The code the edge answers a request without a pass with: the shop's own."""
+    from waitingroom.codes import WaitingCode
 
-    try:
-        return importlib.import_module("waitingroom.codes").WaitingRoomCode.WAITING
-    except (ImportError, AttributeError):
-        return _Waiting.WAITING
+    return WaitingCode.IN_WAITING_ROOM
 
 
 def _pass_vcl(kind: str) -> list[str]:
@@ -188,6 +175,7 @@ def _pass_vcl(kind: str) -> list[str]:
 
     from seckill_site.http import fail
     from waitingroom import keys
+    from waitingroom.answers import refusal_data
 
     room_before, room_after = _split(keys.room(_SALE))
     lines = [
@@ -198,6 +186,7 @@ def _pass_vcl(kind: str) -> list[str]:
         f'    var.set("pass-room-after", {_text(room_after)});',
         f'    var.set("pass-shop-key", {_text(keys.shop())});',
         f'    var.set("pass-retry-after", "{PASS_RETRY_SECONDS}");',
+        f'    var.set("pass-json-status", "{waiting_code().status}");',
         "}",
         "",
         "sub pass_words {",
@@ -209,7 +198,7 @@ def _pass_vcl(kind: str) -> list[str]:
     for language, _name in settings.LANGUAGES:
         url = ("" if language == settings.LANGUAGE_CODE else f"/{language}") + WAITING_ROOM_PATH
         with translation.override(language):
-            body = fail(waiting_code(), data={"waitingRoomUrl": f"{url}{_SALE}"}).content.decode()
+            body = fail(waiting_code(), data=refusal_data(None, _SALE, language)).content.decode()
         before, after = _split(body)
         lines += [
             f'    if (var.get("pass-language") == "{language}") {{',

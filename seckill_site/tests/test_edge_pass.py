@@ -100,13 +100,14 @@ def reached_once_more(directory, before: int) -> bool:
     return backend_requests(directory) == before + 1
 
 
-def waiting(response: requests.Response, sale_id: int, *, url: str) -> None:
-    """`response` is the edge's "in the waiting room" for `sale_id`, naming `url`'s page."""
-    assert not by_shop(response) and response.status_code == 503, response.text
+def waiting(response: requests.Response, sale_id: int, *, url: str, status: int = 429) -> None:
+    """`response` is the edge's "in the waiting room" for `sale_id`, naming `url`'s page: 429 to
+    the API and a page's scripts, 503 to any other client."""
+    assert not by_shop(response) and response.status_code == status, response.text
     assert response.headers["Retry-After"] == "5" and response.headers["Cache-Control"] == "private, no-store"
     assert response.headers["Content-Type"] == JSON
     assert response.json()["code"] == waiting_code().code
-    assert response.json()["data"] == {"waitingRoomUrl": url}
+    assert response.json()["data"] == {"position": None, "aheadOfYou": None, "etaSeconds": None, "waitingRoomUrl": url}
 
 
 def test_without_a_pass_no_request_of_the_sale_reaches_the_shop(shop):
@@ -119,7 +120,7 @@ def test_without_a_pass_no_request_of_the_sale_reaches_the_shop(shop):
         for accept in (JSON, "*/*", BROWSER):
             response = ask(edge, kind, sale.pk, cookies(sale.pk, session, None), accept)
             if api or accept != BROWSER:
-                waiting(response, sale.pk, url=f"/waiting-room/{sale.pk}")
+                waiting(response, sale.pk, url=f"/waiting-room/{sale.pk}", status=429 if api or accept == JSON else 503)
             else:  # a browser's page: sent to the waiting room's page
                 assert (response.status_code, response.headers["Location"]) == (303, f"/waiting-room/{sale.pk}")
                 assert not by_shop(response) and response.content == b""
