@@ -15,9 +15,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from sales.models import Sale
+from sales.services import sale_cache_drop
 from users.models import User
 from waitingroom.models import SETTINGS_FIELDS, RoomAction, ShopSwitches, WaitingRoom, WaitingRoomAction
-from waitingroom.room import OFF, Room, room_write, shop_switches_write
+from waitingroom.room import OFF, Room, room_read, room_write, shop_switches_write
 
 __all__ = [
     "SWITCHES",
@@ -70,7 +71,11 @@ def room_publish(*, sale_id: int) -> Room:
     """Write the sale's room to Redis as the database holds it now (none: OFF)."""
     room = WaitingRoom.objects.select_related("sale").filter(sale_id=sale_id).first()
     published = OFF if room is None else room_published(room)
+    was_on = room_read(sale_id).on
     room_write(sale_id, published)
+    if published.on != was_on:
+        # The item page says whether the sale has a room, and the edge keeps it for everybody.
+        sale_cache_drop(sale_id=sale_id)
     return published
 
 

@@ -4,9 +4,11 @@ logged and published to every web node once committed; a merchant sees only thei
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from sales import cache_keys
 from sales.models import Sale
 from sales.services import sale_update
 from testutils.factories.goods import make_goods
@@ -15,6 +17,7 @@ from testutils.factories.users import make_merchant
 from testutils.factories.waitingroom import make_room
 from waitingroom.models import RoomAction, WaitingRoom, WaitingRoomAction
 from waitingroom.room import OFF, Room, room_forget, room_read
+from waitingroom.services import room_settings_save, room_switch
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +192,23 @@ def test_a_merchant_neither_lists_nor_reaches_another_merchants_room(client, dja
     assert not WaitingRoomAction.objects.filter(sale=sale_b).exclude(action=RoomAction.CREATED).exists()
     log = client.get("/admin/waitingroom/waitingroomaction/").content
     assert b"B-Phone" not in log
+
+
+def test_turning_a_room_on_or_off_drops_the_sale_page_a_switch_does_not(django_capture_on_commit_callbacks):
+    """The item page says whether its sale has a room and is kept for everybody: it is dropped
+    when that changes, and left alone when an operator throws a switch at the opening."""
+    sale = make_sale(goods=make_goods(owner=make_merchant(nickname="Pages")))
+    page = cache_keys.sale_cache(sale.pk)
+
+    def dropped(change) -> bool:
+        cache.set(page, "page", 60)
+        room_forget()
+        with django_capture_on_commit_callbacks(execute=True):
+            change()
+        return cache.get(page) is None
+
+    assert dropped(lambda: make_room(sale=sale))
+    assert not dropped(lambda: room_switch(sale=sale, switch="queue_all", on=True))
+    room = WaitingRoom.objects.get(sale=sale)
+    room.enabled = False
+    assert dropped(lambda: room_settings_save(room=room))
