@@ -16,7 +16,7 @@ from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused
 from orders.payments.providers import card_providers, provider, provider_default, providers_enabled
-from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
+from orders.payments.services import PaymentDeclined, PaymentUnavailable, payment_card_confirm, payment_start
 from orders.selectors import sale_figures
 from orders.serializers import (
     CardInputSerializer,
@@ -155,7 +155,7 @@ class PaymentCardApi(APIView):
     def post(self, request: Request, order_no: str, trade_no: str) -> Response:
         order = selectors.order_of_user(user=signed_in(request), order_no=order_no)
         payment = order.payments.filter(trade_no=trade_no, provider__in=card_providers()).first() if order else None
-        if payment is None:
+        if order is None or payment is None:
             return api_fail(OrderCode.ORDER_NOT_FOUND)
         body = CardInputSerializer(data=request.data if request.data else {})
         body.is_valid(raise_exception=True)
@@ -163,10 +163,19 @@ class PaymentCardApi(APIView):
         if refusal is not None:
             return _too_often(refusal)
         try:
-            payment, secret = payment_card_confirm(payment=payment, token=body.validated_data["token"])
+            payment, secret = payment_card_confirm(
+                payment=payment,
+                token=body.validated_data["token"],
+                **provider_urls(request._request, order=order, method=payment.provider),
+            )
+        except TooOften as too_often:  # another card, but too many attempts lately
+            return _too_often(too_often)
+        except PaymentDeclined as declined:
+            # Another card goes on a new attempt behind this one, whatever tradeNo it is sent to.
+            return api_fail(OrderCode.PAYMENT_UNAVAILABLE, str(declined), data={"tradeNo": declined.payment.trade_no})
         except OrderStateError as refusal:
             return api_fail(OrderCode.PAYMENT_UNAVAILABLE, str(refusal))
-        return api_ok({"status": payment.status, "clientSecret": secret})
+        return api_ok({"status": payment.status, "clientSecret": secret, "tradeNo": payment.trade_no})
 
 
 class OrderCancelApi(APIView):

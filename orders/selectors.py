@@ -18,6 +18,7 @@ from orders.models import (
     OrderAddress,
     OrderEventKind,
     OrderStatus,
+    PaymentFailure,
     PaymentStatus,
     RefundRequestStatus,
     Shipment,
@@ -59,17 +60,24 @@ def order_address_data(order: Order) -> dict[str, str] | None:
 
 def order_payment_data(order: Order) -> dict[str, Any]:
     """What the shopper's pages poll while a provider decides: the order's status, whether an
-    attempt is still open, and the refund of a payment the order could not take, if any.
+    attempt is still open and waits for the provider's word, or failed (the newest one's
+    PaymentFailure: nothing was charged, the order still payable), and the refund of a
+    payment the order could not take, if any.
 
     The status is read after the payments: a notification committing between the two reads
     then shows as an attempt still open on an order already paid (paid wins), never as an
     unpaid order with no attempt left."""
-    payments = list(order.payments.select_related("refund").order_by("-created_at"))
+    payments = list(order.payments.select_related("refund").order_by("-created_at", "-pk"))
     status = Order.objects.values_list("status", flat=True).get(pk=order.pk)
     refunds = [payment.refund for payment in payments if hasattr(payment, "refund")]
+    # The newest attempt is the shopper's latest try: its failure is the news, whatever an
+    # older attempt left open would still allow.
+    failure = payments[0].failure if status == OrderStatus.UNPAID and payments and payments[0].failure else None
+    open_ = any(payment.status == PaymentStatus.OPEN for payment in payments)
     return {
         "status": status,
-        "paying": status == OrderStatus.UNPAID and any(payment.status == PaymentStatus.OPEN for payment in payments),
+        "paying": status == OrderStatus.UNPAID and open_ and failure is None,
+        "failure": failure,
         "provider": payments[0].provider if payments else None,
         "refund": (
             {"status": refunds[0].status, "amount": str(refunds[0].amount), "kind": refunds[0].kind}
@@ -77,6 +85,18 @@ def order_payment_data(order: Order) -> dict[str, Any]:
             else None
         ),
     }
+
+
+# What the shopper reads under "Payment not completed" for each PaymentFailure.
+PAYMENT_FAILURE_WORDS = {
+    PaymentFailure.DECLINED: gettext_lazy("The bank declined the card. Try another card, or another way to pay."),
+    PaymentFailure.AUTHENTICATION: gettext_lazy(
+        "The bank's security check (3-D Secure) was not completed. Try again, or another way to pay."
+    ),
+    PaymentFailure.LEFT: gettext_lazy(
+        "You left the payment page before paying. If you did pay, this page shows it within a minute."
+    ),
+}
 
 
 def order_shipment_data(order: Order) -> dict[str, Any] | None:

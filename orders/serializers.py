@@ -68,8 +68,14 @@ class PaymentStateSerializer(serializers.Serializer):
     """orders.selectors.order_payment_data: what a client polls while a provider decides."""
 
     status = serializers.CharField(help_text="the order's status")
-    paying = serializers.BooleanField(help_text="an attempt to pay is open at a provider")
+    paying = serializers.BooleanField(help_text="an attempt to pay is open at a provider, and waits for its word")
     provider = serializers.CharField(allow_null=True)
+    failure = serializers.CharField(
+        allow_null=True,
+        help_text="the order is unpaid and its newest attempt failed: declined (the card), authentication "
+        "(3-D Secure not passed) or left (the shopper left the cashier); nothing was charged, and it can be "
+        "paid again until its deadline",
+    )
     refund = RefundSerializer(
         allow_null=True, help_text="a refund of money the order could not take, or the merchant's"
     )
@@ -91,6 +97,9 @@ class PaymentStartSerializer(serializers.Serializer):
 
 class CardResultSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="the attempt's status: succeeded, or still open")
+    tradeNo = serializers.CharField(
+        help_text="the attempt the card went on: a new one behind the attempt posted to when that one had failed"
+    )
     clientSecret = serializers.CharField(
         allow_blank=True, help_text="set when the bank asks the shopper to authenticate"
     )

@@ -63,10 +63,12 @@ def order_page(request: HttpRequest, order, *, refund_form: RefundRequestForm | 
     """The order's page: its story, its parcel, and what the shopper can do with it now
     (pay, cancel, ask for a refund, confirm receipt). `refund_form` carries a refused request."""
     refund_request = order.refund_requests.first()
+    payment = selectors.order_payment_data(order)
     context = {
         "order": order,
         "now": timezone.now(),
-        "payment": selectors.order_payment_data(order),
+        "payment": payment,
+        "failure_words": selectors.PAYMENT_FAILURE_WORDS.get(payment["failure"], ""),
         "status_name": selectors.SHOPPER_STATUS[order.status],
         "timeline": selectors.order_timeline(order),
         "shipment": selectors.order_shipment(order),

@@ -8,6 +8,7 @@ from orders.models.events import OrderEvent, OrderEventKind
 from orders.models.order import ORDER_ADDRESS_FIELDS, PAID_STATUSES, Order, OrderAddress, OrderStatus, SeckillOrder
 from orders.payments.models import (
     Payment,
+    PaymentFailure,
     PaymentMismatch,
     PaymentNotice,
     PaymentStatus,
@@ -29,6 +30,7 @@ __all__ = [
     "OrderAddress",
     "OrderStatus",
     "Payment",
+    "PaymentFailure",
     "PaymentMismatch",
     "PaymentNotice",
     "PaymentStatus",

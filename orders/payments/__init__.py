@@ -10,6 +10,7 @@ The life of an order's money, each move a conditional change under the order's r
 | payment open (or closed), unpaid    | provider says paid             | payment succeeded, order paid           |
 | payment open/closed, order cancelled| provider says paid             | payment refunding + refund (late)       |
 | payment open/closed, order paid     | provider says paid             | payment refunding + refund (duplicate)  |
+| payment open, not failed            | provider says the try failed   | payment open, failed (never tried again) |
 | payment open                        | provider confirms the close    | payment closed                          |
 | payment open, the sale's hold over  | provider unreachable/refusing  | payment closed, unconfirmed             |
 | payment closed, unconfirmed         | provider confirms the close    | payment closed (confirmed)              |

@@ -15,6 +15,16 @@ class PaymentStatus(models.TextChoices):
     REFUNDED = "refunded", _("refunded")
 
 
+class PaymentFailure(models.TextChoices):
+    """Why an attempt did not go through, as its provider said. The attempt stays open at the
+    provider (so it is closed before the order's unit is released, as any open attempt), but
+    the shop never tries it again: paying again is a new attempt."""
+
+    DECLINED = "declined", _("the card was declined")
+    AUTHENTICATION = "authentication", _("the bank's security check was not passed")
+    LEFT = "left", _("the shopper left the cashier without paying")
+
+
 class Payment(models.Model):
     """One attempt to pay an order at one provider: the shopper was sent to its cashier."""
 
@@ -33,6 +43,9 @@ class Payment(models.Model):
     currency = models.CharField(_("currency"), max_length=3)
     status = models.CharField(_("status"), max_length=16, choices=PaymentStatus.choices, default=PaymentStatus.OPEN)
     created_at = models.DateTimeField(_("started at"), auto_now_add=True)
+    # Set once the provider says this attempt failed; the order stays payable by a new one.
+    failure = models.CharField(_("why it failed"), max_length=16, choices=PaymentFailure.choices, blank=True)
+    failed_at = models.DateTimeField(_("failed at"), null=True, blank=True)
     succeeded_at = models.DateTimeField(_("paid at"), null=True, blank=True)
     closed_at = models.DateTimeField(_("closed at"), null=True, blank=True)
     # False when the order's unit was released without the provider confirming the close

@@ -5,7 +5,7 @@ lock (the table is in orders/payments/__init__.py); closing and refunds have mod
 
 import enum
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import partial
 from typing import TypeVar
@@ -19,8 +19,17 @@ from django.utils.translation import gettext as _
 from orders.models import ORDER_ADDRESS_FIELDS, PAID_STATUSES, Order, OrderAddress, OrderEventKind, OrderStatus
 from orders.payments.limits import attempts_too_many
 from orders.payments.metrics import NOTICES, PAYMENTS, SWEEP_SKIPS
-from orders.payments.models import Payment, PaymentNotice, PaymentStatus, Refund, RefundKind, RefundStatus
+from orders.payments.models import (
+    Payment,
+    PaymentFailure,
+    PaymentNotice,
+    PaymentStatus,
+    Refund,
+    RefundKind,
+    RefundStatus,
+)
 from orders.payments.providers import (
+    CardDeclined,
     Checkout,
     GatewayDown,
     Notice,
@@ -70,10 +79,44 @@ def payment_start(
     when the provider cannot be reached: the attempt is closed then, as no one can pay it.
     TooOften, with nothing written, when the order started too many attempts lately
     (orders.payments.limits): counted under the row lock, so racing starts cannot slip past."""
-    if provider_name not in providers_enabled():
-        raise PaymentUnavailable(_("This way to pay is not available."))
     if address.user_id != order.user_id:
         raise ValueError("the address is not the buyer's")  # callers look addresses up per shopper
+    return _attempt_open(
+        order=order,
+        provider_name=provider_name,
+        address=address,
+        return_url=return_url,
+        notify_url=notify_url,
+        mobile=mobile,
+    )
+
+
+def payment_again(*, payment: Payment, return_url: str, notify_url: str) -> Payment:
+    """A new open attempt at `payment`'s provider behind a failed one, shipping where the
+    order already ships: what paying again with another card on the same form opens. As
+    payment_start otherwise (its refusals, its limits)."""
+    new, _checkout = _attempt_open(
+        order=payment.order,
+        provider_name=payment.provider,
+        address=None,
+        return_url=return_url,
+        notify_url=notify_url,
+        mobile=False,
+    )
+    return new
+
+
+def _attempt_open(
+    *,
+    order: Order,
+    provider_name: str,
+    address: Address | None,
+    return_url: str,
+    notify_url: str,
+    mobile: bool,
+) -> tuple[Payment, Checkout]:
+    if provider_name not in providers_enabled():
+        raise PaymentUnavailable(_("This way to pay is not available."))
     with transaction.atomic():
         locked = Order.objects.select_for_update().get(pk=order.pk)
         if locked.status != OrderStatus.UNPAID or locked.pay_deadline <= timezone.now():
@@ -89,9 +132,10 @@ def payment_start(
             amount=locked.price * locked.quantity,
             currency=settings.PAYMENT_CURRENCY,
         )
-        OrderAddress.objects.update_or_create(
-            order_id=locked.pk, defaults={name: getattr(address, name) for name in ORDER_ADDRESS_FIELDS}
-        )
+        if address is not None:
+            OrderAddress.objects.update_or_create(
+                order_id=locked.pk, defaults={name: getattr(address, name) for name in ORDER_ADDRESS_FIELDS}
+            )
     try:
         checkout = provider(provider_name).checkout(
             payment, return_url=return_url, notify_url=notify_url, mobile=mobile
@@ -112,6 +156,19 @@ def payment_start(
         payment.provider_ref = checkout.provider_ref
     PAYMENTS.labels(provider_name, "started").inc()
     return payment, checkout
+
+
+def payment_failed(*, payment: Payment, failure: str) -> bool:
+    """The provider says the open attempt `payment` failed (a PaymentFailure value): recorded
+    once, so the shopper's pages say the payment did not go through and offer to pay again.
+    The attempt stays open (it is closed before the unit is released, as any), and money it
+    takes after all still pays the order. False when it was not open, or failed already."""
+    failed = Payment.objects.filter(pk=payment.pk, status=PaymentStatus.OPEN, failure="").update(
+        failure=failure, failed_at=timezone.now()
+    )
+    if failed:
+        PAYMENTS.labels(payment.provider, "failed").inc()
+    return bool(failed)
 
 
 def payment_retry_later(*, payment: Payment, sweep: str, error: Exception) -> int:
@@ -149,19 +206,46 @@ def payment_due() -> Q:
     return Q(close_next_at__isnull=True) | Q(close_next_at__lte=timezone.now())
 
 
-def payment_card_confirm(*, payment: Payment, token: str) -> tuple[Payment, str]:
-    """Pay an open card attempt with the card the browser tokenized. The payment (captured if
-    the bank said yes at once), and a client secret when the shopper must authenticate first.
-    PaymentUnavailable with the bank's or the provider's words when it did not go through."""
+class PaymentDeclined(PaymentUnavailable):
+    """The bank declined the card on `payment`, which is failed now; another card goes on a
+    new attempt (payment_card_confirm)."""
+
+    def __init__(self, message: str, *, payment: Payment) -> None:
+        super().__init__(message)
+        self.payment = payment
+
+
+def payment_card_confirm(
+    *, payment: Payment, token: str, return_url: str = "", notify_url: str = ""
+) -> tuple[Payment, str]:
+    """Pay an open card attempt with the card the browser tokenized. The attempt the card went
+    on (captured if the bank said yes at once), and a client secret when the shopper must
+    authenticate first. A failed attempt is never tried again: the card goes on a new attempt
+    behind it (payment_again, with `return_url` and `notify_url`), so a shopper retries on
+    the same form. PaymentDeclined when the bank said no (the attempt is failed then),
+    PaymentUnavailable with words for the shopper when the card did not go through otherwise."""
+    payment.refresh_from_db(fields=["status", "failure"])  # a try a moment ago may have failed it
     order = payment.order
     if order.status != OrderStatus.UNPAID or order.pay_deadline <= timezone.now():
         raise order_refusal(order, "paid")
     if payment.status != PaymentStatus.OPEN:
         raise PaymentUnavailable(_("This payment was closed; start again from the order."))
+    if payment.failure:
+        payment = payment_again(payment=payment, return_url=return_url, notify_url=notify_url)
     try:
         trade, secret = provider(payment.provider).card_confirm(payment, token=token)
+    except CardDeclined as refusal:
+        payment_failed(payment=payment, failure=PaymentFailure.DECLINED)
+        raise PaymentDeclined(
+            _("The card was not accepted: %(reason)s. Nothing was charged; try another card.") % {"reason": refusal},
+            payment=payment,
+        ) from refusal
     except ProviderRefused as refusal:
-        raise PaymentUnavailable(_("The card was not accepted: %(reason)s.") % {"reason": refusal}) from refusal
+        # The provider's own words ("Bad request") mean nothing to a shopper: the log keeps them.
+        logger.warning("payment %s: the card was refused: %s", payment.trade_no, refusal)
+        raise PaymentUnavailable(
+            _("The card service did not take this payment; nothing was charged. Start again from the order.")
+        ) from refusal
     except GatewayDown as error:
         raise PaymentUnavailable(_("The card service could not be reached; try again in a minute.")) from error
     if trade.state == TradeState.CLOSED:  # the provider no longer has it: no one can pay it
@@ -253,6 +337,8 @@ def notice_receive(*, provider_name: str, notice: Notice) -> str:
                 outcome = payment_captured(payment=payment, trade=paid).value
             elif notice.refunded:
                 outcome = "refunded" if refund_confirmed(payment=payment) else "refund unknown"
+            elif notice.failure:
+                outcome = "failed" if payment_failed(payment=payment, failure=notice.failure) else "noted"
             else:
                 outcome = "noted"
             PaymentNotice.objects.filter(pk=stored.pk).update(outcome=outcome)
@@ -287,7 +373,8 @@ def payment_closed_at_provider(*, payment: Payment) -> bool:
 
 def payment_sync(*, payment: Payment, sweep: str = "query") -> TradeState | None:
     """Ask the provider about an open attempt whose notification has not come: capture it if
-    paid, close it if the provider closed it (or no longer has it). None when the provider
+    paid, close it if the provider closed it (or no longer has it), note it failed if its
+    last try did. None when the provider
     could not be reached or refused to answer: the attempt is set aside for a while."""
     try:
         trade = provider(payment.provider).query(payment)
@@ -303,7 +390,32 @@ def payment_sync(*, payment: Payment, sweep: str = "query") -> TradeState | None
         payment_captured(payment=payment, trade=trade)
     elif trade.state == TradeState.CLOSED:
         payment_closed_at_provider(payment=payment)
+    elif trade.state == TradeState.OPEN and trade.failure:
+        payment_failed(payment=payment, failure=trade.failure)
     return trade.state
+
+
+def payment_returned(*, order: Order, params: Mapping[str, str]) -> None:
+    """The shopper is back from a cashier (the paying page, the cashier's return_url), `params`
+    the query they came with: unless they bring the provider's signed word that they paid,
+    ask the provider about the order's newest attempt at once, so the page says what
+    happened rather than wait for a sweep. Paid or failed as the provider says
+    (payment_sync); and at a provider that sends a payer back with its signed word
+    (signs_return), an attempt still unpaid whose shopper came back without that word is
+    failed as left: they left the cashier. It stays open, so paying on it after all still
+    pays the order."""
+    payment = order.payments.order_by("-created_at", "-pk").first()
+    if payment is None or payment.status != PaymentStatus.OPEN or payment.failure:
+        return
+    if order.status != OrderStatus.UNPAID:
+        return
+    taking = provider(payment.provider)
+    if taking.signs_return and taking.return_verified(params, payment):
+        return  # the payer's signed word: its notification, or the query sweep, settles it
+    step = partial(payment_sync, payment=payment, sweep="return")
+    state = payment_isolated(sweep="return", payment=payment, step=step)
+    if state in (TradeState.OPEN, TradeState.UNKNOWN) and taking.signs_return:
+        payment_failed(payment=payment, failure=PaymentFailure.LEFT)
 
 
 SYNC_BATCH = 200

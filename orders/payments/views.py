@@ -21,7 +21,13 @@ from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused
 from orders.payments.models import Payment, PaymentStatus
 from orders.payments.providers import card_providers, provider, provider_default, providers_enabled
-from orders.payments.services import PaymentUnavailable, payment_card_confirm, payment_start
+from orders.payments.services import (
+    PaymentDeclined,
+    PaymentUnavailable,
+    payment_card_confirm,
+    payment_returned,
+    payment_start,
+)
 from orders.services import OrderStateError
 from seckill_site.codes import Code, EnvelopeCode
 from seckill_site.errors import answer
@@ -129,21 +135,46 @@ def card(request: HttpRequest, order_no: str, trade_no: str) -> HttpResponse:
     if refusal is not None:
         return _too_often(request, refusal)
     try:
-        payment, secret = payment_card_confirm(payment=payment, token=token)
+        payment, secret = payment_card_confirm(
+            payment=payment, token=token, **provider_urls(request, order=order, method=payment.provider)
+        )
+    except TooOften as too_often:  # another card, but too many attempts lately
+        return _too_often(request, too_often)
+    except PaymentDeclined as declined:
+        # The form stays for another card; the next goes on a new attempt behind this one.
+        return fail(OrderCode.PAYMENT_UNAVAILABLE, str(declined), data={"payUrl": _card_url(order, declined.payment)})
     except OrderStateError as refusal:
         return fail(OrderCode.PAYMENT_UNAVAILABLE, str(refusal))
     return ok(
-        {"status": payment.status, "clientSecret": secret, "next": reverse("orders:paying", args=[order.order_no])}
+        {
+            "status": payment.status,
+            "clientSecret": secret,
+            "payUrl": _card_url(order, payment),
+            "next": reverse("orders:paying", args=[order.order_no]),
+        }
     )
+
+
+def _card_url(order: Order, payment: Payment) -> str:
+    return reverse("orders:card", kwargs={"order_no": order.order_no, "trade_no": payment.trade_no})
 
 
 @allow("GET", "POST")
 @login_required
 def paying(request: HttpRequest, order_no: str) -> HttpResponse:
-    """GET: the page a shopper waits on after a cashier (its return_url too); its script
-    polls the order until the provider's word lands. POST: "check now" — ask the providers
-    about this order's attempts, for a notification that is slow or lost (payments_check)."""
+    """GET: the page a shopper waits on after a cashier (its return_url too): the provider is
+    asked about the newest attempt on arrival (payment_returned), then its script polls the
+    order until the provider's word lands, or shows that the payment did not go through.
+    POST: "check now" — ask the providers about this order's attempts, for a notification
+    that is slow or lost (payments_check)."""
     order = _order_or_404(request, order_no)
+    if request.method == "GET":
+        limited = is_ratelimited(
+            request, group="orders.paying.return", key="user", rate="12/m", method=is_ratelimited.ALL, increment=True
+        )
+        if not limited:
+            payment_returned(order=order, params=request.GET.dict())
+            order.refresh_from_db()
     if request.method == "POST":
         limited = is_ratelimited(
             request, group="orders.paying", key="user", rate="6/m", method=is_ratelimited.ALL, increment=True
@@ -154,4 +185,11 @@ def paying(request: HttpRequest, order_no: str) -> HttpResponse:
         if wants_json(request):
             return ok(selectors.order_payment_data(order))
         return redirect("orders:paying", order_no=order.order_no)
-    return render(request, "orders/paying.html", {"order": order, "payment": selectors.order_payment_data(order)})
+    payment = selectors.order_payment_data(order)
+    context = {
+        "order": order,
+        "payment": payment,
+        "now": timezone.now(),
+        "failure_words": selectors.PAYMENT_FAILURE_WORDS.get(payment["failure"], ""),
+    }
+    return render(request, "orders/paying.html", context)

@@ -16,6 +16,7 @@ from orders.models import (
     OrderEventKind,
     OrderStatus,
     Payment,
+    PaymentFailure,
     PaymentNotice,
     PaymentStatus,
     Refund,
@@ -143,15 +144,18 @@ class TestPaidOnce:
 
 
 class TestDeclined:
-    def test_a_declined_card_leaves_the_order_payable(self, dummy):
+    def test_a_declined_card_leaves_the_order_payable_by_a_new_attempt(self, dummy):
         order = an_order()
         payment = start(order)
         with pytest.raises(PaymentUnavailable, match="declined"):
             payment_card_confirm(payment=payment, token=TOKEN_DECLINED)
         assert state(order, payment) == (OrderStatus.UNPAID, PaymentStatus.OPEN)
+        assert Payment.objects.get(pk=payment.pk).failure == PaymentFailure.DECLINED
+        # The failed attempt is never tried again: the next card goes on a new one behind it.
         paid, secret = payment_card_confirm(payment=payment, token=TOKEN_PAYS)
-        assert (paid.status, secret) == (PaymentStatus.SUCCEEDED, "")
-        assert state(order, payment) == (OrderStatus.PAID, PaymentStatus.SUCCEEDED)
+        assert (paid.status, secret) == (PaymentStatus.SUCCEEDED, "") and paid.pk != payment.pk
+        assert state(order, paid) == (OrderStatus.PAID, PaymentStatus.SUCCEEDED)
+        assert state(order, payment) == (OrderStatus.PAID, PaymentStatus.OPEN)  # closed by the sweep
 
     def test_a_card_waiting_for_the_shopper_leaves_the_order_unpaid_until_paid(self, dummy):
         order = an_order()

@@ -1,6 +1,7 @@
 // The card form (orders/card.html): Stripe.js tokenizes the card in the browser, this page
 // sends only the token to the shop, which pays the attempt on the server; when the bank asks
-// for authentication (3-D Secure) Stripe.js shows it, then the shopper waits for the word.
+// for authentication (3-D Secure) Stripe.js shows it, then the shopper waits for the word. A
+// declined card leaves the form ready for another.
 (function () {
   var form = document.getElementById("card-form");
   if (!form || !window.Stripe) return;
@@ -36,10 +37,13 @@
     } catch (error) {
       return refuse(gettext("The shop could not be reached; nothing was charged. Try again."));
     }
+    // A declined card fails its attempt; the next card goes on a new one behind it, here.
+    if (answer.data && answer.data.payUrl) form.dataset.payUrl = answer.data.payUrl;
     if (answer.code !== 0) return refuse(answer.msg);
     if (answer.data.clientSecret) {
-      var authenticated = await stripe.confirmCardPayment(answer.data.clientSecret);
-      if (authenticated.error) return refuse(authenticated.error.message || gettext("The bank did not confirm the payment."));
+      // Passed or not, the bank's check ends on the waiting page, which asks the card
+      // service what happened and says so: paid, or not completed with a way to pay again.
+      await stripe.confirmCardPayment(answer.data.clientSecret);
     }
     window.location.assign(answer.data.next);
   });

@@ -3,6 +3,7 @@
 A provider is on when its credentials are set."""
 
 from orders.payments.providers.base import (
+    CardDeclined,
     Checkout,
     GatewayDown,
     Movement,
@@ -26,6 +27,7 @@ from orders.payments.providers.registry import (
 )
 
 __all__ = [
+    "CardDeclined",
     "Checkout",
     "GatewayDown",
     "Movement",

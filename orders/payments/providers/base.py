@@ -9,6 +9,7 @@ script) is an attribute or a method of its Provider subclass, found through the 
 
 import abc
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -28,6 +29,11 @@ class ProviderRefused(Exception):
     """The provider answered and refused the call (a declined card, a trade in the wrong
     state); the message says why, in the provider's words. A sweep sets the attempt aside and
     asks again later, as for GatewayDown."""
+
+
+class CardDeclined(ProviderRefused):
+    """The bank declined the card: the attempt failed (PaymentFailure.DECLINED). The message
+    says why, in the shopper's words where the provider's code is a common one."""
 
 
 class NoticeRefused(Exception):
@@ -56,6 +62,8 @@ class Trade:
     amount: Decimal | None = None
     currency: str = ""
     paid_at: datetime | None = None  # when the provider took the money, by its own clock
+    # An OPEN trade whose last try failed: a PaymentFailure value, "" when none did.
+    failure: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,7 @@ class Notice:
     provider_ref: str = ""
     paid: bool = False  # says the trade was paid
     refunded: bool = False  # says money of the trade went back
+    failure: str = ""  # says a try failed: a PaymentFailure value
     amount: Decimal | None = None
     currency: str = ""
     paid_at: datetime | None = None  # when the provider took the money, by its own clock
@@ -112,6 +121,9 @@ class Provider(abc.ABC):
     # card form (orders/card.html) loads card_script_url and the browser_key, then card_confirm.
     takes_cards = False
     notify_endpoint = "notify"
+    # A shopper who pays at this provider's cashier is sent back to the shop with its signed
+    # word (return_verified); one who comes back without it left the cashier unpaid.
+    signs_return = False
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -134,6 +146,11 @@ class Provider(abc.ABC):
         """The provider's own script that tokenizes a card in the shopper's browser."""
         return ""
 
+    def return_verified(self, params: Mapping[str, str], payment: Payment) -> bool:
+        """Whether `params`, the query the shopper came back from the cashier with, carry the
+        provider's signed word about `payment` (only where signs_return)."""
+        return False
+
     @abc.abstractmethod
     def checkout(self, payment: Payment, *, return_url: str, notify_url: str, mobile: bool) -> Checkout:
         """Open `payment` at the provider: where the shopper's browser pays it. GatewayDown or
@@ -141,7 +158,7 @@ class Provider(abc.ABC):
 
     def card_confirm(self, payment: Payment, *, token: str) -> tuple[Trade, str]:
         """Pay with a tokenized card: the trade, and the client secret when the bank wants the
-        shopper to authenticate (3-D Secure) before it is paid."""
+        shopper to authenticate (3-D Secure) before it is paid. CardDeclined when the bank said no."""
         raise ProviderRefused(f"{self.label} takes no cards")
 
     @abc.abstractmethod

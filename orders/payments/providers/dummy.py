@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from orders.models import Payment, Refund
 from orders.payments.providers.base import (
+    CardDeclined,
     Checkout,
     GatewayDown,
     Movement,
@@ -166,7 +167,7 @@ class DummyProvider(Provider):
             return _as_trade(gateway.pay(payment.trade_no)), ""
         if token == TOKEN_PENDING:
             return _as_trade(trade), f"{trade.provider_ref}_secret"
-        raise ProviderRefused("the bank declined the card")
+        raise CardDeclined("the bank declined the card")
 
     def notice(self, request: HttpRequest) -> Notice:
         try:

@@ -15,8 +15,9 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext_lazy
 
-from orders.models import Payment, Refund
+from orders.models import Payment, PaymentFailure, Refund
 from orders.payments.providers.base import (
+    CardDeclined,
     Checkout,
     GatewayDown,
     Movement,
@@ -69,7 +70,7 @@ def _call(method, *args, **kwargs):
         return method(*args, **kwargs)
     except stripe.CardError as error:
         words = _DECLINES.get(error.code or "")
-        raise ProviderRefused(str(words) if words else error.user_message or str(error)) from error
+        raise CardDeclined(str(words) if words else error.user_message or str(error)) from error
     except (stripe.APIConnectionError, stripe.RateLimitError, stripe.APIError) as error:
         raise GatewayDown(f"stripe: {type(error).__name__}: {error}") from error
     except (stripe.AuthenticationError, stripe.PermissionError) as error:
@@ -90,6 +91,21 @@ def _paid_at(intent) -> datetime | None:
     return datetime.fromtimestamp(created, UTC) if isinstance(created, int) else None
 
 
+# Stripe's code for a 3-D Secure check the shopper did not pass; any other error of the last
+# try is the bank's no.
+_AUTHENTICATION_FAILED = "payment_intent_authentication_failure"
+
+
+def _failure(intent: dict) -> str:
+    """Why the intent's last try failed (a PaymentFailure value), "" when none did: Stripe
+    sends an intent back to requires_payment_method with last_payment_error after a decline
+    or a failed 3-D Secure check. `intent` as plain values (to_dict)."""
+    error = intent.get("last_payment_error")
+    if intent.get("status") != "requires_payment_method" or not error:
+        return ""
+    return PaymentFailure.AUTHENTICATION if error.get("code") == _AUTHENTICATION_FAILED else PaymentFailure.DECLINED
+
+
 def _trade(intent) -> Trade:
     state = _STATES.get(intent.status, TradeState.OPEN)
     return Trade(
@@ -98,6 +114,7 @@ def _trade(intent) -> Trade:
         amount=Decimal(intent.amount) / 100,
         currency=intent.currency.upper(),
         paid_at=_paid_at(intent) if state == TradeState.PAID else None,
+        failure=_failure(intent.to_dict()) if state == TradeState.OPEN else "",
     )
 
 
@@ -176,6 +193,7 @@ class StripeProvider(Provider):
                 trade_no=(thing.get("metadata") or {}).get("trade_no", ""),
                 provider_ref=thing["id"],
                 paid=kind == "payment_intent.succeeded" and thing["status"] == "succeeded",
+                failure=_failure(thing) if kind == "payment_intent.payment_failed" else "",
                 amount=Decimal(thing["amount"]) / 100,
                 currency=str(thing["currency"]).upper(),
                 paid_at=datetime.fromtimestamp(int(event["created"]), UTC),
