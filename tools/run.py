@@ -24,7 +24,7 @@ from tools.payment_services import stripe_webhook_register
 from tools.services import ROOT, ServiceError, ensure_services, stop_services
 
 PY = sys.executable
-# RUN_PORT: a second demo beside another on 8000 (the URL is otherwise always :8000).
+# RUN_PORT: a second demo beside another on 8000 (the URL, and the texts' links, are otherwise :8000).
 HOST, PORT = "127.0.0.1", int(os.environ.get("RUN_PORT", "8000"))
 SETUP = [
     [PY, "manage.py", "migrate", "--noinput"],
@@ -157,10 +157,17 @@ def prometheus_dir() -> str:
     return str(directory)
 
 
-def demo_env(*, dev: bool) -> dict[str, str]:
+def demo_env(*, dev: bool, port: int = PORT) -> dict[str, str]:
     """`make run` shows the shop as shoppers see it, its own 404 and 500 pages included (Django's
-    debug page lists every URL and setting); `make dev` keeps DEBUG on. A DEBUG already set wins."""
-    return {"DEBUG": os.environ.get("DEBUG", "1" if dev else "0")}
+    debug page lists every URL and setting); `make dev` keeps DEBUG on. A DEBUG already set wins.
+
+    The links in texts lead to the demo where it listens (RUN_PORT), unless SHOP_PUBLIC_URL, or
+    PAYMENT_PUBLIC_URL that it defaults to, names the shop's address already: the worker that
+    sends them has no request to take it from."""
+    env = {"DEBUG": os.environ.get("DEBUG", "1" if dev else "0")}
+    if not os.environ.get("SHOP_PUBLIC_URL") and not os.environ.get("PAYMENT_PUBLIC_URL"):
+        env["SHOP_PUBLIC_URL"] = f"http://{HOST}:{port}"
+    return env
 
 
 def main(argv: list[str] | None = None) -> int:
