@@ -1,12 +1,16 @@
 """Sale reminders: a shopper asks to be texted about a sale, and can put it in a calendar.
 
-A reminder asked before the sale opens is texted SALE_REMINDER_LEAD_SECONDS before the opening;
-one asked while the sale is on and sold out ("units may come back": an order cancelled or not
-paid in time gives one back) is texted once when beat's sweep sees units left. Each is a
-notice of its own (users.notices: "sale-reminder:<sale>:<user>", "sale-restock:<sale>:<user>"),
-so it goes at most once however often the sweep runs, and a sender that died is finished by the
-next sweep. Both go while they are worth something: before the opening, while the sale is on;
-one that waited for the hour's text-message budget past that is skipped (users.notices).
+A reminder asked before a first-come sale opens is texted SALE_REMINDER_LEAD_SECONDS before
+the opening. A draw sale is about entering, not being first: its reminder is texted when
+entries open (to a shopper who asked before then), and again SALE_REMINDER_LEAD_SECONDS before
+they close, unless the entry period is too short for two texts (the first says until when). One
+asked while the sale is on and sold out ("units may come back": an order cancelled or not paid
+in time gives one back) is texted once when beat's sweep sees units left. Each is a notice of
+its own (users.notices: "sale-reminder:<sale>:<user>", "sale-entries-open:…",
+"sale-entries-closing:…", "sale-restock:…"), so it goes at most once however often the sweep
+runs, and a sender that died is finished by the next sweep. Each goes while it is worth
+something: before the opening, before entries close, while the sale is on; one that waited for
+the hour's text-message budget past that is skipped (users.notices).
 """
 
 import logging
@@ -15,13 +19,24 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import CharField, Exists, F, OuterRef, QuerySet, Value
-from django.db.models.functions import Cast, Concat
+from django.db.models import (
+    CharField,
+    DateTimeField,
+    DurationField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    QuerySet,
+    Value,
+)
+from django.db.models.functions import Cast, Coalesce, Concat
+from django.db.models.lookups import GreaterThan, LessThan, LessThanOrEqual
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from sales import sale_state
-from sales.models import Sale, SaleReminder, SaleStatus
+from sales.models import Admission, Sale, SaleReminder, SaleStatus
 from seckill_site.text import is_control
 from users import notices
 from users.models import Notice, NoticeKind, User
@@ -29,6 +44,8 @@ from users.models import Notice, NoticeKind, User
 logger = logging.getLogger(__name__)
 
 OPENING = "sale-reminder"
+ENTRIES_OPEN = "sale-entries-open"
+ENTRIES_CLOSING = "sale-entries-closing"
 RESTOCK = "sale-restock"
 # Reminders sent per sweep at most: a sale with more waits for the next sweep.
 SWEEP_BATCH = 2000
@@ -79,23 +96,39 @@ def _not_done(reminders: QuerySet[SaleReminder], kind: str) -> QuerySet[SaleRemi
     return reminders.exclude(Exists(done)).select_related("user", "sale__goods").order_by("pk")
 
 
+def _when(moment: datetime) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M")
+
+
 def _text(reminder: SaleReminder, kind: str) -> str:
     sale = reminder.sale
     link = f"{settings.SHOP_PUBLIC_URL}/goods/detail/{sale.pk}"
+    words = {"name": sale.goods.name, "price": sale.seckill_price, "zone": settings.TIME_ZONE, "link": link}
     with translation.override(notices.notice_language(reminder.user)):
         if kind == RESTOCK:
-            return _("A unit of %(name)s is back on sale at ¥%(price)s: %(link)s") % {
-                "name": sale.goods.name,
-                "price": sale.seckill_price,
-                "link": link,
-            }
+            return _("A unit of %(name)s is back on sale at ¥%(price)s: %(link)s") % words
+        if kind == ENTRIES_OPEN:
+            return _(
+                "Entries are open for the draw of %(name)s at ¥%(price)s until %(time)s (%(zone)s). "
+                "It is a draw, not first come: enter before then to be in it: %(link)s"
+            ) % {**words, "time": _when(sale.draw_at)}
+        if kind == ENTRIES_CLOSING:
+            return _(
+                "Entries for the draw of %(name)s close at %(time)s (%(zone)s). Only those who enter "
+                "are drawn; if you have not entered yet, enter now: %(link)s"
+            ) % {**words, "time": _when(sale.draw_at)}
         return _("%(name)s goes on sale at %(time)s (%(zone)s) for ¥%(price)s: %(link)s") % {
-            "name": sale.goods.name,
+            **words,
             "time": timezone.localtime(sale.start_at).strftime("%H:%M"),
-            "zone": settings.TIME_ZONE,
-            "price": sale.seckill_price,
-            "link": link,
         }
+
+
+def _worth_until(sale: Sale, kind: str) -> datetime:
+    if kind == RESTOCK:
+        return sale.end_at
+    if kind in (ENTRIES_OPEN, ENTRIES_CLOSING):
+        return sale.draw_at
+    return sale.start_at
 
 
 def _send(reminders: list[SaleReminder], kind: str) -> int:
@@ -109,7 +142,7 @@ def _send(reminders: list[SaleReminder], kind: str) -> int:
                 kind=NoticeKind.SALE_REMINDER,
                 key=notice_key(kind, reminder.sale_id, reminder.user_id),
                 text=_text(reminder, kind),
-                worth_until=sale.end_at if kind == RESTOCK else sale.start_at,
+                worth_until=_worth_until(sale, kind),
             )
         except Exception:
             logger.exception("reminder %s of sale %s failed", reminder.pk, reminder.sale_id)
@@ -120,12 +153,37 @@ def _send(reminders: list[SaleReminder], kind: str) -> int:
     return sent
 
 
+# A draw sale's entry period, over a reminder's sale: entries open at entries_open_at (else at
+# the start) and close at the draw, draw_window_s after the start (Sale.entries_from, draw_at).
+_ENTRIES_FROM = Coalesce(F("sale__entries_open_at"), F("sale__start_at"))
+_ENTRIES_UNTIL = ExpressionWrapper(
+    F("sale__start_at")
+    + ExpressionWrapper(F("sale__draw_window_s") * timedelta(seconds=1), output_field=DurationField()),
+    output_field=DateTimeField(),
+)
+
+
 def sale_reminders_send() -> int:
     """Beat's sweep: text the reminders due (see the module docstring); how many were sent."""
     now = timezone.now()
     lead = timedelta(seconds=settings.SALE_REMINDER_LEAD_SECONDS)
-    opening = SaleReminder.objects.filter(sale__start_at__gt=now, sale__start_at__lte=now + lead)
+    opening = SaleReminder.objects.filter(
+        sale__start_at__gt=now, sale__start_at__lte=now + lead, sale__admission=Admission.FCFS
+    )
     sent = _send(list(_not_done(opening, OPENING)[:SWEEP_BATCH]), OPENING)
+    # A draw's: when entries open, to those who asked before; before they close, where the
+    # entry period leaves room for a second text after the first.
+    entering = SaleReminder.objects.filter(
+        LessThanOrEqual(_ENTRIES_FROM, Value(now)),
+        GreaterThan(_ENTRIES_UNTIL, Value(now)),
+        sale__admission=Admission.DRAW,
+    )
+    entries_open = entering.filter(LessThan(F("created_at"), _ENTRIES_FROM))
+    sent += _send(list(_not_done(entries_open, ENTRIES_OPEN)[:SWEEP_BATCH]), ENTRIES_OPEN)
+    closing = entering.filter(
+        LessThanOrEqual(_ENTRIES_UNTIL, Value(now + lead)), LessThan(_ENTRIES_FROM, _ENTRIES_UNTIL - Value(lead))
+    )
+    sent += _send(list(_not_done(closing, ENTRIES_CLOSING)[:SWEEP_BATCH]), ENTRIES_CLOSING)
     watching = SaleReminder.objects.filter(
         sale__start_at__lte=now, sale__end_at__gt=now, created_at__gt=F("sale__start_at")
     )

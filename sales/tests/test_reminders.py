@@ -8,13 +8,14 @@ from decimal import Decimal
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from goods.models import Goods
 from sales import sale_state
-from sales.models import Sale, SaleReminder
+from sales.models import Admission, Sale, SaleReminder
 from sales.reminders import services as reminders
 from testutils import sms_backends
 from testutils.factories.goods import make_goods
@@ -282,3 +283,100 @@ def test_two_sweeps_racing_text_each_reminder_once(settings):
     keys = {f"sale-reminder:{sale.pk}:{user.pk}" for user in users}
     assert sorted(key for key, _mobile in sms_backends.calls if key in keys) == sorted(keys)
     assert Notice.objects.filter(key__in=keys, status=NoticeStatus.SENT).count() == len(users)
+
+
+# --- a draw's reminders: about entering ---------------------------------------------------------
+
+
+def draw_sale(*, entries_in: int, starts_in: int, window: int = 0) -> Sale:
+    """A draw sale whose entries open `entries_in` seconds from now (ahead of its start), drawn
+    `window` seconds after the start (0: at the start)."""
+    now = timezone.now()
+    return make_sale(
+        starts_in=starts_in,
+        warm=False,
+        admission=Admission.DRAW,
+        draw_window_s=window,
+        entries_open_at=now + timedelta(seconds=entries_in),
+    )
+
+
+def asked_earlier(sale: Sale) -> None:
+    """The sale's reminders were asked an hour ago (the tests move the sale's times instead of
+    the clock)."""
+    SaleReminder.objects.filter(sale=sale).update(created_at=timezone.now() - timedelta(hours=1))
+
+
+def move(sale: Sale, *, entries_in: int, starts_in: int) -> None:
+    """The clock moves on: entries open `entries_in` seconds from now, the sale starts `starts_in`."""
+    now = timezone.now()
+    sale.entries_open_at = now + timedelta(seconds=entries_in)
+    sale.start_at = now + timedelta(seconds=starts_in)
+    sale.end_at = sale.start_at + timedelta(hours=1)
+    sale.save(update_fields=["entries_open_at", "start_at", "end_at"])
+
+
+def test_a_draws_reminder_is_texted_when_entries_open_and_before_they_close(settings):
+    """Not "goes on sale at" before the start (when entries have long been open, or the draw is
+    made): the first text when entries open, the second SALE_REMINDER_LEAD_SECONDS before they
+    close, each once, in the shopper's language, saying it is a draw and entering counts."""
+    settings.SALE_REMINDER_LEAD_SECONDS = 600
+    sale = draw_sale(entries_in=300, starts_in=1200)
+    english, chinese = make_user(), make_user(language="zh-hans")
+    remind(sale, english, chinese)
+    asked_earlier(sale)
+    assert reminders.sale_reminders_send() == 0  # entries not open yet
+
+    move(sale, entries_in=-1, starts_in=1200)  # entries open, 20 minutes to go
+    assert reminders.sale_reminders_send() == 2
+    assert reminders.sale_reminders_send() == 0
+    until = timezone.localtime(sale.start_at).strftime("%Y-%m-%d %H:%M")
+    [opened] = texts_to(english.mobile)
+    assert opened.startswith(f"Entries are open for the draw of {sale.goods.name}")
+    assert f"until {until} (" in opened and "It is a draw, not first come" in opened
+    assert f"/goods/detail/{sale.pk}" in opened and "goes on sale" not in opened
+    [opened_zh] = texts_to(chinese.mobile)
+    assert "抽签报名已开始" in opened_zh and until in opened_zh and "先到先得" in opened_zh
+
+    move(sale, entries_in=-1200, starts_in=300)  # entries close (the draw) in 5 minutes
+    assert reminders.sale_reminders_send() == 2
+    assert reminders.sale_reminders_send() == 0
+    closing = texts_to(english.mobile)[1]
+    assert f"Entries for the draw of {sale.goods.name} close at" in closing
+    assert "Only those who enter are drawn" in closing
+    assert "抽签报名将于" in texts_to(chinese.mobile)[1] and "只有报名的人才会参加抽签" in texts_to(chinese.mobile)[1]
+    assert [len(texts_to(user.mobile)) for user in (english, chinese)] == [2, 2]
+    keys = set(Notice.objects.filter(user=english).values_list("key", flat=True))
+    assert keys == {f"sale-entries-open:{sale.pk}:{english.pk}", f"sale-entries-closing:{sale.pk}:{english.pk}"}
+
+    move(sale, entries_in=-1800, starts_in=-1)  # drawn: nothing more about it
+    assert reminders.sale_reminders_send() == 0
+
+
+def test_a_draw_entered_in_its_window_after_the_start_is_texted_once_when_entries_open(settings):
+    """Entries in a 60-second window after the start: too short for a second text, and the
+    first says until when."""
+    settings.SALE_REMINDER_LEAD_SECONDS = 600
+    sale = make_sale(starts_in=300, warm=False, admission=Admission.DRAW, draw_window_s=60)
+    shopper = make_user()
+    remind(sale, shopper)
+    asked_earlier(sale)
+    assert reminders.sale_reminders_send() == 0  # first come's "goes on sale" is not a draw's
+    sale.start_at = timezone.now() - timedelta(seconds=5)
+    sale.save(update_fields=["start_at"])
+    assert reminders.sale_reminders_send() == 1
+    assert reminders.sale_reminders_send() == 0
+    [text] = texts_to(shopper.mobile)
+    assert text.startswith("Entries are open for the draw")
+
+
+def test_a_reminder_asked_while_entries_are_open_is_texted_only_before_they_close(settings):
+    settings.SALE_REMINDER_LEAD_SECONDS = 600
+    sale = draw_sale(entries_in=-1, starts_in=3600)
+    late = make_user()
+    remind(sale, late)
+    assert reminders.sale_reminders_send() == 0  # it is open: the shopper saw that on the page
+    move(sale, entries_in=-3600, starts_in=300)
+    assert reminders.sale_reminders_send() == 1
+    [text] = texts_to(late.mobile)
+    assert "close at" in text
