@@ -6,6 +6,7 @@ logged-out visitor is sent to log in, a sold-out sale offers it, and axe-core fi
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
+from sales import sale_state
 from sales.models import SaleReminder
 from testutils.browser import VIEWPORTS, poll
 from testutils.factories.goods import make_goods
@@ -17,8 +18,22 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 WCAG_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 WORDS = {
-    "en": {"off": "Remind me", "on": "Reminder on: turn it off", "said": "Reminder on", "saved": "saved"},
-    "zh-hans": {"off": "提醒我", "on": "已开启提醒：点此关闭", "said": "提醒已开启", "saved": "已保存"},
+    "en": {
+        "off": "Remind me",
+        "on": "Reminder on: turn it off",
+        "said": "Reminder on",
+        "saved": "saved",
+        "back": "Units may come back",
+        "said back": "Reminder on: we will text you when a unit comes back.",
+    },
+    "zh-hans": {
+        "off": "提醒我",
+        "on": "已开启提醒：点此关闭",
+        "said": "提醒已开启",
+        "saved": "已保存",
+        "back": "商品可能会退回",
+        "said back": "提醒已开启：有商品退回时我们会发短信给你。",
+    },
 }
 
 
@@ -82,6 +97,34 @@ def test_remind_me_turns_on_and_off_on_a_phone_and_a_desktop(watched, language):
         failures[f"{viewport} logged out"] = axe_violations(page)
     failures = {where: report for where, report in failures.items() if report}
     assert not failures, "\n\n".join(f"{where}\n{report}" for where, report in failures.items())
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_at_the_opening_the_box_goes_and_comes_back_for_a_unit_when_sold_out(watched, language):
+    """The page is not loaded again at the opening: with units on sale the box goes (no "buy
+    one instead" to press), sold out it asks about a unit coming back, without the calendar."""
+    sale = make_sale(goods=make_goods(name="Opening Clock"), starts_in=6, stock=1)
+    shopper = make_user(nickname="Ben")
+    words = WORDS[language]
+    tab = watched(f"remind-opening-{language}")
+    visit_as(tab, shopper, language)
+    page = tab.go(f"/goods/detail/{sale.pk}")
+    button = page.locator("#remind-button")
+    button.wait_for(state="visible")
+    assert page.locator("#remind-calendar").is_visible()
+    button.click()
+    poll(page, "document.getElementById('remind-button').getAttribute('aria-pressed') === 'true'")
+    poll(page, "document.getElementById('remind').hidden", seconds=15)  # open, with a unit to buy
+    assert sale_state.stock_take(sale_id=sale.pk, count=1).taken  # someone bought it
+    poll(page, "!document.getElementById('remind').hidden", seconds=15)
+    assert page.inner_text("#remind-title") == words["back"]
+    assert page.locator("#remind-calendar").is_hidden()
+    button.wait_for(state="visible")
+    assert button.get_attribute("aria-pressed") == "false"  # the start's reminder is spent
+    button.click()
+    poll(page, "document.getElementById('remind-button').getAttribute('aria-pressed') === 'true'")
+    assert page.inner_text("#remind-status") == words["said back"]
+    tab.shoot("remind-sold-out")
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])

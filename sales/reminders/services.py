@@ -27,6 +27,7 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     OuterRef,
+    Q,
     QuerySet,
     Value,
 )
@@ -73,14 +74,22 @@ def sale_reminder_set(*, user: User, sale_id: int, on: bool) -> bool:
         raise ReminderRefused(_("Units are on sale now: buy one instead."))
     try:
         with transaction.atomic():
-            SaleReminder.objects.get_or_create(user=user, sale=sale)
+            reminder, made = SaleReminder.objects.get_or_create(user=user, sale=sale)
+            if not made and status == SaleStatus.ON and reminder.created_at <= sale.start_at:
+                # The start's reminder is spent: asked again on the sold-out page, it becomes
+                # a watch for a unit coming back (the sweep's RESTOCK: asked after the start).
+                SaleReminder.objects.filter(pk=reminder.pk).update(created_at=timezone.now())
     except IntegrityError:
         pass  # a double click's other request made it
     return True
 
 
 def sale_reminder_on(*, user: User, sale_id: int) -> bool:
-    return SaleReminder.objects.filter(user=user, sale_id=sale_id).exists()
+    """Whether the shopper's reminder of the sale is on: before the start, any; once the sale
+    is on, a watch for a unit coming back (one asked after the start), which a reminder of the
+    start, spent, is not."""
+    found = SaleReminder.objects.filter(user=user, sale_id=sale_id)
+    return found.filter(Q(sale__start_at__gt=timezone.now()) | Q(created_at__gt=F("sale__start_at"))).exists()
 
 
 def _not_done(reminders: QuerySet[SaleReminder], kind: str) -> QuerySet[SaleReminder]:

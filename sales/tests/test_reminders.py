@@ -380,3 +380,37 @@ def test_a_reminder_asked_while_entries_are_open_is_texted_only_before_they_clos
     assert reminders.sale_reminders_send() == 1
     [text] = texts_to(late.mobile)
     assert "close at" in text
+
+
+# --- the box after the opening -----------------------------------------------------------------
+
+
+def test_the_starts_reminder_is_spent_at_the_opening_and_asked_again_it_watches_for_a_unit():
+    """The item page is not loaded again at the opening, so its box turns into "a unit comes
+    back" in the browser: pressed there on a sold-out sale, it is a watch for a unit, never
+    "buy one instead", and the start's reminder no longer counts as on."""
+    sale, shopper = make_sale(starts_in=300, stock=1), make_user()
+    client = logged_in(shopper)
+    assert client.post(f"/reminders/{sale.pk}", {"on": "1"}).json()["data"] == {"on": True}
+    asked_earlier(sale)
+    sale.start_at = timezone.now() - timedelta(seconds=10)  # it opens, and sells out
+    sale.save(update_fields=["start_at"])
+    take = sale_state.stock_take(sale_id=sale.pk, count=1)
+    assert take.taken
+    assert client.get(f"/reminders/{sale.pk}").json()["data"] == {"on": False}  # the start's, spent
+    pressed = client.post(f"/reminders/{sale.pk}", {"on": "1"})
+    assert pressed.status_code == 200 and pressed.json()["data"] == {"on": True}
+    assert SaleReminder.objects.filter(sale=sale).count() == 1
+    assert sale_state.stock_add(sale_id=sale.pk, count=1, ticket=take.ticket)  # a unit comes back
+    assert reminders.sale_reminders_send() == 1
+    assert "back on sale" in texts_to(shopper.mobile)[0]
+
+
+def test_the_box_before_the_start_carries_the_words_it_turns_into_at_the_opening():
+    soon = make_sale(starts_in=3600)
+    page = Client().get(f"/goods/detail/{soon.pk}").content.decode()
+    box = re.search(r'<section id="remind".*?</section>', page, re.DOTALL).group(0)
+    assert 'data-title-back="Units may come back"' in box and 'id="remind-calendar"' in box
+    assert 'data-said-on-back="Reminder on: we will text you when a unit comes back."' in box
+    chinese = Client().get(f"/zh-hans/goods/detail/{soon.pk}").content.decode()
+    assert 'data-title-back="Units may come back"' not in chinese

@@ -40,7 +40,9 @@ ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
 ALLOWED = {"UTC", "Asia", "Shanghai", "English", "SHA"}
 READ_ATTRIBUTES = {"alt", "title", "aria-label", "placeholder", "data-resend", "data-sent", "data-picture-label"}
 # "Remind me" on the item page (templates/seckill/remind.html): what its button and status say.
-READ_ATTRIBUTES |= {"data-label-off", "data-label-on", "data-said-on", "data-said-off", "data-said-failed"}
+READ_ATTRIBUTES |= {"data-label-off", "data-label-on", "data-said-off", "data-said-failed"}
+READ_ATTRIBUTES |= {"data-title-start", "data-title-back", "data-text-start", "data-text-back"}
+READ_ATTRIBUTES |= {"data-said-on-start", "data-said-on-back"}
 
 
 class _Text(HTMLParser):

@@ -35,17 +35,35 @@
       .catch(function () { asked = false; });
   }
 
-  // A sale that is on: the section shows while no unit is left (static/js/seckill.js refreshes
-  // the stock box).
-  if (box.dataset.status === "1") {
-    var soldOut = function () {
-      var stock = document.getElementById("stock");
-      box.hidden = !(stock && Number(stock.textContent) <= 0);
-      ask();
-    };
-    soldOut();
-    setInterval(soldOut, 2000);
+  // The page is not loaded again at the opening: the box follows the sale's status as
+  // static/js/seckill.js keeps it on #sale. Before the start, "the start" with the calendar;
+  // once on, "a unit comes back", shown only while no unit is left (seckill.js refreshes the
+  // stock box); gone once ended. Once on, "on" means a watch for a unit coming back, which a
+  // reminder of the start is not (sales.reminders.services): the state is asked again.
+  var sale = document.getElementById("sale");
+  var title = document.getElementById("remind-title");
+  var text = document.getElementById("remind-text");
+  var calendar = document.getElementById("remind-calendar");
+  var variant = box.dataset.status === "0" ? "start" : "back";
+  box.dataset.saidOn = variant === "start" ? box.dataset.saidOnStart : box.dataset.saidOnBack;
+  function follow() {
+    var status = Number(sale ? sale.dataset.status : box.dataset.status);
+    if (status >= 1 && variant === "start") {
+      variant = "back";
+      title.textContent = box.dataset.titleBack;
+      text.textContent = box.dataset.textBack;
+      box.dataset.saidOn = box.dataset.saidOnBack;
+      if (calendar) calendar.hidden = true;
+      said.textContent = "";
+      if (shopper) { asked = false; button.hidden = true; login.hidden = true; }
+    }
+    var stock = document.getElementById("stock");
+    var soldOut = stock && Number(stock.textContent) <= 0;
+    box.hidden = status >= 2 || (status === 1 && !soldOut);
+    ask();
   }
+  follow();
+  setInterval(follow, 2000);
 
   // After every deferred script: nav.js, which asks the nav's answer, comes after this one on the page.
   document.addEventListener("DOMContentLoaded", function () {

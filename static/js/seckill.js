@@ -183,7 +183,10 @@
   function tick() {
     var was = status;
     status = statusNow();
-    if (status !== was) showPanel();
+    if (status !== was) {
+      root.dataset.status = String(status); // what the page's other scripts follow (remind.js)
+      showPanel();
+    }
     if (entriesTick()) return;
     if (status === 0) {
       var left = Math.max(0, Math.round((startsAt - shopNow()) / 1000));
