@@ -235,3 +235,16 @@ def test_alipays_signed_return_is_not_taken_for_leaving(client):
     forged = {**params, "sign": params["sign"][::-1]}
     page = client.get(f"/orders/{order.order_no}/paying?{urllib.parse.urlencode(forged)}").content.decode()
     assert "Paid. Thank you!" in page  # no word to trust: Alipay is asked, and says paid
+
+
+def test_the_api_answers_a_declined_card_with_the_failed_attempt_and_takes_another(client):
+    order = _order(client)
+    started = client.post(f"/api/v1/orders/{order.order_no}/pay", {"method": "stripe"}, content_type="application/json")
+    trade_no = started.json()["data"]["tradeNo"]
+    card = f"/api/v1/orders/{order.order_no}/payments/{trade_no}/card"
+    declined = client.post(card, {"token": _card_token(DECLINED)}, content_type="application/json")
+    assert declined.status_code == 409 and declined.json()["data"] == {"tradeNo": trade_no}
+    assert client.get(f"/api/v1/orders/{order.order_no}").json()["data"]["payment"]["failure"] == "declined"
+    paid = client.post(card, {"token": _card_token(GOOD)}, content_type="application/json").json()["data"]
+    assert paid["status"] == PaymentStatus.SUCCEEDED and paid["tradeNo"] != trade_no
+    assert Order.objects.get(pk=order.pk).status == "paid"
