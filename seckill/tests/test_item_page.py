@@ -44,7 +44,10 @@ def test_the_page_carries_every_panel_with_slots_for_the_shoppers_figures(client
     assert "View your order" in found["paid"]
     assert 'id="buy"' in found["none:buy"] and "disabled" not in found["none:buy"].split('id="buy"')[1][:40]
     assert "The button turns on when the sale starts" in found["none:buy-soon"]
-    assert "sold out before your order was written" in found["failed:buy"]
+    assert "the last unit went before your order was written" in found["failed:buy"]
+    # Lost the last unit: one sentence says so and that units may come back, not two notes.
+    lost = found["failed:sold-out"]
+    assert "the last unit went before your order was written" in lost and "All units are taken" not in lost
     assert "All units are taken for now" in found["anon:sold-out"] and 'id="buy"' not in found["anon:sold-out"]
     assert 'id="buy"' not in found["none:ended"]
 

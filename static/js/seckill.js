@@ -31,7 +31,7 @@
   var result = document.getElementById("result");
   // The page carries no CSRF token: the shopper's comes with their state.
   var csrf = null;
-  var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501, ENTERED = 500507, IN_WAITING_ROOM = 500700;
+  var SALE_LIMIT = 500430, ALREADY_BOUGHT = 500501, ENTERED = 500507, SOLD_OUT = 500500, IN_WAITING_ROOM = 500700;
   // A sale whose waiting room is on answers a shopper with no pass where to wait: go there.
   function waitingRoom(body) {
     if (body && body.code === IN_WAITING_ROOM && body.data && body.data.waitingRoomUrl) {
@@ -249,6 +249,9 @@
     var drawAt = entriesClose !== null ? entriesClose / 1000 : Number(el.dataset.drawAt);
     var left = Math.max(0, Math.round(drawAt - shopNow() / 1000));
     el.textContent = left > 0 ? interpolate(gettext("Draw in %s"), [duration(left)]) : gettext("Drawing…");
+    // While entries are open #countdown counts to their close, which is the draw: one
+    // countdown on the page, not two saying the same.
+    el.hidden = left > 0 && entriesNow() === "open";
     if (left === 0) awaitDraw();
   }
   // drawn: everybody's answer has said the draw is made. Until then an entrant's own state
@@ -372,9 +375,10 @@
     if (buying && (state === "ordered" || state === "failed")) settled = true;
     if (state === "ordered" && waited) outcome(gettext("Got it! Your order is placed: pay before the time below runs out."), "ok");
     if (state === "paid") say("");
-    if (state === "failed" && waited) outcome(gettext("Sorry, it sold out before your order was written."), "err");
+    // Lost, or not drawn: the panel's note says it, in one sentence; the focus goes there.
+    if (state === "failed" && waited) { say(""); focusNote(document.getElementById("lost-note")); }
     if (state === "queued" && before === "entered") say(gettext("You were drawn! Your order is being written…"), "ok");
-    if (state === "not_drawn") (before === "entered" ? outcome : say)(gettext("You were not drawn this time."), "err");
+    if (state === "not_drawn") { say(""); if (before === "entered") focusNote(document.getElementById("draw-not-drawn")); }
   }
 
   // --- the captcha -----------------------------------------------------------------------
@@ -503,8 +507,8 @@
             return askShopper().then(function () { focusNote(document.getElementById("draw-entered")); });
           }
           // Refused (sold out, not started, a stale path...): the shopper's own state is as it
-          // was, and everybody's answer says what changed.
-          outcome(res.msg, "err");
+          // was, and everybody's answer says what changed. Sold out in a sentence, not the code's word.
+          outcome(res.code === SOLD_OUT ? gettext("Sorry, the last unit has gone. If one comes back, the button turns on again.") : res.msg, "err");
           return refreshSale();
         });
       })
@@ -543,7 +547,7 @@
   function show(pollState, attempt) {
     if (pollState === "ordered" || pollState === "failed") {
       polling = false;
-      if (pollState === "failed") outcome(gettext("Sorry, it sold out before your order was written."), "err");
+      if (pollState === "failed") say("");  // the panel's note says it, once the state is asked
       refreshSale();  // the stock the order took, or a unit come back
       askShopper();  // the panel: "Pay now" with the deadline, or the buy button again
     } else if (pollState === "waiting") {
