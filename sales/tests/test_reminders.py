@@ -414,3 +414,22 @@ def test_the_box_before_the_start_carries_the_words_it_turns_into_at_the_opening
     assert 'data-said-on-back="Reminder on: we will text you when a unit comes back."' in box
     chinese = Client().get(f"/zh-hans/goods/detail/{soon.pk}").content.decode()
     assert 'data-title-back="Units may come back"' not in chinese
+
+
+def test_a_draws_box_promises_the_texts_about_entering():
+    from sales.services import draw_seed_ensure, sale_open
+
+    ahead = draw_sale(entries_in=300, starts_in=3600)
+    entering = draw_sale(entries_in=-60, starts_in=3600)
+    for sale in (ahead, entering):
+        draw_seed_ensure(sale=sale)
+        sale_open(sale_id=sale.pk)
+    box = re.search(
+        r'<section id="remind".*?</section>', Client().get(f"/goods/detail/{ahead.pk}").content.decode(), re.S
+    )
+    assert "Don't miss the draw" in box.group(0) and "when entries to the draw open" in box.group(0)
+    assert "minutes before the sale starts" not in box.group(0)
+    page = Client().get(f"/goods/detail/{entering.pk}").content.decode()
+    assert "before entries to the draw close" in re.search(r'<section id="remind".*?</section>', page, re.S).group(0)
+    chinese = Client().get(f"/zh-hans/goods/detail/{ahead.pk}").content.decode()
+    assert "抽签报名开始时收到短信提醒" in chinese
