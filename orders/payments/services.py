@@ -407,8 +407,8 @@ def payment_returned(*, order: Order, params: Mapping[str, str]) -> None:
     payment = order.payments.order_by("-created_at", "-pk").first()
     if payment is None or payment.status != PaymentStatus.OPEN or payment.failure:
         return
-    if order.status != OrderStatus.UNPAID:
-        return
+    if order.status != OrderStatus.UNPAID or payment.provider not in providers_enabled():
+        return  # a provider switched off since: the sweeps settle its attempts
     taking = provider(payment.provider)
     if taking.signs_return and taking.return_verified(params, payment):
         return  # the payer's signed word: its notification, or the query sweep, settles it

@@ -248,3 +248,11 @@ def test_the_api_answers_a_declined_card_with_the_failed_attempt_and_takes_anoth
     paid = client.post(card, {"token": _card_token(GOOD)}, content_type="application/json").json()["data"]
     assert paid["status"] == PaymentStatus.SUCCEEDED and paid["tradeNo"] != trade_no
     assert Order.objects.get(pk=order.pk).status == "paid"
+
+
+def test_the_paying_page_leaves_an_attempt_at_a_provider_switched_off_to_the_sweeps(client, settings):
+    order = _order(client)
+    client.post(f"/orders/{order.order_no}/pay", {"method": "alipay"})
+    settings.PAYMENT_PROVIDERS = {"stripe": settings.PAYMENT_PROVIDERS["stripe"]}  # Alipay removed since
+    page = client.get(f"/orders/{order.order_no}/paying")
+    assert page.status_code == 200 and not Payment.objects.get(order=order).failure
