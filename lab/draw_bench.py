@@ -168,8 +168,9 @@ def _child(options) -> int:
     settings.CACHES["default"]["OPTIONS"]["SOCKET_TIMEOUT"] = 60
 
     from sales import sale_state
+    from sales.draw_ranking import winners_of
     from sales.sale_state import keys
-    from seckill.services.draw import reservation_id, winners_of
+    from seckill.services.draw import reservation_id
     from seckill_site.redis import client, script
 
     redis = client()

@@ -11,8 +11,8 @@ import pytest
 
 from lab.fairness_http import Opening
 from lab.opening import MERCHANT_MOBILE, Actor, shoppers
+from sales.draw_ranking import winners_of
 from sales.models import SaleDraw
-from seckill.services.draw import winners_of
 from testutils.processes import ROOT, child_database_url
 from users.models import User
 

@@ -6,10 +6,9 @@ close the entries (sale_state.draw_due), claims the draw with one conditional UP
 SaleDraw row in PostgreSQL (a Redis lock only spares the losers the work), applies the winners
 idempotently, so the next caller finishes a drawer that died, and records `applied_at`, which a
 Redis that lost the sale reads its drawn mark back from. The winners depend only on the seed
-and the sorted entrant ids (`winners_of`).
+and the sorted entrant ids (`sales.draw_ranking`).
 """
 
-import hashlib
 import logging
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ from redis.exceptions import RedisError
 
 from orders.models import SeckillOrder
 from sales import draw_seed, sale_state
+from sales.draw_ranking import winners_of
 from sales.models import SaleDraw
 from sales.services import sale_pages_drop, sale_stock_lock
 from seckill.metrics import DRAWS
@@ -29,17 +29,6 @@ from seckill_site.publish import task_publish
 from seckill_site.redis import server_time
 
 logger = logging.getLogger(__name__)
-
-
-def rank_of(seed: str, user_id: int) -> str:
-    """An entrant's place in the draw: the hex SHA-256 of "<seed>:<user id>" (smallest first)."""
-    return hashlib.sha256(f"{seed}:{user_id}".encode()).hexdigest()
-
-
-def winners_of(seed: str, entrant_ids: list[int], units: int) -> list[int]:
-    """The draw, as docs/draw.md publishes it: the `units` entrants of smallest rank (ties,
-    which SHA-256 makes impossible in practice, by id). Every entrant is equally likely to win."""
-    return sorted(entrant_ids, key=lambda user_id: (rank_of(seed, user_id), user_id))[:units]
 
 
 def reservation_id(sale_id: int, user_id: int) -> str:
