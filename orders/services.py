@@ -6,6 +6,7 @@ import enum
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -13,14 +14,17 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
+from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
+from orders import reoffer
 from orders.models import Order, OrderEvent, OrderEventKind, OrderStatus, Payment, PaymentStatus, SeckillOrder
 from sales import sale_state
-from sales.models import Sale, StockChange
+from sales.models import OfferOutcome, Sale, StockChange
 from sales.read_model import SaleView
 from sales.selectors import sale_get
 from sales.services import sale_pages_drop, sale_stock_lock, stock_audit_record
+from seckill_site.publish import task_publish
 
 logger = logging.getLogger(__name__)
 
@@ -282,6 +286,15 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
             reference=seckill_order.order.order_no,
             detail={"cancelled_by": _CANCELLED_BY[reason]} if reason in _CANCELLED_BY else {},
         )
+        reoffer.offer_close(
+            order_id=order_id, outcome=OfferOutcome.EXPIRED if reason == REASON_EXPIRED else OfferOutcome.CANCELLED
+        )
+        # After a draw the unit goes to the next entrant waiting, in this transaction.
+        offer = reoffer.offer_make(
+            sale_id=seckill_order.sale_id, returned_order_id=order_id, order_number=order_number_next
+        )
+        if offer is not None:
+            transaction.on_commit(partial(_offer_notify_publish, seckill_order.sale_id), robust=True)
         try:
             ticket = sale_state.ticket(seckill_order.sale_id)
         except RedisError:
@@ -291,6 +304,21 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
             return True
         sale_id, user_id, request_id = seckill_order.sale_id, seckill_order.user_id, seckill_order.request_id
         # robust: likewise if Redis fails after the commit.
+        if offer is not None:
+            transaction.on_commit(
+                partial(
+                    sale_state.unit_hand_over,
+                    sale_id=sale_id,
+                    user_id=user_id,
+                    order_id=order_id,
+                    request_id=request_id,
+                    ticket=ticket,
+                    to_user_id=offer.user_id,
+                    to_order_id=offer.order_id,
+                ),
+                robust=True,
+            )
+            return True
         transaction.on_commit(
             lambda: sale_state.unit_return(
                 sale_id=sale_id, user_id=user_id, order_id=order_id, request_id=request_id, ticket=ticket
@@ -300,3 +328,12 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
         # Its pages may say "sold out": a unit is back on sale.
         transaction.on_commit(lambda: sale_pages_drop(sale_id=sale_id), robust=True)
     return True
+
+
+def _offer_notify_publish(sale_id: int) -> None:
+    """The offered entrant's message (seckill.services.draw_notices); beat's sweep sends it
+    when the broker refuses."""
+    try:
+        task_publish("seckill.draw_offers_notify", kwargs={"sale_id": sale_id})
+    except (BrokerError, OSError, RedisError):
+        logger.exception("publishing the offer's message of sale %s failed", sale_id)

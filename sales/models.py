@@ -278,6 +278,50 @@ class SaleDraw(models.Model):
         return f"draw of sale {self.sale_id}"
 
 
+class OfferOutcome(models.TextChoices):
+    OPEN = "open", _("open")
+    PAID = "paid", _("paid")
+    EXPIRED = "expired", _("expired")
+    CANCELLED = "cancelled", _("cancelled")
+    # The next in the ranking held a unit of the sale already (bought after the merchant added
+    # units) or their account was gone: passed over, and published so, so the list recomputes.
+    SKIPPED = "skipped", _("passed over")
+
+
+class SaleDrawOffer(models.Model):
+    """A unit that came back after the draw, offered to the next entrant of the published
+    ranking who holds none and was not offered one (docs/draw.md, "Units that come back").
+
+    Written in the transaction that cancels the order whose unit came back, under the sale's
+    stock lock, with the order that hands the unit to the entrant: `returned_order_id` is
+    unique, so a unit that comes back is offered once, and `rank` and `user` are unique per
+    draw, so the ranking is walked once. The orders are referred to by id: orders sit above
+    sales and update `outcome` themselves.
+    """
+
+    draw = models.ForeignKey(SaleDraw, on_delete=models.CASCADE, related_name="offers", verbose_name=_("draw"))
+    rank = models.PositiveIntegerField(_("place in the ranking"))  # 1-based, in the whole ranking
+    user_id = models.BigIntegerField(_("user id"))
+    returned_order_id = models.BigIntegerField(_("returned order id"), unique=True, null=True, blank=True)
+    order_id = models.BigIntegerField(_("order id"), unique=True, null=True, blank=True)
+    offered_at = models.DateTimeField(_("offered"))
+    expires_at = models.DateTimeField(_("expires"))
+    outcome = models.CharField(_("outcome"), max_length=16, choices=OfferOutcome, default=OfferOutcome.OPEN)
+
+    class Meta:
+        db_table = "goods_saledrawoffer"
+        verbose_name = _("draw offer")
+        verbose_name_plural = _("draw offers")
+        ordering = ["draw", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["draw", "rank"], name="one_offer_per_rank"),
+            models.UniqueConstraint(fields=["draw", "user_id"], name="one_offer_per_entrant"),
+        ]
+
+    def __str__(self) -> str:
+        return f"offer #{self.rank} of sale {self.draw_id}'s draw to user {self.user_id}"
+
+
 class SaleReminder(models.Model):
     """A shopper asked to be texted about a sale: before it opens, or, asked once it is on and
     sold out, when a unit comes back (sales.reminders.services)."""

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from orders.models import PAID_STATUSES, Order, OrderStatus, SeckillOrder
 from sales import cache_keys, sale_state
+from sales.draw_waiting import offers_public, waiting_place
 from sales.models import Sale, SaleDraw
 from seckill import keys
 from seckill_site.redis import client
@@ -88,7 +89,15 @@ def _shopper_standing(*, user_id: int, sale_id: int) -> dict[str, Any]:
         draw_at = sale_state.draw_at(sale_id)
         return {"state": STATE_ENTERED, "drawAt": draw_at, "drawAtTime": datetime.fromtimestamp(draw_at, tz=UTC)}
     if value == NOT_DRAWN:
-        return {"state": STATE_NOT_DRAWN}
+        # Offered a unit that came back (orders.reoffer): their order, even before Redis heard.
+        offered = (
+            SeckillOrder.objects.filter(user_id=user_id, sale_id=sale_id, live=True)
+            .values_list("order_id", flat=True)
+            .first()
+        )
+        if offered is None:
+            return {"state": STATE_NOT_DRAWN, "waitingPlace": waiting_place(sale_id=sale_id, user_id=user_id)}
+        value = offered
     if value < 0:
         return {"state": STATE_FAILED if from_redis else STATE_NONE}
     order = Order.objects.filter(pk=value, user_id=user_id).only("order_no", "status", "pay_deadline", "price").first()
@@ -127,11 +136,12 @@ def sales_to_reconcile() -> list[int]:
 def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | None:
     """What anyone may know of a draw sale's draw (docs/draw.md), None without a draw: the seed's
     SHA-256 and when entries open; once drawn, the seed, units and counts, and with `lists` the
-    sorted entrant ids and winners, which are megabytes and never change, so they are cached."""
+    sorted entrant ids and winners, which are megabytes and never change, so they are cached,
+    and the offers of units that came back (sales.draw_waiting), which change, so they are not."""
     if lists:
         cached = cache.get(cache_keys.draw_public(sale_id))
         if cached is not None:
-            return cached
+            return {**cached, "offers": offers_public(sale_id=sale_id)}
     draw = (
         SaleDraw.objects.filter(sale_id=sale_id)
         .select_related("sale")
@@ -156,6 +166,7 @@ def sale_draw_public(*, sale_id: int, lists: bool = False) -> dict[str, Any] | N
         entrant_ids, winner_ids = SaleDraw.objects.filter(pk=draw.pk).values_list("entrant_ids", "winner_ids").get()
         public.update(entrantIds=entrant_ids, winnerIds=winner_ids)
         cache.set(cache_keys.draw_public(sale_id), public, timeout=24 * 60 * 60)
+        public = {**public, "offers": offers_public(sale_id=sale_id)}
     return public
 
 

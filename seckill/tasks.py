@@ -158,7 +158,14 @@ def draw_winners_notify(*, sale_id: int) -> int:
     return draw_notices.draw_winners_notify(sale_id=sale_id)
 
 
+@shared_task(name="seckill.draw_offers_notify", acks_late=True, autoretry_for=OUTAGES, retry_backoff=1, max_retries=10)
+def draw_offers_notify(*, sale_id: int) -> int:
+    """Text the entrants offered a unit that came back, each once; published by the offer."""
+    return draw_notices.draw_offers_notify(sale_id=sale_id)
+
+
 @shared_task(name="seckill.draw_winners_sweep", acks_late=True)
 def draw_winners_sweep() -> int:
-    """Celery beat: winners whose message a lost task or a dead sender left unsent."""
+    """Celery beat: winners and offered entrants whose message a lost task or a dead sender
+    left unsent."""
     return draw_notices.draw_winners_sweep()

@@ -40,7 +40,9 @@ from orders.payments.providers import (
     provider,
     providers_enabled,
 )
+from orders.reoffer import offer_close
 from orders.services import OrderStateError, order_event_record, order_refusal
+from sales.models import OfferOutcome
 from seckill_site.errors import OUTAGES
 from seckill_site.publish import task_publish
 from users.models import Address
@@ -281,6 +283,7 @@ def payment_captured(*, payment: Payment, trade: Trade) -> Captured:
             )
             Order.objects.filter(pk=order.pk).update(status=OrderStatus.PAID, paid_at=now)
             order_event_record(order_id=order.pk, kind=OrderEventKind.PAID, note=current.trade_no)
+            offer_close(order_id=order.pk, outcome=OfferOutcome.PAID)  # a draw's offer, if it is one
             PAYMENTS.labels(current.provider, "paid").inc()
             return Captured.PAID
         Payment.objects.filter(pk=current.pk).update(

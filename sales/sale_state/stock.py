@@ -1,5 +1,6 @@
 """A sale as a whole: loading it, a merchant's edits, removing it, the units of cancelled
-orders coming back (docs/architecture.md has their table), and the stock reads.
+orders coming back or handed to the next of a draw's ranking (docs/architecture.md has their
+table), and the stock reads.
 
 A ticket is the sale's generation, read in the transaction that holds the sale's stock lock
 (sales.services.sale_stock_lock). A change that reaches Redis after its commit carries it; a
@@ -52,6 +53,34 @@ def unit_return(*, sale_id: int, user_id: int, order_id: int, request_id: str, t
     if outcome is UnitReturn.RETURNED:
         sold_out_clear(sale_id)
     return outcome
+
+
+def unit_hand_over(
+    *, sale_id: int, user_id: int, order_id: int, request_id: str, ticket: str, to_user_id: int, to_order_id: int
+) -> UnitReturn:
+    """A cancelled order's unit -> the order that offers it to the next entrant of the draw's
+    ranking (orders.reoffer), exactly once and never through the stock: the entrant becomes a
+    buyer answered with `to_order_id`. Its outcomes are unit_return's."""
+    answer = script("unit_hand_over")(
+        keys=[
+            keys.stock(sale_id),
+            keys.buyers(sale_id),
+            keys.result(sale_id, user_id),
+            keys.generation(sale_id),
+            keys.returned(sale_id, order_id),
+            keys.reservations(sale_id),
+            keys.claims(sale_id),
+            keys.result(sale_id, to_user_id),
+            keys.returned(sale_id, to_order_id),
+        ],
+        args=[user_id, ticket, order_id, keys.RETURNED_TTL, request_id, to_user_id, to_order_id, keys.RESULT_TTL],
+    )
+    return UnitReturn(answer)
+
+
+def buyer_is(*, sale_id: int, user_id: int) -> bool:
+    """Does the shopper hold a unit of the sale in Redis (a live order or one in flight)?"""
+    return bool(client().sismember(keys.buyers(sale_id), str(user_id)))
 
 
 def sale_open(*, sale_id: int, stock: int, start: float, end: float, draw: float = 0, entries: float = 0) -> bool:

@@ -85,8 +85,10 @@ def panel_variants(*, page: SalePage) -> list[dict[str, Any]]:
     if entries is not None:
         states.append(selectors.STATE_NOT_DRAWN)
     for state in states:
+        # Not drawn: their place on the waiting list for units that come back (hidden when none).
+        shopper = {"state": state, "waitingPlace": slot("waitingPlace")} if state == selectors.STATE_NOT_DRAWN else None
         for action, (status, left, entries_state) in (_ACTIONS if entries is None else _DRAW_ACTIONS).items():
-            variants.append(variant(f"{state}:{action}", {"state": state}, status, left, entries_state))
+            variants.append(variant(f"{state}:{action}", shopper or {"state": state}, status, left, entries_state))
     return variants
 
 

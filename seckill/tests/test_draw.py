@@ -16,7 +16,7 @@ from django.utils import timezone
 from orders.models import SeckillOrder
 from sales import draw_ranking, draw_seed, sale_state
 from sales.codes import SaleCode
-from sales.models import Admission, Sale, SaleDraw
+from sales.models import Admission, Sale, SaleDraw, SaleDrawOffer
 from sales.sale_state import keys
 from sales.services import draw_seed_ensure, sale_open
 from seckill import selectors
@@ -388,7 +388,8 @@ def test_a_draw_due_within_the_hour_gets_its_eta_task_and_the_sweep_draws_any(pu
 def test_a_drawn_sale_that_redis_lost_is_rebuilt_without_applying_the_draw_again(flushes):
     """Redis loses every key of a drawn sale (a restart without persistence) after a winner
     cancelled; the rebuild reads PostgreSQL. The cancelled winner gets nothing back, the
-    returned unit sells to the next shopper, and the drawn mark comes from applied_at."""
+    returned unit stays with the next entrant it was offered to (orders.reoffer), and the
+    drawn mark comes from applied_at."""
     from orders.services import order_cancel
     from seckill.services.reconcile import stock_warm
 
@@ -409,9 +410,11 @@ def test_a_drawn_sale_that_redis_lost_is_rebuilt_without_applying_the_draw_again
 
     assert sale_state.drawn(sale.pk)
     assert draw_service.sale_draw(sale_id=sale.pk).state == "done"
-    assert redis_invariants(sale) == {"stock": 1, "reserved": 0, "buyers": 1}
+    assert redis_invariants(sale) == {"stock": 0, "reserved": 0, "buyers": 2}
+    offered = SaleDrawOffer.objects.get(draw__sale=sale)
+    assert client().sismember(keys.buyers(sale.pk), str(offered.user_id))
     latecomer = make_users(1)[0]
-    assert attempt(latecomer, sale).code is Code.SUCCESS  # queued for the unit that came back
+    assert attempt(latecomer, sale).code is SaleCode.ENTRIES_CLOSED  # the unit came back to the list
     assert selectors.seckill_result(user_id=quitter, sale_id=sale.pk) != 0  # not "queued" again
 
 
@@ -434,7 +437,9 @@ def test_a_draw_whose_mark_redis_lost_is_not_applied_again_even_before_a_rebuild
 
     assert draw_service.sale_draw(sale_id=sale.pk).state == "done"
     assert sale_state.drawn(sale.pk)
-    assert redis_invariants(sale) == {"stock": 1, "reserved": 0, "buyers": 0}
+    # The winner's unit went to the next entrant; the draw's winner got nothing back.
+    assert redis_invariants(sale) == {"stock": 0, "reserved": 0, "buyers": 1}
+    assert client().smembers(keys.buyers(sale.pk)) == {str(SaleDrawOffer.objects.get().user_id).encode()}
 
 
 @pytest.mark.django_db

@@ -26,6 +26,7 @@ PUBLISHED = {
     "seckill.order_flush",
     "seckill.sale_draw",
     "seckill.draw_winners_notify",
+    "seckill.draw_offers_notify",
     "seckill.sale_rebuild",
 }
 

@@ -144,6 +144,7 @@
       el.dataset.now = String(Math.round(shopNow() / 1000));
     });
     part.querySelectorAll("[data-draw-at]").forEach(function (el) { el.dataset.drawAt = String(shopper.drawAt); });
+    part.querySelectorAll("[data-waiting]").forEach(function (el) { el.hidden = !(shopper && shopper.waitingPlace); });
     part.querySelectorAll("[data-entry-slot]").forEach(function (slot) {
       var words = entry ? variant("entry", entry) : null;
       if (words) fill(words, values);
