@@ -116,7 +116,7 @@ fairness: venv ## people vs a scalper's scripts at a sale's opening, over HTTP: 
 
 # A draw sale's Redis side at 10^4, 10^5 and 10^6 entrants, with 1 and 16 entry shards, on a
 # redis-server and a 3-primary cluster of its own (lab/draw_bench.py, docs/draw.md "Scale").
-draw-bench: venv ## a draw sale's entries/s, draw time and memory at 10^4..10^6 entrants, K entry shards, one server and a 3-primary cluster (ARGS=...; docs/draw.md#scale-entry-shards)
+draw-bench: venv ## a draw sale's entries/s, draw time and memory at 10^4..10^6 entrants, K entry shards, one server and a 3-primary cluster (ARGS=...; docs/draw-shards.md)
 	$(PY) -m tools.with_services -- $(PY) -m lab.draw_bench $(ARGS)
 
 services-up: venv ## start the embedded PostgreSQL/Redis and print their URLs
