@@ -126,8 +126,12 @@ class SaleLife(RuleBasedStateMachine):
         self.app = app
         self._send_task = app.send_task
         self._unit_return = sale_state.unit_return
+        self._unit_hand_over = sale_state.unit_hand_over
+        self.arrived: list[dict] = []  # unit returns whose Redis step ran: a repeat must do nothing
         app.send_task = self._publish
         sale_state.unit_return = lambda **kwargs: self.returns.append(kwargs)
+        # A unit handed to the next entrant of a draw (orders.reoffer): its Redis step, as late.
+        sale_state.unit_hand_over = lambda **kwargs: self.returns.append({**kwargs, "hand_over": True})
         self.publish_fails_after = None  # a flush depth to run, then fail the publish
         self.cashiers: dict[int, str] = {}  # payment id -> its Alipay cashier, not opened yet
         self.notices: dict[int, bytes] = {}  # payment id -> the notify Alipay sent about it
@@ -187,6 +191,7 @@ class SaleLife(RuleBasedStateMachine):
         finally:
             self.app.send_task = self._send_task
             sale_state.unit_return = self._unit_return
+            sale_state.unit_hand_over = self._unit_hand_over
 
     def _drain(self) -> None:
         while self.returns:
@@ -379,11 +384,12 @@ class SaleLife(RuleBasedStateMachine):
         else:
             key = "rotated"
         unpaid = self._orders(OrderStatus.UNPAID)
+        due = set(unpaid.values_list("pk", flat=True))  # an expiry may offer its unit: a new order
         unpaid.update(pay_deadline=timezone.now() - timedelta(seconds=1))
         with override_settings(STRIPE_SECRET_KEY=key):
             payments_sync(older_than_s=0)
             closing.orders_expire_unpaid()
-        held = set(self._orders(OrderStatus.UNPAID).values_list("pk", flat=True))
+        held = set(self._orders(OrderStatus.UNPAID).filter(pk__in=due).values_list("pk", flat=True))
         carded = Payment.objects.filter(order__sale=self.sale, provider="stripe", status=PaymentStatus.OPEN)
         assert held == (set(carded.values_list("order_id", flat=True)) if key == "rotated" else set()), fault
         assert fault == "rejects the key" or Payment.objects.get(pk=card.pk).close_confirmed
@@ -489,7 +495,23 @@ class SaleLife(RuleBasedStateMachine):
     @rule(index=st.integers(0, 10))
     def unit_return_arrives(self, index):
         """A cancellation's Redis step, late: a reconcile or a rebuy may have come first."""
-        self._unit_return(**self.returns.pop(index % len(self.returns)))
+        step = self.returns.pop(index % len(self.returns))
+        self._unit_step(step)
+        self.arrived.append(step)
+        sale_state.sold_out_clear()
+
+    def _unit_step(self, step: dict) -> sale_state.UnitReturn:
+        if step.get("hand_over"):
+            return self._unit_hand_over(**{k: v for k, v in step.items() if k != "hand_over"})
+        return self._unit_return(**step)
+
+    @precondition(lambda self: self.arrived)
+    @rule(index=st.integers(0, 10))
+    def unit_returned_twice(self, index):
+        """A cancellation's Redis step again (a retried task, a second process): never a second
+        unit, never a second buyer."""
+        again = self._unit_step(self.arrived[index % len(self.arrived)])
+        assert again is not sale_state.UnitReturn.RETURNED, "a unit came back twice"
         sale_state.sold_out_clear()
 
     # --- the order writer ----------------------------------------------------------------------
@@ -589,10 +611,12 @@ class SaleLife(RuleBasedStateMachine):
         live_by_user = dict(SeckillOrder.objects.filter(sale=self.sale, live=True).values_list("user_id", "order_id"))
         cancelled = set(Order.objects.filter(sale=self.sale, status=OrderStatus.CANCELLED).values_list("pk", flat=True))
         returning = {one["order_id"] for one in self.returns}
+        # Offered a unit whose hand-over has not reached Redis yet: still "not drawn" there.
+        handed_to = {one["to_user_id"] for one in self.returns if one.get("hand_over")}
         for user in self.users:
             answer = sale_state.result(sale_id=sale_id, user_id=user.pk)
             assert answer not in cancelled - returning, f"user {user.pk}'s answer names cancelled order {answer}"
-            if user.pk in live_by_user:
+            if user.pk in live_by_user and user.pk not in handed_to:
                 assert answer in (None, sale_state.RESULT_QUEUED, live_by_user[user.pk])
 
         if self.returns:
@@ -664,6 +688,7 @@ class DrawSaleLife(SaleLife):
         sale_open(sale_id=self.sale.pk)
         self.window_open = True
         self.entrants_at_close: set[int] | None = None
+        self.added_after_draw = False
 
     def _draw_sale_make(self, *, admission) -> Sale:
         """A draw sale whose entry window opened a second ago."""
@@ -726,6 +751,52 @@ class DrawSaleLife(SaleLife):
         if self.entrants_at_close is None:
             self.entrants_at_close = now
         assert now <= self.entrants_at_close, "an entry was taken after the entries closed"
+
+    @precondition(lambda self: not self.window_open)
+    @rule(index=st.integers(0, SHOPPERS - 1))
+    def winner_does_not_pay(self, index):
+        """A winner's (or an offered entrant's) time to pay runs out: their unit goes to the
+        next entrant waiting, whose own offer may run out in turn."""
+        order = self._unpaid(index)
+        if order is None:
+            return
+        Order.objects.filter(pk=order.pk).update(pay_deadline=timezone.now() - timedelta(seconds=1))
+        closing.orders_expire_unpaid()
+        sale_state.sold_out_clear()
+
+    @rule(delta=st.sampled_from((-2, -1, 1, 2)))
+    def stock_edited(self, delta):
+        if delta > 0 and SaleDraw.objects.filter(sale=self.sale, applied_at__isnull=False).exists():
+            self.added_after_draw = True  # units first come, first served beside the waiting list
+        super().stock_edited(delta)
+
+    @invariant()
+    def offers_walk_the_ranking(self):
+        """Each unit that came back went to the next entrant waiting, in the published ranking;
+        and while anyone waits, none is on sale (unless the merchant added units since)."""
+        from sales.draw_waiting import waiting_list, waiting_next
+        from sales.models import OfferOutcome, SaleDrawOffer
+
+        draw = SaleDraw.objects.filter(sale=self.sale).first()
+        if draw is None or draw.applied_at is None:
+            return
+        offers = list(SaleDrawOffer.objects.filter(draw=draw).order_by("rank"))
+        event(f"units offered down the ranking: {len(offers)}")
+        assert [(o.rank, o.user_id) for o in offers] == list(waiting_list(draw))[: len(offers)]
+        for offer in offers:
+            if offer.outcome == OfferOutcome.SKIPPED:
+                continue
+            order = Order.objects.get(pk=offer.order_id)
+            assert order.user_id == offer.user_id
+            assert (order.status == OrderStatus.UNPAID) == (offer.outcome == OfferOutcome.OPEN), (order, offer)
+        returned = SaleDrawOffer.objects.filter(draw=draw, returned_order_id__isnull=False)
+        assert returned.count() == len(set(returned.values_list("returned_order_id", flat=True)))
+        # A winner whose account went before their order was written: the writer refuses the
+        # reservation for good and its unit goes back to the stock (docs/draw.md's limits).
+        refused = set(draw.winner_ids) & self.deleted
+        if waiting_next(draw) and not self.added_after_draw and not refused:
+            left = sale_state.stock_left([self.sale.pk])[self.sale.pk]
+            assert not left, "a unit on sale while entrants wait"
 
     @invariant()
     def no_winner_turned_twice(self):
