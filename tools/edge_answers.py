@@ -17,9 +17,11 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from seckill_site.codes import EnvelopeCode
+if TYPE_CHECKING:  # the codes' words need Django's settings, which a harness may set only later
+    from seckill_site.codes import EnvelopeCode
 
 CONFIG, SECRETS = "edge-answers-config.vcl", "edge-secrets.vcl"
 # Django's headers the edge's answer sets per request, or that the server adds on its own.
