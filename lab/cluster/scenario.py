@@ -30,6 +30,7 @@ import requests
 
 from lab.cluster.pages import Readers, purge_proof, summary
 from lab.cluster.payments import Payers
+from lab.cluster.switch import IN_WAITING_ROOM, Probers, settled, steady, switch_limit
 from lab.cluster.topology import LOGS, RUN, WEB_HOSTS, WEB_PORT, Topology, log, wait_until
 from lab.faults import Row, Run
 from lab.shopper import RETRYABLE, Answer, path_solve, press
@@ -81,6 +82,11 @@ class ClusterRow(Row):
     paid_lost: int = 0  # of those, not a captured payment of a paid order once healed
     money_problems: int = 0  # money invariants broken over the sale's orders
     payment_5xx: int = 0  # the shop's 5xx other than 503 to the payers or the stand-in's notifies
+    # The waiting room's "queue everyone" switch (lab/cluster/switch.py); None where not thrown.
+    switch_on_seconds: float | None = None  # from the switch on until every node answers "in the waiting room"
+    switch_off_seconds: float | None = None  # from the switch off until every node lets the pass holder in
+    switch_limit: float = 0.0  # the most either may take as measured (the read interval + the slack)
+    switch_failures: int = 0  # nodes that refused a pass before the switch, never took it, or refused after
 
     @property
     def ok(self) -> bool:
@@ -90,8 +96,12 @@ class ClusterRow(Row):
         edge = self.page_errors_outside or (self.purge_missed and not self.stale_allowed)
         database = (self.acked_lost or self.acked_after_cut or self.numbers_repeated or not self.db_healed
                     or self.paid_lost or self.money_problems or self.payment_5xx)  # fmt: skip
+        switch = self.switch_failures or any(
+            seconds is not None and seconds > self.switch_limit
+            for seconds in (self.switch_on_seconds, self.switch_off_seconds)
+        )
         return super().ok and not (
-            broken or self.inconsistent or failed or undone or self.asked_login or edge or database
+            broken or self.inconsistent or failed or undone or self.asked_login or edge or database or switch
         )
 
 
@@ -470,6 +480,67 @@ class ClusterRun(Run):
         topology.wait_web([2])
         return row
 
+    def queue_everyone(self) -> ClusterRow:
+        """The waiting room's "queue everyone" switch, thrown by the operator's command while a
+        pass holder asks every web node directly: how long until each node answers "in the
+        waiting room", how long until each lets them in again once it is off, and a captcha from
+        every node after it (docs/waiting-room.md)."""
+        from io import StringIO
+
+        from django.core.management import call_command
+
+        from waitingroom.room import ROOM_SECONDS
+
+        sale = self.sale(self.stock)
+        holder = self.shoppers(1)[0]
+        room_open(sale.pk)
+        hosts = {f"web{i + 1}": host for i, host in enumerate(WEB_HOSTS)}
+        cookie = f"{holder.cookie}; {pass_take(WEB_HOSTS[0], holder, sale.pk)}"
+        notes, failures = [], 0
+
+        def switch(on: str) -> tuple[float, float]:
+            started = time.monotonic()
+            call_command("waiting_room", "--sale", str(sale.pk), "--queue-all", on, stdout=StringIO())
+            return started, time.monotonic() - started
+
+        probers = Probers(hosts, lambda host: buy_refused(host, holder, cookie, sale.pk))
+        try:
+            time.sleep(1.0)  # every node asked a few times with the pass: it must let them through
+            on_at, on_call = switch("on")
+            wait_until(lambda: all(steady(p, on_at, 2 * ROOM_SECONDS, refused=True)
+                                   for p in probers.probes.values()), 10, 0.1)  # fmt: skip
+            off_at, off_call = switch("off")
+            wait_until(lambda: all(steady(p, off_at, 2 * ROOM_SECONDS, refused=False)
+                                   for p in probers.probes.values()), 10, 0.1)  # fmt: skip
+        finally:
+            probers.stop()
+        on, off, asked = {}, {}, 0
+        for node, probes in probers.probes.items():
+            asked += len(probes)
+            before = [p for p in probes if p.started < on_at]
+            if not before or any(p.refused for p in before):
+                failures += 1
+                notes.append(f"{node} before the switch: {sum(p.refused for p in before)}/{len(before)} refused")
+            on[node] = settled([p for p in probes if p.started < off_at], on_at, refused=True)
+            off[node] = settled(probes, off_at, refused=False)
+        limit = switch_limit(ROOM_SECONDS, max(on_call, off_call), [*on.values(), *off.values()])
+        failures += sum(s.seconds is None for s in (*on.values(), *off.values()))
+        captchas = {node: node_captcha(host, holder, cookie, sale.pk) for node, host in hosts.items()}
+        failures += sum(status != 200 for status in captchas.values())
+
+        row = ClusterRow("waiting room: queue everyone", requests=asked)
+        seconds = [s.seconds for s in on.values()]
+        back = [s.seconds for s in off.values()]
+        row.switch_on_seconds = None if None in seconds else max(s for s in seconds if s is not None)
+        row.switch_off_seconds = None if None in back else max(s for s in back if s is not None)
+        row.switch_limit, row.switch_failures = limit, failures
+        notes.append("on: " + ", ".join(f"{n} {s.seconds}s (gap {s.gap}s)" for n, s in on.items()))
+        notes.append("off: " + ", ".join(f"{n} {s.seconds}s (gap {s.gap}s)" for n, s in off.items()))
+        notes.append(f"the command took {on_call:.3f}s on, {off_call:.3f}s off; {asked} requests straight at the "
+                     f"nodes; captcha after: {captchas}")  # fmt: skip
+        row.notes = "; ".join(notes)
+        return row
+
     def sale_starting_in(self, seconds: float):
         from django.utils import timezone
 
@@ -492,10 +563,12 @@ SCENARIOS = {
     "redis-primary": ClusterRun.redis_primary,
     "clock-skew": ClusterRun.clock_skew,
     "edge-restart": ClusterRun.edge_restart,
+    "queue-everyone": ClusterRun.queue_everyone,
 }
 # web-sigterm is left out by default: it measures what an undrained stop costs (broken
 # connections, docs/topology.md), which no deploy should do.
-DEFAULT_SCENARIOS = ("web-restart", "worker-kill", "rabbit-leader", "redis-primary", "clock-skew", "edge-restart")
+DEFAULT_SCENARIOS = ("web-restart", "worker-kill", "rabbit-leader", "redis-primary", "clock-skew", "edge-restart",
+                     "queue-everyone")  # fmt: skip
 
 
 def redis_primary_for(nodes: list[redis_cluster.Node], slot: int) -> redis_cluster.Node | None:
@@ -528,6 +601,49 @@ def redis_primary_for(nodes: list[redis_cluster.Node], slot: int) -> redis_clust
                     return by_address.get(fields[1].split("@")[0])
         return None
     return None
+
+
+def room_open(sale_id: int) -> None:
+    """Put a waiting room on the sale that lets everyone in line in at once, with passes of 10 min."""
+    from waitingroom.models import WaitingRoom
+    from waitingroom.services import room_settings_save
+
+    room = WaitingRoom(sale_id=sale_id, enabled=True, admit_per_minute=60_000, pass_minutes=10, brake=False)
+    room_settings_save(room=room, actor_name="lab")
+
+
+def pass_take(host: str, shopper, sale_id: int) -> str:
+    """The shopper's pass for the sale, as the waiting page's poll gets it: "name=value"."""
+    for _attempt in range(20):
+        headers = {"Cookie": shopper.cookie, "Accept": "application/json"}
+        response = requests.get(f"http://{host}:{WEB_PORT}/waiting-room/{sale_id}/status", headers=headers, timeout=10)
+        name = f"seckill_pass_{sale_id}"
+        if name in response.cookies:
+            return f"{name}={response.cookies[name]}"
+        time.sleep(0.25)
+    raise RuntimeError(f"no pass for sale {sale_id}: {response.status_code} {response.text[:200]}")
+
+
+def buy_refused(host: str, shopper, cookie: str, sale_id: int) -> bool:
+    """A buy at one node with the pass and a made-up path (nothing sold): True when the node
+    answered "in the waiting room", False for any other answer (let through to the path check)."""
+    response = requests.post(
+        f"http://{host}:{WEB_PORT}/seckill/{'0' * 32}/doSeckill",
+        data={"goodsId": sale_id},
+        headers={"X-CSRFToken": shopper.csrf, "Cookie": cookie, "Accept": "application/json"},
+        timeout=5,
+    )
+    try:
+        return response.json().get("code") == IN_WAITING_ROOM
+    except ValueError:
+        return False
+
+
+def node_captcha(host: str, shopper, cookie: str, sale_id: int) -> int:
+    """A captcha from one node with the pass: 200 and a PNG when it lets the holder in."""
+    response = requests.get(f"http://{host}:{WEB_PORT}/seckill/verifyCode", params={"goodsId": sale_id},
+                            headers={"Cookie": cookie}, timeout=10)  # fmt: skip
+    return response.status_code if response.headers.get("Content-Type", "").startswith("image/png") else -1
 
 
 def node_clock_offset(host: str) -> float:
@@ -582,10 +698,20 @@ def database_cells(row: ClusterRow) -> tuple[str, ...]:
             str(row.write_gap_seconds), f"{row.queued_in_fault}/{row.busy_in_fault}")  # fmt: skip
 
 
+def switch_cell(row: ClusterRow) -> str:
+    """The table's "queue everyone" column: "-" where the row threw no switch."""
+    if row.switch_on_seconds is None and row.switch_off_seconds is None and not row.switch_failures:
+        return "-"
+    on, off = (("never" if s is None else f"{s:.2f}") for s in (row.switch_on_seconds, row.switch_off_seconds))
+    failures = f" !{row.switch_failures}" if row.switch_failures else ""
+    return f"{on}/{off} (<= {row.switch_limit:.2f}){failures}"
+
+
 def table(rows: list[ClusterRow]) -> str:
     head = ("scenario", "requests", "queued", "orders", "oversold", "dup", "stranded", "lost", "queued→-1",
             "503", "other 5xx", "5xx*", "401", "nodes differ", "revoked undone", "failover s", "window s", "drain s",
-            "edge hits", "in fault", "page err*", "purge s", "acked lost", "paid lost", "no leader s", "no writes s",
+            "edge hits", "in fault", "page err*", "purge s", "queue-all on/off s", "acked lost", "paid lost",
+            "no leader s", "no writes s",
             "queued/503 w/o leader", "ok")  # fmt: skip
     lines = [head] + [
         (r.scenario, r.requests, r.accepted, r.orders, r.oversold, r.duplicates, r.stranded, r.lost,
@@ -598,7 +724,7 @@ def table(rows: list[ClusterRow]) -> str:
          f"{r.fault_hits}/{r.fault_views}" if r.fault_views else "-", r.page_errors_outside,
          f"NO{' (allowed)' if r.stale_allowed else ''}" if r.purge_missed
          else "-" if r.purge_seconds is None else f"{r.purge_seconds:+.2f}",
-         *database_cells(r),
+         switch_cell(r), *database_cells(r),
          ("yes" if r.ok else "NO") if r.requests > 0 else "not run" if r.requests == 0 else "CRASHED")
         for r in rows
     ]  # fmt: skip
@@ -614,7 +740,10 @@ def table(rows: list[ClusterRow]) -> str:
         "fault whose old auth epoch was back after it; edge hits: page views and anonymous polls answered from",
         "the edge's cache / all; in fault: the same, in flight during the fault; page err*: page views not",
         "answered 200 outside the fault window (+6 s); purge s: first 'sold out' answer until the edge's item",
-        "page shows 0 left (NO: the page it held with units left never gave way); acked lost: commits PostgreSQL",
+        "page shows 0 left (NO: the page it held with units left never gave way); queue-all on/off s: from the",
+        "operator's 'queue everyone' on (off) until every web node, asked directly by a pass holder, answers 'in",
+        "the waiting room' (lets them in), the slowest node (<= the most allowed: the room's 1 s read interval",
+        "+ the switch's own call + the probes' sampling gap; !N: nodes that failed); acked lost: commits PostgreSQL",
         "acknowledged (a probe beside the burst, through HAProxy's leader port) missing once healed / all (+N cut:",
         "acknowledged by a leader cut off from its peers after the cut); paid lost: payments the shop acknowledged",
         "(Alipay's notify answered 'success', or the order said paid) that are not a paid order's captured",

@@ -41,6 +41,9 @@ def test_each_figure_lands_under_its_own_header():
         fault_hits=39,
         page_errors_outside=4,
         purge_seconds=0.5,
+        switch_on_seconds=0.91,
+        switch_off_seconds=0.87,
+        switch_limit=1.05,
     )
     got = columns(table([row]))
     assert got == {
@@ -66,6 +69,7 @@ def test_each_figure_lands_under_its_own_header():
         "in fault": "39/40",
         "page err*": "4",
         "purge s": "+0.50",
+        "queue-all on/off s": "0.91/0.87 (<= 1.05)",
         "acked lost": "-",
         "paid lost": "-",
         "no leader s": "-",
