@@ -93,7 +93,8 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--edge",
         action="store_true",
-        help="drive opening-mix, result-poll and opening-open through Varnish (deploy/edge.vcl, tools/edge.py;"
+        help="drive the scenarios of lab/bench/edge.py's EDGE_SCENARIOS (the opening's, waiting-room) through"
+        " Varnish (deploy/edge.vcl, tools/edge.py;"
         " Debian: varnish, varnish-modules) in front of the web server, the shop purging it; every other"
         " scenario as without it (lab/bench/edge.py)",
     )

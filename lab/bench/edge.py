@@ -28,7 +28,7 @@ from tools.edge import edge_down, edge_up
 # without it, so the ratios against `bare` and `floor` keep their meaning. The detail poll too:
 # behind an edge the fast path leaves getDetails to it (seckill.fastpath), so without the edge
 # that scenario would measure a deployment that does not exist.
-EDGE_SCENARIOS = ("opening-mix", "result-poll", "opening-open", "detail-poll", "sale-state")
+EDGE_SCENARIOS = ("opening-mix", "result-poll", "opening-open", "detail-poll", "sale-state", "waiting-room")
 # varnishstat's counters the report shows, by their short names.
 COUNTERS = {
     "MAIN.client_req": "requests",

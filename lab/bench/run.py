@@ -30,18 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab import prepare
-from lab.bench import edge, load, opening, report
+from lab.bench import edge, load, opening, report, waiting_room
 from lab.bench.edge import BenchEdge
 from lab.bench.load import LoadResult
 from lab.bench.measure import Measurement, log
 from lab.bench.scenarios import Scenarios
+from lab.bench.waiting_room import WaitingRoomOpening
 from lab.shopper import Shopper
 from tools import opening_mix
 from tools.deploy import DEFAULT_SERVER, ROOT, Deployment
 
 SCENARIOS = (
     "bare", "floor", "sold-out", "not-started", "detail-poll", "sale-state", "burst", "opening-mix", "result-poll",
-    "opening-open", "captcha", "api-sold-out", "api-burst", "naive", "pages", "hot-row", "drain",
+    "opening-open", "waiting-room", "captcha", "api-sold-out", "api-burst", "naive", "pages", "hot-row", "drain",
 )  # fmt: skip
 # Run whatever --scenarios says: the yardstick of every ratio (lab/bench/bare.py).
 ALWAYS = ("bare",)
@@ -95,7 +96,7 @@ def machine() -> dict:
     }
 
 
-class Bench(Measurement, Scenarios):
+class Bench(Measurement, Scenarios, WaitingRoomOpening):
     def __init__(self, options: Options, deployment: Deployment | None = None) -> None:
         self.options = options
         self.stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -128,6 +129,7 @@ class Bench(Measurement, Scenarios):
         self.edge = BenchEdge(self.work / "edge") if options.edge else None
         self.edge_facts: dict[str, dict] = {}  # scenario -> its requests by kind: edge, web server, Django
         self.opening_sale: int | None = None  # made by the first scenario that needs it
+        self.waiting_facts: dict = {}  # the waiting-room scenario's figures (lab.bench.waiting_room)
         self.payload: dict = {}
 
     def _pick_generator(self) -> str:
@@ -232,6 +234,7 @@ class Bench(Measurement, Scenarios):
         verdicts = report.ratios(self.results, self.burst_facts.get("drain_seconds_after_last_request"),
                                  hot_row=self.hot_row_facts, drain=self.drain_facts)  # fmt: skip
         verdicts += edge.verdicts(self.edge_facts)
+        verdicts += waiting_room.verdicts(self.waiting_facts)
         workers, threads = self.deployment.web_config
         title = (
             f"seckill bench {self.stamp}: {info['nproc']} x {info['cpu_model']}, {self.deployment.describe()},"
@@ -252,6 +255,8 @@ class Bench(Measurement, Scenarios):
             print(line)
         by_kind = opening.kind_rows(self.opening_facts(), opening_mix.load()) if self.opening_facts() else {}
         for line in opening.kind_lines(by_kind):
+            print(line)
+        for line in waiting_room.figure_lines(self.waiting_facts):
             print(line)
         memory = list(self.memory.values())
         for line in report.figure_lines(hot_row=self.hot_row_facts, drain=self.drain_facts, memory=memory,
@@ -285,6 +290,7 @@ class Bench(Measurement, Scenarios):
             "profiles": self.profiles,
             "requests_by_kind": self.edge_facts,
             "opening_mix_by_kind": by_kind,
+            "waiting_room": self.waiting_facts,
             "checks": self.checks,
             "violations": self.violations,
             "seconds": round(elapsed, 1),
