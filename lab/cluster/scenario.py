@@ -38,6 +38,9 @@ from tools import redis_cluster
 
 ONE_TIME_PATH = re.compile(r"/seckill/[0-9a-f]+/")  # one per request: errors are grouped without it
 BUSY = 503  # the documented answer while a dependency fails over: "the shop is busy, retry"
+# What "queue everyone" promises an operator: every web node follows within a second of the
+# command, its own time included.
+SWITCH_PROMISE_SECONDS = 1.0
 SOLD_OUT, NOT_STARTED = 500500, 500502
 
 
@@ -523,7 +526,12 @@ class ClusterRun(Run):
                 notes.append(f"{node} before the switch: {sum(p.refused for p in before)}/{len(before)} refused")
             on[node] = settled([p for p in probes if p.started < off_at], on_at, refused=True)
             off[node] = settled(probes, off_at, refused=False)
-        limit = switch_limit(ROOM_SECONDS, max(on_call, off_call), [*on.values(), *off.values()])
+        # The promise is a second from the operator's command, its own time included; the
+        # nodes' read interval, the command and the sampling gap must fit in it.
+        expected = switch_limit(ROOM_SECONDS, max(on_call, off_call), [*on.values(), *off.values()])
+        limit = SWITCH_PROMISE_SECONDS
+        if expected > limit:
+            notes.append(f"the read interval, command and sampling gap alone take {expected}s")
         failures += sum(s.seconds is None for s in (*on.values(), *off.values()))
         captchas = {node: node_captcha(host, holder, cookie, sale.pk) for node, host in hosts.items()}
         failures += sum(status != 200 for status in captchas.values())
@@ -536,7 +544,8 @@ class ClusterRun(Run):
         row.switch_limit, row.switch_failures = limit, failures
         notes.append("on: " + ", ".join(f"{n} {s.seconds}s (gap {s.gap}s)" for n, s in on.items()))
         notes.append("off: " + ", ".join(f"{n} {s.seconds}s (gap {s.gap}s)" for n, s in off.items()))
-        notes.append(f"the command took {on_call:.3f}s on, {off_call:.3f}s off; {asked} requests straight at the "
+        notes.append(f"expected at most {expected}s; the command took {on_call:.3f}s on, {off_call:.3f}s off; "
+                     f"{asked} requests straight at the "
                      f"nodes; captcha after: {captchas}")  # fmt: skip
         row.notes = "; ".join(notes)
         return row
