@@ -15,7 +15,7 @@ from seckill_site.redis import client
 from waitingroom import keys
 from waitingroom.answers import answer_kind, refusal_response
 from waitingroom.passes import pass_cookie, pass_read
-from waitingroom.queue import Place, place
+from waitingroom.queue import ADMITTED, Place, pass_issue, place
 from waitingroom.room import Room, room_read
 
 __all__ = ["pass_holds", "pass_refusal"]
@@ -32,10 +32,14 @@ def pass_holds(room: Room, *, sale_id: int, value: str | None, session_key: str 
     return held is not None and (user_id is None or held.user_id == user_id)
 
 
-def _admitted_without_session(room: Room, sale_id: int, user_id: int) -> bool:
+def _admitted_without_session(room: Room, sale_id: int, user_id: int, where: Place | None = None) -> bool:
     """An API client with a token and no session cannot carry a pass: admitted in line and
-    within the pass's life since it took it (wr_issue logged it) counts the same."""
+    within the pass's life since it took it (wr_issue logged it) counts the same. Given its
+    place `where`, one admitted that has not taken its pass takes it now, as a browser's
+    status poll would: its first ask once admitted starts the pass's life."""
     started = client().zscore(keys.admitted_log(sale_id), user_id)
+    if started is None and where is not None and where.state == ADMITTED:
+        started = pass_issue(sale_id, user_id)
     return started is not None and 0 <= time.time() - started <= room.pass_seconds
 
 
@@ -53,6 +57,8 @@ def pass_refusal(request: HttpRequest, *, sale_id: int, user_id: int) -> HttpRes
     if session_key is None and not room.queue_all and _admitted_without_session(room, sale_id, user_id):
         return None
     where: Place | None = place(sale_id, user_id)
+    if session_key is None and not room.queue_all and _admitted_without_session(room, sale_id, user_id, where):
+        return None
     language = language_for(
         request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME), request.headers.get("Accept-Language", "")
     )

@@ -289,3 +289,21 @@ def test_a_pass_that_has_ended_is_not_handed_out_again(shopper):
     status = shopper.get(f"/waiting-room/{sale.pk}/status")
     assert status.json()["data"]["state"] == "expired" and pass_cookie(sale.pk) not in status.cookies
     assert shopper.get("/seckill/verifyCode", {"goodsId": sale.pk}, **JSON).json()["code"] == CODE
+
+
+def test_an_api_client_with_a_token_waits_its_turn_and_then_buys(django_user_model):
+    """A token carries no session, so no pass cookie: asking again once its place is admitted
+    lets it in (the pass taken then, logged), and not before."""
+    from testutils.clients import api
+    from users.tokens import api_token_issue
+
+    user = django_user_model.objects.create_user(mobile="13800007777", password="x-password-1")
+    client = api(api_token_issue(user_id=user.pk))
+    sale = _sale_in_a_crowd(ahead=1)
+    waiting = client.get(f"/api/v1/sales/{sale.pk}/captcha")
+    assert waiting.json()["code"] == CODE and waiting.json()["data"]["position"] == 2
+    room_write(sale.pk, Room(on=True, starts_at=int(time.time()) - 5, pass_seconds=600, admit_per_minute=0))
+    assert client.get(f"/api/v1/sales/{sale.pk}/captcha").status_code == 200
+    assert redis_client().zscore(keys.admitted_log(sale.pk), user.pk) is not None
+    path = path_for(user.pk, sale.pk)
+    assert client.post(f"/api/v1/sales/{sale.pk}/buy/{path}").json()["code"] == 0
