@@ -1,7 +1,8 @@
 """How fair is an opening? People against a scalper's scripts, first come, first served
-against a draw (issue 23, docs/draw.md). `make fairness` runs it.
+against a draw (issue 23, docs/draw.md), and behind a waiting room. `make fairness` runs it.
 
     python -m lab.fairness [--people 300] [--scripts 100] [--units 50] [--seeds 3] [--in-process]
+                           [--modes fcfs draw room] [--room-units 600] [--room-pace 400] ...
 
 Each run opens one sale in real time on real PostgreSQL and Redis and replays its opening:
 
@@ -23,6 +24,14 @@ its answer is read from Redis, as a test may, where a person would read the pict
 services the views call, the captcha's picture not rendered; the order writer every half second
 in this process, the draw by the first buy after the window or at the window's end as the ETA
 task would): no web server, no worker.
+
+The room's opening (`--modes room`, docs/waiting-room.md "Fairness") puts a first come, first
+served sale behind its waiting room against a scalper with ten times the accounts
+(`--room-scripts`): `--prequeue-share` of the arrivals come in the pre-queue (opening
+`--room-lead` seconds before the start), the rest after the start as above; each shopper asks
+their place until the room lets them in (`--room-pace` a minute), then solves and buys as above.
+It reports people's share of the units divided by their share of the arrivals, and fails the
+run when that is not within ROOM_TOLERANCE of 1.
 
 Either way it is bounded (each run ends by `--timeout` seconds after the opening) and loopback
 only. It prints, per mode and seed, the units won by scripts and by people, the scripts' share of
@@ -47,16 +56,38 @@ from collections import Counter
 from pathlib import Path
 from statistics import fmean
 
-from lab.opening import MERCHANT_MOBILE, Actor, Replay, fairness_sale, outcome, population, shoppers
+from lab.opening import (
+    MERCHANT_MOBILE,
+    Actor,
+    Replay,
+    RoomPlan,
+    fairness_sale,
+    outcome,
+    population,
+    room_open,
+    room_outcome,
+    room_population,
+    share_ratio,
+    shoppers,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 # The draw's target (docs/draw.md): the scripts' share of the units at most this many times their
 # share of the accounts, on average over the seeds.
 DRAW_RATIO_TARGET = 1.15
+# The room's opening (docs/waiting-room.md, "Fairness"): people's share of the units divided by
+# their share of the arrivals must be within this of 1, |ratio - 1| <= ROOM_TOLERANCE, pooled
+# over the seeds.
+ROOM_TOLERANCE = 0.15
 
 
-def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, timeout: float) -> dict:
-    """The opening replayed through the shop's services in this process (no web server, no worker)."""
+def run_in_process(
+    *, mode: str, actors: list[Actor], units: int, window: int, timeout: float, room: RoomPlan | None = None
+) -> dict:
+    """The opening replayed through the shop's services in this process (no web server, no
+    worker). The room's opening (`room`): each shopper first asks their place
+    (waitingroom.queue.place, which joins them) every `poll` seconds until admitted, takes
+    the pass, then goes on as without a room."""
     from django.db import connection
 
     from celery_app import app
@@ -69,7 +100,9 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
     sent_before = app.send_task
     app.send_task = lambda name, kwargs=None, **options: None  # this process draws and writes the orders
     try:
-        sale = fairness_sale(mode=mode, units=units, window=window, opening=2.0)
+        sale = fairness_sale(mode=mode, units=units, window=window, opening=room.lead if room else 2.0)
+        if room is not None:
+            room_open(sale=sale, opens_before=room.lead, admit_per_minute=room.admit_per_minute)
     except BaseException:
         app.send_task = sent_before
         raise
@@ -86,7 +119,19 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
 
     def _step(actor: Actor, name: str) -> None:
         now = replay.now()
-        if name == "captcha":
+        if name == "wait":
+            from waitingroom import queue
+
+            where = queue.place(sale.pk, actor.user_id)
+            actor.arrived |= where.state in (queue.PREQUEUE, queue.WAITING, queue.ADMITTED)
+            if where.state == queue.ADMITTED:
+                queue.pass_issue(sale.pk, actor.user_id)
+                push(actor, now, "captcha")
+            elif where.state in (queue.SOLD_OUT, queue.ENDED):
+                actor.outcome = where.state
+            else:
+                push(actor, now + actor.poll, "wait")
+        elif name == "captcha":
             try:
                 paths.sale_limit_take(sale_id=sale.pk, user_id=actor.user_id, action="captcha")
             except paths.SaleLimitReached as error:
@@ -130,7 +175,7 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
                 push(actor, now, "captcha")
 
     for actor in actors:
-        push(actor, actor.start, "captcha")
+        push(actor, actor.start, "wait" if room else "captcha")
 
     flushing = threading.Event()
 
@@ -163,7 +208,61 @@ def run_in_process(*, mode: str, actors: list[Actor], units: int, window: int, t
         for thread in threads:
             thread.join(5)
         app.send_task = sent_before
-    return outcome(sale_id=sale.pk, actors=actors, units=units) | {"buy_answers": buy_answers}
+    result = outcome(sale_id=sale.pk, actors=actors, units=units) | {"buy_answers": buy_answers}
+    return result | (room_outcome(sale_id=sale.pk, actors=actors) if room else {})
+
+
+def room_line(seed: int, result: dict) -> str:
+    """One seed of the room's opening: who bought, who arrived (and how many of them in the
+    pre-queue), how far the line was let in, people's share of units over their share of
+    arrivals, and the invariants."""
+    ratio = share_ratio(
+        people_units=result["people"],
+        units=result["orders"],
+        people_arrived=result["people_arrived"],
+        arrived=result["arrived"],
+    )
+    line = (
+        f"  room seed {seed}: scripts {result['scripts']:3}, people {result['people']:3}; arrived {result['arrived']} "
+        f"(people {result['people_arrived']}; in the pre-queue {result['prequeue']}, people "
+        f"{result['people_prequeue']}), let in {result['admitted']}; people's share of units / of arrivals "
+        f"{ratio:.2f}; orders {result['orders']}, duplicates {result['duplicates']}, stock left {result['stock_left']}"
+    )
+    if result["oversold"]:
+        line += ", OVERSOLD"
+    return line + f", unfinished {result['late']}: {'ok' if result['ok'] else 'VIOLATED'}"
+
+
+def room_ratio(rooms: list[tuple[int, dict]]) -> float:
+    """People's share of the units over their share of the arrivals, pooled over the seeds
+    (units and arrivals summed: a seed of few units weighs what it sold)."""
+    return share_ratio(
+        people_units=sum(r["people"] for _, r in rooms),
+        units=sum(r["orders"] for _, r in rooms),
+        people_arrived=sum(r["people_arrived"] for _, r in rooms),
+        arrived=sum(r["arrived"] for _, r in rooms),
+    )
+
+
+def room_failures(rooms: list[tuple[int, dict]]) -> list[str]:
+    """Why the room's figures cannot stand, one line each (none: they stand): a seed that sold
+    nothing or that nobody arrived at measures nothing; the pooled ratio (room_ratio) must be
+    within ROOM_TOLERANCE of 1."""
+    lines = []
+    for seed, result in rooms:
+        if not result["orders"] or not result["people_arrived"]:
+            lines.append(
+                f"room seed {seed} sold {result['orders']} units to {result['arrived']} arrivals "
+                f"({result['people_arrived']} people): it measures nothing (sale {result['sale_id']})"
+            )
+    if rooms and not lines:
+        ratio = room_ratio(rooms)
+        if abs(ratio - 1) > ROOM_TOLERANCE:
+            lines.append(
+                f"people's share of the units is {ratio:.2f} times their share of the arrivals over "
+                f"{len(rooms)} seeds, not within {ROOM_TOLERANCE:.0%} of it"
+            )
+    return lines
 
 
 def run_line(mode: str, seed: int, result: dict, *, share: float, people: int) -> str:
@@ -217,7 +316,15 @@ def main() -> int:
     parser.add_argument("--window", type=int, default=10)
     parser.add_argument("--script-solve", type=float, default=0.61)
     parser.add_argument("--timeout", type=float, default=40.0, help="seconds after the opening a run may take (40)")
-    parser.add_argument("--modes", nargs="+", default=["fcfs", "draw"])
+    parser.add_argument("--modes", nargs="+", default=["fcfs", "draw", "room"], choices=["fcfs", "draw", "room"])
+    room = parser.add_argument_group("the room's opening (--modes room)")
+    room.add_argument("--room-scripts", type=int, default=0, help="the scalper's accounts (0: 10 x --scripts)")
+    room.add_argument("--room-units", type=int, default=600)
+    room.add_argument("--room-pace", type=int, default=400, help="shoppers let in a minute (400)")
+    room.add_argument("--room-lead", type=float, default=10.0, help="seconds the pre-queue opens before the start")
+    room.add_argument("--prequeue-share", type=float, default=0.7, help="arrivals that come before the start")
+    room.add_argument("--room-seeds", type=int, default=1)
+    room.add_argument("--room-timeout", type=float, default=150.0, help="seconds after the start a run may take")
     parser.add_argument("--in-process", action="store_true", help="through the services in this process, not HTTP")
     parser.add_argument(
         "--clients",
@@ -249,6 +356,13 @@ def main() -> int:
     User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"nickname": "fairness merchant"})
     people = shoppers(options.people, 0)
     scripts = shoppers(options.scripts, 500_000_000)
+    # The room's scalper has ten times the accounts (the first --scripts of them the same).
+    room_scripts = (
+        shoppers(options.room_scripts or 10 * options.scripts, 500_000_000) if "room" in options.modes else []
+    )
+    plan = RoomPlan(
+        lead=options.room_lead, admit_per_minute=options.room_pace, prequeue_share=options.prequeue_share
+    )  # fmt: skip
     share = options.scripts / (options.scripts + options.people)
     how = "in process, through the services" if options.in_process else "over HTTP"
     print(
@@ -256,6 +370,13 @@ def main() -> int:
         f"draw window {options.window} s, scripts solve {options.script_solve:.0%}, {options.seeds} seeds, {how}",
         flush=True,
     )
+    if room_scripts:
+        print(
+            f"the room's opening: {options.people} people, {len(room_scripts)} scripts, {options.room_units} units, "
+            f"{options.room_pace} let in a minute, the pre-queue {options.room_lead:.0f} s ahead, "
+            f"{options.prequeue_share:.0%} of arrivals in it, {options.room_seeds} seeds",
+            flush=True,
+        )
     opening = None
     if not options.in_process:
         from lab import fairness_http
@@ -270,16 +391,33 @@ def main() -> int:
             celery_concurrency=options.celery_concurrency,
             # One thread per shopper by default: a smaller pool queues a shopper's request in this
             # process behind other shoppers' slow ones, a delay no real shopper has.
-            clients=options.clients or options.people + options.scripts,
+            clients=options.clients or options.people + max(options.scripts, len(room_scripts)),
         )
     summary = {}
     status = 0
     draws: list[tuple[int, dict]] = []
+    rooms: list[tuple[int, dict]] = []
     try:
         if opening is not None:
-            opening.start(user_ids=[*people, *scripts])
+            opening.start(user_ids=[*people, *dict.fromkeys([*scripts, *room_scripts])])
             print(opening.describe(), flush=True)
         for mode in options.modes:
+            if mode == "room":
+                for seed in range(options.room_seeds):
+                    actors = room_population(
+                        seed=seed, people=people, scripts=room_scripts, solve_rate=options.script_solve,
+                        prequeue_share=plan.prequeue_share, lead=plan.lead,
+                    )  # fmt: skip
+                    arguments = dict(mode=mode, actors=actors, units=options.room_units, window=options.window,
+                                     timeout=options.room_timeout, room=plan)  # fmt: skip
+                    run = run_in_process if opening is None else opening.run
+                    result = run(**arguments)
+                    status |= 0 if result["ok"] else 1
+                    rooms.append((seed, result))
+                    print(room_line(seed, result), flush=True)
+                    if "context" in result:
+                        print(f"         {result['context']}", flush=True)
+                continue
             ratios, chances, fair, entered = [], [], [], []
             for seed in range(options.seeds):
                 actors = population(seed=seed, people=people, scripts=scripts, solve_rate=options.script_solve)
@@ -309,7 +447,12 @@ def main() -> int:
             line += f" (a fair draw of the entrants: {fair_ratio:.2f}; people in the window {people_in:.0f})"
             line += f"; target at most {DRAW_RATIO_TARGET:.2f}"
         print(line)
-    for line in failures(draws, share=share):
+    if rooms:
+        print(
+            f"room: people's share of units / share of arrivals {room_ratio(rooms):.2f} over {len(rooms)} seeds; "
+            f"target within {ROOM_TOLERANCE:.0%} of 1"
+        )
+    for line in [*failures(draws, share=share), *room_failures(rooms)]:
         print(f"FAILED: {line}", flush=True)
         status = 1
     return status

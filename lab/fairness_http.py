@@ -16,6 +16,12 @@ no shopper's request waits in this process behind another's):
                                             the limits: Retry-After)
     GET  /api/v1/sales/<id>/result          polled until the order, "not drawn" or "failed"
 
+The room's opening (`--modes room`) puts the sale behind its waiting room: a shopper's first
+captcha, from the pre-queue on, is their arrival; they are told their place (429, code 500700)
+and ask again every `poll` seconds until the room lets them in, which their ask then takes as
+their pass (an API client holds no cookie). A refusal with no place after the start sends them
+to the public status (`GET /waiting-room/<id>/status`), which says when the stock is gone.
+
 Tokens, not the login form: the accounts are the scalper's and the crowd's, already logged in
 before the opening, and 400 PBKDF2 logins at production strength would cost minutes of the
 shared machine's CPU before anything is measured. The draw and the orders are the deployment's
@@ -33,7 +39,7 @@ import psutil
 import requests
 from requests.adapters import HTTPAdapter
 
-from lab.opening import Actor, Replay, fairness_sale, outcome
+from lab.opening import Actor, Replay, RoomPlan, fairness_sale, outcome, room_open, room_outcome
 from lab.shopper import captcha_read
 from orders.codes import OrderCode
 from sales.codes import SaleCode
@@ -41,6 +47,7 @@ from seckill.codes import BuyCode
 from seckill_site.codes import Code
 from tools.net import logger
 from users.codes import UserCode
+from waitingroom.codes import WaitingCode
 
 log = logger("fairness")
 # How long one request may take before the client gives up on it and tries the step again (a
@@ -113,7 +120,9 @@ class Opening:
         session.headers.update({"Authorization": f"Token {self.tokens[user_id]}", "Accept": "application/json"})
         return session
 
-    def run(self, *, mode: str, actors: list[Actor], units: int, window: int, timeout: float) -> dict:
+    def run(
+        self, *, mode: str, actors: list[Actor], units: int, window: int, timeout: float, room: RoomPlan | None = None
+    ) -> dict:
         from sales import sale_state
         from seckill.selectors import captcha_pool_size
         from seckill.services import paths
@@ -125,19 +134,22 @@ class Opening:
         started = time.monotonic()
         drawn = paths.captcha_pool_fill()
         log(f"captcha pool: {drawn} drawn in {time.monotonic() - started:.1f} s, {captcha_pool_size()} ready")
-        sale = fairness_sale(mode=mode, units=units, window=window, opening=3.0)
+        sale = fairness_sale(mode=mode, units=units, window=window, opening=room.lead + 2.0 if room else 3.0)
+        if room is not None:
+            room_open(sale=sale, opens_before=room.lead, admit_per_minute=room.admit_per_minute)
         t0 = sale.start_at.timestamp()
         replay = Replay(t0=t0, timeout=timeout, clock=redis_now, workers=self.clients)
         api = f"{self.deployment.url}/api/v1/sales/{sale.pk}"
         shoppers = {a.user_id: Steps(actor=a, session=self.session(a.user_id), api=api, sale_id=sale.pk,
-                                       replay=replay) for a in actors}  # fmt: skip
+                                       replay=replay, site=self.deployment.url) for a in actors}  # fmt: skip
         for actor in actors:
             replay.push(actor, actor.start, "captcha")
 
         ours = {pid: name for name in self.deployment.processes for pid in self.deployment.pids(name)}
         ours[os.getpid()] = "driver"  # (its children are the deployment's processes, named above)
         cpu_before, machine_before = cpu_snapshot(ours), psutil.cpu_times()
-        time.sleep(max(0.0, t0 - redis_now() - 0.5))  # the deployment idles until the opening
+        first = min((actor.start for actor in actors), default=0.0)
+        time.sleep(max(0.0, t0 + min(0.0, first) - redis_now() - 0.5))  # the deployment idles until then
         started = time.monotonic()
         replay.run(lambda actor, step: shoppers[actor.user_id].step(step))
         ran = time.monotonic() - started
@@ -171,6 +183,8 @@ class Opening:
                 for group in ("web", "celery", "beat", "driver", "postgres", "redis", "other")
             )  # fmt: skip
         )
+        if room is not None:
+            result |= room_outcome(sale_id=sale.pk, actors=actors)
         result["errors"] = errors
         result["buy_answers"] = sum((shopper.buy_answers for shopper in shoppers.values()), Counter())
         return result
@@ -181,8 +195,11 @@ class Steps:
     step is one request; its answer decides the next step and when (Replay.push). A shopper has
     one step pending at a time, so its connection is never used by two threads at once."""
 
-    def __init__(self, *, actor: Actor, session: requests.Session, api: str, sale_id: int, replay: Replay) -> None:
+    def __init__(
+        self, *, actor: Actor, session: requests.Session, api: str, sale_id: int, replay: Replay, site: str = ""
+    ) -> None:
         self.actor, self.session, self.api, self.sale_id, self.replay = actor, session, api, sale_id, replay
+        self.site = site
         self.answer: int | None = None  # what the shopper will type for the captcha on screen
         self.latencies: list[float] = []  # ms, every request
         self.buy_latencies: list[float] = []
@@ -216,9 +233,17 @@ class Steps:
             if response is None or response.status_code >= 500:
                 self.errors += response is not None
                 push(actor, now + 0.5, "captcha")
+            elif envelope(response)[0] == CODE["IN_WAITING_ROOM"]:  # in line: ask again, or is it over?
+                placed = envelope(response)[1].get("position") is not None
+                actor.arrived |= placed or now < 0  # (before the start: the pre-queue, placed at the start)
+                if placed or now < 0:
+                    push(actor, now + actor.poll, "captcha")
+                else:  # no place after the start: the room may have ended the wait
+                    push(actor, now, "status")
             elif response.status_code == 429:  # this sale's captchas a minute: wait as told
                 push(actor, now + retry_after(response), "captcha")
             elif response.headers.get("Content-Type", "").startswith("image/png"):
+                actor.arrived = True  # (behind a room: let in, so taken in line first)
                 expected = captcha_read(sale_id=self.sale_id, user_id=actor.user_id)
                 right = actor.rng.random() < actor.right
                 self.answer = expected if right else wrong(expected)
@@ -270,6 +295,14 @@ class Steps:
                 push(actor, now + 0.2, "buy")  # the draw is being made, not open yet, busy: again
             else:  # the path was refused (expired, used): start over
                 push(actor, now, "captcha")
+        elif name == "status":  # the room's public figures: is the wait over?
+            response = self._request("GET", f"{self.site}/waiting-room/{self.sale_id}/status")
+            now = self.replay.now()
+            state = envelope(response)[1].get("state")
+            if state in ("sold_out", "ended"):
+                actor.outcome = state
+            else:
+                push(actor, now + actor.poll, "captcha")
         elif name == "result":
             response = self._request("GET", f"{self.api}/result")
             now = self.replay.now()
@@ -285,7 +318,7 @@ class Steps:
                 push(actor, now + RESULT_POLL_S + actor.rng.uniform(0, RESULT_JITTER_S), "result")
 
 
-CODE = {code.name: code.code for enum in (Code, UserCode, SaleCode, BuyCode, OrderCode) for code in enum}
+CODE = {code.name: code.code for enum in (Code, UserCode, SaleCode, BuyCode, OrderCode, WaitingCode) for code in enum}
 CODE_NAME = {code: name for name, code in CODE.items()}
 
 

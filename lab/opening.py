@@ -1,7 +1,8 @@
 """An opening as `make fairness` replays it (lab/fairness.py): who shows up when and how
 they solve (the population), the timeline that runs each shopper's next step at its time (the
-replay), the sale, and what PostgreSQL holds afterwards (the outcome). Shared by the in-process
-replay (lab/fairness.py) and the HTTP one (lab/fairness_http.py)."""
+replay), the sale (and its waiting room, for the room's opening), and what PostgreSQL holds
+afterwards (the outcome). Shared by the in-process replay (lab/fairness.py) and the HTTP one
+(lab/fairness_http.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from datetime import timedelta
 
 MOBILE_PREFIX = "17"  # fairness shoppers: 17xxxxxxxxx
 MERCHANT_MOBILE = f"{MOBILE_PREFIX}999999999"
+# The room's opening: how often a shopper asks where they stand. A person's waiting page
+# polls every REFRESH_SECONDS (waitingroom.answers); a script asks every second.
+PERSON_POLL_S, SCRIPT_POLL_S = 5.0, 1.0
 
 
 @dataclass
@@ -30,6 +34,8 @@ class Actor:
     path: str | None = None
     outcome: str = ""
     tries: int = 0
+    poll: float = PERSON_POLL_S  # the room's opening: seconds between two asks while waiting
+    arrived: bool = False  # the room's opening: the room has taken them (in line or its pre-queue)
 
 
 @dataclass(order=True)
@@ -50,6 +56,41 @@ def population(*, seed: int, people: list[int], scripts: list[int], solve_rate: 
         Actor(u, True, rng.uniform(0, 0.05), (0.1, 0.1), solve_rate, random.Random(rng.random())) for u in scripts
     ]
     return actors
+
+
+@dataclass(frozen=True)
+class RoomPlan:
+    """The room's opening: the pre-queue opens `lead` seconds before the start, the room lets
+    `admit_per_minute` in a minute, and `prequeue_share` of the arrivals come before the start."""
+
+    lead: float
+    admit_per_minute: int
+    prequeue_share: float
+
+
+def room_population(
+    *, seed: int, people: list[int], scripts: list[int], solve_rate: float, prequeue_share: float, lead: float
+) -> list[Actor]:
+    """The room's opening: population()'s people and scripts (their solving unchanged), each
+    arriving in the pre-queue with chance `prequeue_share`, at a time uniform over the `lead`
+    seconds before the start (from a second after the pre-queue opens to half a second before
+    the start), else after the start as population() has them arrive. A script polls its place
+    every SCRIPT_POLL_S, a person every PERSON_POLL_S."""
+    actors = population(seed=seed, people=people, scripts=scripts, solve_rate=solve_rate)
+    rng = random.Random(f"room:{seed}")
+    for actor in actors:
+        if rng.random() < prequeue_share:
+            actor.start = -rng.uniform(0.5, lead - 1.0)
+        actor.poll = SCRIPT_POLL_S if actor.script else PERSON_POLL_S
+    return actors
+
+
+def share_ratio(*, people_units: int, units: int, people_arrived: int, arrived: int) -> float:
+    """People's share of the units divided by their share of the arrivals: 1.0 is fair, below
+    is people short-changed. 0.0 when nothing was sold or nobody arrived."""
+    if not units or not arrived or not people_arrived:
+        return 0.0
+    return (people_units / units) / (people_arrived / arrived)
 
 
 class Replay:
@@ -111,7 +152,9 @@ class Replay:
 def fairness_sale(*, mode: str, units: int, window: int, opening: float):
     """A new sale of `units` opening `opening` seconds from now, first come, first served or a
     draw of `window` seconds, put on by the merchant's service (loaded into Redis, its draw's
-    ETA task published)."""
+    ETA task published). The room's opening ("room") is first come, first served behind a
+    room, and starts on a whole second: the room counts its start in whole seconds, and must
+    not admit anyone before the sale opens."""
     from django.utils import timezone
 
     from goods.models import Goods
@@ -122,6 +165,8 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
     merchant = User.objects.get(mobile=MERCHANT_MOBILE)
     goods = Goods.objects.get_or_create(owner=merchant, name="fairness", defaults={"title": "-", "price": 1})[0]
     start = timezone.now() + timedelta(seconds=opening)
+    if mode == "room":
+        start = start.replace(microsecond=0) + timedelta(seconds=1)
     return sale_create(
         sale=Sale(
             goods=goods,
@@ -134,6 +179,43 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
         ),
         actor=merchant,
     )
+
+
+def room_open(*, sale, opens_before: float, admit_per_minute: int, pass_minutes: int = 10) -> None:
+    """Turn on the sale's waiting room through the merchant's service: the pre-queue opening
+    `opens_before` seconds before the start, `admit_per_minute` let in a minute, no brake (the
+    run measures who gets in, not the shop's health)."""
+    from waitingroom.models import WaitingRoom
+    from waitingroom.services import room_settings_save
+
+    room = WaitingRoom(
+        sale=sale,
+        enabled=True,
+        prequeue_opens_at=sale.start_at - timedelta(seconds=opens_before),
+        admit_per_minute=admit_per_minute,
+        pass_minutes=pass_minutes,
+        brake=False,
+    )
+    room_settings_save(room=room, actor=sale.goods.owner)
+
+
+def room_outcome(*, sale_id: int, actors: list[Actor]) -> dict:
+    """Who arrived (the room took them in line or in its pre-queue: `Actor.arrived`), by people
+    and scripts, how many of them in the pre-queue (the published shuffle's list), and how far
+    the room let the line in."""
+    from waitingroom.figures import room_figures
+    from waitingroom.queue import shuffle_published
+
+    scripts = {a.user_id for a in actors if a.script}
+    arrived = {a.user_id for a in actors if a.arrived}
+    prequeue = set(shuffle_published(sale_id, ids=True).get("prequeueIds", []))  # type: ignore[arg-type]
+    return {
+        "arrived": len(arrived),
+        "people_arrived": sum(1 for u in arrived if u not in scripts),
+        "prequeue": len(prequeue),
+        "people_prequeue": sum(1 for u in prequeue if u not in scripts),
+        "admitted": room_figures(sale_id).head,
+    }
 
 
 def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:

@@ -85,3 +85,34 @@ def test_a_draw_that_took_no_entries_or_misses_its_target_fails_the_run():
     assert failures([(0, dict(fair, scripts=15)), (1, dict(fair, scripts=16))], share=share) == [
         "the draw's ratio over 2 seeds is 1.24, above the target 1.15"
     ]
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_http_driver_waits_in_the_room_until_let_in_then_buys():
+    """Behind a waiting room each client's first captcha is its arrival (the pre-queue or the
+    line), it asks again until let in, and only then buys: no buy is turned back to the room,
+    every unit is sold once, and the clients left waiting are told when the stock is gone."""
+    from lab.opening import RoomPlan, room_population
+
+    User.objects.create(mobile=MERCHANT_MOBILE, nickname="fairness merchant")
+    people, scripts = shoppers(4, 0), shoppers(8, 500_000_000)
+    opening = Opening(
+        log_dir=ROOT / ".run" / "test-fairness-room", web_workers=1, web_threads=4, celery_concurrency=1,
+        clients=12, env={"DATABASE_URL": child_database_url()},
+    )  # fmt: skip
+    plan = RoomPlan(lead=5.0, admit_per_minute=60, prequeue_share=0.5)
+    actors = room_population(seed=3, people=people, scripts=scripts, solve_rate=1.0, prequeue_share=0.5, lead=5.0)
+    try:
+        opening.start(user_ids=[*people, *scripts])
+        result = opening.run(mode="room", actors=actors, units=UNITS, window=5, timeout=45, room=plan)
+    finally:
+        opening.stop()
+
+    assert result["ok"], result
+    assert result["orders"] == UNITS and result["duplicates"] == 0 and result["stock_left"] == 0
+    assert result["errors"] == 0 and result["late"] == 0, result["context"]
+    assert (result["arrived"], result["people_arrived"]) == (12, 4)
+    assert 0 < result["prequeue"] < 12 and UNITS <= result["admitted"] <= 12
+    assert "IN_WAITING_ROOM" not in result["buy_answers"], result["buy_answers"]
+    assert {a.outcome for a in actors} <= {"ordered", "sold out", "sold_out"}
