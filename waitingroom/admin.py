@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from sales.admin_mixins import ReadOnlyAdminMixin
+from sales.forms import LabelledSplitDateTime
 from sales.models import Sale
 from seckill_site.admin import list_time
 from users.merchants import MerchantScopedAdmin, visible_to_merchant
@@ -58,6 +59,14 @@ class WaitingRoomAdmin(MerchantScopedAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return ("sale",) if obj is not None else ()
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "prequeue_opens_at":
+            # Each box named for what it holds: the admin's "Date:" and "Time:" label neither.
+            kwargs["widget"] = LabelledSplitDateTime(
+                date_label=gettext_lazy("Pre-queue opening date"), time_label=gettext_lazy("Pre-queue opening time")
+            )
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "sale":
