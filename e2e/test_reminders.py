@@ -138,7 +138,7 @@ def test_the_notification_settings_page_saves_the_shoppers_choice(watched, langu
     link.click()
     page.wait_for_url("**/user/notifications")
     boxes = page.locator("input[type=checkbox]")
-    assert boxes.count() == 3 and all(boxes.nth(n).is_checked() for n in range(3))
+    assert boxes.count() == 5 and all(boxes.nth(n).is_checked() for n in range(5))  # one per kind
     assert axe_violations(page) is None
     tab.shoot("settings")
     page.locator("#id_draw_results").uncheck()

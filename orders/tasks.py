@@ -1,6 +1,7 @@
 from celery import shared_task
 
 from orders import notices
+from orders.fulfilment import notices as fulfilment_notices
 from orders.metrics import ORDERS_EXPIRED
 
 # Celery's autodiscovery imports each app's tasks.py and no deeper: importing a feature's tasks
@@ -22,3 +23,9 @@ def expire_unpaid() -> int:
 def pay_reminders_send() -> int:
     """Celery beat: warn the buyers of unpaid orders about to expire, each once (orders.notices)."""
     return notices.pay_reminders_send()
+
+
+@shared_task(name="orders.order_news_send", acks_late=True)
+def order_news_send() -> int:
+    """Celery beat: text each order shipped and each refund request answered, once (orders.fulfilment.notices)."""
+    return fulfilment_notices.order_news_send()

@@ -59,4 +59,10 @@ class NoticeSettingsForm(forms.Form):
     payment_reminders = forms.BooleanField(
         label=_("Payment reminders: a text a few minutes before an unpaid order expires"), required=False
     )
+    shipping_news = forms.BooleanField(
+        label=_("Shipping: a text when my order ships, with its carrier and tracking number"), required=False
+    )
+    refund_answers = forms.BooleanField(
+        label=_("Refunds: a text when the merchant approves or declines my refund request"), required=False
+    )
     language = forms.ChoiceField(label=_("Write my messages in"), choices=settings.LANGUAGES, required=False)

@@ -159,6 +159,8 @@ class NoticeKind(models.TextChoices):
     SALE_REMINDER = "sale-reminder", _("sale reminders")
     DRAW_WON = "draw-won", _("draw results")
     PAY_REMINDER = "pay-reminder", _("payment reminders")
+    ORDER_SHIPPED = "order-shipped", _("shipping news")
+    REFUND_ANSWER = "refund-answer", _("refund answers")
 
 
 class NoticeSettings(models.Model):
@@ -170,6 +172,8 @@ class NoticeSettings(models.Model):
     sale_reminders = models.BooleanField(_("sale reminders"), default=True)
     draw_results = models.BooleanField(_("draw results"), default=True)
     payment_reminders = models.BooleanField(_("payment reminders"), default=True)
+    shipping_news = models.BooleanField(_("shipping news"), default=True)
+    refund_answers = models.BooleanField(_("refund answers"), default=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
     class Meta:
@@ -181,6 +185,8 @@ class NoticeSettings(models.Model):
         NoticeKind.SALE_REMINDER: "sale_reminders",
         NoticeKind.DRAW_WON: "draw_results",
         NoticeKind.PAY_REMINDER: "payment_reminders",
+        NoticeKind.ORDER_SHIPPED: "shipping_news",
+        NoticeKind.REFUND_ANSWER: "refund_answers",
     }
 
     def __str__(self) -> str:

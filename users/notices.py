@@ -1,5 +1,6 @@
 """Text messages the shop sends a shopper about an event (a sale about to open, a draw won, an
-order about to expire), each at most once per event and recipient, and only while worth sending.
+order about to expire, an order shipped, a refund request answered), each at most once per
+event and recipient, and only while worth sending.
 
 A notice's `key` names the event and recipient ("sale-reminder:<sale>:<user>"), unique in
 PostgreSQL: a sweep that runs twice, or a task delivered again, finds the row and goes on
@@ -164,12 +165,22 @@ def notice_settings_of(*, user: User) -> NoticeSettings:
     return NoticeSettings.objects.filter(user_id=user.pk).first() or NoticeSettings(user=user)
 
 
-def notice_settings_save(*, user: User, sale_reminders: bool, draw_results: bool, payment_reminders: bool) -> None:
+def notice_settings_save(
+    *,
+    user: User,
+    sale_reminders: bool,
+    draw_results: bool,
+    payment_reminders: bool,
+    shipping_news: bool,
+    refund_answers: bool,
+) -> None:
     NoticeSettings.objects.update_or_create(
         user=user,
         defaults={
             "sale_reminders": sale_reminders,
             "draw_results": draw_results,
             "payment_reminders": payment_reminders,
+            "shipping_news": shipping_news,
+            "refund_answers": refund_answers,
         },
     )

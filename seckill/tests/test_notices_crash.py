@@ -1,7 +1,8 @@
 """A real Celery worker killed (SIGKILL) while it sends a message, before or after the provider
 took it: the message's claim lapses, beat's sweep sends it again with the same key, and the
 provider (FileSmsBackend, which drops a key it has seen, as a provider does with a client
-reference) has it once. For each kind: a sale reminder, a draw's winner, a payment reminder."""
+reference) has it once. For each kind: a sale reminder, a draw's winner, a payment reminder,
+an order shipped."""
 
 import json
 import os
@@ -16,7 +17,8 @@ from django.utils import timezone
 
 from celery_app import app
 from orders import notices as order_notices
-from orders.models import Order
+from orders.fulfilment import notices as fulfilment_notices
+from orders.models import Order, OrderStatus, Shipment
 from sales.models import SaleDraw, SaleReminder
 from sales.reminders import services as reminders
 from seckill.services import draw as draw_service
@@ -76,6 +78,13 @@ def pay_reminder():
     return "orders.pay_reminders_send", {}, order_notices.notice_key(order.order_no), order_notices.pay_reminders_send
 
 
+def order_shipped():
+    order = make_order(sale=make_sale(), status=OrderStatus.SHIPPED)
+    Shipment.objects.create(order=order, carrier="sf", tracking_no="SF1", shipped_at=timezone.now())
+    key = fulfilment_notices.shipped_key(order.order_no)
+    return "orders.order_news_send", {}, key, fulfilment_notices.order_news_send
+
+
 def provider_keys(folder: Path) -> list[str]:
     path = folder / "provider.log"
     lines = path.read_text().splitlines() if path.exists() else []
@@ -86,7 +95,7 @@ def provider_keys(folder: Path) -> list[str]:
 @pytest.mark.processes
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("mode", ["after", "before"])
-@pytest.mark.parametrize("kind", ["sale-reminder", "draw-won", "pay-reminder"])
+@pytest.mark.parametrize("kind", ["sale-reminder", "draw-won", "pay-reminder", "order-shipped"])
 def test_a_worker_killed_mid_send_leaves_the_message_to_the_sweep_and_the_provider_has_it_once(
     blocking_worker, settings, monkeypatch, kind, mode
 ):
@@ -100,6 +109,8 @@ def test_a_worker_killed_mid_send_leaves_the_message_to_the_sweep_and_the_provid
         task, kwargs, key, sweep = sale_reminder()
     elif kind == "draw-won":
         task, kwargs, key, sweep = draw_won(monkeypatch)
+    elif kind == "order-shipped":
+        task, kwargs, key, sweep = order_shipped()
     else:
         task, kwargs, key, sweep = pay_reminder()
 

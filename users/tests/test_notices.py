@@ -265,13 +265,16 @@ def test_the_settings_page_shows_every_kind_on_until_turned_off(client):
     user = make_user()
     client.force_login(user)
     page = client.get("/user/notifications").content.decode()
-    assert page.count("checked") == 3
-    response = client.post("/user/notifications", {"sale_reminders": "on", "payment_reminders": "on"})
+    assert page.count("checked") == len(NoticeKind) == 5
+    form = {"sale_reminders": "on", "payment_reminders": "on", "shipping_news": "on"}
+    response = client.post("/user/notifications", form)
     assert response.status_code == 302
     chosen = NoticeSettings.objects.get(user=user)
     assert (chosen.sale_reminders, chosen.draw_results, chosen.payment_reminders) == (True, False, True)
-    assert client.get("/user/notifications").content.decode().count("checked") == 2
+    assert (chosen.shipping_news, chosen.refund_answers) == (True, False)
+    assert client.get("/user/notifications").content.decode().count("checked") == 3
     assert not notices.notice_wanted(user=user, kind=NoticeKind.DRAW_WON)
+    assert not notices.notice_wanted(user=user, kind=NoticeKind.REFUND_ANSWER)
 
 
 def test_the_settings_page_refuses_other_methods(client):
