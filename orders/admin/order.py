@@ -11,7 +11,8 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from orders.fulfilment.admin import FulfilmentAdmin, RefundRequestFilter
+from orders.fulfilment.admin import FulfilmentAdmin, RefundRequestFilter, ToShipFilter
+from orders.fulfilment.selectors import orders_to_ship
 from orders.models import PAID_STATUSES, Order, OrderEvent, OrderStatus, PaymentStatus, Refund
 from orders.payments.admin import PaymentInline, RefundForm, RefundInline, amount_with_currency, person
 from orders.payments.closing import order_cancel_by_merchant
@@ -149,7 +150,7 @@ class OrderAdmin(FulfilmentAdmin):
         "paid_display",
         "ship_to",
     )
-    list_filter = ("status", RefundRequestFilter, ("sale", SaleFilter), "created_at")
+    list_filter = ("status", ToShipFilter, RefundRequestFilter, ("sale", SaleFilter), "created_at")
     search_fields = ("order_no", "user__mobile", "goods_name", "address__recipient", "address__phone")
     fieldsets = (
         (
@@ -277,7 +278,7 @@ class OrderAdmin(FulfilmentAdmin):
         context = {
             "export_url": export_url,
             "ship_file_url": reverse("admin:orders_order_ship_file"),
-            "to_ship": orders.filter(status=OrderStatus.PAID).count(),
+            "to_ship": orders_to_ship(orders).count(),
             "refund_requests": orders.filter(refund_requests__status="open").count(),
         }
         return super().changelist_view(request, {**(extra_context or {}), **context})

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from orders.fulfilment.models import Carrier, RefundRequestStatus
+from orders.fulfilment.selectors import orders_to_ship
 from orders.fulfilment.services import (
     TRACKING_NO_MAX,
     order_deliver,
@@ -214,4 +215,19 @@ class RefundRequestFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         if self.value() == "open":
             return queryset.filter(refund_requests__status=RefundRequestStatus.OPEN)
+        return queryset
+
+
+class ToShipFilter(admin.SimpleListFilter):
+    """The orders to ship now: paid, and not held by a refund request waiting for an answer."""
+
+    title = gettext_lazy("to ship")
+    parameter_name = "to_ship"
+
+    def lookups(self, request, model_admin):
+        return [("yes", _("to ship now (no refund request waiting)"))]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return orders_to_ship(queryset)
         return queryset

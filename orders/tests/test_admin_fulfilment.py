@@ -39,8 +39,23 @@ def test_the_list_counts_the_orders_to_ship_and_links_them(client, shop):
     _paid(shop), _paid(shop)
     buy(sale=shop["sale"], user=make_user())
     page = client.get("/admin/orders/order/").content.decode()
-    assert "To ship: 2 orders" in page and 'href="?status__exact=paid"' in page
+    assert "To ship: 2 orders" in page and 'href="?to_ship=yes"' in page
     assert "Ship from a CSV file" in page and "refund requests to answer" not in page
+
+
+def test_an_order_held_by_a_refund_request_is_not_to_ship_nor_in_its_csv(client, shop):
+    ready, held = _paid(shop), _paid(shop)
+    refund_request_open(order_id=held.pk, reason="ordered twice", actor_id=held.user_id)
+    page = client.get("/admin/orders/order/").content.decode()
+    assert "To ship: 1 order" in page and "1 refund request to answer" in page
+    listed = client.get("/admin/orders/order/?to_ship=yes").content.decode()
+    assert ready.order_no in listed and held.order_no not in listed
+    numbers = [row[0] for row in _export(client)[1:]]
+    assert numbers == [f'="{ready.order_no}"']
+    assert (
+        'href="/admin/orders/order/export.csv?to_ship=yes"'
+        in client.get("/admin/orders/order/ship.csv/").content.decode()
+    )
 
 
 def test_a_merchant_ships_an_order_from_its_page(client, shop):
@@ -77,7 +92,7 @@ def test_shipped_orders_are_marked_delivered_in_bulk(client, shop):
 
 
 def _export(client) -> list[list[str]]:
-    response = client.get("/admin/orders/order/export.csv?status__exact=paid")
+    response = client.get("/admin/orders/order/export.csv?to_ship=yes")
     return list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig"))))
 
 
