@@ -5,10 +5,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, DecimalField, ExpressionWrapper, F, Q, QuerySet, Sum
+from django.db.models import Count, DecimalField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncSecond
 from django.utils import timezone
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 from django.utils.translation import gettext as _
 
 from orders.models import (
@@ -20,6 +20,7 @@ from orders.models import (
     OrderStatus,
     PaymentFailure,
     PaymentStatus,
+    RefundRequest,
     RefundRequestStatus,
     Shipment,
 )
@@ -159,6 +160,16 @@ SHOPPER_STATUS = {
     OrderStatus.CANCELLED: gettext_lazy("closed"),
     OrderStatus.REFUNDED: gettext_lazy("refunded"),
 }
+# A paid order whose refund request waits for the merchant: not "to ship" (it does not ship
+# meanwhile) but this, on the pill of its page and of "my orders".
+REFUND_ASKED_STATUS = ("refund-asked", pgettext_lazy("an order's status", "refund requested"))
+
+
+def order_pill(order: Order, *, refund_asked: bool) -> tuple[str, str]:
+    """The status pill the shopper's pages show for `order`: its css class and its words."""
+    if refund_asked and order.status == OrderStatus.PAID:
+        return REFUND_ASKED_STATUS[0], str(REFUND_ASKED_STATUS[1])
+    return order.status, str(SHOPPER_STATUS[OrderStatus(order.status)])
 
 
 def order_tab_counts(*, user: User) -> dict[str, int]:
@@ -185,6 +196,7 @@ def order_timeline(order: Order) -> list[dict[str, Any]]:
         OrderEventKind.CANCELLED: gettext("Closed"),
         OrderEventKind.REFUND_REQUESTED: gettext("You asked for a refund"),
         OrderEventKind.REFUND_DECLINED: gettext("The merchant declined the refund"),
+        OrderEventKind.REFUND_WITHDRAWN: gettext("You withdrew the refund request"),
         OrderEventKind.REFUNDED: gettext("Refunded"),
     }
     for event in events:
@@ -202,14 +214,16 @@ def order_timeline(order: Order) -> list[dict[str, Any]]:
 def orders_listed(*, user: User, tab: str = "") -> QuerySet[Order]:
     """The shopper's orders for "my orders" (those of one of ORDER_TABS, or all), each with
     what was refunded of it (refunded and being refunded), so a cancelled order whose late
-    payment went back says so."""
+    payment went back says so, and whether a refund request of it waits (refund_asked)."""
     refunds = "payments__refund"
     orders = orders_of_user(user=user)
     if tab:
         orders = orders.filter(pk__in=Order.objects.filter(ORDER_TABS[tab][1], user=user).values("pk"))
+    asking = RefundRequest.objects.filter(order_id=OuterRef("pk"), status=RefundRequestStatus.OPEN)
     return orders.annotate(
         refunded=Sum(f"{refunds}__amount", filter=Q(**{f"{refunds}__status": "succeeded"})),
         refunding=Sum(f"{refunds}__amount", filter=Q(**{f"{refunds}__status": "pending"})),
+        refund_asked=Exists(asking),
     )
 
 

@@ -44,6 +44,7 @@ def my_orders(request: HttpRequest) -> HttpResponse:
         "tabs": tabs,
         "tab": tab,
         "statuses": selectors.SHOPPER_STATUS,
+        "refund_asked": selectors.REFUND_ASKED_STATUS[1],
     }
     return render(request, "orders/list.html", context)
 
@@ -61,20 +62,23 @@ def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
 
 def order_page(request: HttpRequest, order, *, refund_form: RefundRequestForm | None = None, status: int = 200):
     """The order's page: its story, its parcel, and what the shopper can do with it now
-    (pay, cancel, ask for a refund, confirm receipt). `refund_form` carries a refused request."""
+    (pay, cancel, ask for a refund or withdraw it, confirm receipt). `refund_form` carries a
+    refused request."""
     refund_request = order.refund_requests.first()
+    asked = refund_request is not None and refund_request.status == RefundRequestStatus.OPEN
+    pill_class, status_name = selectors.order_pill(order, refund_asked=asked)
     payment = selectors.order_payment_data(order)
     context = {
         "order": order,
         "now": timezone.now(),
         "payment": payment,
         "failure_words": selectors.PAYMENT_FAILURE_WORDS.get(payment["failure"], ""),
-        "status_name": selectors.SHOPPER_STATUS[order.status],
+        "pill_class": pill_class,
+        "status_name": status_name,
         "timeline": selectors.order_timeline(order),
         "shipment": selectors.order_shipment(order),
         "refund_request": refund_request,
     }
-    asked = refund_request is not None and refund_request.status == RefundRequestStatus.OPEN
     if order.status == OrderStatus.PAID and not asked:
         context["refund_form"] = refund_form or RefundRequestForm()
     if order.status == OrderStatus.UNPAID:

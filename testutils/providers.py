@@ -10,6 +10,9 @@ from django.conf import settings
 
 from tools.payment_services import alipay_control
 
+# Stripe's test cards: paid, declined at confirmation, and one that asks for 3-D Secure.
+CARD_GOOD, CARD_DECLINED, CARD_ASKS_3DS = "4242424242424242", "4000000000000341", "4000002760003184"
+
 # The in-process dummy provider (orders.payments.providers.dummy), registered by the `dummy` fixture.
 DUMMY_PATH = "orders.payments.providers.dummy.DummyProvider"
 
@@ -67,3 +70,21 @@ class Receiver:
 
     def close(self) -> None:
         self.server.shutdown()
+
+
+def stripe_card_token(number: str) -> str:
+    """A card token from Stripe's stand-in, as Stripe.js makes one in the shopper's browser."""
+    import requests
+
+    answer = requests.post(
+        f"{settings.STRIPE_API_BASE}/v1/tokens",
+        data={
+            "card[number]": number,
+            "card[exp_month]": "12",
+            "card[exp_year]": "2030",
+            "card[cvc]": "123",
+            "key": settings.STRIPE_PUBLISHABLE_KEY,
+        },
+        timeout=10,
+    )
+    return answer.json()["id"]

@@ -44,11 +44,13 @@ class RefundRequestStatus(models.TextChoices):
     OPEN = "open", _("waiting for the merchant")
     APPROVED = "approved", _("approved")
     DECLINED = "declined", _("declined")
+    WITHDRAWN = "withdrawn", _("withdrawn by the shopper")
 
 
 class RefundRequest(models.Model):
     """A shopper asks for their money back on a paid order not yet shipped; the merchant
-    approves (the order is refunded through its payment provider) or declines with a word."""
+    approves (the order is refunded through its payment provider) or declines with a word,
+    unless the shopper withdraws it first."""
 
     order = models.ForeignKey(
         "orders.Order", on_delete=models.CASCADE, related_name="refund_requests", verbose_name=_("order")

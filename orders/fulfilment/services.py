@@ -1,5 +1,6 @@
 """After the payment: the merchant ships an order and marks it delivered, the shopper confirms
-receipt or asks for a refund before it ships, and the merchant approves or declines that.
+receipt or asks for a refund before it ships (and may withdraw the request while it waits),
+and the merchant approves or declines that.
 
 Every move takes the order's row lock, checks where the order is, moves it and writes its line
 of the audit trail (orders.services.order_event_record) in one transaction, as paying,
@@ -117,6 +118,19 @@ def _open_request(order: Order, request_id: int) -> RefundRequest:
     if request is None or request.status != RefundRequestStatus.OPEN:
         raise OrderStateError(_("This refund request was answered already."))
     return request
+
+
+def refund_request_withdraw(*, order_id: int, actor_id: int) -> None:
+    """The shopper takes back the refund request waiting on their order, before the merchant
+    answers it: the order stays paid and can ship. Refused once the merchant has answered."""
+    with transaction.atomic():
+        order = _locked(order_id)
+        withdrawn = RefundRequest.objects.filter(order_id=order.pk, status=RefundRequestStatus.OPEN).update(
+            status=RefundRequestStatus.WITHDRAWN, decided_at=timezone.now()
+        )
+        if not withdrawn:
+            raise OrderStateError(_("There is no refund request waiting on this order: the merchant answered it."))
+        order_event_record(order_id=order.pk, kind=OrderEventKind.REFUND_WITHDRAWN, actor_id=actor_id)
 
 
 def refund_request_decline(*, order_id: int, request_id: int, answer: str, actor_id: int) -> None:

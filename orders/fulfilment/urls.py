@@ -6,5 +6,6 @@ from orders.fulfilment import views
 
 urlpatterns = [
     path("<str:order_no>/refund-request", views.refund_request, name="refund_request"),
+    path("<str:order_no>/refund-request/withdraw", views.refund_request_withdrawn, name="refund_withdraw"),
     path("<str:order_no>/received", views.order_received, name="received"),
 ]

@@ -1,18 +1,20 @@
-"""The shopper's side of an order after paying it: ask for a refund before it ships, and
-confirm the parcel arrived. Each answers a page (a redirect to the order, with a message) or,
-for a JSON client, the envelope with the order, as cancelling does (orders.views)."""
+"""The shopper's side of an order after paying it: ask for a refund before it ships (and
+withdraw the request while it waits), and confirm the parcel arrived. Each answers a page (a
+redirect to the order, with a message) or, for a JSON client, the envelope with the order, as
+cancelling does (orders.views)."""
 
 from urllib.parse import quote
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from orders import selectors
 from orders.codes import OrderCode
 from orders.forms import RefundRequestForm
-from orders.fulfilment.services import order_deliver, refund_request_open
+from orders.fulfilment.services import order_deliver, refund_request_open, refund_request_withdraw
+from orders.models import OrderStatus
 from orders.services import OrderStateError
 from orders.views import order_page
 from seckill_site.codes import Code
@@ -68,10 +70,29 @@ def refund_request(request: HttpRequest, order_no: str) -> HttpResponse:
 
 
 @allow("POST")
-def order_received(request: HttpRequest, order_no: str) -> HttpResponse:
+def refund_request_withdrawn(request: HttpRequest, order_no: str) -> HttpResponse:
     order, answer = _order_or_answer(request, order_no)
     if answer is not None:
         return answer
+    try:
+        refund_request_withdraw(order_id=order.pk, actor_id=signed_in(request).pk)
+    except OrderStateError as refusal:
+        return _answer(request, order, refusal=str(refusal))
+    return _answer(request, order, done=_("Refund request withdrawn: the order ships as usual."))
+
+
+@allow("GET", "POST")
+def order_received(request: HttpRequest, order_no: str) -> HttpResponse:
+    """GET: "Did the parcel arrive?", what confirming means. POST: the confirmation. A page form
+    must carry confirm=yes, which only that page sends, so no single click completes an
+    order; JSON clients (the API's twin) confirm by POSTing."""
+    order, answer = _order_or_answer(request, order_no)
+    if answer is not None:
+        return answer
+    if request.method == "GET" or (not wants_json(request) and request.POST.get("confirm") != "yes"):
+        if order.status != OrderStatus.SHIPPED:
+            return redirect(f"/orders/{order.order_no}")
+        return render(request, "orders/received.html", {"order": order})
     try:
         order_deliver(order_id=order.pk, actor_id=request.user.pk)
     except OrderStateError as refusal:

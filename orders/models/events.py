@@ -15,6 +15,7 @@ class OrderEventKind(models.TextChoices):
     CANCELLED = "cancelled", _("cancelled")
     REFUND_REQUESTED = "refund requested", _("refund requested")
     REFUND_DECLINED = "refund declined", _("refund declined")
+    REFUND_WITHDRAWN = "refund withdrawn", _("refund request withdrawn")
     REFUNDED = "refunded", _("refunded")
 
 

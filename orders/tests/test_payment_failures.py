@@ -24,12 +24,19 @@ from sales.selectors import stock_left
 from testutils.factories.orders import buy
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_address, make_user
-from testutils.providers import alipay_buyer_pays, alipay_cashier_open
+from testutils.providers import (
+    CARD_ASKS_3DS,
+    CARD_DECLINED,
+    CARD_GOOD,
+    alipay_buyer_pays,
+    alipay_cashier_open,
+    stripe_card_token,
+)
 from tools.payment_services import alipay_control
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}
-GOOD, DECLINED, ASKS_3DS = "4242424242424242", "4000000000000341", "4000002760003184"
+GOOD, DECLINED, ASKS_3DS = CARD_GOOD, CARD_DECLINED, CARD_ASKS_3DS
 # What the shopper reads, in each language.
 WORDS = {
     "en": {"failed": "Payment not completed — nothing was charged", "again": "Pay again", "left": "left to pay"},
@@ -39,18 +46,7 @@ LANGUAGES = pytest.mark.parametrize("language", ["en", "zh-hans"], ids=["en", "z
 
 
 def _card_token(number: str) -> str:
-    answer = requests.post(
-        f"{settings.STRIPE_API_BASE}/v1/tokens",
-        data={
-            "card[number]": number,
-            "card[exp_month]": "12",
-            "card[exp_year]": "2030",
-            "card[cvc]": "123",
-            "key": settings.STRIPE_PUBLISHABLE_KEY,
-        },
-        timeout=10,
-    )
-    return answer.json()["id"]
+    return stripe_card_token(number)
 
 
 def _order(client) -> Order:

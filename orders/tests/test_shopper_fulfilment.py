@@ -1,14 +1,23 @@
 """The shopper after paying: the status tabs of "my orders", the order's story and parcel, asking
-for a refund before it ships, confirming receipt; bad input a 4xx that changes nothing, and
-another shopper's order out of reach."""
+for a refund before it ships and withdrawing it, confirming receipt on a page of its own; bad
+input a 4xx that changes nothing, and another shopper's order out of reach."""
 
 import pytest
 
-from orders.fulfilment.services import order_ship, refund_request_decline, refund_request_open
-from orders.models import Order, OrderStatus, RefundRequest
+from orders.fulfilment.services import (
+    order_ship,
+    refund_request_approve,
+    refund_request_decline,
+    refund_request_open,
+    refund_request_withdraw,
+)
+from orders.models import Order, OrderStatus, RefundRequest, RefundRequestStatus
+from orders.payments.services import PaymentDeclined, payment_card_confirm, payment_start
+from orders.services import OrderStateError
 from testutils.factories.orders import buy, pay
 from testutils.factories.sales import make_sale
-from testutils.factories.users import make_user
+from testutils.factories.users import make_address, make_user
+from testutils.providers import CARD_DECLINED, stripe_card_token
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +41,7 @@ def test_the_tabs_hold_the_orders_of_their_status_and_count_them(client, me):
     to_ship, on_the_way, done, asked = (pay(buy(sale=make_sale(), user=me)) for _ in range(4))
     order_ship(order_id=on_the_way.pk, carrier="sf", tracking_no="SF1", actor_id=None)
     order_ship(order_id=done.pk, carrier="sf", tracking_no="SF2", actor_id=None)
-    client.post(f"/orders/{done.order_no}/received")
+    client.post(f"/orders/{done.order_no}/received", {"confirm": "yes"})
     refund_request_open(order_id=asked.pk, reason="mistake", actor_id=me.pk)
     everyone = (unpaid, to_ship, on_the_way, done, asked)
     expected = {
@@ -66,8 +75,17 @@ def test_the_order_page_tells_its_story_and_shows_the_parcel(client, me):
     data = client.get(f"/orders/{order.order_no}", **JSON).json()["data"]
     assert data["shipment"]["trackingNo"] == "JD0099" and data["status"] == "shipped"
 
-    response = client.post(f"/orders/{order.order_no}/received")
+    assert f'href="/orders/{order.order_no}/received"' in page
+    for unconfirmed in (
+        client.get(f"/orders/{order.order_no}/received"),
+        client.post(f"/orders/{order.order_no}/received"),
+    ):
+        asked = unconfirmed.content.decode()
+        assert unconfirmed.status_code == 200 and "Did the parcel arrive?" in asked and 'value="yes"' in asked
+        assert Order.objects.get(pk=order.pk).status == OrderStatus.SHIPPED
+    response = client.post(f"/orders/{order.order_no}/received", {"confirm": "yes"})
     assert response.status_code == 302 and Order.objects.get(pk=order.pk).status == OrderStatus.DELIVERED
+    assert client.get(f"/orders/{order.order_no}/received")["Location"] == f"/orders/{order.order_no}"
     page = client.get(f"/orders/{order.order_no}").content.decode()
     assert "Delivered" in page and "I received it" not in page
     again = client.post(f"/orders/{order.order_no}/received", **JSON)
@@ -126,7 +144,12 @@ def test_another_shoppers_order_is_out_of_reach(client, me):
     for action in ("refund-request", "received"):
         assert client.post(f"/orders/{theirs.order_no}/{action}", {"reason": "mistake"}).status_code == 404
         assert client.post(f"/orders/{theirs.order_no}/{action}", {"reason": "mistake"}, **JSON).status_code == 404
-        assert client.get(f"/orders/{theirs.order_no}/{action}").status_code == 405
+    assert client.get(f"/orders/{theirs.order_no}/refund-request").status_code == 405
+    assert client.get(f"/orders/{theirs.order_no}/received").status_code == 404
+    refund_request_open(order_id=theirs.pk, reason="mistake", actor_id=theirs.user_id)
+    assert client.post(f"/orders/{theirs.order_no}/refund-request/withdraw").status_code == 404
+    assert RefundRequest.objects.get().status == RefundRequestStatus.OPEN
+    RefundRequest.objects.all().delete()
     client.logout()
     assert client.post(f"/orders/{theirs.order_no}/received", **JSON).status_code == 401
     assert not RefundRequest.objects.exists() and Order.objects.get(pk=theirs.pk).status == OrderStatus.PAID
@@ -150,3 +173,63 @@ def test_the_api_carries_the_parcel_and_takes_the_two_moves(client, me):
     done = client.post(f"{api}/received")
     assert done.status_code == 200 and done.json()["data"]["status"] == OrderStatus.DELIVERED
     assert client.post(f"{api}/received").status_code == 409
+
+
+def test_ship_to_is_shown_once_after_a_failed_payment(client, me):
+    order = buy(sale=make_sale(), user=me)
+    payment, _checkout = payment_start(
+        order=order, provider_name="stripe", address=make_address(me), return_url="", notify_url=""
+    )
+    with pytest.raises(PaymentDeclined):
+        payment_card_confirm(payment=payment, token=stripe_card_token(CARD_DECLINED))
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    assert "Payment not completed" in page and page.count("Ship to") == 1
+    paid = pay(buy(sale=make_sale(), user=me))
+    assert client.get(f"/orders/{paid.order_no}").content.decode().count("Ship to") == 1
+
+
+def test_the_status_pill_follows_a_refund_request_and_it_can_be_withdrawn(client, me):
+    order = pay(buy(sale=make_sale(), user=me))
+    client.post(f"/orders/{order.order_no}/refund-request", {"reason": "mistake"})
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    assert '<span class="pill refund-asked">Refund requested</span>' in page and "Paid, to ship" not in page
+    listed = client.get("/orders/").content.decode()
+    assert '<span class="pill refund-asked">Refund requested</span>' in listed and "Paid, to ship" not in listed
+    assert f'action="/orders/{order.order_no}/refund-request/withdraw"' in page
+
+    response = client.post(f"/orders/{order.order_no}/refund-request/withdraw")
+    assert response.status_code == 302
+    assert RefundRequest.objects.get(order=order).status == RefundRequestStatus.WITHDRAWN
+    page = client.get(f"/orders/{order.order_no}").content.decode()
+    assert '<span class="pill paid">Paid, to ship</span>' in page and "You withdrew the refund request" in page
+    assert "Ask for a refund" in page and "/refund-request/withdraw" not in page
+    again = client.post(f"/orders/{order.order_no}/refund-request/withdraw", **JSON)
+    assert again.status_code == 409
+    assert client.get(f"/orders/{order.order_no}/refund-request/withdraw").status_code == 405
+    # Withdrawn, the order ships; and the shopper may ask again.
+    request = refund_request_open(order_id=order.pk, reason="changed my mind", actor_id=me.pk)
+    assert RefundRequest.objects.filter(order=order).count() == 2
+    refund_request_withdraw(order_id=order.pk, actor_id=me.pk)
+    with pytest.raises(OrderStateError, match="answered already"):
+        refund_request_approve(order_id=order.pk, request_id=request.pk, actor_id=None)
+    order_ship(order_id=order.pk, carrier="sf", tracking_no="SF3", actor_id=None)
+    assert Order.objects.get(pk=order.pk).status == OrderStatus.SHIPPED
+
+
+def test_an_answered_request_cannot_be_withdrawn(client, me):
+    order = pay(buy(sale=make_sale(), user=me))
+    request = refund_request_open(order_id=order.pk, reason="mistake", actor_id=me.pk)
+    refund_request_decline(order_id=order.pk, request_id=request.pk, answer="Packed", actor_id=None)
+    refused = client.post(f"/orders/{order.order_no}/refund-request/withdraw", **JSON)
+    assert refused.status_code == 409 and "answered" in refused.json()["msg"]
+    assert RefundRequest.objects.get().status == RefundRequestStatus.DECLINED
+
+
+def test_the_new_words_are_in_chinese(client, me):
+    client.cookies["django_language"] = "zh-hans"
+    asked, shipped = pay(buy(sale=make_sale(), user=me)), pay(buy(sale=make_sale(), user=me))
+    refund_request_open(order_id=asked.pk, reason="mistake", actor_id=me.pk)
+    page = client.get(f"/orders/{asked.order_no}").content.decode()
+    assert "退款申请中" in page and "撤回退款申请" in page
+    order_ship(order_id=shipped.pk, carrier="sf", tracking_no="SF4", actor_id=None)
+    assert "确认已收到包裹" in client.get(f"/orders/{shipped.order_no}/received").content.decode()
