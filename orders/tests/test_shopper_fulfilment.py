@@ -2,6 +2,8 @@
 for a refund before it ships and withdrawing it, confirming receipt on a page of its own; bad
 input a 4xx that changes nothing, and another shopper's order out of reach."""
 
+import re
+
 import pytest
 
 from orders.fulfilment.services import (
@@ -233,3 +235,18 @@ def test_the_new_words_are_in_chinese(client, me):
     assert "退款申请中" in page and "撤回退款申请" in page
     order_ship(order_id=shipped.pk, carrier="sf", tracking_no="SF4", actor_id=None)
     assert "确认已收到包裹" in client.get(f"/orders/{shipped.order_no}/received").content.decode()
+
+
+@pytest.mark.parametrize("language, title", [("en", "Order: "), ("zh-hans", "订单：")])
+def test_the_order_is_titled_by_its_goods_and_its_number_is_small(client, me, language, title):
+    """A 24-digit number as the title ran to three lines on a phone."""
+    client.cookies["django_language"] = language
+    order = buy(sale=make_sale(), user=me)
+    pages = [client.get(f"/orders/{order.order_no}").content.decode()]
+    pages.append(client.get(f"/orders/{order.order_no}/paying").content.decode())
+    for page in pages:
+        heading = re.search(r"<h1>(.*?)</h1>", page, re.S).group(1)
+        assert heading == f"{title}{order.goods_name}" and order.order_no not in heading
+        number = "Order number" if language == "en" else "订单号"
+        assert f'<p class="order-no">{number} <span class="num">{order.order_no}</span></p>' in page
+    assert re.search(r"<title>(.*?)</title>", pages[0], re.S).group(1).startswith(f"{title}{order.goods_name}")
