@@ -11,7 +11,7 @@ sells. Seed 000's camelCase names appear in two places only, both plain dicts:
 """
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -41,6 +41,16 @@ class SaleView:
     entries_epoch: float | None
     draw_epoch: float | None
     stock_offered: int | None = None  # units offered in all (the stock audit), where loaded
+
+    @property
+    def entries_at(self) -> datetime | None:
+        """When a draw sale starts taking entries; None for first come, first served."""
+        return datetime.fromtimestamp(self.entries_epoch, tz=UTC) if self.entries_epoch is not None else None
+
+    @property
+    def draw_at(self) -> datetime | None:
+        """When a draw sale's entries close and it is drawn; None for first come, first served."""
+        return datetime.fromtimestamp(self.draw_epoch, tz=UTC) if self.draw_epoch is not None else None
 
     @property
     def discount(self) -> int:
@@ -158,6 +168,8 @@ class SaleListRow:
     status: SaleStatus
     remain_seconds: int
     claimed: int | None
+    # A draw sale's entries when the row was read: "ahead" (not open yet), "open", else "".
+    entries: str = ""
 
     def wire(self) -> dict[str, Any]:
         """The row as the API lists it (sales.serializers.SaleSerializer)."""

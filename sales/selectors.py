@@ -328,7 +328,16 @@ def sales_for_list() -> list[SaleListRow]:
         left = left if left is not None else sale.stock_count
         status, remain = sale_status(sale.start_epoch, sale.end_epoch, now)
         claimed = claimed_percent(offered=offered.get(sale.sale_id), left=left)
-        listed.append(SaleListRow(sale=sale, stock_left=left, status=status, remain_seconds=remain, claimed=claimed))
+        listed.append(
+            SaleListRow(
+                sale=sale,
+                stock_left=left,
+                status=status,
+                remain_seconds=remain,
+                claimed=claimed,
+                entries=_entries_state(sale, now),
+            )
+        )
     listed.sort(key=_list_order)
     return listed
 
@@ -342,6 +351,13 @@ def _list_rows_load() -> tuple[list[CacheRow], dict[int, int]]:
     offered = units_offered([sale.pk for sale in sales])
     cache.set(keys.goods_list_rows(), (rows, offered), LIST_ROWS_KEEP_SECONDS)
     return rows, offered
+
+
+def _entries_state(sale: SaleView, now: float) -> str:
+    """A draw sale's entries at `now`: "ahead" before they open, "open" until the draw, else ""."""
+    if sale.entries_epoch is None or sale.draw_epoch is None or now >= sale.draw_epoch:
+        return ""
+    return "ahead" if now < sale.entries_epoch else "open"
 
 
 def _list_order(row: SaleListRow) -> tuple:

@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 
 from sales import cache_keys as keys
 from testutils.factories.goods import make_goods
-from testutils.factories.sales import make_sale
+from testutils.factories.sales import make_ahead_sale, make_sale
 from testutils.factories.users import make_user
 
 pytestmark = pytest.mark.django_db
@@ -139,3 +139,32 @@ def test_a_list_request_that_gave_up_waiting_leaves_the_holders_lock(monkeypatch
     with lock(key, ttl=30) as token:  # a slow renderer elsewhere
         assert "Slow Phone" in views._list_html(RequestFactory().get("/goods/goodsList"))
         assert redis().get(key) == token.encode()
+
+
+def test_list_marks_a_draw_and_says_until_when_its_entries_are_open(client):
+    make_ahead_sale(stock=3, opens_in=-30, starts_in=3600)
+    html = client.get("/goods/goodsList").content.decode()
+    assert 'class="pill draw">Draw<' in html
+    assert "Entries open now, until " in html
+    # The same for everyone, at any time it is served: the absolute time with its year, and the
+    # epochs the page's script follows once entries close.
+    assert str(time.localtime().tm_year) in html.split("Entries open now, until ")[1][:40]
+    assert "data-entries-closes=" in html
+
+
+def test_list_says_when_a_draws_entries_will_open(client):
+    make_ahead_sale(stock=3, opens_in=600, starts_in=3600)
+    html = client.get("/goods/goodsList").content.decode()
+    opens = html.split('data-entries-state="ahead"')[1].split("</span>")[0]
+    assert ">Entries open " in opens and "hidden" not in opens
+
+
+def test_list_shows_no_draw_badge_on_a_first_come_sale(client):
+    make_sale()
+    assert "pill draw" not in client.get("/goods/goodsList").content.decode()
+
+
+def test_list_marks_a_draw_in_chinese(client):
+    make_ahead_sale(stock=3, opens_in=-30, starts_in=3600)
+    html = client.get("/zh-hans/goods/goodsList").content.decode()
+    assert ">抽签<" in html and "正在报名，截至 " in html and "年" in html.split("正在报名，截至 ")[1][:20]
