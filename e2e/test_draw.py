@@ -56,6 +56,9 @@ def test_a_shopper_enters_the_draw_and_sees_the_result(watched, celery_worker):
     tab.shoot("draw-entered")
 
     page.wait_for_selector("#pay-now", timeout=30_000)  # drawn, queued, then the order
+    # The news first, as a headline; the pinned bar counts the time left to pay, never "sold out".
+    assert page.inner_text("#panel").lstrip().startswith("You won the draw")
+    poll(page, "document.querySelector('#bar-clock .bar-label').textContent === 'Left to pay'")
     tab.shoot("draw-won")
     assert Order.objects.filter(user=shopper, seckill__sale=sale).count() == 1
     assert_entrant_waits_for_everybodys_answer(seen)

@@ -121,7 +121,7 @@ def test_the_item_page_offers_enter_the_draw_before_the_start_and_then_the_entry
     draw_service.sale_draw(sale_id=sale.pk)
     shopper = client.get("/seckill/shopperState", {"goodsId": sale.pk}).json()["data"]["shopper"]
     assert shopper["drawEntry"] == {"number": 1, "entrants": 1, "won": True}
-    assert "You were drawn." in page  # the words of the page's "won" entry
+    assert "You won the draw" in page  # the headline of the page's "won" entry
     client.logout()
     other = make_user()
     client.force_login(other)

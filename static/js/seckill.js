@@ -216,10 +216,15 @@
     keepBarRoom();
   }
   // The phone's buy bar (seckill/buy_bar.html): a label and the time as HH / MM / SS blocks,
-  // days before them; a label alone when there is no time to count.
+  // days before them; a label alone when there is no time to count. A shopper with an order
+  // to pay reads the time left to pay beside "Pay now", whatever the sale's own clock says.
   function barClock(label, seconds) {
     var clock = document.getElementById("bar-clock");
     if (!clock) return;
+    if (state === "ordered" && shopper && shopper.payDeadline) {
+      label = gettext("Left to pay");
+      seconds = Math.max(0, Math.round(shopper.payDeadline - shopNow() / 1000));
+    }
     var blocks = clock.querySelectorAll(".clock-block, .clock-sep");
     clock.querySelector(".bar-label").textContent = label;
     blocks.forEach(function (el) { el.hidden = seconds === null; });
