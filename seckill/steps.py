@@ -4,7 +4,6 @@ asks. Each returns a seckill_site.http.Answer, so both give the same codes, mess
 
 from datetime import UTC, datetime
 
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from sales.codes import SaleCode
@@ -15,6 +14,7 @@ from seckill.observe import attempt_answered
 from seckill.services import gate, paths
 from seckill_site.codes import Code
 from seckill_site.http import Answer, parse_int
+from seckill_site.templatetags.times import when
 
 NO_SUCH_SALE = Answer(Code.NOT_FOUND, msg=_("no such sale"))
 
@@ -73,9 +73,8 @@ def path(*, user_id: int, sale_id: int, raw_answer) -> Answer:
 
 
 def entered_message(draw_at: float) -> str:
-    """ "You are in the draw; results at HH:MM:SS", in the shop's time zone."""
-    when = timezone.localtime(datetime.fromtimestamp(draw_at, tz=UTC))
-    return _("You are in the draw; results at %(time)s.") % {"time": f"{when:%H:%M:%S}"}
+    """ "You are in the draw; results at <when>", in the shop's time zone."""
+    return _("You are in the draw; results at %(time)s.") % {"time": when(datetime.fromtimestamp(draw_at, tz=UTC))}
 
 
 def buy(*, user_id: int, sale_id: int, path: str) -> Answer:

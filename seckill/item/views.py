@@ -9,7 +9,6 @@ from urllib.parse import quote
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
-from django.utils import dateformat, timezone
 from django.utils.cache import patch_cache_control
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -26,6 +25,7 @@ from seckill_site.codes import Code
 from seckill_site.http import PUBLIC_SECONDS, allow, fail, ok, positive_int, public_answer
 from seckill_site.redis import now as redis_now
 from seckill_site.shared import sale_key, share, shared
+from seckill_site.templatetags.times import when
 from users.models import User
 from users.nav import nav_data
 from waitingroom.room import room_read
@@ -138,8 +138,8 @@ def sale_state(request: HttpRequest, sale_id: str) -> HttpResponse:
 
 
 def _clock(epoch: float) -> str:
-    """An instant as the panel words it: the time of day in the shop's zone."""
-    return dateformat.format(timezone.localtime(datetime.fromtimestamp(epoch, tz=UTC)), "H:i:s")
+    """An instant as the panel words it, in the shop's zone (seckill_site.templatetags.times)."""
+    return when(datetime.fromtimestamp(epoch, tz=UTC))
 
 
 def _shopper_json(state: dict | None) -> dict | None:

@@ -1,5 +1,5 @@
 // Countdowns shared by every page: SeckillTime.duration(seconds) formats a span of time in
-// the page's language ("2 days 03:15:07", "3:15:07", "14:56"), and every [data-deadline]
+// the page's language ("2 days 03:15:07", "03:15:07", "00:14:56"), and every [data-deadline]
 // (epoch seconds; "time left to pay") counts down to zero, then the page reloads once so it
 // shows the order as expired. With data-now (the server's clock when it rendered the element)
 // it counts by the server's clock, not the browser's. Elements are looked up on every tick: the item page replaces
@@ -19,7 +19,8 @@
   function days(n) { return interpolate(ngettext("%s day", "%s days", n), [n]); }
   function duration(seconds) {
     var p = parts(seconds);
-    var clock = (p.days || p.h ? (p.days ? pad(p.h) : p.h) + ":" + pad(p.m) : p.m) + ":" + pad(p.s);
+    // Always hours, minutes and seconds: "57:03" alone reads as 57 hours and 3 minutes.
+    var clock = pad(p.h) + ":" + pad(p.m) + ":" + pad(p.s);
     return p.days ? days(p.days) + " " + clock : clock;
   }
   // tick: the deadlines now, for a page that has just put one in (the item page's panel), so
