@@ -107,7 +107,7 @@ class OrderEventInline(admin.TabularInline):
     extra = 0
     max_num = 0
     can_delete = False
-    fields = ("at_display", "kind", "who", "note")
+    fields = ("at_display", "kind_display", "who", "note")
     readonly_fields = fields
     verbose_name = gettext_lazy("what happened")
     verbose_name_plural = gettext_lazy("history")
@@ -129,6 +129,10 @@ class OrderEventInline(admin.TabularInline):
     @admin.display(description=gettext_lazy("at"))
     def at_display(self, obj):
         return list_time(obj.at)
+
+    @admin.display(description=gettext_lazy("what happened"))
+    def kind_display(self, obj):
+        return capfirst(obj.get_kind_display())
 
     @admin.display(description=gettext_lazy("by"))
     def who(self, obj):
@@ -159,15 +163,15 @@ class OrderAdmin(FulfilmentAdmin):
                 "fields": (
                     "order_no",
                     "goods_name",
-                    "price",
+                    "price_display",
                     "quantity",
                     "buyer",
                     "sale",
-                    "status",
-                    "created_at",
-                    "pay_deadline",
-                    "paid_at",
-                    "cancelled_at",
+                    "status_display",
+                    "ordered_display",
+                    "pay_deadline_display",
+                    "paid_display",
+                    "cancelled_display",
                     "cancel_reason_display",
                 )
             },
@@ -209,6 +213,15 @@ class OrderAdmin(FulfilmentAdmin):
     @admin.display(description=gettext_lazy("paid at"), ordering="paid_at")
     def paid_display(self, obj):
         return list_time(obj.paid_at)
+
+    # The order's page shows its times as its lists do (list_time), not in Django's own format.
+    @admin.display(description=gettext_lazy("pay by"))
+    def pay_deadline_display(self, obj):
+        return list_time(obj.pay_deadline)
+
+    @admin.display(description=gettext_lazy("cancelled at"))
+    def cancelled_display(self, obj):
+        return list_time(obj.cancelled_at)
 
     @admin.display(description=gettext_lazy("ship to"))
     def ship_to(self, obj):

@@ -256,6 +256,20 @@ def test_the_order_page_shows_where_it_ships(client, shop):
     assert order.order_no in listing and unpaid.order_no not in listing
 
 
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_order_page_writes_times_one_way_prices_in_yuan_and_statuses_by_their_label(client, shop, language):
+    order = pay(buy(sale=shop["sale"], user=make_user()))
+    client.cookies["django_language"] = language
+    page = client.get(f"/admin/orders/order/{order.pk}/change/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert "¥9.90" in page
+    assert (">Paid<" if language == "en" else ">已支付<") in page  # the status's label, never "paid"
+    for moment in (order.created_at, order.pay_deadline, order.paid_at):
+        assert f"{timezone.localtime(moment):%Y-%m-%d %H:%M}" in page
+    # Django's own format ("Dec. 2, 2026, 5:36 a.m." / "2026年12月2日 05:36") appears nowhere.
+    paid = timezone.localtime(order.paid_at)
+    assert "a.m." not in page and "p.m." not in page and f"{paid.year}年{paid.month}月{paid.day}日" not in page
+
+
 def test_a_live_sale_saved_from_the_chinese_form_keeps_its_seconds_and_asks_nothing(
     client, shop, django_capture_on_commit_callbacks
 ):
