@@ -134,17 +134,21 @@ class SaleAdmin(MerchantScopedAdmin):
         "links",
     )
     list_filter = (SaleStatusFilter, ("goods", admin.RelatedOnlyFieldListFilter))
-    fields = (
-        "goods",
-        "seckill_price",
-        "stock_count",
-        "start_at",
-        "end_at",
-        "admission",
-        "draw_window_s",
-        "entries_open_at",
-        "confirm",
+    # The draw's own settings in a fieldset of their own, which static/js/sale-admin.js hides
+    # while the sale is first come, first served; without the script they stay, marked as the
+    # draw's.
+    fieldsets = (
+        (None, {"fields": ("goods", "seckill_price", "stock_count", "start_at", "end_at", "admission")}),
+        (
+            gettext_lazy("Draw sales only"),
+            {"fields": ("draw_window_s", "entries_open_at"), "classes": ("draw-settings",)},
+        ),
+        (None, {"fields": ("confirm",)}),
     )
+
+    class Media:
+        js = ("js/sale-admin.js",)
+
     delete_confirmation_template = "admin/goods/delete_confirmation.html"
     delete_selected_confirmation_template = "admin/goods/delete_selected_confirmation.html"
     # Stock is edited as "units left to sell": lowering it below what Redis handed out makes

@@ -62,6 +62,12 @@ class SaleForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["stock_count"].show_hidden_initial = True
+        # The same number before the sale ("how many to sell") and during it ("how many are
+        # still to sell"): the model's "units left" reads wrong before anything was sold.
+        self.fields["stock_count"].label = gettext_lazy("Units for sale")
+        self.fields["stock_count"].help_text = gettext_lazy(
+            "Units shoppers can still buy in this sale; units already ordered are not counted."
+        )
         for name in ("admission", "draw_window_s"):
             if name in self.fields:
                 self.fields[name].required = False

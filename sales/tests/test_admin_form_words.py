@@ -69,3 +69,21 @@ def test_a_sale_sent_back_says_it_was_not_saved_and_where_to_look(client, mercha
 def test_every_admin_form_says_what_was_not_saved(client, merchant):
     page = client.post("/admin/goods/goods/add/", {"name": "", "title": "t", "price": "x", "stock": 1}).content.decode()
     assert "Goods not saved: see the message beside each field." in page and "Please correct" not in page
+
+
+@pytest.mark.parametrize(
+    ("language", "stock", "draw_only"),
+    [("en", "Units for sale", "Draw sales only"), ("zh-hans", "可售数量", "仅抽签销售")],
+)
+def test_the_sale_form_names_its_stock_for_before_and_during_and_sets_the_draw_apart(
+    client, merchant, language, stock, draw_only
+):
+    client.cookies["django_language"] = language
+    page = client.get("/admin/sales/sale/add/").content.decode()
+    assert re.search(rf'<label[^>]*for="id_stock_count"[^>]*>{stock}:?</label>', page), stock
+    # The draw's settings in a fieldset of their own, which the page's script hides for first
+    # come, first served; without the script they stay, under their heading.
+    fieldset = re.search(r'<fieldset class="[^"]*draw-settings[^"]*"[^>]*>(.*?)</fieldset>', page, re.S)
+    assert fieldset and draw_only in fieldset[1]
+    assert 'name="draw_window_s"' in fieldset[1] and 'name="entries_open_at_0"' in fieldset[1]
+    assert "js/sale-admin" in page
