@@ -21,7 +21,7 @@ from testutils.browser import captcha_answer, logged_in, poll, solve_and_buy
 from testutils.factories.goods import make_goods
 from testutils.factories.orders import buy
 from testutils.factories.sales import make_sale
-from testutils.factories.users import PASSWORD, make_user
+from testutils.factories.users import PASSWORD, make_user, session_for
 from testutils.processes import ROOT, child_database_url
 from tools.net import free_port
 
@@ -331,3 +331,28 @@ def test_issue12_list_order_stock_bars_countdowns_spinner_and_registration(watch
     tab.shoot("welcome")
     assert sold_out.pk and ended.pk
     tab.console_errors[:] = [e for e in tab.console_errors if "400" not in e]  # the empty number's answer
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_a_phone_shows_every_orders_tab_and_a_compact_header(browser, live_server, language):
+    """On a 390 px phone, My orders shows all six tabs (none past the screen's edge) and the
+    header, with a logged-in shopper's links, takes a small part of the first screen."""
+    shopper = make_user(nickname="Tabitha")
+    buy(sale=make_sale(), user=shopper)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.add_cookies(
+        [
+            {"name": "django_language", "value": language, "url": live_server.url},
+            {"name": "sessionid", "value": session_for(shopper), "url": live_server.url},
+        ]
+    )
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.url}/orders/")
+        poll(page, "document.getElementById('greeting').textContent.length > 0")
+        rights = page.eval_on_selector_all(".tabs a", "tabs => tabs.map(t => t.getBoundingClientRect().right)")
+        assert len(rights) == 6 and max(rights) <= 390, rights
+        header = page.eval_on_selector(".topbar", "bar => bar.getBoundingClientRect().height")
+        assert header <= 844 / 8, header
+    finally:
+        context.close()
