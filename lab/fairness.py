@@ -25,6 +25,12 @@ services the views call, the captcha's picture not rendered; the order writer ev
 in this process, the draw by the first buy after the window or at the window's end as the ETA
 task would): no web server, no worker.
 
+The unpaid opening (`--modes unpaid`, in process only, docs/draw.md "Measuring fairness") is
+the draw's opening where every third winner in the ranking lets the pay window pass (the shop's
+unpaid expiry closes the order) while the scripts keep trying to buy. It checks that each unit
+that came back was offered to the next entrant of the ranking recomputed from the draw's seed
+and entrants, that no shopper outside those turns holds one, and exactly the stock sold, once.
+
 The room's opening (`--modes room`, docs/waiting-room.md "Fairness") puts a first come, first
 served sale behind its waiting room against a scalper with ten times the accounts
 (`--room-scripts`): `--prequeue-share` of the arrivals come in the pre-queue (opening
@@ -47,12 +53,14 @@ the buys' answers by code), or when the draw's ratio over the seeds is above DRA
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import signal
 import sys
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 from statistics import fmean
 
@@ -99,6 +107,9 @@ def run_in_process(
 
     sent_before = app.send_task
     app.send_task = lambda name, kwargs=None, **options: None  # this process draws and writes the orders
+    drawn_mode = mode in ("draw", "unpaid")
+    settled = threading.Event()  # the unpaid opening: the returned units were offered
+    returned: list[int] = []
     try:
         sale = fairness_sale(mode=mode, units=units, window=window, opening=room.lead if room else 2.0)
         if room is not None:
@@ -110,6 +121,7 @@ def run_in_process(
     replay = Replay(t0=t0, timeout=timeout, clock=redis_now)
     push = replay.push
     buy_answers: Counter[str] = Counter()
+    after_return: Counter[str] = Counter()  # the scripts' buys once units came back
 
     def step(actor: Actor, name: str) -> None:
         try:
@@ -158,6 +170,8 @@ def run_in_process(
             attempt = gate.seckill_attempt(user_id=actor.user_id, sale_id=sale.pk, path=actor.path)
             code = attempt.code
             buy_answers[code.name] += 1
+            if returned and actor.script:
+                after_return[code.name] += 1
             if code in (
                 Code.SUCCESS,
                 SaleCode.ENTERED,
@@ -166,6 +180,9 @@ def run_in_process(
                 SaleCode.ALREADY_BOUGHT,
                 SaleCode.ENDED,
             ):
+                if mode == "unpaid" and actor.script and not settled.is_set() and code is not Code.SUCCESS:
+                    push(actor, now + 0.2, "buy")  # a unit may come back: the scripts keep trying
+                    return
                 actor.outcome = code.name
             elif code in (SaleCode.DRAW_PENDING, SaleCode.NOT_STARTED, Code.SERVER_BUSY, SaleCode.TRY_AGAIN):
                 push(actor, now + 0.2, "buy")
@@ -191,14 +208,24 @@ def run_in_process(
             draw.sale_draw(sale_id=sale.pk)
             connection.close()
 
+    def expirer() -> None:  # a third of the winners let their pay window pass
+        try:
+            returned.extend(winners_unpaid(sale_id=sale.pk, stop=flushing))
+            flushing.wait(2.0)  # the scripts try a while longer after the units went back
+        finally:
+            settled.set()
+            connection.close()
+
     threads = [threading.Thread(target=flusher, daemon=True)]
-    if mode == "draw":
+    if drawn_mode:
         threads.append(threading.Thread(target=drawer, daemon=True))
+    if mode == "unpaid":
+        threads.append(threading.Thread(target=expirer, daemon=True))
     for thread in threads:
         thread.start()
     try:
         replay.run(step)
-        if mode == "draw":
+        if drawn_mode:
             draw.sale_draw(sale_id=sale.pk)  # (a no-op when made)
         deadline = time.monotonic() + 30
         while sale_state.reservations_count([sale.pk])[sale.pk] and time.monotonic() < deadline:
@@ -208,8 +235,74 @@ def run_in_process(
         for thread in threads:
             thread.join(5)
         app.send_task = sent_before
-    result = outcome(sale_id=sale.pk, actors=actors, units=units) | {"buy_answers": buy_answers}
+    result = outcome(sale_id=sale.pk, actors=actors, units=units, returned=len(returned))
+    result |= {"buy_answers": buy_answers}
+    if mode == "unpaid":
+        result |= reoffer_outcome(sale_id=sale.pk, returned=returned) | {"after_return": after_return}
     return result | (room_outcome(sale_id=sale.pk, actors=actors) if room else {})
+
+
+def winners_unpaid(*, sale_id: int, stop: threading.Event) -> list[int]:
+    """Once the sale is drawn and its winners' orders written, every third winner in the
+    ranking lets the pay window pass: the order's deadline is moved into the past and the
+    shop's unpaid expiry closes it (its unit goes down the waiting list). The expired orders'
+    ids; none when `stop` is set first."""
+    from django.utils import timezone
+
+    from orders.models import Order, OrderStatus
+    from orders.payments.closing import order_close
+    from orders.services import REASON_EXPIRED
+    from sales.models import SaleDraw
+
+    while not stop.is_set():
+        draw = SaleDraw.objects.filter(sale_id=sale_id, drawn_at__isnull=False).first()
+        if draw is not None:
+            orders = Order.objects.filter(sale_id=sale_id, user_id__in=draw.winner_ids[2::3], status=OrderStatus.UNPAID)
+            if len(orders) == len(draw.winner_ids[2::3]):
+                orders.update(pay_deadline=timezone.now() - timedelta(seconds=1))
+                return [order.pk for order in orders if order_close(order=order, reason=REASON_EXPIRED)]
+        stop.wait(0.2)
+    return []
+
+
+def reoffer_outcome(*, sale_id: int, returned: list[int]) -> dict:
+    """The unpaid opening's checks (reoffer_failures) on what PostgreSQL holds for the sale."""
+    from orders.models import SeckillOrder
+    from sales.models import SaleDraw, SaleDrawOffer
+
+    draw = SaleDraw.objects.get(sale_id=sale_id)
+    offers = list(SaleDrawOffer.objects.filter(draw=draw).order_by("rank").values_list("rank", "user_id"))
+    holders = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
+    problems = reoffer_failures(
+        seed=draw.seed, entrant_ids=draw.entrant_ids, winner_ids=draw.winner_ids, offers=offers,
+        returned=len(returned), holders=holders,
+    )  # fmt: skip
+    return {"returned": len(returned), "offers": len(offers), "reoffer_problems": problems}
+
+
+def reoffer_failures(
+    *, seed: str, entrant_ids: list[int], winner_ids: list[int], offers: list[tuple[int, int]], returned: int,
+    holders: list[int],
+) -> list[str]:  # fmt: skip
+    """Why the units that came back did not go down the published ranking, one line each (none:
+    they did). The ranking is recomputed here from the draw's seed and entrants as docs/draw.md
+    publishes it (the hex SHA-256 of "<seed>:<id>", smallest first): the offers, (rank, user id)
+    in rank order, must be the first of the waiting list, one per returned unit while anyone
+    waits; and the live orders' `holders` are the winners who kept theirs and the offered
+    entrants, nobody else and nobody twice."""
+    ranking = sorted(entrant_ids, key=lambda i: (hashlib.sha256(f"{seed}:{i}".encode()).hexdigest(), i))
+    waiting = [(rank, i) for rank, i in enumerate(ranking, start=1) if i not in set(winner_ids)]
+    lines = []
+    if offers != waiting[: len(offers)]:
+        lines.append(f"the offers {offers} are not the next in the published ranking {waiting[: len(offers)]}")
+    if len(offers) != min(returned, len(waiting)):
+        lines.append(f"{returned} units came back but {len(offers)} were offered ({len(waiting)} waiting)")
+    allowed = set(winner_ids) | {i for _rank, i in offers}
+    if returned <= len(waiting) and (outside := sorted(set(holders) - allowed)):
+        lines.append(f"units went to shoppers outside the waiting list's turn: {outside}")
+    if len(holders) != len(set(holders)):
+        lines.append(f"a shopper holds two units: {sorted(i for i, n in Counter(holders).items() if n > 1)}")
+    return lines
 
 
 def room_line(seed: int, result: dict) -> str:
@@ -273,7 +366,7 @@ def run_line(mode: str, seed: int, result: dict, *, share: float, people: int) -
         f"  {mode:4} seed {seed}: scripts {result['scripts']:3}, people {result['people']:3}, "
         f"ratio {ratio:.2f}, a person's chance {chance:.3f}"
     )
-    if mode == "draw":
+    if mode in ("draw", "unpaid"):
         fair = result["script_entrants"] / max(1, result["entrants"]) / share
         line += f", entrants {result['entrants']} (scripts {result['script_entrants']}: a fair draw's ratio {fair:.2f})"
     line += f"; orders {result['orders']}, duplicates {result['duplicates']}, stock left {result['stock_left']}"
@@ -318,7 +411,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=40.0, help="seconds after the opening a run may take (40)")
     # The room's opening is asked for by name: over HTTP a thousand scripts asking every second go
     # through Django, more than a 2-core machine serves beside the other openings.
-    parser.add_argument("--modes", nargs="+", default=["fcfs", "draw"], choices=["fcfs", "draw", "room"])
+    # The unpaid opening (a third of the draw's winners do not pay) runs in process only.
+    parser.add_argument("--modes", nargs="+", default=["fcfs", "draw"], choices=["fcfs", "draw", "room", "unpaid"])
     room = parser.add_argument_group("the room's opening (--modes room)")
     room.add_argument("--room-scripts", type=int, default=0, help="the scalper's accounts (0: 10 x --scripts)")
     room.add_argument("--room-units", type=int, default=600)
@@ -338,6 +432,8 @@ def main() -> int:
     parser.add_argument("--web-threads", type=int, default=8, help="HTTP: threads each (8, WEB_THREADS)")
     parser.add_argument("--celery-concurrency", type=int, default=2, help="HTTP: the worker's processes (2)")
     options = parser.parse_args()
+    if "unpaid" in options.modes and not options.in_process:
+        parser.error("--modes unpaid runs with --in-process only")
 
     # This process makes the users, tokens and sales the deployment serves: the same database,
     # Redis (key prefix included) and task queue as the deployment's processes, which inherit
@@ -398,6 +494,7 @@ def main() -> int:
     summary = {}
     status = 0
     draws: list[tuple[int, dict]] = []
+    reoffers: list[str] = []
     rooms: list[tuple[int, dict]] = []
     try:
         if opening is not None:
@@ -437,6 +534,14 @@ def main() -> int:
                 if mode == "draw":
                     draws.append((seed, result))
                 print(run_line(mode, seed, result, share=share, people=options.people), flush=True)
+                if mode == "unpaid":
+                    print(
+                        f"         units returned {result['returned']}, offered down the ranking {result['offers']}: "
+                        f"{'; '.join(result['reoffer_problems']) or 'each to the next in rank'}; the scripts' buys "
+                        f"after: {', '.join(f'{k} {n}' for k, n in result['after_return'].most_common()) or 'none'}",
+                        flush=True,
+                    )
+                    reoffers += [f"unpaid seed {seed}: {line}" for line in result["reoffer_problems"]]
                 if "context" in result:
                     print(f"         {result['context']}", flush=True)
             summary[mode] = (fmean(ratios), fmean(chances), fmean(fair) if fair else 0.0, fmean(entered))
@@ -445,16 +550,16 @@ def main() -> int:
             opening.stop()
     for mode, (ratio, chance, fair_ratio, people_in) in summary.items():
         line = f"{mode:4}: scripts' share of units / share of accounts {ratio:.2f}; a person's chance {chance:.3f}"
-        if mode == "draw":  # what a fair draw of those who entered gives, and how many people were in
+        if mode in ("draw", "unpaid"):  # what a fair draw of those who entered gives, and how many people were in
             line += f" (a fair draw of the entrants: {fair_ratio:.2f}; people in the window {people_in:.0f})"
-            line += f"; target at most {DRAW_RATIO_TARGET:.2f}"
+            line += f"; target at most {DRAW_RATIO_TARGET:.2f}" if mode == "draw" else ""
         print(line)
     if rooms:
         print(
             f"room: people's share of units / share of arrivals {room_ratio(rooms):.2f} over {len(rooms)} seeds; "
             f"target within {ROOM_TOLERANCE:.0%} of 1"
         )
-    for line in [*failures(draws, share=share), *room_failures(rooms)]:
+    for line in [*failures(draws, share=share), *room_failures(rooms), *reoffers]:
         print(f"FAILED: {line}", flush=True)
         status = 1
     return status

@@ -174,7 +174,7 @@ def fairness_sale(*, mode: str, units: int, window: int, opening: float):
             stock_count=units,
             start_at=start,
             end_at=start + timedelta(minutes=10),
-            admission=Admission.DRAW if mode == "draw" else Admission.FCFS,
+            admission=Admission.DRAW if mode in ("draw", "unpaid") else Admission.FCFS,
             draw_window_s=window,
         ),
         actor=merchant,
@@ -218,12 +218,14 @@ def room_outcome(*, sale_id: int, actors: list[Actor]) -> dict:
     }
 
 
-def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:
+def outcome(*, sale_id: int, actors: list[Actor], units: int, returned: int = 0) -> dict:
     """What PostgreSQL holds for the sale: its orders (by scripts, by people), duplicates,
-    the stock left, the draw's entrants; and whether the invariants hold (lab.invariants)."""
+    the stock left, the draw's entrants; and whether the invariants hold (lab.invariants).
+    `returned` orders were cancelled and their units offered down the draw's waiting list:
+    their rows are not units sold, and whoever the offers went to counts as drawn."""
     from lab.invariants import sale_check
     from orders.models import Order, SeckillOrder
-    from sales.models import SaleDraw
+    from sales.models import SaleDraw, SaleDrawOffer
 
     winners = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
     scripts = {a.user_id for a in actors if a.script}
@@ -232,6 +234,8 @@ def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:
     orders_rows = Order.objects.filter(sale_id=sale_id).count()
     draw = SaleDraw.objects.filter(sale_id=sale_id).values("entrant_ids", "winner_ids").first() or {}
     drawn, drawn_winners = draw.get("entrant_ids") or [], set(draw.get("winner_ids") or [])
+    if returned:
+        drawn_winners |= set(SaleDrawOffer.objects.filter(draw__sale_id=sale_id).values_list("user_id", flat=True))
     result = {
         "sale_id": sale_id,
         "winners": winners,
@@ -245,7 +249,7 @@ def outcome(*, sale_id: int, actors: list[Actor], units: int) -> dict:
         "script_entrants": sum(1 for u in drawn if u in scripts),
         "late": sum(1 for a in actors if not a.outcome),
     }
-    oversold = bool(check.oversold) or orders_rows > units or stock_left + len(winners) != units
+    oversold = bool(check.oversold) or orders_rows - returned > units or stock_left + len(winners) != units
     result["oversold"] = oversold
     result["stranded"] = check.stranded + int(check.drifted)
     result["problems"] = check.problems()
