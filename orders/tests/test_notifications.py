@@ -11,7 +11,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import requests
 from django.conf import settings
 from django.http import QueryDict
 from django.test import Client
@@ -26,7 +25,7 @@ from orders.payments.services import payment_card_confirm, payment_start
 from testutils.factories.orders import buy
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_address, make_user
-from testutils.providers import Receiver, alipay_buyer_pays, alipay_cashier_open
+from testutils.providers import Receiver, alipay_buyer_pays, alipay_cashier_open, stripe_card_token
 from tools.payment_services import alipay_control
 
 pytestmark = pytest.mark.django_db
@@ -234,21 +233,6 @@ def test_while_alipay_is_down_an_expired_order_holds_its_unit(receiver):
     assert Payment.objects.get(pk=payment.pk).close_confirmed is True
 
 
-def _card_token(number: str) -> str:
-    answer = requests.post(
-        f"{settings.STRIPE_API_BASE}/v1/tokens",
-        data={
-            "card[number]": number,
-            "card[exp_month]": "12",
-            "card[exp_year]": "2030",
-            "card[cvc]": "123",
-            "key": settings.STRIPE_PUBLISHABLE_KEY,
-        },
-        timeout=10,
-    )
-    return answer.json()["id"]
-
-
 def _stripe_attempt():
     me = make_user()
     order = buy(sale=make_sale(), user=me)
@@ -263,7 +247,7 @@ def test_a_card_pays_and_stripes_webhook_is_verified(settings):
     import stripe
 
     order, payment = _stripe_attempt()
-    payment, secret = payment_card_confirm(payment=payment, token=_card_token("4242424242424242"))
+    payment, secret = payment_card_confirm(payment=payment, token=stripe_card_token("4242424242424242"))
     assert payment.status == PaymentStatus.SUCCEEDED and not secret
     # The event Stripe made of it, as its webhook would carry it (every page of the list).
     listed = stripe_client().v1.events.list(params={"type": "payment_intent.succeeded", "limit": 100})
@@ -290,6 +274,6 @@ def test_a_declined_card_changes_nothing():
 
     order, payment = _stripe_attempt()
     with pytest.raises(PaymentUnavailable, match="declined"):
-        payment_card_confirm(payment=payment, token=_card_token("4000000000000341"))
+        payment_card_confirm(payment=payment, token=stripe_card_token("4000000000000341"))
     assert Order.objects.get(pk=order.pk).status == "unpaid"
     assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.OPEN

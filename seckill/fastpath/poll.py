@@ -14,7 +14,7 @@ from django.http import parse_cookie
 
 from sales import sale_state
 from seckill import tickets
-from seckill.fastpath.wsgi import django_answer, request_id
+from seckill.fastpath.wsgi import LearntHead, django_answer, request_id
 from seckill.sale_id import sale_id_plain
 from seckill_site.http import ok
 from seckill_site.locale import language_for
@@ -31,18 +31,6 @@ _POLL_BODY_FORMAT = b'{"code": 0, "msg": "success", "data": %d}'
 HEADS_MAX = 4096  # distinct (language, host, scheme) kept, then cleared
 
 
-class _Head:
-    """The status and headers of Django's answer to a result poll, for any result's body."""
-
-    __slots__ = ("headers", "length_at", "rid_at", "status", "view")
-
-    def __init__(self, status: str, headers: list[tuple[str, str]], view: str) -> None:
-        names = [name.lower() for name, _value in headers]
-        self.rid_at = names.index(REQUEST_ID_HEADER.lower())
-        self.length_at = names.index("content-length") if "content-length" in names else None
-        self.status, self.headers, self.view = status, headers, view
-
-
 class ResultPoll:
     """Answers GET settings.SECKILL_RESULT_TICKET_PATH with a holding ticket; else None."""
 
@@ -52,7 +40,7 @@ class ResultPoll:
         self.session_cookie = settings.SESSION_COOKIE_NAME
         self.language_cookie = settings.LANGUAGE_COOKIE_NAME
         self.ticket_cookie = settings.SECKILL_RESULT_TICKET_COOKIE
-        self._heads: dict[tuple, _Head] = {}
+        self._heads: dict[tuple, LearntHead] = {}
 
     def __call__(self, environ: dict, start_response: Callable, started: float) -> Iterable[bytes] | None:
         """The ticket's sale is the one asked for (the query exactly `goodsId=<id>`, anything
@@ -114,5 +102,5 @@ class ResultPoll:
 
         if len(self._heads) >= HEADS_MAX:
             self._heads.clear()
-        self._heads[key] = _Head(status, list(headers), resolve(self.path).route)
+        self._heads[key] = LearntHead(status, list(headers), resolve(self.path).route)
         return result

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.http import parse_cookie
 
 from seckill.fastpath.refusal import _form_sale_id, _length
-from seckill.fastpath.wsgi import django_answer, plain_id, request_id, wsgi_status
+from seckill.fastpath.wsgi import LearntHead, django_answer, plain_id, request_id, wsgi_status
 from seckill.sale_id import API_BUY, PAGE_BUY, SALE_ID_FIELD
 from seckill_site.locale import language_for
 from seckill_site.logs import REQUEST_ID_HEADER
@@ -103,16 +103,6 @@ class PassRequired:
         return [response.content]
 
 
-class _Head:
-    __slots__ = ("headers", "length_at", "rid_at", "status", "view")
-
-    def __init__(self, status: str, headers: list[tuple[str, str]], view: str) -> None:
-        names = [name.lower() for name, _value in headers]
-        self.rid_at = names.index(REQUEST_ID_HEADER.lower())
-        self.length_at = names.index("content-length") if "content-length" in names else None
-        self.status, self.headers, self.view = status, headers, view
-
-
 class WaitingStatus:
     """Answers GET /waiting-room/<sale>/status with a holding wait ticket while the shopper
     waits in line (not admitted: Django hands out the pass); else None. The headers are those
@@ -122,7 +112,7 @@ class WaitingStatus:
         self.app, self.counts = app, counts
         self.session_cookie = settings.SESSION_COOKIE_NAME
         self.language_cookie = settings.LANGUAGE_COOKIE_NAME
-        self._heads: dict[tuple, _Head] = {}
+        self._heads: dict[tuple, LearntHead] = {}
 
     def __call__(self, environ: dict, start_response: Callable, started: float) -> Iterable[bytes] | None:
         if environ.get("REQUEST_METHOD") != "GET":
@@ -173,5 +163,5 @@ class WaitingStatus:
 
         if len(self._heads) >= HEADS_MAX:
             self._heads.clear()
-        self._heads[key] = _Head(status, list(headers), resolve(environ["PATH_INFO"]).route)
+        self._heads[key] = LearntHead(status, list(headers), resolve(environ["PATH_INFO"]).route)
         return result

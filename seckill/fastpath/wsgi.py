@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from django.http import HttpResponse, parse_cookie
 
-from seckill_site.logs import REQUEST_ID_META, request_id_for
+from seckill_site.logs import REQUEST_ID_HEADER, REQUEST_ID_META, request_id_for
 
 Sent = list[tuple[str, list[tuple[str, str]]]]
 
@@ -51,3 +51,16 @@ def django_answer(app: Callable, environ: dict, start_response: Callable) -> tup
         return start_response(status, headers) if exc_info is None else start_response(status, headers, exc_info)
 
     return app(environ, start_response_kept), sent
+
+
+class LearntHead:
+    """The status and headers of Django's answer to a kind of request the fast path answers
+    itself afterwards, for any body: where the request id and the length go in them."""
+
+    __slots__ = ("headers", "length_at", "rid_at", "status", "view")
+
+    def __init__(self, status: str, headers: list[tuple[str, str]], view: str) -> None:
+        names = [name.lower() for name, _value in headers]
+        self.rid_at = names.index(REQUEST_ID_HEADER.lower())
+        self.length_at = names.index("content-length") if "content-length" in names else None
+        self.status, self.headers, self.view = status, headers, view
