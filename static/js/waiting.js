@@ -40,9 +40,10 @@
           else if (d.state === "expired") { say(gettext("Your turn to buy has ended."), true); again = false; }
           else if (d.state === "waiting" && d.position) {
             var text = interpolate(gettext("You are #%(position)s in line"), { position: d.position }, true);
-            if (d.etaSeconds === null) text += ". " + gettext("Nobody is being let in just now: your place is kept.");
-            else if (d.etaSeconds < 60) text += ", " + gettext("It is almost your turn") + ".";
-            else text += ", " + interpolate(gettext("about %(minutes)s min"), { minutes: Math.ceil(d.etaSeconds / 60) }, true) + ".";
+            // Each tail carries its own punctuation: Chinese writes "，" and "。", not ", " and ".".
+            if (d.etaSeconds === null) text += pgettext("end of a sentence", ".") + " " + gettext("Nobody is being let in just now: your place is kept.");
+            else if (d.etaSeconds < 60) text += gettext(", it is almost your turn.");
+            else text += interpolate(gettext(", about %(minutes)s min."), { minutes: Math.ceil(d.etaSeconds / 60) }, true);
             say(text);
           }
           room.dataset.state = d.state;
