@@ -234,8 +234,8 @@ def test_the_start_is_shown_as_a_day_and_a_time_in_the_shops_zone(watched):
     sale = make_sale(goods=make_goods(name="Later Tea"), starts_in=2 * 86400)
     start = timezone.localtime(sale.start_at)
     expected = {
-        "en": f"Starts {start.day} {start.strftime('%b')}, {start:%H:%M} UTC+08:00",
-        "zh-hans": f"{start.month}月{start.day}日 {start:%H:%M} 开始 UTC+08:00",
+        "en": f"Starts {start.day} {start.strftime('%b')} {start.year}, {start:%H:%M} UTC+08:00",
+        "zh-hans": f"{start.year}年{start.month}月{start.day}日 {start:%H:%M} 开始 UTC+08:00",
     }
     for language in LANGUAGES:
         for viewport in ("desktop", "phone"):
