@@ -75,11 +75,7 @@ class ResultPoll:
         if value is None or session is None or epoch is None or redis_text(epoch) != ticket.epoch:
             return None  # only the database knows, the session ended or the credentials were revoked
         body = _POLL_BODY_FORMAT % value
-        headers = list(head.headers)
-        headers[head.rid_at] = (REQUEST_ID_HEADER, request_id(environ))
-        if head.length_at is not None:
-            headers[head.length_at] = (headers[head.length_at][0], str(len(body)))
-        start_response(head.status, headers)
+        start_response(head.status, head.headers_for(body, request_id(environ)))
         self.counts.add((head.view, "GET", head.status[:3], None), head.view, "GET", head.status[:3],
                         time.perf_counter() - started)  # fmt: skip
         return [body]

@@ -140,11 +140,7 @@ class WaitingStatus:
         if found.state not in (WAITING, PREQUEUE) or (found.state == WAITING and found.position is None):
             return None  # admitted (the pass is Django's to give), over, or not in line
         body = status_body(found)
-        headers = list(head.headers)
-        headers[head.rid_at] = (REQUEST_ID_HEADER, request_id(environ))
-        if head.length_at is not None:
-            headers[head.length_at] = (headers[head.length_at][0], str(len(body)))
-        start_response(head.status, headers)
+        start_response(head.status, head.headers_for(body, request_id(environ)))
         self.counts.add((head.view, "GET", head.status[:3], None), head.view, "GET", head.status[:3],
                         time.perf_counter() - started)  # fmt: skip
         return [body]

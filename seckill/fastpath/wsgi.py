@@ -64,3 +64,11 @@ class LearntHead:
         self.rid_at = names.index(REQUEST_ID_HEADER.lower())
         self.length_at = names.index("content-length") if "content-length" in names else None
         self.status, self.headers, self.view = status, headers, view
+
+    def headers_for(self, body: bytes, rid: str) -> list[tuple[str, str]]:
+        """Django's headers with this request's id and `body`'s length."""
+        headers = list(self.headers)
+        headers[self.rid_at] = (REQUEST_ID_HEADER, rid)
+        if self.length_at is not None:
+            headers[self.length_at] = (headers[self.length_at][0], str(len(body)))
+        return headers
