@@ -6,7 +6,8 @@
 # 303 to that page for a browser asking for a page.
 # A request it lets through goes on unchanged, and the fast path and Django check the pass again;
 # whatever the edge cannot read (another spelling of the sale's id, a page buy, which names its
-# sale only in its form) or cannot ask (Redis out of reach) passes too, for them to decide.
+# sale only in its form, an API token, which only Django resolves to a shopper admitted in line,
+# unless everyone is queued) or cannot ask (Redis out of reach) passes too, for them to decide.
 #
 # Its configuration sits in the two files edge-answers.vcl includes (tools/edge_answers.py writes
 # them from the shop's settings): pass_config and pass_words in edge-answers-config.vcl (where the
@@ -37,6 +38,9 @@ sub pass_recv {
         return;
     }
     if (var.get("pass-room") ~ "^0:") {
+        if (req.http.Authorization) {
+            return;
+        }
         call pass_held;
         if (var.get("pass-held") == "1") {
             return;

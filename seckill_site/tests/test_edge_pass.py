@@ -22,6 +22,7 @@ from tools.edge import ROOT, edge_counters, edge_down, edge_up, varnish_availabl
 from tools.edge_answers import answers_files, waiting_code
 from tools.missing import missing
 from tools.net import wait_until
+from users.tokens import api_token_issue
 from waitingroom import keys
 from waitingroom.passes import pass_cookie, pass_key, pass_read, pass_signed
 from waitingroom.room import Room, room_write, shop_switches_write
@@ -199,6 +200,25 @@ def test_queue_everyone_refuses_even_a_valid_pass(shop, switch):
     shop_switches_write(queue_all=False, stop=False)
     room_on(sale.pk)
     assert by_shop(ask(edge, "API buy", sale.pk, cookies(sale.pk, session, value)))
+
+
+def test_an_api_token_passes_for_the_shop_to_decide_unless_everyone_is_queued(shop):
+    """A token client carries no session to bind a pass to: the shop admits it by its place in
+    line, which only Django resolves the token to, so the edge lets it through while the room
+    admits; while the operator queues everyone nobody passes, and the edge says so itself."""
+    _url, edge, directory = shop
+    sale = make_sale(stock=5)
+    room_on(sale.pk)
+    user = make_user()
+    token = {"Authorization": f"Token {api_token_issue(user_id=user.pk)}", "Accept": JSON}
+    captcha = edge + REQUESTS["API captcha"][1].format(sale=sale.pk)
+    before = backend_requests(directory)
+    admitted = requests.get(captcha, headers=token, allow_redirects=False, timeout=10)
+    assert by_shop(admitted) and reached_once_more(directory, before)
+    assert (admitted.status_code, admitted.headers["Content-Type"]) == (200, "image/png")
+    room_on(sale.pk, queue_all=True)
+    waiting(requests.get(captcha, headers=token, allow_redirects=False, timeout=10), sale.pk,
+            url=f"/waiting-room/{sale.pk}")  # fmt: skip
 
 
 def test_a_sale_whose_room_is_off_passes_every_request_untouched(shop):
