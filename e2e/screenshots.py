@@ -23,6 +23,9 @@ from testutils.factories.orders import buy, pay
 from testutils.factories.sales import make_ahead_sale, make_sale
 from testutils.factories.users import make_merchant, make_user, session_for
 from testutils.shoppers import reserve_directly
+from waitingroom.models import WaitingRoom
+from waitingroom.queue import place
+from waitingroom.services import room_publish
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -90,6 +93,13 @@ def test_contact_sheet(browser, live_server, celery_worker):
     sneakers.name, sneakers.title = "Limited sneakers", "Draw: entries open now"
     sneakers.image = product_image("Sneakers", (120, 40, 160))
     sneakers.save()
+    earbuds = _goods(merchant, "Wireless earbuds", "Noise cancelling, 30 h", "499.00", (30, 30, 30))
+    room_sale = make_sale(goods=earbuds, stock=100, starts_in=-60, seckill_price="199.00")
+    room = WaitingRoom.objects.create(sale=room_sale, enabled=True, admit_per_minute=1, pass_minutes=10)
+    room_publish(sale_id=room_sale.pk)
+    for user_id in range(10**9, 10**9 + 40):  # a crowd ahead, the first of it let in already
+        place(room_sale.pk, user_id)
+    waiting = make_user(nickname="Ivy")
     # Last: buy() writes every reservation the sale holds, so this one would not stay queued.
     reserve_directly(queued.pk, on_sale.pk)  # the gate took it; the order is not written yet
 
@@ -120,6 +130,7 @@ def test_contact_sheet(browser, live_server, celery_worker):
         ("Order, refund asked", f"/orders/{asked_order.order_no}", asking, None),
         ("Addresses", "/user/addresses", paid, None),
         ("Notifications", "/user/notifications", paid, None),
+        ("Waiting room: your place", f"/waiting-room/{room_sale.pk}", waiting, None),
         ("Not found (404)", "/goods/detail/999999", None, None),
         ("Admin: home", "/admin/", merchant, None),
         ("Admin: sales", "/admin/sales/sale/", merchant, None),
@@ -128,6 +139,7 @@ def test_contact_sheet(browser, live_server, celery_worker):
         ("Admin: ship an order", f"/admin/orders/order/{paid_order.pk}/ship/", merchant, None),
         ("Admin: ship from a CSV file", "/admin/orders/order/ship.csv/", merchant, None),
         ("Admin: a refund request", f"/admin/orders/order/{asked_order.pk}/refund-request/", merchant, None),
+        ("Admin: a sale's waiting room", f"/admin/waitingroom/waitingroom/{room.pk}/change/", merchant, None),
     ]
     rows = []
     for label, path, user, action in scenes:
