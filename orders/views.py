@@ -1,9 +1,9 @@
-from urllib.parse import quote
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -28,7 +28,7 @@ def my_orders(request: HttpRequest) -> HttpResponse:
     if order_id is not None:
         order = selectors.orders_of_user(user=signed_in(request)).filter(pk=order_id).first()
         if order is not None:
-            return redirect(f"/orders/{order.order_no}")
+            return redirect("orders:detail", order_no=order.order_no)
     tab = request.GET.get("tab", "")
     if tab and tab not in selectors.ORDER_TABS:
         raise Http404(_("No such list of orders."))
@@ -94,14 +94,14 @@ def order_cancel(request: HttpRequest, order_no: str) -> HttpResponse:
     single click cancels an order; JSON clients (the API's twin) confirm by POSTing."""
     if request.method == "GET" or (not wants_json(request) and request.POST.get("confirm") != "yes"):
         if not request.user.is_authenticated:
-            return redirect(f"/user/index?next=/orders/{quote(order_no[:32])}/cancel")
+            return redirect_to_login(reverse("orders:cancel", args=[order_no[:32]]))
         order = selectors.order_of_user(user=request.user, order_no=order_no)
         if order is None:
             raise Http404(_("No such order."))
         if order.status == "unpaid":
             return render(request, "orders/cancel.html", {"order": order})
         if request.method == "GET":
-            return redirect(f"/orders/{order.order_no}")
+            return redirect("orders:detail", order_no=order.order_no)
     return _cancel(request, order_no)
 
 
@@ -110,7 +110,9 @@ def _cancel(request: HttpRequest, order_no: str) -> HttpResponse:
     # request.user, not the session's user id: a session whose user was deactivated (or whose
     # password changed) still holds an id, but its user is anonymous and owns nothing.
     if not request.user.is_authenticated:
-        return fail(Code.NOT_LOGGED_IN) if as_json else redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
+        if as_json:
+            return fail(Code.NOT_LOGGED_IN)
+        return redirect_to_login(reverse("orders:detail", args=[order_no[:32]]))
     order = selectors.order_of_user(user=request.user, order_no=order_no)
     if order is None:
         if as_json:
@@ -122,8 +124,8 @@ def _cancel(request: HttpRequest, order_no: str) -> HttpResponse:
         if as_json:
             return fail(OrderCode.ORDER_STATE, str(refusal))
         messages.error(request, str(refusal))
-        return redirect(f"/orders/{order.order_no}")
+        return redirect("orders:detail", order_no=order.order_no)
     if as_json:
         return ok(selectors.order_data(order))
     messages.success(request, _("Order cancelled."))
-    return redirect(f"/orders/{order.order_no}")
+    return redirect("orders:detail", order_no=order.order_no)

@@ -16,19 +16,22 @@ urlpatterns = [
     path("", RedirectView.as_view(pattern_name="goods:list", permanent=False)),
     # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin's).
     path("favicon.ico", RedirectView.as_view(url=f"{settings.STATIC_URL}favicon.svg", permanent=True)),
-    path("user/", include("users.urls")),
-    # Everybody's pages and poll, in the URL's language (seckill_site.shared).
+    # Each page under each language's prefix: everybody's pages and poll, in the URL's language
+    # (seckill_site.shared), and the shopper's own, in the URL's language where it names one and
+    # else the visitor's (seckill_site.locale).
     *language_patterns(
         path("goods/detail/", include("seckill.item.urls")),
         path("goods/", include("sales.urls")),
         path("waiting-room/", include("waitingroom.urls")),
         # The pages' scripts' words, in the page's language whatever the visitor's cookie says.
         path("jsi18n/", shared(keys=lambda: ["jsi18n"])(JavaScriptCatalog.as_view()), name="javascript-catalog"),
+        path("user/", include("users.urls")),
+        path("orders/", include("orders.urls")),
     ),
+    path("user/", include("users.data_urls")),
     path("reminders/", include("sales.reminders.urls")),
     path("seckill/", include("seckill.urls")),
     path("waiting-room/", include("waitingroom.status_urls")),
-    path("orders/", include("orders.urls")),
     path("payments/", include("orders.payments.urls")),
     path("api/", include("seckill_site.api_urls")),
     # A merchant's bookmarks from before the sale model was named Sale, and from before the

@@ -12,7 +12,8 @@ from seckill_site.metrics import metrics_allowed, metrics_response
 def switch_language(request: HttpRequest) -> HttpResponse:
     """The language switch: a GET, unlike Django's set_language, so the shared pages need no
     CSRF token; a language preference is nothing to forge. Back to `next` in that language: a
-    shared page's address names its language (/zh-hans/goods/...), any other reads the cookie."""
+    page's address names its language (/zh-hans/goods/..., /zh-hans/orders/...); an address with
+    no language prefix (the admin) reads the cookie."""
     language = request.GET.get("language", "")
     chosen = language in dict(settings.LANGUAGES) and check_for_language(language)
     back = next_path(request.GET.get("next"), "/")

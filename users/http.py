@@ -10,7 +10,6 @@ from seckill_site.http import next_path, redirect_target
 from users import services
 from users.models import User
 
-AFTER_LOGOUT = "/user/index"
 REGISTER_RATE_PER_IP = "10/m"
 # What the pages and the API that take a password or a texted code hide from error reports
 # (Django's DEBUG page, the 500 mail to ADMINS): the POST fields, and every local variable of
@@ -25,6 +24,12 @@ def _next_raw(request: HttpRequest) -> str | None:
 def after_login() -> str:
     """Where a shopper goes when no `next` says: the sale list, in the language active now."""
     return reverse("goods:list")
+
+
+def after_logout() -> str:
+    """Where a shopper goes after logging out when no `next` says: the login page, in the
+    language active now."""
+    return reverse("users:index")
 
 
 def next_of(request: HttpRequest, fallback: str | None = None) -> str:

@@ -1,3 +1,6 @@
+"""The users app's pages under /user/, in each language (seckill_site/urls.py mounts them under
+the language prefixes); its data for scripts is users/data_urls.py."""
+
 from django.urls import include, path
 
 from users import views
@@ -9,8 +12,6 @@ urlpatterns = [
     path("login", views.login_submit, name="login"),
     path("logout", views.logout_view, name="logout"),
     path("register", views.register, name="register"),
-    path("me", views.me, name="me"),
-    path("sms/send", verification_views.sms_send, name="sms-send"),
     path("login/code", verification_views.login_by_code, name="login-code"),
     path("", include("users.addresses.urls")),
     path("notifications", views.notice_settings, name="notifications"),

@@ -13,9 +13,9 @@ from users import notices, services
 from users.codes import UserCode
 from users.forms import LoginForm, NoticeSettingsForm, RegisterForm
 from users.http import (
-    AFTER_LOGOUT,
     REGISTER_RATE_PER_IP,
     SECRET_FIELDS,
+    after_logout,
     login_limited,
     next_of,
     redirect_next,
@@ -66,7 +66,7 @@ def logout_view(request: HttpRequest) -> HttpResponse:
     services.user_logout(request=request)
     if wants_json(request):
         return result_ticket_drop(ok())
-    return result_ticket_drop(redirect_next(request, AFTER_LOGOUT))
+    return result_ticket_drop(redirect_next(request, after_logout()))
 
 
 def register_form_save(form: RegisterForm):
@@ -120,10 +120,6 @@ def me(request: HttpRequest) -> HttpResponse:
     return ok(nav_data(request))
 
 
-# The shopper's notification settings: which text messages they want (users.notices).
-NOTICES_URL = "/user/notifications"
-
-
 @require_http_methods(["GET", "POST"])
 @login_required
 def notice_settings(request: HttpRequest) -> HttpResponse:
@@ -136,7 +132,7 @@ def notice_settings(request: HttpRequest) -> HttpResponse:
                 services.user_language_set(user=user, language=language)
             notices.notice_settings_save(user=user, **form.cleaned_data)
             messages.success(request, _("Notification settings saved."))
-            return redirect(NOTICES_URL)
+            return redirect("users:notifications")
         return render(request, "users/notifications.html", {"form": form, "mobile": user.mobile}, status=400)
     chosen = notices.notice_settings_of(user=user)
     initial = {name: getattr(chosen, name) for name in NoticeSettingsForm.base_fields if name != "language"}

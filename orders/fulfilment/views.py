@@ -3,11 +3,11 @@ withdraw the request while it waits), and confirm the parcel arrived. Each answe
 redirect to the order, with a message) or, for a JSON client, the envelope with the order, as
 cancelling does (orders.views)."""
 
-from urllib.parse import quote
-
 from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from orders import selectors
@@ -28,7 +28,7 @@ def _order_or_answer(request: HttpRequest, order_no: str):
     if not request.user.is_authenticated:
         if as_json:
             return None, fail(Code.NOT_LOGGED_IN)
-        return None, redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
+        return None, redirect_to_login(reverse("orders:detail", args=[order_no[:32]]))
     order = selectors.order_of_user(user=request.user, order_no=order_no)
     if order is None:
         if as_json:
@@ -47,7 +47,7 @@ def _answer(request: HttpRequest, order, *, refusal: str | None = None, done: st
         messages.error(request, refusal)
     else:
         messages.success(request, done)
-    return redirect(f"/orders/{order.order_no}")
+    return redirect("orders:detail", order_no=order.order_no)
 
 
 @allow("POST")
@@ -91,7 +91,7 @@ def order_received(request: HttpRequest, order_no: str) -> HttpResponse:
         return answer
     if request.method == "GET" or (not wants_json(request) and request.POST.get("confirm") != "yes"):
         if order.status != OrderStatus.SHIPPED:
-            return redirect(f"/orders/{order.order_no}")
+            return redirect("orders:detail", order_no=order.order_no)
         return render(request, "orders/received.html", {"order": order})
     try:
         order_deliver(order_id=order.pk, actor_id=request.user.pk)

@@ -2,10 +2,10 @@
 page that waits for the provider's word. The providers' notifications are webhooks.py's."""
 
 import json
-from urllib.parse import quote
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -58,7 +58,7 @@ def _back(
     if wants_json(request):
         return fail(code, message)
     messages.error(request, message)
-    return redirect(f"/orders/{order.order_no}")
+    return redirect("orders:detail", order_no=order.order_no)
 
 
 @allow("POST")
@@ -68,7 +68,7 @@ def order_pay(request: HttpRequest, order_no: str) -> HttpResponse:
     if not request.user.is_authenticated:
         if wants_json(request):
             return fail(Code.NOT_LOGGED_IN)
-        return redirect(f"/user/index?next=/orders/{quote(order_no[:32])}")
+        return redirect_to_login(reverse("orders:detail", args=[order_no[:32]]))
     order = _order_or_404(request, order_no)
     method = request.POST.get("method") or provider_default()
     if method not in providers_enabled():

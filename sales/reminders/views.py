@@ -2,6 +2,7 @@
 shopper's own session. The item page is everybody's, so its script reads and sets the state here."""
 
 from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
@@ -48,7 +49,7 @@ def sale_calendar(request: HttpRequest, sale_id: str) -> HttpResponse:
     if sale is None:
         raise Http404(_("No such sale."))
     with translation.override(path_language(request.path_info)):
-        url = request.build_absolute_uri(f"/goods/detail/{sale.pk}")
+        url = request.build_absolute_uri(reverse("item:page", kwargs={"sale_id": sale.pk}))
         body = reminders.sale_calendar(sale=sale, url=url)
     response = HttpResponse(body, content_type="text/calendar; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="sale-{sale.pk}.ics"'

@@ -9,6 +9,7 @@ from urllib.parse import quote
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -71,8 +72,8 @@ def item_page(request: HttpRequest, sale_id: str) -> HttpResponse:
         "shared": True,
         # A room on: the page points the shopper to it (waiting.js asks where they stand).
         "waiting_room": room_read(parsed).on,
-        "login_url": f"/user/index?next={quote(request.path)}",
-        "register_url": f"/user/register?next={quote(request.path)}",
+        "login_url": f"{reverse('users:index')}?next={quote(request.path)}",
+        "register_url": f"{reverse('users:register')}?next={quote(request.path)}",
         # Every other panel, and a draw's entry and result, for seckill.js to fill (seckill.panels).
         "panels": panels.panel_variants(page=page),
         "entry_variants": panels.entry_variants() if page.entries is not None else [],

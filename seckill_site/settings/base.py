@@ -171,7 +171,8 @@ SESSION_SAVE_EVERY_REQUEST = False
 SESSION_SLIDING_REFRESH_SECONDS = 60
 
 AUTH_USER_MODEL = "users.User"
-LOGIN_URL = "/user/index"
+# A name, reversed in the language active (its page under /zh-hans/ for a Chinese page).
+LOGIN_URL = "users:index"
 AUTHENTICATION_BACKENDS = ["users.backends.MobileBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "users.passwords.MinimumLengthValidator", "OPTIONS": {"min_length": 6}},

@@ -53,7 +53,7 @@ def test_pages_and_envelopes_speak_chinese_when_asked(client):
 @pytest.mark.django_db
 def test_the_language_switch_sets_the_cookie_and_stays_on_site(client):
     response = client.get("/language", {"language": "zh-hans", "next": "/orders/"})
-    assert response.status_code == 302 and response["Location"] == "/orders/"
+    assert response.status_code == 302 and response["Location"] == "/zh-hans/orders/"
     assert client.cookies["django_language"].value == "zh-hans"
     assert "我的订单" in client.get("/user/index").content.decode()
     assert client.get("/language", {"language": "xx", "next": "https://evil.example/"})["Location"] == "/"

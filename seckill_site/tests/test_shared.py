@@ -137,8 +137,12 @@ def test_the_language_switch_goes_to_the_page_in_that_language():
     assert answer.cookies["django_language"].value == "zh-hans"
     back = Client().get("/language", {"language": "en", "next": f"/zh-hans/goods/detail/{sale.pk}?x=1"})
     assert back.headers["Location"] == f"/goods/detail/{sale.pk}?x=1"
-    orders = Client().get("/language", {"language": "zh-hans", "next": "/orders/"})
-    assert orders.headers["Location"] == "/orders/"  # not shared: the cookie decides there
+    orders = Client().get("/language", {"language": "zh-hans", "next": "/orders/?tab=unpaid"})
+    assert orders.headers["Location"] == "/zh-hans/orders/?tab=unpaid"  # a shopper's own page too
+    back = Client().get("/language", {"language": "en", "next": "/zh-hans/user/notifications"})
+    assert back.headers["Location"] == "/user/notifications"
+    admin = Client().get("/language", {"language": "zh-hans", "next": "/admin/"})
+    assert admin.headers["Location"] == "/admin/"  # no prefix there: the cookie decides
     unknown = Client().get("/language", {"language": "xx", "next": "/zh-hans/goods/goodsList"})
     assert unknown.headers["Location"] == "/zh-hans/goods/goodsList" and "django_language" not in unknown.cookies
 

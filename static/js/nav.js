@@ -30,7 +30,9 @@
       }
       if (!body.data || !body.data.nickname) {
         if (mine) mine.hidden = true;
-        greeting.innerHTML = '<a href="/user/index"></a> · <a href="/user/register"></a>';
+        greeting.innerHTML = '<a></a> · <a></a>';
+        greeting.children[0].href = nav.dataset.loginUrl;
+        greeting.children[1].href = nav.dataset.registerUrl;
         greeting.children[0].textContent = gettext("Log in");
         greeting.children[1].textContent = gettext("Register");
         return;
@@ -38,14 +40,14 @@
       if (mine) mine.hidden = false;
       var token = body.data.csrfToken;  // the CSRF cookie is HttpOnly in production
       var notices = document.createElement("a");
-      notices.href = "/user/notifications";
+      notices.href = nav.dataset.noticesUrl;
       notices.textContent = gettext("Notifications");
       nav.insertBefore(notices, greeting);
       nav.insertBefore(document.createTextNode(" "), greeting);
       greeting.textContent = interpolate(gettext("Hi, %s"), [body.data.nickname]) + " ";
       var form = document.createElement("form");
       form.method = "post";
-      form.action = "/user/logout";
+      form.action = nav.dataset.logoutUrl;
       form.innerHTML = '<input type="hidden" name="csrfmiddlewaretoken"><button class="btn link" type="submit"></button>';
       form.firstChild.value = token;
       form.lastChild.textContent = gettext("Log out");

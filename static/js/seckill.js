@@ -12,6 +12,9 @@
   var ngettext = window.ngettext || function (one, many, n) { return n === 1 ? one : many; };
   var interpolate = window.interpolate || function (format, args) { return format.replace("%s", args[0]); };
   var time = window.SeckillTime, duration = time.duration;
+  // The shopper's pages in this page's language: the nav carries their addresses (base.html).
+  var navUrls = (document.getElementById("nav") || { dataset: {} }).dataset;
+  function pageUrl(name, fallback) { return navUrls[name] || fallback; }
   var root = document.getElementById("sale");
   if (!root) return;
   var saleId = root.dataset.saleId;
@@ -79,7 +82,7 @@
   // Said once to screen readers; the ticking countdown itself is never announced.
   function announce(text) { announcer.textContent = text; }
   function answered(r) {
-    if (r.status === 401) { location.href = "/user/index?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
+    if (r.status === 401) { location.href = pageUrl("loginUrl", "/user/index") + "?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
     return r.json().then(waitingRoom);
   }
   function json(url, options) {
@@ -138,7 +141,7 @@
     if (!part) return;
     var values = Object.assign({}, shopper || {}, shopper && shopper.drawEntry ? shopper.drawEntry : {});
     fill(part, values);
-    part.querySelectorAll("[data-order-href]").forEach(function (a) { a.href = "/orders/" + encodeURIComponent(shopper.orderNo); });
+    part.querySelectorAll("[data-order-href]").forEach(function (a) { a.href = pageUrl("ordersUrl", "/orders/") + encodeURIComponent(shopper.orderNo); });
     part.querySelectorAll("[data-deadline]").forEach(function (el) {
       el.dataset.deadline = String(Math.round(shopper.payDeadline));
       el.dataset.now = String(Math.round(shopNow() / 1000));
@@ -410,7 +413,7 @@
   }
   function fetchChallenge(url) {
     return fetch(url + "?goodsId=" + saleId + "&t=" + Date.now(), { credentials: "same-origin" }).then(function (r) {
-      if (r.status === 401) { location.href = "/user/index?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
+      if (r.status === 401) { location.href = pageUrl("loginUrl", "/user/index") + "?next=" + encodeURIComponent(location.pathname); throw new Error("login"); }
       var type = r.headers.get("Content-Type") || "";
       if (type.indexOf("application/json") === 0) return r.json().then(function (body) { throw waitingRoom(body); });
       return r.blob();
@@ -561,7 +564,7 @@
     } else {
       say(gettext("Still processing your order. It will appear on "), "wait");
       var link = document.createElement("a");
-      link.href = "/orders/";
+      link.href = pageUrl("ordersUrl", "/orders/");
       link.textContent = gettext("your orders page");
       result.appendChild(link);
       result.appendChild(document.createTextNode(pollState === "processing" ? gettext("; this page keeps checking.") : "."));

@@ -5,7 +5,6 @@ from django.urls import path
 from users.addresses import views
 
 urlpatterns = [
-    path("divisions", views.divisions_data, name="divisions"),
     path("addresses", views.address_book, name="addresses"),
     path("addresses/<str:address_id>", views.address_edit, name="address-edit"),
     path("addresses/<str:address_id>/delete", views.address_delete, name="address-delete"),
