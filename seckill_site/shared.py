@@ -95,9 +95,15 @@ def shared(
                 response.headers["Content-Language"] = translation.get_language()
             return response
 
+        wrapper.everybodys = True
         return wrapper
 
     return decorate
+
+
+def is_shared_view(view: Callable) -> bool:
+    """Whether `view` (or a view it wraps with functools.wraps) answers for everybody: shared()."""
+    return getattr(view, "everybodys", False)
 
 
 def _chosen_elsewhere(request: HttpRequest) -> str | None:
