@@ -56,8 +56,12 @@ class _Text(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         # <code translate="no">: a value, not words (a draw's seed and its hash, a file name).
-        if tag in ("script", "style") or (tag == "code" and ("translate", "no") in attrs):
+        # The page offered in another language says so in that language (includes/language_offer.html).
+        offer = tag == "aside" and any(name == "data-language-offer" for name, _value in attrs)
+        if tag in ("script", "style") or (tag == "code" and ("translate", "no") in attrs) or offer:
             self._skip += 1
+        if offer:
+            return
         for name, value in attrs:
             if value and (
                 name in READ_ATTRIBUTES or (tag == "input" and name == "value" and ("type", "submit") in attrs)
@@ -65,7 +69,7 @@ class _Text(HTMLParser):
                 self.parts.append(value)
 
     def handle_endtag(self, tag):
-        if tag in ("script", "style", "code") and self._skip:
+        if tag in ("script", "style", "code", "aside") and self._skip:
             self._skip -= 1
 
     def handle_data(self, data):
