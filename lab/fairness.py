@@ -53,7 +53,6 @@ the buys' answers by code), or when the draw's ratio over the seeds is above DRA
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import signal
 import sys
@@ -72,6 +71,7 @@ from lab.opening import (
     fairness_sale,
     outcome,
     population,
+    reoffer_outcome,
     room_open,
     room_outcome,
     room_population,
@@ -263,46 +263,6 @@ def winners_unpaid(*, sale_id: int, stop: threading.Event) -> list[int]:
                 return [order.pk for order in orders if order_close(order=order, reason=REASON_EXPIRED)]
         stop.wait(0.2)
     return []
-
-
-def reoffer_outcome(*, sale_id: int, returned: list[int]) -> dict:
-    """The unpaid opening's checks (reoffer_failures) on what PostgreSQL holds for the sale."""
-    from orders.models import SeckillOrder
-    from sales.models import SaleDraw, SaleDrawOffer
-
-    draw = SaleDraw.objects.get(sale_id=sale_id)
-    offers = list(SaleDrawOffer.objects.filter(draw=draw).order_by("rank").values_list("rank", "user_id"))
-    holders = list(SeckillOrder.objects.filter(sale_id=sale_id, live=True).values_list("user_id", flat=True))
-    problems = reoffer_failures(
-        seed=draw.seed, entrant_ids=draw.entrant_ids, winner_ids=draw.winner_ids, offers=offers,
-        returned=len(returned), holders=holders,
-    )  # fmt: skip
-    return {"returned": len(returned), "offers": len(offers), "reoffer_problems": problems}
-
-
-def reoffer_failures(
-    *, seed: str, entrant_ids: list[int], winner_ids: list[int], offers: list[tuple[int, int]], returned: int,
-    holders: list[int],
-) -> list[str]:  # fmt: skip
-    """Why the units that came back did not go down the published ranking, one line each (none:
-    they did). The ranking is recomputed here from the draw's seed and entrants as docs/draw.md
-    publishes it (the hex SHA-256 of "<seed>:<id>", smallest first): the offers, (rank, user id)
-    in rank order, must be the first of the waiting list, one per returned unit while anyone
-    waits; and the live orders' `holders` are the winners who kept theirs and the offered
-    entrants, nobody else and nobody twice."""
-    ranking = sorted(entrant_ids, key=lambda i: (hashlib.sha256(f"{seed}:{i}".encode()).hexdigest(), i))
-    waiting = [(rank, i) for rank, i in enumerate(ranking, start=1) if i not in set(winner_ids)]
-    lines = []
-    if offers != waiting[: len(offers)]:
-        lines.append(f"the offers {offers} are not the next in the published ranking {waiting[: len(offers)]}")
-    if len(offers) != min(returned, len(waiting)):
-        lines.append(f"{returned} units came back but {len(offers)} were offered ({len(waiting)} waiting)")
-    allowed = set(winner_ids) | {i for _rank, i in offers}
-    if returned <= len(waiting) and (outside := sorted(set(holders) - allowed)):
-        lines.append(f"units went to shoppers outside the waiting list's turn: {outside}")
-    if len(holders) != len(set(holders)):
-        lines.append(f"a shopper holds two units: {sorted(i for i, n in Counter(holders).items() if n > 1)}")
-    return lines
 
 
 def room_line(seed: int, result: dict) -> str:

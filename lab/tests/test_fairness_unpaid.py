@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from lab.fairness import reoffer_failures, run_in_process
-from lab.opening import MERCHANT_MOBILE, Actor, shoppers
+from lab.fairness import run_in_process
+from lab.opening import MERCHANT_MOBILE, Actor, reoffer_failures, shoppers
 from sales.draw_ranking import ranked
 from users.models import User
 
