@@ -25,11 +25,15 @@ services the views call, the captcha's picture not rendered; the order writer ev
 in this process, the draw by the first buy after the window or at the window's end as the ETA
 task would): no web server, no worker.
 
-The unpaid opening (`--modes unpaid`, in process only, docs/draw.md "Measuring fairness") is
-the draw's opening where every third winner in the ranking lets the pay window pass (the shop's
-unpaid expiry closes the order) while the scripts keep trying to buy. It checks that each unit
-that came back was offered to the next entrant of the ranking recomputed from the draw's seed
-and entrants, that no shopper outside those turns holds one, and exactly the stock sold, once.
+The unpaid opening (`--modes unpaid`, docs/draw.md "Measuring fairness") is the draw's opening
+where every third winner in the ranking lets the pay window pass (its order's deadline is moved
+into the past and the shop's unpaid expiry closes it) while the scripts keep trying to buy. Over
+HTTP (lab/fairness_unpaid.py) the expiry is the deployment's (beat's sweep), the other winners
+and every entrant a unit is offered to pay through the API at the Alipay stand-in, and those
+not drawn ask for their result until the returned units are offered and paid; in process the
+driver closes the orders and nobody pays. It checks that each unit that came back was offered
+to the next entrant of the ranking recomputed from the draw's seed and entrants, that no
+shopper outside those turns holds one, and exactly the stock sold, once.
 
 The room's opening (`--modes room`, docs/waiting-room.md "Fairness") puts a first come, first
 served sale behind its waiting room against a scalper with ten times the accounts
@@ -371,7 +375,6 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=40.0, help="seconds after the opening a run may take (40)")
     # The room's opening is asked for by name: over HTTP a thousand scripts asking every second go
     # through Django, more than a 2-core machine serves beside the other openings.
-    # The unpaid opening (a third of the draw's winners do not pay) runs in process only.
     parser.add_argument("--modes", nargs="+", default=["fcfs", "draw"], choices=["fcfs", "draw", "room", "unpaid"])
     room = parser.add_argument_group("the room's opening (--modes room)")
     room.add_argument("--room-scripts", type=int, default=0, help="the scalper's accounts (0: 10 x --scripts)")
@@ -392,8 +395,6 @@ def main() -> int:
     parser.add_argument("--web-threads", type=int, default=8, help="HTTP: threads each (8, WEB_THREADS)")
     parser.add_argument("--celery-concurrency", type=int, default=2, help="HTTP: the worker's processes (2)")
     options = parser.parse_args()
-    if "unpaid" in options.modes and not options.in_process:
-        parser.error("--modes unpaid runs with --in-process only")
 
     # This process makes the users, tokens and sales the deployment serves: the same database,
     # Redis (key prefix included) and task queue as the deployment's processes, which inherit
@@ -495,10 +496,12 @@ def main() -> int:
                     draws.append((seed, result))
                 print(run_line(mode, seed, result, share=share, people=options.people), flush=True)
                 if mode == "unpaid":
+                    paid = f"; paid through the API {result['paid']} (offers {result['offers_paid']})"
                     print(
                         f"         units returned {result['returned']}, offered down the ranking {result['offers']}: "
                         f"{'; '.join(result['reoffer_problems']) or 'each to the next in rank'}; the scripts' buys "
-                        f"after: {', '.join(f'{k} {n}' for k, n in result['after_return'].most_common()) or 'none'}",
+                        f"after: {', '.join(f'{k} {n}' for k, n in result['after_return'].most_common()) or 'none'}"
+                        + (paid if "paid" in result else ""),
                         flush=True,
                     )
                     reoffers += [f"unpaid seed {seed}: {line}" for line in result["reoffer_problems"]]

@@ -39,7 +39,8 @@ import psutil
 import requests
 from requests.adapters import HTTPAdapter
 
-from lab.opening import Actor, Replay, RoomPlan, fairness_sale, outcome, room_open, room_outcome
+from lab.fairness_unpaid import EXPIRE_SWEEP_S, OFFER_POLL_S, PAY_STEPS, Lapses, Payment
+from lab.opening import Actor, Replay, RoomPlan, fairness_sale, outcome, reoffer_outcome, room_open, room_outcome
 from lab.shopper import captcha_read
 from orders.codes import OrderCode
 from sales.codes import SaleCode
@@ -90,7 +91,10 @@ class Opening:
         deployment = Deployment(log_dir=self.log_dir, celery_concurrency=self.celery_concurrency)
         deployment.ready_path = "/healthz"
         # One log line per request would cost the web workers CPU the shoppers are waiting for.
-        deployment.env.update(REQUEST_LOG_LEVEL="WARNING", **self.env)
+        # The unpaid opening's units come back through beat's expiry sweep: run it every second.
+        deployment.env.update(
+            REQUEST_LOG_LEVEL="WARNING", SECKILL_EXPIRE_SWEEP_SECONDS=str(EXPIRE_SWEEP_S), **self.env
+        )  # fmt: skip
         self.deployment = deployment
         log(f"starting on {deployment.url}: a Celery worker -c {self.celery_concurrency}, beat, granian "
             f"{self.web_workers}x{self.web_threads} (logs: {self.log_dir})")  # fmt: skip
@@ -140,8 +144,10 @@ class Opening:
         t0 = sale.start_at.timestamp()
         replay = Replay(t0=t0, timeout=timeout, clock=redis_now, workers=self.clients)
         api = f"{self.deployment.url}/api/v1/sales/{sale.pk}"
+        lapses = Lapses(sale_id=sale.pk, now=replay.now) if mode == "unpaid" else None
         shoppers = {a.user_id: Steps(actor=a, session=self.session(a.user_id), api=api, sale_id=sale.pk,
-                                       replay=replay, site=self.deployment.url) for a in actors}  # fmt: skip
+                                       replay=replay, site=self.deployment.url, lapses=lapses)
+                    for a in actors}  # fmt: skip
         for actor in actors:
             replay.push(actor, actor.start, "captcha")
 
@@ -151,7 +157,13 @@ class Opening:
         first = min((actor.start for actor in actors), default=0.0)
         time.sleep(max(0.0, t0 + min(0.0, first) - redis_now() - 0.5))  # the deployment idles until then
         started = time.monotonic()
-        replay.run(lambda actor, step: shoppers[actor.user_id].step(step))
+        if lapses is not None:
+            lapses.start()
+        try:
+            replay.run(lambda actor, step: shoppers[actor.user_id].step(step))
+        finally:
+            if lapses is not None:
+                lapses.stop()
         ran = time.monotonic() - started
         cpu = cpu_used(cpu_before, cpu_snapshot(ours))
         busy = machine_busy(machine_before, psutil.cpu_times())
@@ -162,7 +174,8 @@ class Opening:
             time.sleep(0.2)
         for shopper in shoppers.values():
             shopper.session.close()
-        result = outcome(sale_id=sale.pk, actors=actors, units=units)
+        returned = lapses.returned() if lapses is not None else []
+        result = outcome(sale_id=sale.pk, actors=actors, units=units, returned=len(returned))
         latencies = [ms for shopper in shoppers.values() for ms in shopper.latencies]
         buys = [ms for shopper in shoppers.values() for ms in shopper.buy_latencies]
         errors = sum(shopper.errors for shopper in shoppers.values())
@@ -185,21 +198,45 @@ class Opening:
         )
         if room is not None:
             result |= room_outcome(sale_id=sale.pk, actors=actors)
+        if lapses is not None:
+            result |= reoffer_outcome(sale_id=sale.pk, returned=returned) | unpaid_figures(sale_id=sale.pk)
+            result["after_return"] = sum((shopper.after_return for shopper in shoppers.values()), Counter())
         result["errors"] = errors
         result["buy_answers"] = sum((shopper.buy_answers for shopper in shoppers.values()), Counter())
         return result
 
 
+def unpaid_figures(*, sale_id: int) -> dict:
+    """The unpaid opening's payments, from PostgreSQL: the sale's orders paid, and of them the
+    offers' (units that came back, paid by the entrant they were offered to)."""
+    from orders.models import PAID_STATUSES, Order
+    from sales.models import OfferOutcome, SaleDrawOffer
+
+    paid = Order.objects.filter(sale_id=sale_id, status__in=PAID_STATUSES).count()
+    offers_paid = SaleDrawOffer.objects.filter(draw__sale_id=sale_id, outcome=OfferOutcome.PAID).count()
+    return {"paid": paid, "offers_paid": offers_paid}
+
+
 class Steps:
     """One shopper's steps through the API over its own keep-alive connection and token. Each
     step is one request; its answer decides the next step and when (Replay.push). A shopper has
-    one step pending at a time, so its connection is never used by two threads at once."""
+    one step pending at a time, so its connection is never used by two threads at once.
+
+    In the unpaid opening (`lapses`) a winner pays their order (lab.fairness_unpaid.Payment)
+    unless they are one who lets the window pass; a person who was not drawn asks every
+    OFFER_POLL_S whether a unit was offered to them (then pays it), and a script keeps buying
+    (asking as often), until the opening is settled."""
 
     def __init__(
-        self, *, actor: Actor, session: requests.Session, api: str, sale_id: int, replay: Replay, site: str = ""
-    ) -> None:
+        self, *, actor: Actor, session: requests.Session, api: str, sale_id: int, replay: Replay, site: str = "",
+        lapses: Lapses | None = None,
+    ) -> None:  # fmt: skip
         self.actor, self.session, self.api, self.sale_id, self.replay = actor, session, api, sale_id, replay
         self.site = site
+        self.lapses = lapses
+        self.payment: Payment | None = None
+        self.offer_poll_at = 0.0  # a script buying on: when it next asks for its result instead
+        self.after_return: Counter[str] = Counter()  # a script's buys' answers once a unit came back
         self.answer: int | None = None  # what the shopper will type for the captcha on screen
         self.latencies: list[float] = []  # ms, every request
         self.buy_latencies: list[float] = []
@@ -227,7 +264,12 @@ class Steps:
         """One request, then the next step pushed at a time counted from its answer: a person
         starts solving once the picture is on screen, not when they asked for it."""
         actor, push = self.actor, self.replay.push
-        if name == "captcha":
+        if name in PAY_STEPS:
+            assert self.payment is not None
+            after = self.payment.step(name)
+            if after is not None:
+                push(actor, self.replay.now() + after[1], after[0])
+        elif name == "captcha":
             response = self._request("GET", f"{self.api}/captcha")
             now = self.replay.now()
             if response is None or response.status_code >= 500:
@@ -273,6 +315,8 @@ class Steps:
             self.buy_latencies.append((time.monotonic() - started) * 1000)
             code, data = envelope(response)
             self.buy_answers[answer_name(code, response)] += 1
+            if self.lapses is not None and self.lapses.returned_at is not None and actor.script:
+                self.after_return[answer_name(code, response)] += 1
             if response is None or response.status_code in (500, 502, 504):
                 self.errors += response is not None
                 push(actor, now + 0.5, "buy")
@@ -284,6 +328,12 @@ class Steps:
             elif code in (CODE["SOLD_OUT"], CODE["ENTRIES_CLOSED"], CODE["ALREADY_BOUGHT"]) or (
                 code == CODE["ENDED"] and response.status_code == 200
             ):
+                if self.buying_on(code):  # a unit may come back: a script tries again
+                    push(actor, now + 0.2, "buy")
+                    return
+                if self.lapses is not None and not self.lapses.settled.is_set() and actor.script:
+                    push(actor, now, "result")  # its turn to ask (or it holds one: offered)
+                    return
                 actor.outcome = {
                     CODE["SOLD_OUT"]: "sold out",
                     CODE["ENTRIES_CLOSED"]: "sold out",  # sold out after the draw
@@ -308,14 +358,46 @@ class Steps:
             now = self.replay.now()
             code, data = envelope(response)
             order_id = data.get("orderId") if code == 0 and isinstance(data, dict) else None
-            if order_id is not None and order_id > 0:
+            if order_id is not None and order_id > 0 and self.lapses is not None:
+                self.ordered(order_id, now)
+            elif order_id is not None and order_id > 0:
                 actor.outcome = "ordered"
+            elif order_id in (-1, -3) and self.lapses is not None and not self.lapses.settled.is_set():
+                if actor.script:  # buys on, asking again now and then
+                    self.offer_poll_at = now + OFFER_POLL_S
+                    push(actor, now + 0.2, "buy")
+                elif order_id == -3:  # waits for a unit to be offered
+                    push(actor, now + OFFER_POLL_S + actor.rng.uniform(0, RESULT_JITTER_S), "result")
+                else:
+                    actor.outcome = "failed"
             elif order_id == -3:
                 actor.outcome = "not drawn"
             elif order_id == -1:
                 actor.outcome = "failed"
             else:  # queued or entered (or no answer): ask again
                 push(actor, now + RESULT_POLL_S + actor.rng.uniform(0, RESULT_JITTER_S), "result")
+
+    def buying_on(self, code: int | None) -> bool:
+        """The unpaid opening: does a script refused by the stock buy again, rather than ask
+        for its result? Until the opening is settled, between two asks (OFFER_POLL_S)."""
+        lapses = self.lapses
+        return (
+            lapses is not None and self.actor.script and not lapses.settled.is_set()
+            and code != CODE["ALREADY_BOUGHT"] and self.replay.now() < self.offer_poll_at
+        )  # fmt: skip
+
+    def ordered(self, order_id: int, now: float) -> None:
+        """The unpaid opening: the shopper's order is written (a winner's, or a unit offered).
+        They pay it, unless they are one of the winners who let the window pass (the driver
+        knows them once the draw is made)."""
+        assert self.lapses is not None
+        if self.lapses.walkers is None:
+            self.replay.push(self.actor, now + 0.3, "result")
+            return
+        self.actor.outcome = "ordered"
+        if not self.lapses.walks_away(self.actor.user_id):
+            self.payment = Payment(order_id=order_id, site=self.site, request=self._request)
+            self.replay.push(self.actor, now, PAY_STEPS[0])
 
 
 CODE = {code.name: code.code for enum in (Code, UserCode, SaleCode, BuyCode, OrderCode, WaitingCode) for code in enum}
