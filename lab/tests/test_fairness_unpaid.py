@@ -1,15 +1,20 @@
 """`make fairness`'s unpaid opening (lab/fairness.py, `--modes unpaid`): a third of the draw's
 winners do not pay and their units go down the published ranking while the scripts keep trying.
-The checks are pure and tested here on a made-up draw; the slow test runs the opening in
-process on a tiny population."""
+The checks are pure and tested here on a made-up draw; the slow tests run the opening on a
+tiny population in process and over HTTP against the deployment (lab/fairness_http.py)."""
 
 import random
 
 import pytest
 
 from lab.fairness import run_in_process
+from lab.fairness_http import Opening
 from lab.opening import MERCHANT_MOBILE, Actor, reoffer_failures, shoppers
+from orders.models import Order, OrderStatus
+from orders.services import REASON_EXPIRED
 from sales.draw_ranking import ranked
+from sales.models import OfferOutcome, SaleDraw, SaleDrawOffer
+from testutils.processes import ROOT, child_database_url
 from users.models import User
 
 SEED = "0f" * 16
@@ -53,20 +58,59 @@ def test_once_the_list_is_exhausted_anyone_may_buy_what_comes_back():
     assert check(everyone, returned=9, holders=[*WAITING, 500_000_001, 500_000_002, 500_000_003]) == []
 
 
+def tiny_population(people: int, scripts: int) -> list[Actor]:
+    """Fast people, all in a 5-second window; scripts that always read the captcha right."""
+    rng = random.Random(3)
+    actors = [
+        Actor(u, False, rng.uniform(0.1, 0.5), (0.2, 0.4), 1.0, random.Random(rng.random()))
+        for u in shoppers(people, 0)
+    ]
+    actors += [
+        Actor(u, True, rng.uniform(0, 0.05), (0.1, 0.1), 1.0, random.Random(rng.random()))
+        for u in shoppers(scripts, 500_000_000)
+    ]
+    return actors
+
+
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_unpaid_opening_offers_every_returned_unit_down_the_ranking():
     User.objects.create(mobile=MERCHANT_MOBILE, nickname="fairness merchant")
-    rng = random.Random(3)
-    actors = [
-        Actor(u, False, rng.uniform(0.1, 0.5), (0.2, 0.4), 1.0, random.Random(rng.random())) for u in shoppers(8, 0)
-    ]
-    actors += [
-        Actor(u, True, rng.uniform(0, 0.05), (0.1, 0.1), 1.0, random.Random(rng.random()))
-        for u in shoppers(4, 500_000_000)
-    ]
+    actors = tiny_population(8, 4)
     result = run_in_process(mode="unpaid", actors=actors, units=6, window=5, timeout=25)
     assert result["entrants"] == 12
     assert (result["returned"], result["offers"], result["reoffer_problems"]) == (2, 2, [])
     assert result["ok"], result["problems"]
     assert sum(result["after_return"].values()) > 0  # the scripts were still trying
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_over_http_the_deployment_expires_the_walkers_and_the_offered_entrants_pay():
+    """Over HTTP the deployment's beat closes the orders of the winners who let the window pass,
+    its re-offer hands their units down the ranking, the other winners and the offered entrants
+    pay through the API at the Alipay stand-in, and the scripts buy on until that is settled."""
+    User.objects.create(mobile=MERCHANT_MOBILE, nickname="fairness merchant")
+    actors = tiny_population(6, 4)
+    opening = Opening(
+        log_dir=ROOT / ".run" / "test-fairness-unpaid", web_workers=1, web_threads=4, celery_concurrency=1,
+        clients=10, env={"DATABASE_URL": child_database_url()},
+    )  # fmt: skip
+    try:
+        opening.start(user_ids=[a.user_id for a in actors])
+        result = opening.run(mode="unpaid", actors=actors, units=6, window=5, timeout=50)
+    finally:
+        opening.stop()
+
+    assert result["entrants"] == 10
+    assert (result["returned"], result["offers"], result["reoffer_problems"]) == (2, 2, [])
+    assert result["ok"], result["problems"]
+    assert result["errors"] == 0 and result["late"] == 0, result["context"]
+    assert (result["paid"], result["offers_paid"]) == (6, 2)  # 4 winners who kept theirs, 2 offered
+    assert sum(result["after_return"].values()) > 0  # the scripts were still trying
+    draw = SaleDraw.objects.get(sale_id=result["sale_id"])
+    cancelled = Order.objects.filter(sale_id=result["sale_id"], status=OrderStatus.CANCELLED)
+    assert sorted(cancelled.values_list("user_id", flat=True)) == sorted(draw.winner_ids[2::3])
+    assert set(cancelled.values_list("cancel_reason", flat=True)) == {REASON_EXPIRED}
+    offers = SaleDrawOffer.objects.filter(draw=draw)
+    assert set(offers.values_list("outcome", flat=True)) == {OfferOutcome.PAID}
