@@ -43,11 +43,11 @@ their place until the room lets them in (`--room-pace` a minute), then solves an
 It reports people's share of the units divided by their share of the arrivals, and fails the
 run when that is not within ROOM_TOLERANCE of 1.
 
-Either way it is bounded (each run ends by `--timeout` seconds after the opening) and loopback
-only. It prints, per mode and seed, the units won by scripts and by people, the scripts' share of
-units divided by their share of accounts (1.0 is fair), a person's chance to win, and the
-invariants, read from PostgreSQL: exactly `--units` orders, none oversold, no shopper twice; then
-the averages over the seeds.
+Either way it is bounded (each run ends by `--timeout` seconds after the opening: 40, the unpaid
+opening 60) and loopback only. It prints, per mode and seed, the units won by scripts and by
+people, the scripts' share of units divided by their share of accounts (1.0 is fair), a
+person's chance to win, and the invariants, read from PostgreSQL: exactly `--units` orders,
+none oversold, no shopper twice; then the averages over the seeds.
 
 It exits non-zero, with a line saying why, when an invariant fails, when a draw seed took no
 entries (its opening ran first come, first served: its figures measure no draw; the line gives
@@ -91,6 +91,9 @@ DRAW_RATIO_TARGET = 1.15
 # their share of the arrivals must be within this of 1, |ratio - 1| <= ROOM_TOLERANCE, pooled
 # over the seeds.
 ROOM_TOLERANCE = 0.15
+# Seconds after the opening a run may take: the unpaid opening goes on past the draw while the
+# winners pay, the walkers' units come back and the entrants they are offered to pay.
+TIMEOUT_S, UNPAID_TIMEOUT_S = 40.0, 60.0
 
 
 def run_in_process(
@@ -372,7 +375,10 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--window", type=int, default=10)
     parser.add_argument("--script-solve", type=float, default=0.61)
-    parser.add_argument("--timeout", type=float, default=40.0, help="seconds after the opening a run may take (40)")
+    parser.add_argument(
+        "--timeout", type=float, default=0.0,
+        help=f"seconds after the opening a run may take (0: {TIMEOUT_S:.0f}; the unpaid one {UNPAID_TIMEOUT_S:.0f})",
+    )  # fmt: skip
     # The room's opening is asked for by name: over HTTP a thousand scripts asking every second go
     # through Django, more than a 2-core machine serves beside the other openings.
     parser.add_argument("--modes", nargs="+", default=["fcfs", "draw"], choices=["fcfs", "draw", "room", "unpaid"])
@@ -481,11 +487,12 @@ def main() -> int:
             ratios, chances, fair, entered = [], [], [], []
             for seed in range(options.seeds):
                 actors = population(seed=seed, people=people, scripts=scripts, solve_rate=options.script_solve)
+                timeout = options.timeout or (UNPAID_TIMEOUT_S if mode == "unpaid" else TIMEOUT_S)
                 arguments = dict(mode=mode, actors=actors, units=options.units, window=options.window)
                 if opening is None:
-                    result = run_in_process(**arguments, timeout=options.timeout)
+                    result = run_in_process(**arguments, timeout=timeout)
                 else:
-                    result = opening.run(**arguments, timeout=options.timeout)
+                    result = opening.run(**arguments, timeout=timeout)
                 ratios.append((result["scripts"] / (result["orders"] or 1)) / share)
                 chances.append(result["people"] / options.people)
                 if result["entrants"]:  # (a run nobody entered has no fair draw to compare with)
