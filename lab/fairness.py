@@ -411,7 +411,12 @@ def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "seckill_site.settings.local")
     os.environ.setdefault("CELERY_TASK_DEFAULT_QUEUE", "seckill-fairness")
     import django
+    from django.conf import settings
 
+    # Each client thread may wait on Redis at once (the replay's clock, a captcha's answer) when
+    # the machine is loaded: redis-py's default pool of 100 connections would refuse the 101st.
+    threads = options.clients or options.people + max(options.scripts, options.room_scripts or 10 * options.scripts)
+    settings.CACHES["default"]["OPTIONS"].setdefault("CONNECTION_POOL_KWARGS", {})["max_connections"] = threads + 32
     django.setup()
     from django.core.management import call_command
 
