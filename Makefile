@@ -109,10 +109,10 @@ stateful: venv ## the sale's state machine with many examples (STATEFUL_EXAMPLES
 	  $(PY) -m tools.with_services -- $(PY) -m pytest seckill/tests/test_stateful.py users/tests/test_stateful_revocation.py -p no:cacheprovider -q
 
 # An opening replayed in real time over HTTP against a production-like deployment (web server,
-# Celery worker, beat) on real PostgreSQL and Redis: first come, first served, with a draw, and
-# behind a waiting room against ten times the scripts (lab/fairness.py, docs/draw.md);
-# ARGS=--in-process through the services instead.
-fairness: venv ## people vs a scalper's scripts at a sale's opening, over HTTP: first come, first served vs a draw (ARGS="--seeds 5 ..."; --modes room: a waiting room; --modes unpaid --in-process: a third of the winners don't pay; docs/draw.md#measuring-fairness-make-fairness)
+# Celery worker, beat) on real PostgreSQL and Redis: first come, first served, with a draw,
+# behind a waiting room against ten times the scripts, and a draw whose every third winner does
+# not pay (lab/fairness.py, docs/draw.md); ARGS=--in-process through the services instead.
+fairness: venv ## people vs a scalper's scripts at a sale's opening, over HTTP: first come, first served vs a draw (ARGS="--seeds 5 ..."; --modes room: a waiting room; --modes unpaid: a third of the winners don't pay; docs/draw.md#measuring-fairness-make-fairness)
 	$(PY) -m tools.with_services -- $(PY) -m lab.fairness $(ARGS)
 
 # A draw sale's Redis side at 10^4, 10^5 and 10^6 entrants, with 1 and 16 entry shards, on a
