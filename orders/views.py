@@ -14,6 +14,7 @@ from orders.models import OrderStatus, RefundRequestStatus
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.providers import providers_on
 from orders.services import OrderStateError
+from orders.tracking import shipment_tracking_link
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int, wants_json
 from users.addresses.selectors import addresses_of_user
@@ -68,6 +69,7 @@ def order_page(request: HttpRequest, order, *, refund_form: RefundRequestForm | 
     asked = refund_request is not None and refund_request.status == RefundRequestStatus.OPEN
     pill_class, status_name = selectors.order_pill(order, refund_asked=asked)
     payment = selectors.order_payment_data(order)
+    shipment = selectors.order_shipment(order)
     context = {
         "order": order,
         "now": timezone.now(),
@@ -76,7 +78,8 @@ def order_page(request: HttpRequest, order, *, refund_form: RefundRequestForm | 
         "pill_class": pill_class,
         "status_name": status_name,
         "timeline": selectors.order_timeline(order),
-        "shipment": selectors.order_shipment(order),
+        "shipment": shipment,
+        "tracking": shipment_tracking_link(shipment),
         "refund_request": refund_request,
     }
     if order.status == OrderStatus.PAID and not asked:

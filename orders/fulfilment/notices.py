@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 
 from orders.fulfilment.models import RefundRequest, RefundRequestStatus, Shipment
 from orders.models import Order
+from orders.tracking import shipment_tracking_link
 from users import notices
 from users.models import Notice, NoticeKind
 
@@ -29,6 +30,10 @@ logger = logging.getLogger(__name__)
 SWEEP_BATCH = 2000
 # How long after the event a text about it is still worth sending.
 ORDER_NEWS_WORTH_SECONDS = 24 * 3600
+# A carrier's page for the parcel goes into the shipping text when its address is at most this
+# long: a longer one would cost the shopper's phone another message part for a link the order
+# page has anyway.
+TEXT_TRACKING_URL_MAX = 80
 
 News = TypeVar("News", Shipment, RefundRequest)
 
@@ -48,12 +53,16 @@ def _link(order: Order) -> str:
 def _shipped_text(shipment: Shipment) -> str:
     order = shipment.order
     with translation.override(notices.notice_language(order.user)):
-        return _("Your order for %(name)s has shipped with %(carrier)s, tracking number %(tracking)s: %(link)s") % {
+        text = _("Your order for %(name)s has shipped with %(carrier)s, tracking number %(tracking)s: %(link)s") % {
             "name": order.goods_name,
             "carrier": shipment.get_carrier_display(),
             "tracking": shipment.tracking_no,
             "link": _link(order),
         }
+        tracking = shipment_tracking_link(shipment)
+        if tracking is not None and tracking.per_number and len(tracking.url) <= TEXT_TRACKING_URL_MAX:
+            text += " " + _("Track it: %(url)s") % {"url": tracking.url}
+        return text
 
 
 def _refund_answer_text(request: RefundRequest) -> str:
