@@ -46,6 +46,9 @@ class Payment(models.Model):
     # Set once the provider says this attempt failed; the order stays payable by a new one.
     failure = models.CharField(_("why it failed"), max_length=16, choices=PaymentFailure.choices, blank=True)
     failed_at = models.DateTimeField(_("failed at"), null=True, blank=True)
+    # The card's last four digits, for the shopper's receipt ("card •••• 4242"); blank when
+    # paid otherwise, or the provider did not say.
+    card_last4 = models.CharField(_("card's last 4 digits"), max_length=4, blank=True)
     succeeded_at = models.DateTimeField(_("paid at"), null=True, blank=True)
     closed_at = models.DateTimeField(_("closed at"), null=True, blank=True)
     # False when the order's unit was released without the provider confirming the close

@@ -253,6 +253,8 @@ def payment_card_confirm(
     if trade.state == TradeState.CLOSED:  # the provider no longer has it: no one can pay it
         payment_closed_at_provider(payment=payment)
         raise PaymentUnavailable(_("This payment was closed; start again from the order."))
+    if len(trade.card_last4) == 4 and trade.card_last4.isdigit():
+        Payment.objects.filter(pk=payment.pk).update(card_last4=trade.card_last4)
     if trade.state == TradeState.PAID:
         payment_captured(payment=payment, trade=trade)
     payment.refresh_from_db()

@@ -64,6 +64,8 @@ class Trade:
     paid_at: datetime | None = None  # when the provider took the money, by its own clock
     # An OPEN trade whose last try failed: a PaymentFailure value, "" when none did.
     failure: str = ""
+    # The last four digits of the card it was paid with, when a card and the provider says.
+    card_last4: str = ""
 
 
 @dataclass(frozen=True)

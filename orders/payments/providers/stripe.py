@@ -6,6 +6,7 @@ The API's address comes from settings.STRIPE_API_BASE, so the same code talks to
 the localstripe process `make run` starts.
 """
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from functools import cache
@@ -165,7 +166,8 @@ class StripeProvider(Provider):
             intent = _call(intents.confirm, payment.provider_ref)
         except NoSuchObject:
             return _forgotten(payment.provider_ref), ""
-        return _trade(intent), intent.client_secret if intent.status == "requires_action" else ""
+        trade = replace(_trade(intent), card_last4=str(getattr(card, "last4", "") or ""))
+        return trade, intent.client_secret if intent.status == "requires_action" else ""
 
     def notice(self, request: HttpRequest) -> Notice:
         try:
