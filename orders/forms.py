@@ -4,6 +4,8 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from orders.models import MESSAGE_MAX, MessageInvalid, message_text_clean
+
 # What most shoppers say, as on every shop's refund form; "other" asks for their words.
 REFUND_REASONS = [
     ("mistake", gettext_lazy("I bought it by mistake")),
@@ -32,3 +34,22 @@ def refund_reason_text(reason: str, detail: str) -> str:
     label = str(dict(REFUND_REASONS)[reason])
     detail = detail.strip()
     return f"{label}: {detail}" if detail else label
+
+
+class MessageForm(forms.Form):
+    """A message on an order's thread, the shopper's or the merchant's (orders.contact), cleaned
+    as the thread keeps it, so the form's errors are the services' own."""
+
+    text = forms.CharField(
+        label=gettext_lazy("Your message"),
+        # The length is message_text_clean's to judge, on the text as kept.
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": MESSAGE_MAX}),
+        strip=False,
+        help_text=gettext_lazy("Plain text, at most 500 characters."),
+    )
+
+    def clean_text(self) -> str:
+        try:
+            return message_text_clean(self.cleaned_data["text"])
+        except MessageInvalid as invalid:
+            raise forms.ValidationError(str(invalid)) from invalid

@@ -17,6 +17,7 @@ from orders.models import (
     Order,
     OrderAddress,
     OrderEventKind,
+    OrderMessage,
     OrderStatus,
     PaymentFailure,
     PaymentStatus,
@@ -119,6 +120,24 @@ def order_refund_request_data(order: Order) -> dict[str, str] | None:
     return {"status": request.status, "reason": request.reason, "answer": request.answer} if request else None
 
 
+def order_messages(order: Order) -> list[OrderMessage]:
+    """The order's thread with the merchant (orders.contact), oldest first."""
+    return list(OrderMessage.objects.filter(order=order).order_by("created_at", "pk"))
+
+
+def order_messages_data(order: Order) -> list[dict[str, Any]]:
+    return [
+        {"fromMerchant": message.from_merchant, "text": message.text, "at": message.created_at.isoformat()}
+        for message in order_messages(order)
+    ]
+
+
+def orders_with_messages_to_answer(orders: QuerySet[Order]) -> QuerySet[Order]:
+    """Those of `orders` with a shopper's message the merchant has not answered."""
+    waiting = OrderMessage.objects.filter(order_id=OuterRef("pk"), from_merchant=False, answered_at__isnull=True)
+    return orders.filter(Exists(waiting))
+
+
 def order_data(order: Order) -> dict[str, Any]:
     """An order as the JSON clients read it (the order page's twin and the API)."""
     return {
@@ -135,6 +154,7 @@ def order_data(order: Order) -> dict[str, Any]:
         "payment": order_payment_data(order),
         "shipment": order_shipment_data(order),
         "refundRequest": order_refund_request_data(order),
+        "messages": order_messages_data(order),
     }
 
 

@@ -12,4 +12,5 @@ urlpatterns = [
     path("<str:order_no>/paying", payment_views.paying, name="paying"),
     path("<str:order_no>/cancel", views.order_cancel, name="cancel"),
     path("", include("orders.fulfilment.urls")),
+    path("", include("orders.contact.urls")),
 ]

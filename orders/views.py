@@ -9,8 +9,8 @@ from django.utils.translation import gettext as _
 
 from orders import selectors
 from orders.codes import OrderCode
-from orders.forms import RefundRequestForm
-from orders.models import OrderStatus, RefundRequestStatus
+from orders.forms import MessageForm, RefundRequestForm
+from orders.models import THREAD_STATUSES, OrderStatus, RefundRequestStatus
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.providers import providers_on
 from orders.services import OrderStateError
@@ -61,10 +61,17 @@ def order_detail(request: HttpRequest, order_no: str) -> HttpResponse:
     return order_page(request, order)
 
 
-def order_page(request: HttpRequest, order, *, refund_form: RefundRequestForm | None = None, status: int = 200):
-    """The order's page: its story, its parcel, and what the shopper can do with it now
-    (pay, cancel, ask for a refund or withdraw it, confirm receipt). `refund_form` carries a
-    refused request."""
+def order_page(
+    request: HttpRequest,
+    order,
+    *,
+    refund_form: RefundRequestForm | None = None,
+    message_form: MessageForm | None = None,
+    status: int = 200,
+):
+    """The order's page: its story, its parcel, its thread with the merchant, and what the
+    shopper can do with it now (pay, cancel, ask for a refund or withdraw it, confirm
+    receipt, write to the merchant). `refund_form` and `message_form` carry a refused one."""
     refund_request = order.refund_requests.first()
     asked = refund_request is not None and refund_request.status == RefundRequestStatus.OPEN
     pill_class, status_name = selectors.order_pill(order, refund_asked=asked)
@@ -82,6 +89,9 @@ def order_page(request: HttpRequest, order, *, refund_form: RefundRequestForm | 
         "tracking": shipment_tracking_link(shipment),
         "refund_request": refund_request,
     }
+    if order.status in THREAD_STATUSES:
+        context["thread"] = selectors.order_messages(order)
+        context["message_form"] = message_form or MessageForm()
     if order.status == OrderStatus.PAID and not asked:
         context["refund_form"] = refund_form or RefundRequestForm()
     if order.status == OrderStatus.UNPAID:
