@@ -11,7 +11,8 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from orders.fulfilment.admin import FulfilmentAdmin, RefundRequestFilter, ToShipFilter
+from orders.contact.admin import ContactAdmin, MessagesToAnswerFilter
+from orders.fulfilment.admin import RefundRequestFilter, ToShipFilter
 from orders.fulfilment.selectors import orders_to_ship
 from orders.models import PAID_STATUSES, Order, OrderEvent, OrderStatus, PaymentStatus, Refund
 from orders.payments.admin import PaymentInline, RefundForm, RefundInline, amount_with_currency, person
@@ -140,7 +141,7 @@ class OrderEventInline(admin.TabularInline):
 
 
 @admin.register(Order)
-class OrderAdmin(FulfilmentAdmin):
+class OrderAdmin(ContactAdmin):
     owner_path = "goods__owner"
     merchant_can_add = False
     merchant_can_delete = False
@@ -154,7 +155,14 @@ class OrderAdmin(FulfilmentAdmin):
         "paid_display",
         "ship_to",
     )
-    list_filter = ("status", ToShipFilter, RefundRequestFilter, ("sale", SaleFilter), "created_at")
+    list_filter = (
+        "status",
+        ToShipFilter,
+        RefundRequestFilter,
+        MessagesToAnswerFilter,
+        ("sale", SaleFilter),
+        "created_at",
+    )
     search_fields = ("order_no", "user__mobile", "goods_name", "address__recipient", "address__phone")
     fieldsets = (
         (
@@ -293,6 +301,7 @@ class OrderAdmin(FulfilmentAdmin):
             "ship_file_url": reverse("admin:orders_order_ship_file"),
             "to_ship": orders_to_ship(orders).count(),
             "refund_requests": orders.filter(refund_requests__status="open").count(),
+            "messages_to_answer": self.messages_to_answer(orders),
         }
         return super().changelist_view(request, {**(extra_context or {}), **context})
 
@@ -354,6 +363,7 @@ class OrderAdmin(FulfilmentAdmin):
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None:
             context.update(self.fulfilment_links(request, obj))
+            context.update(self.contact_context(request, obj))
         if (
             obj is not None
             and obj.status in PAID_STATUSES
@@ -427,6 +437,7 @@ class OrderAdmin(FulfilmentAdmin):
             path("export.csv", self.admin_site.admin_view(self.export_view), name="orders_order_export"),
             path("<int:object_id>/refund/", self.admin_site.admin_view(self.refund_view), name="orders_order_refund"),
             *self.fulfilment_urls(),
+            *self.contact_urls(),
             path("sale/<int:sale_id>/live/", self.admin_site.admin_view(self.live_view), name="orders_sale_live"),
             path(
                 "sale/<int:sale_id>/live.json",

@@ -1,5 +1,6 @@
 """Contact the merchant: an order's thread. The shopper writes from the order page (plain text,
-at most 500 characters, rate-limited) and reads the thread there. Bad input is a
+at most 500 characters, rate-limited) and reads the thread there, the merchant sees the orders
+with a message to answer, their own only, and answers on the order's admin page. Bad input is a
 4xx that changes nothing; another's order is a 404."""
 
 import pytest
@@ -131,3 +132,42 @@ def test_the_json_twin_carries_the_thread(client, me):
     order_message_answer(order_id=order.pk, text="Hello", actor_id=None)
     thread = client.get(f"/orders/{order.order_no}", **JSON).json()["data"]["messages"]
     assert [(m["fromMerchant"], m["text"]) for m in thread] == [(False, "Hi"), (True, "Hello")]
+
+
+# --- the merchant's admin -------------------------------------------------------------------
+
+
+def test_the_merchant_sees_their_orders_with_a_message_to_answer_and_answers_one(client):
+    merchant, other = make_merchant(), make_merchant()
+    mine, theirs = _paid(merchant=merchant), _paid(merchant=other)
+    for order in (mine, theirs):
+        order_message_ask(order_id=order.pk, text="Is it <i>red</i>?", actor_id=order.user_id)
+    client.force_login(merchant)
+    listing = client.get("/admin/orders/order/").content.decode()
+    assert "1 order with a message to answer" in listing
+    filtered = client.get("/admin/orders/order/?messages=to-answer").content.decode()
+    assert mine.order_no in filtered and theirs.order_no not in filtered
+    page = client.get(f"/admin/orders/order/{mine.pk}/change/").content.decode()
+    assert "Is it &lt;i&gt;red&lt;/i&gt;?" in page and 'id="answer_form"' in page
+    response = client.post(f"/admin/orders/order/{mine.pk}/message/", {"text": "Yes,\nbright red"})
+    assert response.status_code == 302 and response["Location"].endswith(f"/{mine.pk}/change/#messages")
+    answer = OrderMessage.objects.get(order=mine, from_merchant=True)
+    assert (answer.text, answer.author_id) == ("Yes,\nbright red", merchant.pk)
+    assert "messages-link" not in client.get("/admin/orders/order/").content.decode()
+
+
+def test_another_merchants_order_cannot_be_answered(client):
+    merchant = make_merchant()
+    theirs = _paid()
+    client.force_login(merchant)
+    assert client.post(f"/admin/orders/order/{theirs.pk}/message/", {"text": "Hi"}).status_code == 404
+    assert not OrderMessage.objects.exists()
+
+
+def test_a_blank_answer_is_a_400_that_sends_nothing(client):
+    merchant = make_merchant()
+    order = _paid(merchant=merchant)
+    client.force_login(merchant)
+    response = client.post(f"/admin/orders/order/{order.pk}/message/", {"text": "  \n "})
+    assert response.status_code == 400 and "errornote" in response.content.decode()
+    assert not OrderMessage.objects.exists()
