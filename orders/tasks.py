@@ -1,6 +1,7 @@
 from celery import shared_task
 
 from orders import notices
+from orders.contact import notices as contact_notices
 from orders.fulfilment import notices as fulfilment_notices
 from orders.metrics import ORDERS_EXPIRED
 
@@ -29,3 +30,9 @@ def pay_reminders_send() -> int:
 def order_news_send() -> int:
     """Celery beat: text each order shipped and each refund request answered, once (orders.fulfilment.notices)."""
     return fulfilment_notices.order_news_send()
+
+
+@shared_task(name="orders.merchant_replies_send", acks_late=True)
+def merchant_replies_send() -> int:
+    """Celery beat: text the shopper once about each answer a merchant wrote on an order (orders.contact.notices)."""
+    return contact_notices.merchant_replies_send()

@@ -65,4 +65,7 @@ class NoticeSettingsForm(forms.Form):
     refund_answers = forms.BooleanField(
         label=_("Refunds: a text when the merchant approves or declines my refund request"), required=False
     )
+    merchant_replies = forms.BooleanField(
+        label=_("Messages: a text when the merchant answers my message about an order"), required=False
+    )
     language = forms.ChoiceField(label=_("Write my messages in"), choices=settings.LANGUAGES, required=False)

@@ -161,6 +161,7 @@ class NoticeKind(models.TextChoices):
     PAY_REMINDER = "pay-reminder", _("payment reminders")
     ORDER_SHIPPED = "order-shipped", _("shipping news")
     REFUND_ANSWER = "refund-answer", _("refund answers")
+    MERCHANT_REPLY = "merchant-reply", _("merchant's replies")
 
 
 class NoticeSettings(models.Model):
@@ -174,6 +175,7 @@ class NoticeSettings(models.Model):
     payment_reminders = models.BooleanField(_("payment reminders"), default=True)
     shipping_news = models.BooleanField(_("shipping news"), default=True)
     refund_answers = models.BooleanField(_("refund answers"), default=True)
+    merchant_replies = models.BooleanField(_("merchant's replies"), default=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
     class Meta:
@@ -187,6 +189,7 @@ class NoticeSettings(models.Model):
         NoticeKind.PAY_REMINDER: "payment_reminders",
         NoticeKind.ORDER_SHIPPED: "shipping_news",
         NoticeKind.REFUND_ANSWER: "refund_answers",
+        NoticeKind.MERCHANT_REPLY: "merchant_replies",
     }
 
     def __str__(self) -> str:

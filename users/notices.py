@@ -1,6 +1,6 @@
 """Text messages the shop sends a shopper about an event (a sale about to open, a draw won, an
-order about to expire, an order shipped, a refund request answered), each at most once per
-event and recipient, and only while worth sending.
+order about to expire, an order shipped, a refund request answered, the merchant's answer to
+a message), each at most once per event and recipient, and only while worth sending.
 
 A notice's `key` names the event and recipient ("sale-reminder:<sale>:<user>"), unique in
 PostgreSQL: a sweep that runs twice, or a task delivered again, finds the row and goes on
@@ -173,6 +173,7 @@ def notice_settings_save(
     payment_reminders: bool,
     shipping_news: bool,
     refund_answers: bool,
+    merchant_replies: bool,
 ) -> None:
     NoticeSettings.objects.update_or_create(
         user=user,
@@ -182,5 +183,6 @@ def notice_settings_save(
             "payment_reminders": payment_reminders,
             "shipping_news": shipping_news,
             "refund_answers": refund_answers,
+            "merchant_replies": merchant_replies,
         },
     )

@@ -1,16 +1,20 @@
 """Contact the merchant: an order's thread. The shopper writes from the order page (plain text,
-at most 500 characters, rate-limited) and reads the thread there, the merchant sees the orders
-with a message to answer, their own only, and answers on the order's admin page. Bad input is a
-4xx that changes nothing; another's order is a 404."""
+at most 500 characters, rate-limited), the merchant sees the orders with a message to answer,
+their own only, and answers on the order's admin page; the shopper is texted once, in their
+language, and reads the thread on the order page. Bad input is a 4xx that changes nothing;
+another shopper's or merchant's order is a 404."""
 
 import pytest
 
+from orders.contact import notices
 from orders.contact.services import UNANSWERED_MAX, MessageRefused, order_message_answer, order_message_ask
 from orders.models import MessageInvalid, OrderMessage, message_text_clean
 from testutils.factories.goods import make_goods
 from testutils.factories.orders import buy, pay
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_merchant, make_user
+from users import sms
+from users.models import Notice, NoticeSettings
 
 pytestmark = pytest.mark.django_db
 
@@ -20,6 +24,10 @@ JSON = {"HTTP_ACCEPT": "application/json"}
 def _paid(shopper=None, merchant=None):
     goods = make_goods(owner=merchant or make_merchant())
     return pay(buy(sale=make_sale(goods=goods), user=shopper or make_user()))
+
+
+def texts_to(mobile: str) -> list[str]:
+    return [message["text"] for message in sms.outbox if message["mobile"] == mobile]
 
 
 @pytest.fixture
@@ -171,3 +179,29 @@ def test_a_blank_answer_is_a_400_that_sends_nothing(client):
     response = client.post(f"/admin/orders/order/{order.pk}/message/", {"text": "  \n "})
     assert response.status_code == 400 and "errornote" in response.content.decode()
     assert not OrderMessage.objects.exists()
+
+
+# --- the text -------------------------------------------------------------------------------
+
+
+def test_the_shopper_is_texted_once_per_answer_in_their_language():
+    english, chinese = make_user(), make_user(language="zh-hans")
+    for shopper in (english, chinese):
+        order = _paid(shopper=shopper)
+        order_message_answer(order_id=order.pk, text="It ships\ntoday " + "x" * 80, actor_id=None)
+    assert notices.merchant_replies_send() == 2
+    assert notices.merchant_replies_send() == 0
+    [en], [zh] = texts_to(english.mobile), texts_to(chinese.mobile)
+    assert en.startswith("The merchant answered about your order") and "“It ships today x" in en
+    assert "…”" in en and "#messages" in en
+    assert zh.startswith("商家回复了你")
+    assert Notice.objects.filter(kind="merchant-reply").count() == 2
+
+
+def test_a_shopper_who_turned_such_texts_off_is_not_texted():
+    shopper = make_user()
+    NoticeSettings.objects.create(user=shopper, merchant_replies=False)
+    order = _paid(shopper=shopper)
+    order_message_answer(order_id=order.pk, text="Hello", actor_id=None)
+    assert notices.merchant_replies_send() == 0
+    assert texts_to(shopper.mobile) == []

@@ -342,6 +342,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": NOTICE_SWEEP_SECONDS,
         "options": {"expires": NOTICE_SWEEP_SECONDS},
     },
+    "orders-merchant-replies": {
+        "task": "orders.merchant_replies_send",
+        "schedule": NOTICE_SWEEP_SECONDS,
+        "options": {"expires": NOTICE_SWEEP_SECONDS},
+    },
     # A notice that waited for the hour's budget past its time is skipped, with its reason.
     "users-notices-expire": {
         "task": "users.notices_expire",

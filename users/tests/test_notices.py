@@ -265,14 +265,15 @@ def test_the_settings_page_shows_every_kind_on_until_turned_off(client):
     user = make_user()
     client.force_login(user)
     page = client.get("/user/notifications").content.decode()
-    assert page.count("checked") == len(NoticeKind) == 5
+    assert page.count("checked") == len(NoticeKind) == 6
     form = {"sale_reminders": "on", "payment_reminders": "on", "shipping_news": "on"}
     response = client.post("/user/notifications", form)
     assert response.status_code == 302
     chosen = NoticeSettings.objects.get(user=user)
     assert (chosen.sale_reminders, chosen.draw_results, chosen.payment_reminders) == (True, False, True)
-    assert (chosen.shipping_news, chosen.refund_answers) == (True, False)
+    assert (chosen.shipping_news, chosen.refund_answers, chosen.merchant_replies) == (True, False, False)
     assert client.get("/user/notifications").content.decode().count("checked") == 3
+    assert not notices.notice_wanted(user=user, kind=NoticeKind.MERCHANT_REPLY)
     assert not notices.notice_wanted(user=user, kind=NoticeKind.DRAW_WON)
     assert not notices.notice_wanted(user=user, kind=NoticeKind.REFUND_ANSWER)
 
