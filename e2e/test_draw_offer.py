@@ -22,7 +22,7 @@ from testutils.factories.users import make_address, make_users
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 WORDS = {
-    "en": {"prefix": "", "place": "You are #1 on the waiting list", "paid": "Paid. Thank you!"},
+    "en": {"prefix": "", "place": "You are #1 on the waiting list", "paid": "Payment received"},
     "zh-hans": {"prefix": "/zh-hans", "place": "候补", "paid": "支付成功"},
 }
 

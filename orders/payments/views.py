@@ -21,6 +21,7 @@ from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused
 from orders.payments.models import Payment, PaymentStatus
 from orders.payments.providers import card_providers, provider, provider_default, providers_enabled
+from orders.payments.receipt import order_receipt
 from orders.payments.services import (
     PaymentDeclined,
     PaymentUnavailable,
@@ -191,5 +192,7 @@ def paying(request: HttpRequest, order_no: str) -> HttpResponse:
         "payment": payment,
         "now": timezone.now(),
         "failure_words": selectors.PAYMENT_FAILURE_WORDS.get(payment["failure"], ""),
+        "receipt": None if payment["refund"] else order_receipt(order),
+        "address": selectors.order_address(order),
     }
     return render(request, "orders/paying.html", context)
