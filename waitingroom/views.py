@@ -23,7 +23,7 @@ from waitingroom.answers import REFRESH_SECONDS, status_body, waiting_room_url
 from waitingroom.passes import pass_cookie, pass_read, pass_signed
 from waitingroom.queue import ADMITTED, EXPIRED, Place, pass_issue, place, shuffle_published
 from waitingroom.room import room_read
-from waitingroom.wait_ticket import WAIT_SECONDS, wait_cookie, wait_read, wait_signed
+from waitingroom.wait_ticket import wait_ticket_set
 
 
 def _user_id(request: HttpRequest) -> int | None:
@@ -54,24 +54,6 @@ def _admitted(request: HttpRequest, found: Place, user_id: int, response: HttpRe
     return found, until
 
 
-def _ticket_set(request: HttpRequest, response: HttpResponse, *, sale_id: int, user_id: int) -> None:
-    """The wait ticket, so the fast path answers this shopper's next polls."""
-    session_key = request.session.session_key
-    if session_key is None:  # a logged-in session has its key: nothing to bind a ticket to
-        return
-    if wait_read(request.COOKIES.get(wait_cookie(sale_id)), sale_id=sale_id, session_key=session_key) == user_id:
-        return
-    response.set_cookie(
-        wait_cookie(sale_id),
-        wait_signed(user_id=user_id, sale_id=sale_id, session_key=session_key),
-        max_age=WAIT_SECONDS,
-        path="/",
-        secure=settings.SESSION_COOKIE_SECURE,
-        httponly=True,
-        samesite="Lax",
-    )
-
-
 def _sale_id(raw: str) -> int:
     """The sale of the URL, or 404: not a positive integer, or no such sale."""
     sale_id = positive_int(raw)
@@ -96,7 +78,7 @@ def status(request: HttpRequest, sale_id: str) -> HttpResponse:
     if user_id is not None and found.state == ADMITTED:
         found, until = _admitted(request, found, user_id, response)
     if user_id is not None and found.position is not None:
-        _ticket_set(request, response, sale_id=parsed, user_id=user_id)
+        wait_ticket_set(request, response, sale_id=parsed, user_id=user_id)
     response.content = status_body(found, pass_until=until)
     add_never_cache_headers(response)
     return response
@@ -135,7 +117,7 @@ def waiting_page(request: HttpRequest, sale_id: str) -> HttpResponse:
             add_never_cache_headers(redirect)
             return redirect
     if user_id is not None and found.position is not None:
-        _ticket_set(request, response, sale_id=parsed, user_id=user_id)
+        wait_ticket_set(request, response, sale_id=parsed, user_id=user_id)
     sale = sale_get(sale_id=parsed)
     minutes = None if found.eta_seconds is None else max(1, -(-found.eta_seconds // 60))
     page = render(

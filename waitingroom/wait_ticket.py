@@ -18,9 +18,10 @@ import time
 from functools import cache
 
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 from django.utils.crypto import salted_hmac
 
-__all__ = ["COOKIE_PREFIX", "WAIT_SECONDS", "wait_cookie", "wait_read", "wait_signed"]
+__all__ = ["COOKIE_PREFIX", "WAIT_SECONDS", "wait_cookie", "wait_read", "wait_signed", "wait_ticket_set"]
 
 SALT = "seckill.waiting-room-wait"
 COOKIE_PREFIX = "seckill_wait_"
@@ -70,3 +71,22 @@ def wait_read(value: str | None, *, sale_id: int, session_key: str | None) -> in
     if not any(hmac.compare_digest(_signature(_key(secret), message), signature) for secret in secrets):
         return None
     return int(user)
+
+
+def wait_ticket_set(request: HttpRequest, response: HttpResponse, *, sale_id: int, user_id: int) -> None:
+    """Set the wait ticket on `response` unless the request carries it already, so the fast
+    path answers this shopper's next polls of the sale."""
+    session_key = request.session.session_key
+    if session_key is None:  # a logged-in session has its key: nothing to bind a ticket to
+        return
+    if wait_read(request.COOKIES.get(wait_cookie(sale_id)), sale_id=sale_id, session_key=session_key) == user_id:
+        return
+    response.set_cookie(
+        wait_cookie(sale_id),
+        wait_signed(user_id=user_id, sale_id=sale_id, session_key=session_key),
+        max_age=WAIT_SECONDS,
+        path="/",
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
