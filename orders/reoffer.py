@@ -2,6 +2,8 @@
 come back"): the unit of a cancelled or expired order of a draw sale is offered to the next
 entrant of the waiting list (sales.draw_waiting) as an order of their own, with the usual time
 to pay counted from the offer; once the list is exhausted, units go back to the stock.
+`waitlist_publish` keeps the list's copy in Redis (sales.sale_state.waitlist) after every
+commit that moves it.
 
 `offer_make` runs inside the cancellation's transaction, after it took the sale's stock lock:
 the cancellation and the offer's order commit together, the database's stock never shows the
@@ -12,6 +14,7 @@ the Redis step leaves Redis one buyer behind, which the reconciler's load mends 
 database, as it does for a cancellation's own lost step.
 """
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,14 +24,16 @@ from django.db.models import F
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from orders.models import Order, SeckillOrder
+from orders.models import Order, OrderStatus, SeckillOrder
 from sales import sale_state
-from sales.draw_waiting import waiting_next
+from sales.draw_waiting import turns_taken, waiting_list, waiting_next
 from sales.models import OfferOutcome, Sale, SaleDraw, SaleDrawOffer, StockChange
 from sales.read_model import SaleView
 from sales.selectors import sale_get
 from sales.services import stock_audit_record
 from users.models import User
+
+logger = logging.getLogger(__name__)
 
 
 def offer_request_id(sale_id: int, user_id: int) -> str:
@@ -119,3 +124,37 @@ def _order_create(*, sale: SaleView, user_id: int, pay_deadline: datetime, order
 def offer_close(*, order_id: int, outcome: OfferOutcome) -> None:
     """The offer whose order this is was paid, or its order cancelled or expired."""
     SaleDrawOffer.objects.filter(order_id=order_id, outcome=OfferOutcome.OPEN).update(outcome=outcome)
+
+
+def waitlist_publish(sale_id: int) -> bool:
+    """The sale's waiting list to Redis, from the database as committed: its places the first
+    time, then its turns and the units not paid yet. Call it after the commit of a draw's
+    application, an offer, a payment or a cancellation; a sale without an applied draw is left
+    alone (False). Redis is read before the database, so a reservation the writer turns into
+    an order in between is counted twice, never missed: the list never says "sold out" early."""
+    draw = SaleDraw.objects.filter(sale_id=sale_id, applied_at__isnull=False).only("pk", "seed", "drawn_at").first()
+    if draw is None:
+        return False
+    stamp = sale_state.waitlist_stamp(sale_id)
+    in_flight = sale_state.reservations_count([sale_id])[sale_id]
+    unpaid = SeckillOrder.objects.filter(sale_id=sale_id, live=True, order__status=OrderStatus.UNPAID).count()
+    waiting = waiting_list(draw)
+    places = None if sale_state.waitlist_published(sale_id) else [user_id for _rank, user_id in waiting]
+    sale_state.waitlist_write(
+        sale_id=sale_id,
+        user_ids=places,
+        length=len(waiting),
+        turns=turns_taken(draw),
+        unpaid=in_flight + unpaid,
+        stamp=stamp,
+    )
+    return True
+
+
+def waitlist_publish_quietly(sale_id: int) -> None:
+    """waitlist_publish for an after-commit hook: Redis failing is logged, never raised, and
+    the list's copy is mended by the next commit that moves it, or the next poll Django answers."""
+    try:
+        waitlist_publish(sale_id)
+    except RedisError:
+        logger.warning("waiting list of sale %s not published", sale_id, exc_info=True)

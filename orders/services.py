@@ -318,6 +318,8 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
                 ),
                 robust=True,
             )
+            # After the hand-over, so the entrant's answer is their order when the list moves.
+            transaction.on_commit(partial(reoffer.waitlist_publish_quietly, sale_id), robust=True)
             return True
         transaction.on_commit(
             lambda: sale_state.unit_return(
@@ -325,6 +327,7 @@ def order_cancel(*, order_id: int, reason: str, actor_id: int | None = None) -> 
             ),
             robust=True,
         )
+        transaction.on_commit(partial(reoffer.waitlist_publish_quietly, sale_id), robust=True)
         # Its pages may say "sold out": a unit is back on sale.
         transaction.on_commit(lambda: sale_pages_drop(sale_id=sale_id), robust=True)
     return True

@@ -45,6 +45,14 @@ def offered_up_to(draw: SaleDraw) -> int:
     return SaleDrawOffer.objects.filter(draw=draw).aggregate(last=Max("rank"))["last"] or 0
 
 
+def turns_taken(draw: SaleDraw) -> int:
+    """How many of the waiting list had their turn (offered a unit or passed over): the offers
+    walk it in order, so they are its first places."""
+    if draw.drawn_at is None:
+        return 0
+    return bisect.bisect_right(_waiting(draw.pk, draw.seed, draw.drawn_at)[2], offered_up_to(draw))
+
+
 def waiting_next(draw: SaleDraw) -> list[tuple[int, int]]:
     """The entrants still waiting, in order: (rank, user id)."""
     last = offered_up_to(draw)

@@ -40,7 +40,7 @@ from orders.payments.providers import (
     provider,
     providers_enabled,
 )
-from orders.reoffer import offer_close
+from orders.reoffer import offer_close, waitlist_publish_quietly
 from orders.services import OrderStateError, order_event_record, order_refusal
 from sales.models import OfferOutcome
 from seckill_site.errors import OUTAGES
@@ -286,6 +286,8 @@ def payment_captured(*, payment: Payment, trade: Trade) -> Captured:
             Order.objects.filter(pk=order.pk).update(status=OrderStatus.PAID, paid_at=now)
             order_event_record(order_id=order.pk, kind=OrderEventKind.PAID, note=current.trade_no)
             offer_close(order_id=order.pk, outcome=OfferOutcome.PAID)  # a draw's offer, if it is one
+            if order.sale_id is not None:  # one unit fewer that could come back to a waiting list
+                transaction.on_commit(partial(waitlist_publish_quietly, order.sale_id), robust=True)
             PAYMENTS.labels(current.provider, "paid").inc()
             return Captured.PAID
         Payment.objects.filter(pk=current.pk).update(

@@ -81,6 +81,7 @@ from sales.sale_state.stock import (
     unit_return,
     window_set,
 )
+from sales.sale_state.waitlist import WaitlistRead, waitlist_published, waitlist_read, waitlist_stamp, waitlist_write
 
 __all__ = [
     "PUBLIC_REFUSALS",
@@ -101,6 +102,7 @@ __all__ = [
     "Snapshot",
     "StockTake",
     "UnitReturn",
+    "WaitlistRead",
     "buyer_is",
     "captcha_answer_set",
     "captcha_answer_take",
@@ -149,6 +151,10 @@ __all__ = [
     "ticket",
     "unit_hand_over",
     "unit_return",
+    "waitlist_published",
+    "waitlist_read",
+    "waitlist_stamp",
+    "waitlist_write",
     "window",
     "window_refusal",
     "window_set",

@@ -181,3 +181,17 @@ def rebuild_lock(sale_id: int) -> str:
 
 def reconcile_lock(sale_id: int) -> str:
     return f"{_sale(sale_id)}:reconcile-lock"
+
+
+# A made draw's waiting list as published to Redis (sale_state.waitlist): each waiting entrant's
+# 1-based place on it, and the list's counter.
+def waitlist_places(sale_id: int) -> str:
+    return f"{_sale(sale_id)}:waitlist:places"
+
+
+def waitlist(sale_id: int) -> str:
+    return f"{_sale(sale_id)}:waitlist"
+
+
+# Places per ZADD when the list is first written: each call holds the slot briefly.
+WAITLIST_CHUNK = 5000

@@ -18,6 +18,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
+from orders import reoffer
 from orders.models import SeckillOrder
 from sales import draw_seed, sale_state
 from sales.draw_ranking import winners_of
@@ -77,6 +78,7 @@ def sale_draw(*, sale_id: int) -> DrawReport:
             sale_id=sale_id, winners=winners, flush_mark_ms=settings.SECKILL_WRITER_FLUSH_MARK_MS
         )
         SaleDraw.objects.filter(pk=draw.pk, applied_at__isnull=True).update(applied_at=timezone.now())
+        reoffer.waitlist_publish_quietly(sale_id)  # the waiting list, for its places below Django
         if applied.drawn_before:
             return DrawReport("done", len(draw.entrant_ids), len(draw.winner_ids), applied.applied)
         if applied.flush_due:
