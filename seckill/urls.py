@@ -1,6 +1,6 @@
 from django.urls import path
 
-from seckill import views
+from seckill import views, waiting_list_views
 from seckill.item import views as item_views
 
 app_name = "seckill"
@@ -12,5 +12,6 @@ urlpatterns = [
     path("saleState/<str:sale_id>", item_views.sale_state, name="sale_state"),
     path("shopperState", item_views.shopper_state, name="shopper_state"),
     path("draw", item_views.sale_draw, name="draw"),
+    path("waitingList/<str:sale_id>", waiting_list_views.waiting_list, name="waiting_list"),
     path("<str:path>/doSeckill", views.do_seckill, name="do"),
 ]

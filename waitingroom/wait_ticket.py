@@ -1,10 +1,11 @@
 """The wait ticket: a signed cookie naming the shopper in a sale's line, so that the fast path
 answers their status poll from Redis with no session load (docs/waiting-room.md).
 
-It is set by the waiting room's own views, sent to the status poll alone
-(`/waiting-room/<sale>/status`), and bound to the session as the pass is: the fast path answers
-only while the same session cookie comes with it. It tells where someone stands in line and
-nothing more, so it is no pass: its key is derived under a salt of its own.
+It is set by the waiting room's own views and by a draw's waiting list's
+(`/seckill/waitingList/<sale>`), read by their polls alone, and bound to the session as the
+pass is: the fast path answers only while the same session cookie comes with it. It tells
+where someone stands in a line and nothing more, so it is no pass: its key is derived under
+a salt of its own.
 
 Cookie `seckill_wait_<sale id>`, value `<user>.<sale>.<session digest>:<signed at>:<HMAC hex>`.
 """

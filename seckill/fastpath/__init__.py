@@ -9,7 +9,8 @@ setting) and asks the answerers of the request's method, each its own module:
 - GET: detail.DetailCopy, Django's own last public answer to an anonymous detail poll or the
   item page's sale state; then poll.ResultPoll, a shopper's result poll carrying the ticket
   their buy left (seckill.tickets); then waiting.WaitingStatus, a waiting room's status poll
-  carrying the shopper's wait ticket;
+  carrying the shopper's wait ticket; then waitlist.WaitingListStatus, a draw's waiting list
+  polled with the same ticket;
 - POST, and GET for the captcha and the path: waiting.PassRequired, a sale's buy, captcha or
   path asked without the pass its waiting room requires.
 
@@ -30,6 +31,7 @@ from seckill.fastpath.detail import DetailCopy
 from seckill.fastpath.poll import ResultPoll
 from seckill.fastpath.refusal import ClosedSaleRefusal
 from seckill.fastpath.waiting import PassRequired, WaitingStatus
+from seckill.fastpath.waitlist import WaitingListStatus
 from seckill.fastpath.wsgi import Answerer
 from seckill_site.metrics import ThreadCounts, fast_counts
 from seckill_site.redis import REDIS_FAILURES
@@ -55,6 +57,7 @@ class FastPath:
                 DetailCopy(app, self.counts),
                 ResultPoll(app, self.counts),
                 WaitingStatus(app, self.counts),
+                WaitingListStatus(app, self.counts),
                 PassRequired(self.counts),
             ),
         }

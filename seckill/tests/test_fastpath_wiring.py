@@ -9,6 +9,7 @@ from seckill.fastpath.detail import DetailCopy
 from seckill.fastpath.poll import ResultPoll
 from seckill.fastpath.refusal import ClosedSaleRefusal
 from seckill.fastpath.waiting import PassRequired, WaitingStatus
+from seckill.fastpath.waitlist import WaitingListStatus
 from seckill_site.metrics import ThreadCounts
 
 
@@ -21,5 +22,5 @@ def test_the_fast_path_asks_the_answerers_of_the_requests_method_in_order():
     asked = {method: [type(answerer) for answerer in answerers] for method, answerers in fast.answerers.items()}
     assert asked == {
         "POST": [ClosedSaleRefusal, PassRequired],
-        "GET": [DetailCopy, ResultPoll, WaitingStatus, PassRequired],
+        "GET": [DetailCopy, ResultPoll, WaitingStatus, WaitingListStatus, PassRequired],
     }
