@@ -59,7 +59,10 @@
     }
     var stock = document.getElementById("stock");
     var soldOut = stock && Number(stock.textContent) <= 0;
-    box.hidden = status >= 2 || (status === 1 && !soldOut);
+    // A shopper on a draw's waiting list is offered a unit that comes back (and texted): no
+    // reminder of one back on sale for them (seckill.js marks #sale data-listed).
+    var listed = sale && sale.dataset.listed === "1";
+    box.hidden = status >= 2 || (status === 1 && (!soldOut || listed));
     ask();
   }
   follow();

@@ -147,7 +147,8 @@
       el.dataset.now = String(Math.round(shopNow() / 1000));
     });
     part.querySelectorAll("[data-draw-at]").forEach(function (el) { el.dataset.drawAt = String(shopper.drawAt); });
-    part.querySelectorAll("[data-waiting]").forEach(function (el) { el.hidden = !(shopper && shopper.waitingPlace); });
+    part.querySelectorAll("[data-waiting]").forEach(function (el) { el.hidden = !(shopper && shopper.waitingPlace) || listOver; });
+    part.querySelectorAll("[data-waiting-over]").forEach(function (el) { el.hidden = !listOver; });
     part.querySelectorAll("[data-entry-slot]").forEach(function (slot) {
       var words = entry ? variant("entry", entry) : null;
       if (words) fill(words, values);
@@ -353,6 +354,7 @@
     if (state !== before) stateChanged(before);
     if (!mayBuy()) form.hidden = true;
     deadlineWatch();
+    listWatch();
     tick();
   }
   // Asked again when it changes by itself: the pay deadline passes (the order lapses).
@@ -361,6 +363,46 @@
     if (state !== "ordered" || !shopper.payDeadline) return;
     var wait = shopper.payDeadline * 1000 - shopNow() + 1000;
     if (wait < 2147483647) deadlineTimer = setTimeout(askShopper, Math.max(1000, wait));
+  }
+  // A shopper on a made draw's waiting list: their place from /seckill/waitingList/<id>, which
+  // the fast path answers from Redis, every refreshSeconds (the server's, never faster) while
+  // they wait. When it is no longer "waiting" their own state is asked once: "Pay now" for an
+  // offer, the panel without a place for a turn gone by; "sold out" ends the wait here.
+  var listTimer = null, listEvery = 5000, listOver = false;
+  function listWatch() {
+    var waits = state === "not_drawn" && !!(shopper && shopper.waitingPlace) && !listOver;
+    root.dataset.listed = waits ? "1" : "";  // remind.js: a unit that comes back is offered, not put on sale
+    if (!waits) { clearTimeout(listTimer); listTimer = null; return; }
+    if (listTimer === null) listTimer = setTimeout(askList, listEvery);
+  }
+  function askList() {
+    fetch("/seckill/waitingList/" + saleId, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (body) {
+        listTimer = null;
+        if (!body || body.code !== 0 || state !== "not_drawn" || !shopper) return listWatch();
+        var d = body.data;
+        listEvery = 1000 * Math.max(1, Number(d.refreshSeconds) || 5);
+        if (d.state === "waiting") {
+          if (d.position !== shopper.waitingPlace) {
+            shopper.waitingPlace = d.position;
+            panel.querySelectorAll('[data-slot="waitingPlace"]').forEach(function (el) { el.textContent = String(d.position); });
+            shownFigures = JSON.stringify([shopper, entryKey()]);
+            announce(interpolate(gettext("You are now #%s on the waiting list."), [d.position]));
+          }
+          return listWatch();
+        }
+        if (d.state === "sold_out") {
+          listOver = true;
+          shopper.waitingPlace = null;
+          shownKey = null;  // shown again: the place goes, the end of the wait is said
+          showPanel();
+          announce(gettext("Sold out") + " · " + gettext("Every unit is paid for, so none can come back: the wait is over."));
+          return listWatch();
+        }
+        return askShopper();
+      })
+      .catch(function () { listTimer = null; listWatch(); });
   }
   // A tab shown again may have missed a change made elsewhere (a payment, another device).
   document.addEventListener("visibilitychange", function () {
