@@ -379,3 +379,21 @@ def test_deploys_own_files_check_no_pass_even_with_redis_at_hand(shop, tmp_path)
     finally:
         redis().delete(unprefixed)
         edge_down(tmp_path)
+
+
+@pytest.mark.parametrize("path", ["/waiting-room/{sale}/status", "/seckill/waitingList/{sale}"])
+def test_a_shoppers_own_wait_polls_pass_to_the_shop_every_time(shop, path):
+    """The waiting room's status and a draw's waiting list are each shopper's own: the edge
+    neither answers nor keeps them, so each poll reaches the shop (whose fast path answers it
+    from Redis) with the shopper's cookies."""
+    url, edge, directory = shop
+    sale = make_sale(stock=5)
+    room_on(sale.pk)
+    session, _value = shopper(sale.pk)
+    headers = {"Cookie": cookies(sale.pk, session, None), "Accept": JSON}
+    for _poll in range(2):
+        before = backend_requests(directory)
+        through = requests.get(edge + path.format(sale=sale.pk), headers=headers, timeout=10)
+        assert by_shop(through) and reached_once_more(directory, before), path
+        direct = requests.get(url + path.format(sale=sale.pk), headers=headers, timeout=10)
+        assert (through.status_code, through.json()["code"]) == (direct.status_code, direct.json()["code"]), path
