@@ -35,7 +35,7 @@ driver closes the orders and nobody pays. It checks that each unit that came bac
 to the next entrant of the ranking recomputed from the draw's seed and entrants, that no
 shopper outside those turns holds one, and exactly the stock sold, once.
 
-The room's opening (`--modes room`, docs/waiting-room.md "Fairness") puts a first come, first
+The room's opening (`--modes room`, docs/waiting-room-fairness.md) puts a first come, first
 served sale behind its waiting room against a scalper with ten times the accounts
 (`--room-scripts`): `--prequeue-share` of the arrivals come in the pre-queue (opening
 `--room-lead` seconds before the start), the rest after the start as above; each shopper asks
@@ -87,7 +87,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The draw's target (docs/draw.md): the scripts' share of the units at most this many times their
 # share of the accounts, on average over the seeds.
 DRAW_RATIO_TARGET = 1.15
-# The room's opening (docs/waiting-room.md, "Fairness"): people's share of the units divided by
+# The room's opening (docs/waiting-room-fairness.md): people's share of the units divided by
 # their share of the arrivals must be within this of 1, |ratio - 1| <= ROOM_TOLERANCE, pooled
 # over the seeds.
 ROOM_TOLERANCE = 0.15
