@@ -8,20 +8,30 @@ from django.contrib import admin, messages
 from django.http import Http404, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext_lazy
+from modeltranslation.admin import TranslationAdmin
 
 from goods import services
 from goods.models import Goods
+from goods.translation import TRANSLATED
 from seckill_site.admin import list_time, money
+from seckill_site.translated import field_in, languages
 from users.merchants import MerchantScopedAdmin
 
 
+def _in_each_language(*fields: str) -> list[str]:
+    return [field_in(field, code) for field in fields for code in languages()]
+
+
 @admin.register(Goods)
-class GoodsAdmin(MerchantScopedAdmin):
+class GoodsAdmin(MerchantScopedAdmin, TranslationAdmin):
     """The catalogue's page. The sales app registers it again with the goods' sales on it
-    (sales.admin.GoodsWithSalesAdmin)."""
+    (sales.admin.GoodsWithSalesAdmin).
+
+    The name, title and description are written in each language, one under the other; any
+    one of each will do (Goods.clean), the other language's pages show it."""
 
     sale_columns: list[str] = []
-    search_fields = ("name", "title")
+    search_fields = _in_each_language("name", "title")
     delete_confirmation_template = "admin/goods/delete_confirmation.html"
     delete_selected_confirmation_template = "admin/goods/delete_selected_confirmation.html"
 
@@ -37,9 +47,22 @@ class GoodsAdmin(MerchantScopedAdmin):
     def created_display(self, obj):
         return list_time(obj.created_at)
 
-    def get_fields(self, request, obj=None):
-        fields = ["name", "title", "image", "detail", "price", "stock"]
-        return fields + ["owner"] if request.user.is_superuser else fields
+    def get_fieldsets(self, request, obj=None):
+        texts = [
+            (Goods._meta.get_field(field).verbose_name.capitalize(), {"fields": _in_each_language(field)})
+            for field in TRANSLATED
+        ]
+        texts[0][1]["description"] = gettext_lazy(
+            "Shoppers read each text in their language, else in the other: one language is enough."
+        )
+        fields = ["image", "price", "stock"]
+        return [*texts, (None, {"fields": fields + ["owner"] if request.user.is_superuser else fields})]
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if field is not None and hasattr(db_field, "translated_field"):
+            field.required = False  # one language is enough: Goods.clean says which is missing
+        return field
 
     def save_model(self, request, obj, form, change):
         if not change and not request.user.is_superuser:

@@ -5,8 +5,10 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from modeltranslation.manager import MultilingualManager
 
 from seckill_site.text import validate_one_line
+from seckill_site.translated import field_in, texts_of
 
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
 # A product photo needs no more; a PNG of 12,000 x 12,000 pixels is a few KiB on the wire and
@@ -39,7 +41,10 @@ def validate_image_dimensions(image) -> None:
 
 
 class Goods(models.Model):
-    """The catalogue item: read-mostly, never locked by a sale (the hot counter is Sale)."""
+    """The catalogue item: read-mostly, never locked by a sale (the hot counter is Sale).
+
+    Its name, title and description are kept in each language (goods/translation.py): `name`
+    reads the active language's, else the other's."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="goods", verbose_name=_("merchant")
@@ -66,6 +71,9 @@ class Goods(models.Model):
     )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
+    # What goods.translation makes of the default manager, named here for the type checker.
+    objects = MultilingualManager()
+
     class Meta:
         verbose_name = _("goods")
         verbose_name_plural = _("goods")
@@ -73,3 +81,16 @@ class Goods(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """A name and a title in one language at least: a language without its own shows them."""
+        errors = {
+            field_in(field, settings.LANGUAGE_CODE): ValidationError(message, code="in_no_language")
+            for field, message in (
+                ("name", _("Write the name in one language at least.")),
+                ("title", _("Write the title in one language at least.")),
+            )
+            if not any(texts_of(self, field).values())
+        }
+        if errors:
+            raise ValidationError(errors)

@@ -24,7 +24,7 @@ def merchant_browser():
 def _add_goods(browser, image, name="Uploaded"):
     return browser.post(
         "/admin/goods/goods/add/",
-        {"name": name, "title": "t", "price": "1", "stock": 1, "detail": "", "image": image,
+        {"name_en": name, "title_en": "t", "price": "1", "stock": 1, "detail": "", "image": image,
          "sales-TOTAL_FORMS": 0, "sales-INITIAL_FORMS": 0},
     )  # fmt: skip
 

@@ -88,7 +88,8 @@ def test_direct_urls_to_another_merchants_rows_are_refused(client, two_merchants
 def test_cannot_post_changes_to_another_merchants_goods(client, two_merchants):
     client.force_login(two_merchants["a"])
     goods_b = two_merchants["goods_b"]
-    client.post(f"/admin/goods/goods/{goods_b.pk}/change/", {"name": "hacked", "title": "x", "price": "1", "stock": 1})
+    edit = {"name_en": "hacked", "title_en": "x", "price": "1", "stock": 1}
+    client.post(f"/admin/goods/goods/{goods_b.pk}/change/", edit)
     goods_b.refresh_from_db()
     assert goods_b.name == "B-Phone"
 
@@ -121,8 +122,8 @@ def test_merchant_creates_goods_with_image_and_a_sale_that_reaches_redis_and_the
     response = client.post(
         "/admin/goods/goods/add/",
         {
-            "name": "Brand New",
-            "title": "New thing",
+            "name_en": "Brand New",
+            "title_en": "New thing",
             "price": "100",
             "stock": 10,
             "detail": "",
@@ -160,8 +161,8 @@ def test_rejects_a_non_image_upload(client, two_merchants):
     response = client.post(
         "/admin/goods/goods/add/",
         {
-            "name": "Bad",
-            "title": "x",
+            "name_en": "Bad",
+            "title_en": "x",
             "price": "1",
             "stock": 1,
             "image": fake,

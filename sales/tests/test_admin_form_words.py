@@ -67,7 +67,8 @@ def test_a_sale_sent_back_says_it_was_not_saved_and_where_to_look(client, mercha
 
 
 def test_every_admin_form_says_what_was_not_saved(client, merchant):
-    page = client.post("/admin/goods/goods/add/", {"name": "", "title": "t", "price": "x", "stock": 1}).content.decode()
+    form = {"name_en": "", "title_en": "t", "price": "x", "stock": 1}
+    page = client.post("/admin/goods/goods/add/", form).content.decode()
     assert "Goods not saved: see the message beside each field." in page and "Please correct" not in page
 
 

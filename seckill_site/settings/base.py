@@ -21,6 +21,8 @@ DEBUG = False  # local.py reads DEBUG from the environment; production never doe
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
+    # Before the admin, whose forms it extends: goods' texts in each of LANGUAGES.
+    "modeltranslation",
     "seckill_site.apps.SiteConfig",
     "seckill_site.apps.ShopAdminConfig",
     "django.contrib.auth",
@@ -182,6 +184,20 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# A merchant's texts (goods' names, titles, descriptions; an order's snapshot of the name) are
+# kept in each language, `name_en`, `name_zh_hans` (goods/translation.py); a visitor reads theirs,
+# else the other's: a text written in one language only is shown in both.
+MODELTRANSLATION_DEFAULT_LANGUAGE = "en"
+MODELTRANSLATION_FALLBACK_LANGUAGES = {"default": ("en", "zh-hans")}  # the asked one first, then these
+
+
+def MODELTRANSLATION_BUILD_LOCALIZED_VERBOSE_NAME(verbose_name, language):  # noqa: N802 (a setting)
+    """A text's label in one language: "name (English)", "名称（简体中文）"."""
+    from seckill_site.translated import label_in  # after the settings, as modeltranslation reads them
+
+    return label_in(verbose_name, language)
+
+
 TIME_ZONE = env("TIME_ZONE", default="Asia/Shanghai")
 USE_I18N = True
 USE_TZ = True
