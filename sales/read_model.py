@@ -8,6 +8,9 @@ sells. Seed 000's camelCase names appear in two places only, both plain dicts:
 - the cache row (`cache_row()` / `SaleView.from_cache_row`): what the sale cache and the list's
   kept rows hold in Redis, in the shape every process of a rolling deploy reads and writes. A
   dataclass is never pickled there: an older process could not read it.
+
+The goods' texts are held in every language (`goods_names` ...), so one cached row serves every
+visitor; `goods_name` and the wire are in the active language, else the other.
 """
 
 from dataclasses import dataclass
@@ -15,7 +18,10 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+
 from sales.models import SaleStatus
+from seckill_site.translated import Texts, text_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +31,10 @@ class SaleView:
     sale_id: int
     goods_id: int
     owner_id: int | None
-    goods_name: str
-    goods_title: str
+    goods_names: Texts  # language code -> text ("" where none was written): seckill_site.translated
+    goods_titles: Texts
     goods_image: str | None  # the picture's URL
-    goods_detail: str
+    goods_details: Texts
     goods_price: Decimal
     goods_stock: int
     sale_price: Decimal
@@ -41,6 +47,19 @@ class SaleView:
     entries_epoch: float | None
     draw_epoch: float | None
     stock_offered: int | None = None  # units offered in all (the stock audit), where loaded
+
+    @property
+    def goods_name(self) -> str:
+        """The goods' name in the active language, else in the other."""
+        return text_in(self.goods_names)
+
+    @property
+    def goods_title(self) -> str:
+        return text_in(self.goods_titles)
+
+    @property
+    def goods_detail(self) -> str:
+        return text_in(self.goods_details)
 
     @property
     def entries_at(self) -> datetime | None:
@@ -60,8 +79,8 @@ class SaleView:
         return int((1 - self.sale_price / self.goods_price) * 100)
 
     def wire(self, *, stock_count: int | None = None) -> dict[str, Any]:
-        """Seed 000's goods object: `id` the sale, `goodsId` the goods, prices as strings,
-        `stockCount` the given live count (else the database's)."""
+        """Seed 000's goods object: `id` the sale, `goodsId` the goods, its texts in the active
+        language, prices as strings, `stockCount` the given live count (else the database's)."""
         return {
             "id": self.sale_id,
             "goodsId": self.goods_id,
@@ -79,9 +98,17 @@ class SaleView:
 
     def cache_row(self) -> dict[str, Any]:
         """The plain dict the sale cache and the list's kept rows store (the shape older
-        processes read: the wire's keys plus the window and the owner)."""
+        processes read: the wire's keys, in LANGUAGE_CODE, plus the texts in every language,
+        the window and the owner)."""
+        default = settings.LANGUAGE_CODE
         row = {
             **self.wire(),
+            "goodsName": text_in(self.goods_names, default),
+            "goodsTitle": text_in(self.goods_titles, default),
+            "goodsDetail": text_in(self.goods_details, default),
+            "goodsNames": dict(self.goods_names),
+            "goodsTitles": dict(self.goods_titles),
+            "goodsDetails": dict(self.goods_details),
             "ownerId": self.owner_id,
             "startEpoch": self.start_epoch,
             "endEpoch": self.end_epoch,
@@ -96,15 +123,17 @@ class SaleView:
 
     @classmethod
     def from_cache_row(cls, row: dict[str, Any]) -> "SaleView":
-        """The view of a cache row, whichever process of a rolling deploy stored it."""
+        """The view of a cache row, whichever process of a rolling deploy stored it (one that
+        kept a single language stored it in LANGUAGE_CODE)."""
+        default = settings.LANGUAGE_CODE
         return cls(
             sale_id=row["id"],
             goods_id=row["goodsId"],
             owner_id=row.get("ownerId"),
-            goods_name=row["goodsName"],
-            goods_title=row["goodsTitle"],
+            goods_names=row.get("goodsNames") or {default: row["goodsName"]},
+            goods_titles=row.get("goodsTitles") or {default: row["goodsTitle"]},
             goods_image=row["goodsImg"],
-            goods_detail=row["goodsDetail"],
+            goods_details=row.get("goodsDetails") or {default: row["goodsDetail"]},
             goods_price=Decimal(row["goodsPrice"]),
             goods_stock=row["goodsStock"],
             sale_price=Decimal(row["seckillPrice"]),

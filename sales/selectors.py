@@ -20,6 +20,7 @@ from sales.read_model import SaleDetail, SaleEntries, SaleListRow, SalePage, Sal
 from seckill_site.redis import lock_try
 from seckill_site.redis import now as redis_now
 from seckill_site.redis.keys import jittered
+from seckill_site.translated import texts_of
 from users.merchants import visible_to_merchant
 from users.models import User
 
@@ -32,10 +33,10 @@ def _sale_view(sale: Sale, *, stock_offered: int | None = None) -> SaleView:
         sale_id=sale.pk,
         goods_id=goods.pk,
         owner_id=goods.owner_id,
-        goods_name=goods.name,
-        goods_title=goods.title,
+        goods_names=texts_of(goods, "name"),
+        goods_titles=texts_of(goods, "title"),
         goods_image=goods.image.url if goods.image else None,
-        goods_detail=goods.detail,
+        goods_details=texts_of(goods, "detail"),
         goods_price=goods.price,
         goods_stock=goods.stock,
         sale_price=sale.seckill_price,

@@ -112,8 +112,9 @@ def _when(moment: datetime) -> str:
 def _text(reminder: SaleReminder, kind: str) -> str:
     sale = reminder.sale
     link = f"{settings.SHOP_PUBLIC_URL}/goods/detail/{sale.pk}"
-    words = {"name": sale.goods.name, "price": sale.seckill_price, "zone": settings.TIME_ZONE, "link": link}
     with translation.override(notices.notice_language(reminder.user)):
+        # The goods' name in the shopper's language too (goods.translation), so read in here.
+        words = {"name": sale.goods.name, "price": sale.seckill_price, "zone": settings.TIME_ZONE, "link": link}
         if kind == RESTOCK:
             return _("A unit of %(name)s is back on sale at ¥%(price)s: %(link)s") % words
         if kind == ENTRIES_OPEN:
