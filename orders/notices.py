@@ -28,7 +28,7 @@ def notice_key(order_no: str) -> str:
 def _text(order: Order) -> str:
     with translation.override(notices.notice_language(order.user)):
         return _("Your order for %(name)s expires at %(time)s (%(zone)s) unless paid: %(link)s") % {
-            "name": order.goods_name,
+            "name": order.item_name,
             "time": timezone.localtime(order.pay_deadline).strftime("%H:%M"),
             "zone": settings.TIME_ZONE,
             "link": f"{settings.SHOP_PUBLIC_URL}/orders/{order.order_no}",

@@ -24,7 +24,7 @@ from django.db.models import F
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from orders.models import Order, OrderStatus, SeckillOrder
+from orders.models import Order, OrderStatus, SeckillOrder, goods_name_snapshot
 from sales import sale_state
 from sales.draw_waiting import turns_taken, waiting_list, waiting_next
 from sales.models import OfferOutcome, Sale, SaleDraw, SaleDrawOffer, StockChange
@@ -107,7 +107,7 @@ def _order_create(*, sale: SaleView, user_id: int, pay_deadline: datetime, order
         user_id=user_id,
         goods_id=sale.goods_id,
         sale_id=sale.sale_id,
-        goods_name=sale.goods_name,
+        **goods_name_snapshot(sale.goods_names),
         price=sale.sale_price,
         pay_deadline=pay_deadline,
     )

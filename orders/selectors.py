@@ -143,7 +143,7 @@ def order_data(order: Order) -> dict[str, Any]:
     return {
         "id": order.pk,
         "orderNo": order.order_no,
-        "goodsName": order.goods_name,
+        "goodsName": order.item_name,
         "price": str(order.price),
         "status": order.status,
         "createdAt": order.created_at.isoformat(),
@@ -347,7 +347,7 @@ def orders_csv_rows(*, orders: QuerySet[Order]) -> Iterator[list[str]]:
             _csv_digits(order.order_no),
             _when(order.created_at),
             str(order.get_status_display()),
-            _csv_safe(order.goods_name),
+            _csv_safe(order.item_name),
             str(order.price),
             str(order.quantity),
             _csv_safe(order.user.nickname),

@@ -135,7 +135,7 @@ class OrderSerializer(serializers.ModelSerializer):
     orderNo = serializers.CharField(source="order_no")
     goodsId = serializers.IntegerField(source="goods_id")
     saleId = serializers.IntegerField(source="sale_id", allow_null=True)
-    goodsName = serializers.CharField(source="goods_name")
+    goodsName = serializers.CharField(source="item_name")
     createdAt = serializers.DateTimeField(source="created_at")
     payDeadline = serializers.DateTimeField(source="pay_deadline")
     paidAt = serializers.DateTimeField(source="paid_at", allow_null=True)

@@ -3,6 +3,7 @@ unit) and the audit trail every move writes. Paying, closing and refunds are ord
 shipping and refund requests orders.fulfilment's."""
 
 import enum
+import json
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -18,7 +19,16 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
 from orders import reoffer
-from orders.models import Order, OrderEvent, OrderEventKind, OrderStatus, Payment, PaymentStatus, SeckillOrder
+from orders.models import (
+    Order,
+    OrderEvent,
+    OrderEventKind,
+    OrderStatus,
+    Payment,
+    PaymentStatus,
+    SeckillOrder,
+    goods_name_snapshot,
+)
 from sales import sale_state
 from sales.models import OfferOutcome, Sale, StockChange
 from sales.read_model import SaleView
@@ -85,7 +95,7 @@ def order_create_from_seckill(*, sale_id: int, user_id: int, request_id: str) ->
                 user_id=user_id,
                 goods_id=sale.goods_id,
                 sale_id=sale_id,
-                goods_name=sale.goods_name,
+                **goods_name_snapshot(sale.goods_names),
                 price=sale.sale_price,
                 pay_deadline=timezone.now() + timedelta(seconds=settings.SECKILL_ORDER_TTL),
             )
@@ -121,9 +131,10 @@ WITH batch AS MATERIALIZED (
     SELECT r.request_id, r.user_id, %(stamp)s || lpad(nextval(%(sequence)s)::text, 10, '0') AS order_no
     FROM unnest(%(request_ids)s::varchar[], %(user_ids)s::bigint[]) AS r (request_id, user_id)
 ), made AS (
-    INSERT INTO {order} (order_no, user_id, goods_id, sale_id, goods_name, price, quantity, status,
-                         created_at, pay_deadline, cancel_reason)
-    SELECT order_no, user_id, %(goods_id)s, %(sale_id)s, %(goods_name)s, %(price)s, 1, %(status)s,
+    INSERT INTO {order} (order_no, user_id, goods_id, sale_id, goods_name, goods_names, price, quantity,
+                         status, created_at, pay_deadline, cancel_reason)
+    SELECT order_no, user_id, %(goods_id)s, %(sale_id)s, %(goods_name)s, %(goods_names)s::jsonb, %(price)s, 1,
+           %(status)s,
            %(now)s, %(deadline)s, ''
     FROM batch
     RETURNING id, order_no
@@ -141,6 +152,7 @@ def _orders_insert(*, sale_id: int, sale: SaleView, reservations: dict[str, int]
     """Insert one order and one seckill order per reservation (request id -> user id);
     (request id, order id, order number) of each."""
     now = timezone.now()
+    names = goods_name_snapshot(sale.goods_names)
     sql = _BATCH_INSERT.format(
         order=connection.ops.quote_name(Order._meta.db_table),
         seckill_order=connection.ops.quote_name(SeckillOrder._meta.db_table),
@@ -155,7 +167,8 @@ def _orders_insert(*, sale_id: int, sale: SaleView, reservations: dict[str, int]
                 "user_ids": list(reservations.values()),
                 "goods_id": sale.goods_id,
                 "sale_id": sale_id,
-                "goods_name": sale.goods_name,
+                "goods_name": names["goods_name"],
+                "goods_names": json.dumps(names["goods_names"]),
                 "price": sale.sale_price,
                 "status": OrderStatus.UNPAID.value,
                 "now": now,

@@ -32,9 +32,9 @@ def _purchase_sql(*, sale: str, goods_id: int, user_id: int) -> list[str]:
     sale_table, order_table = Sale._meta.db_table, Order._meta.db_table
     return [
         f"UPDATE {sale_table} SET stock_count = stock_count - 1 WHERE id = {sale} AND stock_count > 0",
-        f"INSERT INTO {order_table} (order_no, user_id, goods_id, sale_id, goods_name, price, quantity, status,"
-        f" created_at, pay_deadline, cancel_reason) VALUES ('B' || nextval('{ORDER_NUMBER_SEQUENCE}'),"
-        f" {user_id}, {goods_id}, {sale}, 'bench hot row', 1, 1, 'unpaid', now(),"
+        f"INSERT INTO {order_table} (order_no, user_id, goods_id, sale_id, goods_name, goods_names, price, quantity,"
+        f" status, created_at, pay_deadline, cancel_reason) VALUES ('B' || nextval('{ORDER_NUMBER_SEQUENCE}'),"
+        f" {user_id}, {goods_id}, {sale}, 'bench hot row', '{{}}', 1, 1, 'unpaid', now(),"
         f" now() + interval '15 minutes', '')",
     ]
 

@@ -147,7 +147,7 @@ class OrderAdmin(ContactAdmin):
     merchant_can_delete = False
     list_display = (
         "order_no",
-        "goods_name",
+        "item_display",
         "price_display",
         "buyer",
         "status_display",
@@ -170,7 +170,7 @@ class OrderAdmin(ContactAdmin):
             {
                 "fields": (
                     "order_no",
-                    "goods_name",
+                    "item_display",
                     "price_display",
                     "quantity",
                     "buyer",
@@ -192,6 +192,10 @@ class OrderAdmin(ContactAdmin):
     change_list_template = "admin/orders/order/change_list.html"
     change_form_template = "admin/orders/order/change_form.html"
     inlines = [PaymentInline, RefundInline, OrderEventInline]
+
+    @admin.display(description=gettext_lazy("item"), ordering="goods_name")
+    def item_display(self, obj):
+        return obj.item_name  # in the merchant's language, else the other
 
     @admin.display(description=gettext_lazy("price"), ordering="price")
     def price_display(self, obj):

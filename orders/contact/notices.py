@@ -41,7 +41,7 @@ def _reply_text(message: OrderMessage) -> str:
     order = message.order
     with translation.override(notices.notice_language(order.user)):
         return _("The merchant answered about your order for %(name)s: “%(quote)s” %(link)s") % {
-            "name": order.goods_name,
+            "name": order.item_name,
             "quote": _quote(message.text),
             "link": f"{settings.SHOP_PUBLIC_URL}/orders/{order.order_no}#messages",
         }

@@ -54,7 +54,7 @@ def _shipped_text(shipment: Shipment) -> str:
     order = shipment.order
     with translation.override(notices.notice_language(order.user)):
         text = _("Your order for %(name)s has shipped with %(carrier)s, tracking number %(tracking)s: %(link)s") % {
-            "name": order.goods_name,
+            "name": order.item_name,
             "carrier": shipment.get_carrier_display(),
             "tracking": shipment.tracking_no,
             "link": _link(order),
@@ -71,9 +71,9 @@ def _refund_answer_text(request: RefundRequest) -> str:
         if request.status == RefundRequestStatus.APPROVED:
             return _(
                 "The merchant approved your refund for %(name)s: the money goes back the way you paid. %(link)s"
-            ) % {"name": order.goods_name, "link": _link(order)}
+            ) % {"name": order.item_name, "link": _link(order)}
         return _('The merchant declined your refund for %(name)s: "%(answer)s". %(link)s') % {
-            "name": order.goods_name,
+            "name": order.item_name,
             "answer": request.answer,
             "link": _link(order),
         }

@@ -7,7 +7,15 @@ The app label is `orders` for all."""
 from orders.contact.models import MESSAGE_MAX, THREAD_STATUSES, MessageInvalid, OrderMessage, message_text_clean
 from orders.fulfilment.models import Carrier, RefundRequest, RefundRequestStatus, Shipment
 from orders.models.events import OrderEvent, OrderEventKind
-from orders.models.order import ORDER_ADDRESS_FIELDS, PAID_STATUSES, Order, OrderAddress, OrderStatus, SeckillOrder
+from orders.models.order import (
+    ORDER_ADDRESS_FIELDS,
+    PAID_STATUSES,
+    Order,
+    OrderAddress,
+    OrderStatus,
+    SeckillOrder,
+    goods_name_snapshot,
+)
 from orders.payments.models import (
     Payment,
     PaymentFailure,
@@ -35,6 +43,7 @@ __all__ = [
     "Shipment",
     "Order",
     "OrderAddress",
+    "goods_name_snapshot",
     "OrderStatus",
     "Payment",
     "PaymentFailure",

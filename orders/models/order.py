@@ -1,7 +1,10 @@
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from seckill_site.translated import Texts, text_in
 from users.divisions import place_line
 
 
@@ -35,8 +38,11 @@ class Order(models.Model):
     sale = models.ForeignKey(
         "sales.Sale", on_delete=models.PROTECT, related_name="orders", null=True, verbose_name=_("sale")
     )
-    # Snapshot at purchase time: later edits of the goods do not rewrite history.
+    # Snapshot at purchase time: later edits of the goods do not rewrite history. `goods_name`
+    # in LANGUAGE_CODE (else the other), for the merchant's lists and whatever reads the column;
+    # `goods_names` in each language the goods had, for `item_name` (goods_name_snapshot).
     goods_name = models.CharField(_("item"), max_length=64)
+    goods_names = models.JSONField(_("item in each language"), default=dict, blank=True)
     price = models.DecimalField(_("price"), max_digits=10, decimal_places=2)
     quantity = models.PositiveSmallIntegerField(_("quantity"), default=1)
     status = models.CharField(_("status"), max_length=16, choices=OrderStatus.choices, default=OrderStatus.UNPAID)
@@ -58,6 +64,18 @@ class Order(models.Model):
 
     def __str__(self) -> str:
         return self.order_no
+
+    @property
+    def item_name(self) -> str:
+        """The goods' name as ordered, in the active language, else in the other (an order
+        written before the names were kept per language has `goods_name` only)."""
+        return text_in(self.goods_names) or self.goods_name
+
+
+def goods_name_snapshot(names: Texts) -> dict[str, Any]:
+    """An order's snapshot of goods named `names` (language -> name, "" where none): its
+    `goods_name` in LANGUAGE_CODE, else the other, and `goods_names` in each."""
+    return {"goods_name": text_in(names, settings.LANGUAGE_CODE), "goods_names": dict(names)}
 
 
 class SeckillOrder(models.Model):

@@ -5,9 +5,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from orders.models import Order, SeckillOrder
+from orders.models import Order, SeckillOrder, goods_name_snapshot
 from orders.services import order_number_next
 from sales.models import Sale
+from seckill_site.translated import texts_of
 from testutils.factories.users import make_user
 from users.models import User
 
@@ -19,7 +20,7 @@ def make_order(*, sale: Sale, user: User | None = None, **fields) -> Order:
         user=user,
         goods=sale.goods,
         sale=sale,
-        goods_name=sale.goods.name,
+        **goods_name_snapshot(texts_of(sale.goods, "name")),
         price=sale.seckill_price,
         pay_deadline=timezone.now() + timedelta(minutes=15),
         **fields,

@@ -135,7 +135,7 @@ class AlipayProvider(Provider):
     def checkout(self, payment: Payment, *, return_url: str, notify_url: str, mobile: bool) -> Checkout:
         pay = client().api_alipay_trade_wap_pay if mobile else client().api_alipay_trade_page_pay
         query = pay(
-            subject=payment.order.goods_name,
+            subject=payment.order.item_name,
             out_trade_no=payment.trade_no,
             total_amount=f"{payment.amount:.2f}",
             return_url=return_url,
