@@ -22,14 +22,20 @@ OTHER_MERCHANT = ("13900000001", "merchant123")
 SHOPPER_PASSWORD = "shopper123"
 SHOPPERS = [f"137{n:08d}" for n in range(1, 21)]
 
-# name, title, price, seckill price, stock, starts (minutes from now), lasts (minutes), colour
+# (name, title) in English and in Chinese, price, seckill price, stock, starts (minutes from
+# now), lasts (minutes), colour
 ITEMS = [
-    ("iPhone X", "Apple iPhone X 64GB silver", "8765.00", "1.00", 10, -5, 240, (52, 120, 246)),
-    ("Mate Pad", "Tablet 11-inch 128GB", "2999.00", "99.00", 5, 3, 240, (18, 128, 92)),
-    ("Air Buds", "Wireless earbuds, noise cancelling", "899.00", "9.90", 20, -180, 60, (147, 55, 13)),
-    ("Smart Watch", "Sport watch with GPS", "1299.00", "19.90", 0, -10, 240, (110, 57, 214)),
-    ("Coffee Beans", "Single origin, 1 kg", "168.00", "0.99", 50, -1, 600, (120, 72, 40)),
-]
+    (("iPhone X", "Apple iPhone X 64GB silver"), ("iPhone X", "苹果 iPhone X 64GB 银色"),
+     "8765.00", "1.00", 10, -5, 240, (52, 120, 246)),
+    (("Mate Pad", "Tablet 11-inch 128GB"), ("Mate Pad 平板电脑", "11 英寸平板电脑 128GB"),
+     "2999.00", "99.00", 5, 3, 240, (18, 128, 92)),
+    (("Air Buds", "Wireless earbuds, noise cancelling"), ("Air Buds 无线耳机", "主动降噪真无线耳机"),
+     "899.00", "9.90", 20, -180, 60, (147, 55, 13)),
+    (("Smart Watch", "Sport watch with GPS"), ("智能手表", "GPS 运动手表"),
+     "1299.00", "19.90", 0, -10, 240, (110, 57, 214)),
+    (("Coffee Beans", "Single origin, 1 kg"), ("精品咖啡豆", "单一产地，1 千克装"),
+     "168.00", "0.99", 50, -1, 600, (120, 72, 40)),
+]  # fmt: skip
 
 
 def product_image(name: str, colour: tuple[int, int, int]) -> ContentFile:
@@ -70,14 +76,17 @@ class Command(BaseCommand):
         merchants.user_set.add(merchant, other)
         for index, mobile in enumerate(SHOPPERS, start=1):
             User.objects.create_user(mobile, SHOPPER_PASSWORD, nickname=f"Shopper {index}")
-        for name, title, price, sale_price, stock, starts, lasts, colour in ITEMS:
+        for (name, title), (name_zh, title_zh), price, sale_price, stock, starts, lasts, colour in ITEMS:
             goods = Goods.objects.create(
                 owner=merchant,
-                name=name,
-                title=title,
+                name_en=name,
+                name_zh_hans=name_zh,
+                title_en=title,
+                title_zh_hans=title_zh,
+                detail_en=f"{title}. Demo item of the Seckill shop.",
+                detail_zh_hans=f"{title_zh}。秒杀商城的演示商品。",
                 price=Decimal(price),
                 stock=100,
-                detail=f"{title}. Demo item of the Seckill shop.",
                 image=product_image(name, colour),
             )
             start = now + timedelta(minutes=starts)
