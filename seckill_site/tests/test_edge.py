@@ -10,6 +10,7 @@ import pytest
 import requests
 from django.test import Client
 
+from goods.services import goods_save
 from sales.models import Sale
 from sales.services import sale_update
 from seckill_site import edge as edge_module
@@ -96,6 +97,22 @@ def test_an_edit_reaches_the_edge_within_a_second(edge):
     assert fresh.headers["X-Cache"] == "MISS" and "¥1.23" in fresh.text
     listed = requests.get(f"{edge}/goods/goodsList", timeout=10)
     assert listed.headers["X-Cache"] == "MISS" and "¥1.23" in listed.text
+
+
+def test_a_chinese_name_edited_reaches_the_kept_chinese_page_and_the_english_keeps_its_own(edge):
+    goods = make_goods(name_en="Edge Teapot", name_zh_hans="边缘茶壶")
+    sale = make_sale(goods=goods, starts_in=3600)
+    english, chinese = f"{edge}/goods/detail/{sale.pk}", f"{edge}/zh-hans/goods/detail/{sale.pk}"
+    for page in (english, chinese):
+        requests.get(page, timeout=10)
+    kept = requests.get(chinese, timeout=10)
+    assert kept.headers["X-Cache"] == "HIT" and "边缘茶壶" in kept.text and "Edge Teapot" not in kept.text
+    goods.name_zh_hans = "紫砂茶壶"
+    goods_save(goods=goods, fields=["name_zh_hans"])
+    assert edge_purge_flush(5.0)
+    fresh = requests.get(chinese, timeout=10)
+    assert fresh.headers["X-Cache"] == "MISS" and "紫砂茶壶" in fresh.text
+    assert "Edge Teapot" in requests.get(english, timeout=10).text
 
 
 def test_a_visitor_who_chose_chinese_is_sent_there_by_the_edge_too(edge):
