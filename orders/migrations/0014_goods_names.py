@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orders', '0011_refund_request_withdrawn'),
+        ('orders', '0013_order_message'),
     ]
 
     operations = [
