@@ -1,6 +1,7 @@
-"""What happens to an order after it is paid: its parcel (Shipment) and the shopper's refund
-requests (RefundRequest). The moves themselves are orders.fulfilment.services; each writes its
-line of the order's trail (orders.models.events)."""
+"""What happens to an order after it is paid: its parcel (Shipment), the shopper's refund
+requests before it ships (RefundRequest) and return requests after (ReturnRequest). The moves
+themselves are orders.fulfilment.services and .returns; each writes its line of the order's
+trail (orders.models.events)."""
 
 from django.conf import settings
 from django.db import models
@@ -74,6 +75,61 @@ class RefundRequest(models.Model):
             # A double click or two tabs cannot open two requests for one order.
             models.UniqueConstraint(
                 fields=["order"], condition=models.Q(status="open"), name="one_open_refund_request_per_order"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.order_id}: {self.get_status_display()}"
+
+
+class ReturnRequestStatus(models.TextChoices):
+    OPEN = "open", _("waiting for the merchant")
+    APPROVED = "approved", _("approved: to send back")
+    SENT = "sent", _("parcel on its way back")
+    REFUNDED = "refunded", _("parcel back, refunded")
+    DECLINED = "declined", _("declined")
+    WITHDRAWN = "withdrawn", _("withdrawn by the shopper")
+
+
+# The statuses of a return still under way: it holds the order (no auto-completion meanwhile).
+RETURN_ACTIVE = (ReturnRequestStatus.OPEN, ReturnRequestStatus.APPROVED, ReturnRequestStatus.SENT)
+
+
+class ReturnRequest(models.Model):
+    """After-sales on a shipped or delivered order (退货退款): the shopper asks to send it back;
+    the merchant approves with the address to send it to, or declines with a word; the shopper
+    gives the carrier and tracking number of the parcel sent back; the merchant marks it
+    received, which refunds the order. The moves are orders.fulfilment.returns'."""
+
+    order = models.ForeignKey(
+        "orders.Order", on_delete=models.CASCADE, related_name="return_requests", verbose_name=_("order")
+    )
+    reason = models.CharField(_("reason"), max_length=200)
+    status = models.CharField(
+        _("status"), max_length=16, choices=ReturnRequestStatus.choices, default=ReturnRequestStatus.OPEN
+    )
+    created_at = models.DateTimeField(_("asked at"), auto_now_add=True)
+    decided_at = models.DateTimeField(_("decided at"), null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    answer = models.CharField(_("merchant's answer"), max_length=200, blank=True)
+    return_address = models.CharField(_("return address"), max_length=200, blank=True)
+    carrier = models.CharField(_("carrier"), max_length=16, choices=Carrier.choices, blank=True)
+    tracking_no = models.CharField(_("tracking number"), max_length=40, blank=True)
+    sent_at = models.DateTimeField(_("sent back at"), null=True, blank=True)
+    refunded_at = models.DateTimeField(_("refunded at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("return request")
+        verbose_name_plural = _("return requests")
+        ordering = ("-created_at", "-pk")
+        constraints = [
+            # One return under way per order, whatever double clicks or two tabs send.
+            models.UniqueConstraint(
+                fields=["order"],
+                condition=models.Q(status__in=["open", "approved", "sent"]),
+                name="one_active_return_request_per_order",
             ),
         ]
 

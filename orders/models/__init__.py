@@ -5,7 +5,15 @@ and refund requests (orders/fulfilment/models.py) and its thread with the mercha
 The app label is `orders` for all."""
 
 from orders.contact.models import MESSAGE_MAX, THREAD_STATUSES, MessageInvalid, OrderMessage, message_text_clean
-from orders.fulfilment.models import Carrier, RefundRequest, RefundRequestStatus, Shipment
+from orders.fulfilment.models import (
+    RETURN_ACTIVE,
+    Carrier,
+    RefundRequest,
+    RefundRequestStatus,
+    ReturnRequest,
+    ReturnRequestStatus,
+    Shipment,
+)
 from orders.models.events import OrderEvent, OrderEventKind
 from orders.models.order import (
     ORDER_ADDRESS_FIELDS,
@@ -40,6 +48,9 @@ __all__ = [
     "OrderMessage",
     "RefundRequest",
     "RefundRequestStatus",
+    "RETURN_ACTIVE",
+    "ReturnRequest",
+    "ReturnRequestStatus",
     "Shipment",
     "Order",
     "OrderAddress",

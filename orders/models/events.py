@@ -17,6 +17,14 @@ class OrderEventKind(models.TextChoices):
     REFUND_DECLINED = "refund declined", _("refund declined")
     REFUND_WITHDRAWN = "refund withdrawn", _("refund request withdrawn")
     REFUNDED = "refunded", _("refunded")
+    # Shipped orders complete by themselves after ORDER_AUTO_COMPLETE_DAYS (the shop is "who").
+    COMPLETED = "completed", _("completed automatically")
+    RETURN_REQUESTED = "return requested", _("return requested")
+    RETURN_APPROVED = "return approved", _("return approved")
+    RETURN_DECLINED = "return declined", _("return declined")
+    RETURN_WITHDRAWN = "return withdrawn", _("return request withdrawn")
+    RETURN_SENT = "return sent", _("parcel sent back")
+    RETURN_RECEIVED = "return received", _("parcel came back")
 
 
 class OrderEvent(models.Model):
