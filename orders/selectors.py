@@ -2,10 +2,12 @@
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, DecimalField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Sum
+from django.conf import settings
+from django.db.models import Count, DecimalField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import TruncSecond
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
@@ -14,6 +16,7 @@ from django.utils.translation import gettext as _
 from orders.models import (
     ORDER_ADDRESS_FIELDS,
     PAID_STATUSES,
+    RETURN_ACTIVE,
     Order,
     OrderAddress,
     OrderEventKind,
@@ -23,6 +26,8 @@ from orders.models import (
     PaymentStatus,
     RefundRequest,
     RefundRequestStatus,
+    ReturnRequest,
+    ReturnRequestStatus,
     Shipment,
 )
 from sales import sale_state
@@ -101,6 +106,21 @@ PAYMENT_FAILURE_WORDS = {
 }
 
 
+def return_until(shipment: Shipment | None) -> datetime | None:
+    """Until when a delivered order may be sent back; None before delivery (a shipped order
+    may be sent back any time before it completes)."""
+    if shipment is None or shipment.delivered_at is None:
+        return None
+    return shipment.delivered_at + timedelta(days=settings.RETURN_WINDOW_DAYS)
+
+
+def auto_complete_at(shipment: Shipment | None) -> datetime | None:
+    """When a shipped order completes by itself, unless a return is under way."""
+    if shipment is None:
+        return None
+    return shipment.shipped_at + timedelta(days=settings.ORDER_AUTO_COMPLETE_DAYS)
+
+
 def order_shipment_data(order: Order) -> dict[str, Any] | None:
     shipment = order_shipment(order)
     if shipment is None:
@@ -138,6 +158,24 @@ def orders_with_messages_to_answer(orders: QuerySet[Order]) -> QuerySet[Order]:
     return orders.filter(Exists(waiting))
 
 
+def order_return_request_data(order: Order) -> dict[str, Any] | None:
+    """The shopper's latest return request on the order, with the parcel sent back."""
+    request = order.return_requests.first()
+    if request is None:
+        return None
+    return {
+        "status": request.status,
+        "reason": request.reason,
+        "answer": request.answer,
+        "returnAddress": request.return_address,
+        "carrier": request.carrier,
+        "carrierName": str(request.get_carrier_display()) if request.carrier else "",
+        "trackingNo": request.tracking_no,
+        "sentAt": request.sent_at.isoformat() if request.sent_at else None,
+        "refundedAt": request.refunded_at.isoformat() if request.refunded_at else None,
+    }
+
+
 def order_data(order: Order) -> dict[str, Any]:
     """An order as the JSON clients read it (the order page's twin and the API)."""
     return {
@@ -155,6 +193,7 @@ def order_data(order: Order) -> dict[str, Any]:
         "shipment": order_shipment_data(order),
         "refundRequest": order_refund_request_data(order),
         "messages": order_messages_data(order),
+        "returnRequest": order_return_request_data(order),
     }
 
 
@@ -167,7 +206,9 @@ ORDER_TABS = {
     "completed": (gettext_lazy("Completed"), Q(status=OrderStatus.DELIVERED)),
     "refunds": (
         gettext_lazy("Refunds"),
-        Q(status=OrderStatus.REFUNDED) | Q(refund_requests__status=RefundRequestStatus.OPEN),
+        Q(status=OrderStatus.REFUNDED)
+        | Q(refund_requests__status=RefundRequestStatus.OPEN)
+        | Q(return_requests__status__in=RETURN_ACTIVE),
     ),
 }
 
@@ -183,12 +224,22 @@ SHOPPER_STATUS = {
 # A paid order whose refund request waits for the merchant: not "to ship" (it does not ship
 # meanwhile) but this, on the pill of its page and of "my orders".
 REFUND_ASKED_STATUS = ("refund-asked", pgettext_lazy("an order's status", "refund requested"))
+# A shipped or delivered order with a return under way: where the return is, not the parcel.
+RETURN_STATUS = {
+    ReturnRequestStatus.OPEN: ("return-asked", pgettext_lazy("an order's status", "return requested")),
+    ReturnRequestStatus.APPROVED: ("return-approved", pgettext_lazy("an order's status", "send it back")),
+    ReturnRequestStatus.SENT: ("return-sent", pgettext_lazy("an order's status", "on its way back")),
+}
 
 
-def order_pill(order: Order, *, refund_asked: bool) -> tuple[str, str]:
-    """The status pill the shopper's pages show for `order`: its css class and its words."""
+def order_pill(order: Order, *, refund_asked: bool, returning: str | None = None) -> tuple[str, str]:
+    """The status pill the shopper's pages show for `order`: its css class and its words.
+    `returning` is the status of a return under way (RETURN_ACTIVE), if any."""
     if refund_asked and order.status == OrderStatus.PAID:
         return REFUND_ASKED_STATUS[0], str(REFUND_ASKED_STATUS[1])
+    if returning in RETURN_STATUS and order.status in (OrderStatus.SHIPPED, OrderStatus.DELIVERED):
+        css, words = RETURN_STATUS[ReturnRequestStatus(returning)]
+        return css, str(words)
     return order.status, str(SHOPPER_STATUS[OrderStatus(order.status)])
 
 
@@ -218,7 +269,15 @@ def order_timeline(order: Order) -> list[dict[str, Any]]:
         OrderEventKind.REFUND_DECLINED: gettext("The merchant declined the refund"),
         OrderEventKind.REFUND_WITHDRAWN: gettext("You withdrew the refund request"),
         OrderEventKind.REFUNDED: gettext("Refunded"),
+        OrderEventKind.COMPLETED: gettext("Completed automatically"),
+        OrderEventKind.RETURN_REQUESTED: gettext("You asked to send it back"),
+        OrderEventKind.RETURN_APPROVED: gettext("The merchant approved the return"),
+        OrderEventKind.RETURN_DECLINED: gettext("The merchant declined the return"),
+        OrderEventKind.RETURN_WITHDRAWN: gettext("You withdrew the return"),
+        OrderEventKind.RETURN_SENT: gettext("You sent the parcel back"),
+        OrderEventKind.RETURN_RECEIVED: gettext("The merchant received the parcel back"),
     }
+    returned = order.return_requests.filter(sent_at__isnull=False).first()
     for event in events:
         note = event.note
         if event.kind == OrderEventKind.CANCELLED:
@@ -227,6 +286,8 @@ def order_timeline(order: Order) -> list[dict[str, Any]]:
             note = ""  # the trade number is the merchant's business
         elif event.kind == OrderEventKind.SHIPPED and (shipment := order_shipment(order)):
             note = f"{shipment.get_carrier_display()} {note}"
+        elif event.kind == OrderEventKind.RETURN_SENT and returned and returned.carrier:
+            note = f"{returned.get_carrier_display()} {note}"
         steps.append({"kind": event.kind, "label": labels[OrderEventKind(event.kind)], "at": event.at, "note": note})
     return steps
 
@@ -234,7 +295,8 @@ def order_timeline(order: Order) -> list[dict[str, Any]]:
 def orders_listed(*, user: User, tab: str = "") -> QuerySet[Order]:
     """The shopper's orders for "my orders" (those of one of ORDER_TABS, or all), each with
     what was refunded of it (refunded and being refunded), so a cancelled order whose late
-    payment went back says so, and whether a refund request of it waits (refund_asked)."""
+    payment went back says so, whether a refund request of it waits (refund_asked), and the
+    status of a return under way (returning: None without one)."""
     refunds = "payments__refund"
     orders = orders_of_user(user=user)
     if tab:
@@ -244,7 +306,17 @@ def orders_listed(*, user: User, tab: str = "") -> QuerySet[Order]:
         refunded=Sum(f"{refunds}__amount", filter=Q(**{f"{refunds}__status": "succeeded"})),
         refunding=Sum(f"{refunds}__amount", filter=Q(**{f"{refunds}__status": "pending"})),
         refund_asked=Exists(asking),
+        returning=Subquery(
+            ReturnRequest.objects.filter(order_id=OuterRef("pk"), status__in=RETURN_ACTIVE).values("status")[:1]
+        ),
     )
+
+
+def orders_listed_with_returns(*, user: User, tab: str = "", limit: int) -> list[tuple[Order, bool, str | None]]:
+    """The first `limit` of orders_listed, each with whether a refund request waits and the
+    status of a return under way (None without one), for the pills of "my orders"."""
+    orders = orders_listed(user=user, tab=tab)[:limit]
+    return [(order, order.refund_asked, order.returning) for order in orders]  # type: ignore[attr-defined]
 
 
 def order_no_well_formed(order_no: str) -> bool:

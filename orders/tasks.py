@@ -3,6 +3,7 @@ from celery import shared_task
 from orders import notices
 from orders.contact import notices as contact_notices
 from orders.fulfilment import notices as fulfilment_notices
+from orders.fulfilment.returns import orders_complete_overdue
 from orders.metrics import ORDERS_EXPIRED
 
 # Celery's autodiscovery imports each app's tasks.py and no deeper: importing a feature's tasks
@@ -36,3 +37,9 @@ def order_news_send() -> int:
 def merchant_replies_send() -> int:
     """Celery beat: text the shopper once about each answer a merchant wrote on an order (orders.contact.notices)."""
     return contact_notices.merchant_replies_send()
+
+
+@shared_task(name="orders.auto_complete", acks_late=True, autoretry_for=OUTAGES, retry_backoff=5, max_retries=3)
+def auto_complete() -> int:
+    """Celery beat: complete the shipped orders due, unless a return holds them (orders.fulfilment.returns)."""
+    return orders_complete_overdue()

@@ -100,7 +100,7 @@ def refund_request_open(*, order_id: int, reason: str, actor_id: int) -> RefundR
         order = _locked(order_id)
         if order.status != OrderStatus.PAID:
             if order.status in (OrderStatus.SHIPPED, OrderStatus.DELIVERED):
-                raise OrderStateError(_("This order has shipped; contact the merchant to send it back for a refund."))
+                raise OrderStateError(_("This order has shipped; ask to send it back for a refund instead."))
             raise OrderStateError(
                 _("Only a paid order can be refunded; this one is %(status)s.") % {"status": order.get_status_display()}
             )

@@ -11,7 +11,17 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders.models import PAID_STATUSES, Order, OrderEventKind, OrderStatus, RefundRequest, RefundRequestStatus
+from orders.models import (
+    PAID_STATUSES,
+    RETURN_ACTIVE,
+    Order,
+    OrderEventKind,
+    OrderStatus,
+    RefundRequest,
+    RefundRequestStatus,
+    ReturnRequest,
+    ReturnRequestStatus,
+)
 from orders.payments.metrics import REFUNDS
 from orders.payments.models import Payment, PaymentStatus, Refund, RefundKind, RefundStatus
 from orders.payments.providers import GatewayDown, ProviderRefused, provider
@@ -24,10 +34,11 @@ logger = logging.getLogger(__name__)
 
 def order_refund(*, order: Order, reason: str, actor_id: int | None) -> Refund:
     """paid, shipped or delivered → refunded, the order's payment → refunding, and a pending
-    full refund, in one transaction under the order's row lock; the refund is sent after the
-    commit. A shipped order is refunded once its parcel came back: the merchant says so by
-    refunding. A refund request still open is approved by it. The unit does not go back on
-    sale: the merchant restocks by editing the sale, which is audited."""
+        full refund, in one transaction under the order's row lock; the refund is sent after the
+        commit. A shipped order is refunded once its parcel came back: the merchant says so by
+        refunding. A refund request still open is approved by it, a return under way is marked
+    refunded (orders.fulfilment.returns). The unit does not go back on
+        sale: the merchant restocks by editing the sale, which is audited."""
     reason = reason.strip()
     if not reason:
         raise OrderStateError(_("Say why the order is refunded."))
@@ -45,6 +56,9 @@ def order_refund(*, order: Order, reason: str, actor_id: int | None) -> Refund:
         Payment.objects.filter(pk=payment.pk).update(status=PaymentStatus.REFUNDING)
         RefundRequest.objects.filter(order_id=locked.pk, status=RefundRequestStatus.OPEN).update(
             status=RefundRequestStatus.APPROVED, decided_at=timezone.now(), decided_by_id=actor_id
+        )
+        ReturnRequest.objects.filter(order_id=locked.pk, status__in=RETURN_ACTIVE).update(
+            status=ReturnRequestStatus.REFUNDED, refunded_at=timezone.now()
         )
         order_event_record(order_id=locked.pk, kind=OrderEventKind.REFUNDED, actor_id=actor_id, note=reason)
         refund = Refund.objects.create(

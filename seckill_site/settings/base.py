@@ -335,6 +335,13 @@ CELERY_BEAT_SCHEDULE = {
     "orders-payments-sync": {"task": "orders.payments_sync", "schedule": env.int("PAYMENT_SYNC_SECONDS", default=30)},
     "orders-refunds-resend": {"task": "orders.refunds_resend", "schedule": 60.0},
     "orders-payments-reconcile": {"task": "orders.payments_reconcile", "schedule": crontab(hour=3, minute=30)},
+    # Shipped orders complete by themselves ORDER_AUTO_COMPLETE_DAYS after shipping; a day's
+    # precision is plenty, so every ten minutes is ample.
+    "orders-auto-complete": {
+        "task": "orders.auto_complete",
+        "schedule": env.float("ORDER_AUTO_COMPLETE_SWEEP_SECONDS", default=600.0),
+        "options": {"expires": 600},
+    },
     # Messages to shoppers (users.notices): each sweep sends what is due and finishes what a
     # dead sender left; a message is sent once however often they run. Expire with their
     # period: a backlog after an outage would only repeat the same sweep.
@@ -410,6 +417,11 @@ NOTICE_SEND_TRIES = env.int("NOTICE_SEND_TRIES", default=3)
 # that its buyer is warned.
 SALE_REMINDER_LEAD_SECONDS = env.int("SALE_REMINDER_LEAD_SECONDS", default=10 * 60)
 PAY_REMINDER_LEAD_SECONDS = env.int("PAY_REMINDER_LEAD_SECONDS", default=5 * 60)
+# After-sales (orders.fulfilment.returns): a shipped order completes by itself this many days
+# after shipping unless a return is under way (Taobao's 10), and a delivered one may be sent
+# back for a refund for this many days after delivery (China's seven days without a reason).
+ORDER_AUTO_COMPLETE_DAYS = env.int("ORDER_AUTO_COMPLETE_DAYS", default=10)
+RETURN_WINDOW_DAYS = env.int("RETURN_WINDOW_DAYS", default=7)
 # Per shopper, sale and minute, across all web nodes: captchas drawn, answers tried.
 SECKILL_CAPTCHAS_PER_MINUTE = env.int("SECKILL_CAPTCHAS_PER_MINUTE", default=20)
 SECKILL_PATHS_PER_MINUTE = env.int("SECKILL_PATHS_PER_MINUTE", default=10)
