@@ -4,7 +4,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from orders.models import MESSAGE_MAX, MessageInvalid, message_text_clean
+from orders.models import MESSAGE_MAX, Carrier, MessageInvalid, message_text_clean
 
 # What most shoppers say, as on every shop's refund form; "other" asks for their words.
 REFUND_REASONS = [
@@ -53,3 +53,37 @@ class MessageForm(forms.Form):
             return message_text_clean(self.cleaned_data["text"])
         except MessageInvalid as invalid:
             raise forms.ValidationError(str(invalid)) from invalid
+
+
+# Why a parcel goes back, as every shop's after-sales form asks (退货原因).
+RETURN_REASONS = [
+    ("changed mind", gettext_lazy("I changed my mind (seven days, no reason needed)")),
+    ("not as described", gettext_lazy("It is not as described")),
+    ("damaged", gettext_lazy("It arrived damaged or does not work")),
+    ("wrong item", gettext_lazy("I received the wrong item")),
+    ("other", gettext_lazy("Another reason")),
+]
+
+
+class ReturnRequestForm(forms.Form):
+    reason = forms.ChoiceField(label=gettext_lazy("Why"), choices=RETURN_REASONS)
+    detail = forms.CharField(label=gettext_lazy("In your words (optional)"), max_length=150, required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("reason") == "other" and not cleaned.get("detail", "").strip():
+            self.add_error("detail", _("Say why you want to send it back."))
+        return cleaned
+
+    def reason_text(self) -> str:
+        label = str(dict(RETURN_REASONS)[self.cleaned_data["reason"]])
+        detail = self.cleaned_data["detail"].strip()
+        return f"{label}: {detail}" if detail else label
+
+
+class ReturnParcelForm(forms.Form):
+    """The parcel the shopper sent back; its tracking number is checked as the shipping desk
+    checks it (orders.fulfilment.services.tracking_no_clean, which the view runs)."""
+
+    carrier = forms.ChoiceField(label=gettext_lazy("Carrier"), choices=[("", "---------"), *Carrier.choices])
+    tracking_no = forms.CharField(label=gettext_lazy("Tracking number"), max_length=60)

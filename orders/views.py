@@ -9,8 +9,8 @@ from django.utils.translation import gettext as _
 
 from orders import selectors
 from orders.codes import OrderCode
-from orders.forms import MessageForm, RefundRequestForm
-from orders.models import THREAD_STATUSES, OrderStatus, RefundRequestStatus
+from orders.forms import MessageForm, RefundRequestForm, ReturnParcelForm, ReturnRequestForm
+from orders.models import RETURN_ACTIVE, THREAD_STATUSES, OrderStatus, RefundRequestStatus, ReturnRequestStatus
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.providers import providers_on
 from orders.services import OrderStateError
@@ -39,14 +39,11 @@ def my_orders(request: HttpRequest) -> HttpResponse:
         {"slug": slug, "name": name, "count": counts[slug.replace("-", "_")]}
         for slug, (name, _where) in selectors.ORDER_TABS.items()
     ]
-    context = {
-        "orders": selectors.orders_listed(user=user, tab=tab)[:100],
-        "now": timezone.now(),
-        "tabs": tabs,
-        "tab": tab,
-        "statuses": selectors.SHOPPER_STATUS,
-        "refund_asked": selectors.REFUND_ASKED_STATUS[1],
-    }
+    rows = [
+        {"order": order, "pill": selectors.order_pill(order, refund_asked=asked, returning=returning)}
+        for order, asked, returning in selectors.orders_listed_with_returns(user=user, tab=tab, limit=100)
+    ]
+    context = {"rows": rows, "now": timezone.now(), "tabs": tabs, "tab": tab}
     return render(request, "orders/list.html", context)
 
 
@@ -67,14 +64,18 @@ def order_page(
     *,
     refund_form: RefundRequestForm | None = None,
     message_form: MessageForm | None = None,
+    return_form: ReturnRequestForm | None = None,
+    parcel_form: ReturnParcelForm | None = None,
     status: int = 200,
 ):
     """The order's page: its story, its parcel, its thread with the merchant, and what the
     shopper can do with it now (pay, cancel, ask for a refund or withdraw it, confirm
-    receipt, write to the merchant). `refund_form` and `message_form` carry a refused one."""
+    receipt, send it back, write to the merchant). A form given carries a refused one."""
     refund_request = order.refund_requests.first()
     asked = refund_request is not None and refund_request.status == RefundRequestStatus.OPEN
-    pill_class, status_name = selectors.order_pill(order, refund_asked=asked)
+    return_request = order.return_requests.first()
+    returning = return_request.status if return_request and return_request.status in RETURN_ACTIVE else None
+    pill_class, status_name = selectors.order_pill(order, refund_asked=asked, returning=returning)
     payment = selectors.order_payment_data(order)
     shipment = selectors.order_shipment(order)
     context = {
@@ -88,16 +89,37 @@ def order_page(
         "shipment": shipment,
         "tracking": shipment_tracking_link(shipment),
         "refund_request": refund_request,
+        "return_request": return_request,
+        "returning": returning,
     }
     if order.status in THREAD_STATUSES:
         context["thread"] = selectors.order_messages(order)
         context["message_form"] = message_form or MessageForm()
     if order.status == OrderStatus.PAID and not asked:
         context["refund_form"] = refund_form or RefundRequestForm()
+    context.update(_after_sales(order, context["shipment"], returning, return_form, parcel_form))
     if order.status == OrderStatus.UNPAID:
         context["addresses"] = list(addresses_of_user(user=order.user))
         context["methods"] = providers_on()
     return render(request, "orders/detail.html", context, status=status)
+
+
+def _after_sales(order, shipment, returning: str | None, return_form, parcel_form) -> dict:
+    """What the order page offers after shipping: when the order completes by itself, until
+    when it may go back, the return form, and the parcel form once the merchant approved."""
+    if order.status not in (OrderStatus.SHIPPED, OrderStatus.DELIVERED):
+        return {}
+    now = timezone.now()
+    context: dict = {}
+    if order.status == OrderStatus.SHIPPED and not returning:
+        context["auto_complete_at"] = selectors.auto_complete_at(shipment)
+    until = selectors.return_until(shipment)
+    if not returning and (until is None or until > now):
+        context["return_form"] = return_form or ReturnRequestForm()
+        context["return_until"] = until
+    if returning == ReturnRequestStatus.APPROVED:
+        context["parcel_form"] = parcel_form or ReturnParcelForm()
+    return context
 
 
 @allow("GET", "POST")

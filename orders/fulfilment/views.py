@@ -1,8 +1,10 @@
 """The shopper's side of an order after paying it: ask for a refund before it ships (and
-withdraw the request while it waits), and confirm the parcel arrived. Each answers a page (a
+withdraw the request while it waits), confirm the parcel arrived, and send it back for a
+refund after (ask, withdraw, give the tracking number of the parcel sent back). Each answers a page (a
 redirect to the order, with a message) or, for a JSON client, the envelope with the order, as
 cancelling does (orders.views)."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
@@ -12,8 +14,9 @@ from django.utils.translation import gettext as _
 
 from orders import selectors
 from orders.codes import OrderCode
-from orders.forms import RefundRequestForm
-from orders.fulfilment.services import order_deliver, refund_request_open, refund_request_withdraw
+from orders.forms import RefundRequestForm, ReturnParcelForm, ReturnRequestForm
+from orders.fulfilment.returns import return_parcel_sent, return_request_open, return_request_withdraw
+from orders.fulfilment.services import order_deliver, refund_request_open, refund_request_withdraw, tracking_no_clean
 from orders.models import OrderStatus
 from orders.services import OrderStateError
 from orders.views import order_page
@@ -37,6 +40,10 @@ def _order_or_answer(request: HttpRequest, order_no: str):
     return order, None
 
 
+def _form_errors(form) -> str:
+    return " ".join(str(error) for field_errors in form.errors.values() for error in field_errors)
+
+
 def _answer(request: HttpRequest, order, *, refusal: str | None = None, done: str = "") -> HttpResponse:
     if wants_json(request):
         if refusal:
@@ -58,9 +65,8 @@ def refund_request(request: HttpRequest, order_no: str) -> HttpResponse:
     user = signed_in(request)
     form = RefundRequestForm(request.POST)
     if not form.is_valid():
-        errors = " ".join(str(error) for field_errors in form.errors.values() for error in field_errors)
         if wants_json(request):
-            return fail(Code.BAD_REQUEST, errors)
+            return fail(Code.BAD_REQUEST, _form_errors(form))
         return order_page(request, order, refund_form=form, status=400)
     try:
         refund_request_open(order_id=order.pk, reason=form.reason_text(), actor_id=user.pk)
@@ -92,9 +98,66 @@ def order_received(request: HttpRequest, order_no: str) -> HttpResponse:
     if request.method == "GET" or (not wants_json(request) and request.POST.get("confirm") != "yes"):
         if order.status != OrderStatus.SHIPPED:
             return redirect("orders:detail", order_no=order.order_no)
-        return render(request, "orders/received.html", {"order": order})
+        return render(request, "orders/received.html", {"order": order, "return_days": settings.RETURN_WINDOW_DAYS})
     try:
         order_deliver(order_id=order.pk, actor_id=request.user.pk)
     except OrderStateError as refusal:
         return _answer(request, order, refusal=str(refusal))
     return _answer(request, order, done=_("Thank you: the order is complete."))
+
+
+@allow("POST")
+def return_request(request: HttpRequest, order_no: str) -> HttpResponse:
+    order, answer = _order_or_answer(request, order_no)
+    if answer is not None:
+        return answer
+    form = ReturnRequestForm(request.POST)
+    if not form.is_valid():
+        if wants_json(request):
+            return fail(Code.BAD_REQUEST, _form_errors(form))
+        return order_page(request, order, return_form=form, status=400)
+    try:
+        return_request_open(order_id=order.pk, reason=form.reason_text(), actor_id=signed_in(request).pk)
+    except OrderStateError as refusal:
+        return _answer(request, order, refusal=str(refusal))
+    return _answer(request, order, done=_("Return requested: the merchant will answer here."))
+
+
+@allow("POST")
+def return_request_withdrawn(request: HttpRequest, order_no: str) -> HttpResponse:
+    order, answer = _order_or_answer(request, order_no)
+    if answer is not None:
+        return answer
+    try:
+        return_request_withdraw(order_id=order.pk, actor_id=signed_in(request).pk)
+    except OrderStateError as refusal:
+        return _answer(request, order, refusal=str(refusal))
+    return _answer(request, order, done=_("Return withdrawn: you keep the order."))
+
+
+@allow("POST")
+def return_parcel(request: HttpRequest, order_no: str) -> HttpResponse:
+    """The parcel sent back: its carrier and tracking number."""
+    order, answer = _order_or_answer(request, order_no)
+    if answer is not None:
+        return answer
+    form = ReturnParcelForm(request.POST)
+    if form.is_valid():
+        try:
+            form.cleaned_data["tracking_no"] = tracking_no_clean(form.cleaned_data["tracking_no"])
+        except OrderStateError as problem:
+            form.add_error("tracking_no", str(problem))
+    if not form.is_valid():
+        if wants_json(request):
+            return fail(Code.BAD_REQUEST, _form_errors(form))
+        return order_page(request, order, parcel_form=form, status=400)
+    try:
+        return_parcel_sent(
+            order_id=order.pk,
+            carrier=form.cleaned_data["carrier"],
+            tracking_no=form.cleaned_data["tracking_no"],
+            actor_id=signed_in(request).pk,
+        )
+    except OrderStateError as refusal:
+        return _answer(request, order, refusal=str(refusal))
+    return _answer(request, order, done=_("Thank you: the merchant refunds you once the parcel is back."))
