@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from orders.contact.admin import ContactAdmin, MessagesToAnswerFilter
 from orders.fulfilment.admin import RefundRequestFilter, ToShipFilter
+from orders.fulfilment.returns_admin import ReturnRequestFilter
 from orders.fulfilment.selectors import orders_to_ship
 from orders.models import PAID_STATUSES, Order, OrderEvent, OrderStatus, PaymentStatus, Refund
 from orders.payments.admin import PaymentInline, RefundForm, RefundInline, amount_with_currency, person
@@ -160,6 +161,7 @@ class OrderAdmin(ContactAdmin):
         ToShipFilter,
         RefundRequestFilter,
         MessagesToAnswerFilter,
+        ReturnRequestFilter,
         ("sale", SaleFilter),
         "created_at",
     )
@@ -306,6 +308,8 @@ class OrderAdmin(ContactAdmin):
             "to_ship": orders_to_ship(orders).count(),
             "refund_requests": orders.filter(refund_requests__status="open").count(),
             "messages_to_answer": self.messages_to_answer(orders),
+            "returns_to_answer": orders.filter(return_requests__status="open").count(),
+            "parcels_coming_back": orders.filter(return_requests__status="sent").count(),
         }
         return super().changelist_view(request, {**(extra_context or {}), **context})
 

@@ -1,6 +1,7 @@
 """The merchant's shipping desk in the order admin: ship an order (carrier, tracking number),
 ship many from a CSV file, mark parcels delivered, and answer a shopper's refund
-request. The moves are orders.fulfilment.services'; these are their forms and pages."""
+request (returns after shipping: orders.fulfilment.returns_admin). The moves are
+orders.fulfilment.services'; these are their forms and pages."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -12,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from orders.fulfilment.models import Carrier, RefundRequestStatus
+from orders.fulfilment.returns_admin import ReturnDesk
 from orders.fulfilment.selectors import orders_to_ship
 from orders.fulfilment.services import (
     TRACKING_NO_MAX,
@@ -50,7 +52,7 @@ class DeclineForm(forms.Form):
     )
 
 
-class FulfilmentAdmin(MerchantScopedAdmin):
+class FulfilmentAdmin(ReturnDesk, MerchantScopedAdmin):
     """The order admin's moves after the payment; OrderAdmin builds on it."""
 
     def may_act_on(self, request, obj) -> bool:
@@ -89,13 +91,14 @@ class FulfilmentAdmin(MerchantScopedAdmin):
                 site.admin_view(self.refund_request_view),
                 name="orders_order_refund_request",
             ),
+            *self.return_urls(),
         ]
 
     def fulfilment_links(self, request, order) -> dict:
         """The order page's buttons that apply to `order` now."""
         if not self.may_act_on(request, order):
             return {}
-        links = {}
+        links = self.return_links(order)
         open_request = order.refund_requests.filter(status=RefundRequestStatus.OPEN).exists()
         if open_request:
             links["refund_request_url"] = reverse("admin:orders_order_refund_request", args=[order.pk])
