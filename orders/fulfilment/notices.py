@@ -1,8 +1,11 @@
-"""The shopper's texts after the payment: the order shipped (carrier and tracking number), and
-the merchant's answer to a refund request (approved or declined, with the merchant's word).
+"""The shopper's texts after the payment: the order shipped (carrier and tracking number), the
+merchant's answer to a refund request (approved or declined, with the merchant's word), and to
+a return request (approved, with the address to send the parcel to, or declined), and the
+refund once a parcel sent back arrived.
 
 Beat's sweep finds what happened within ORDER_NEWS_WORTH_SECONDS and texts each once through
-users.notices ("order-shipped:<order number>", "refund-answer:<request>"): the moves in
+users.notices ("order-shipped:<order number>", "refund-answer:<request>", "return-answer:<request>",
+"return-refunded:<request>"; the return's under the shopper's "refund answers"): the moves in
 orders.fulfilment.services stay free of the text provider, and a sweep that runs twice, or a
 text the provider failed, finds the same notice. Older news is not sent: the shopper has
 seen it on the order page by then."""
@@ -18,7 +21,7 @@ from django.db.models.functions import Cast, Concat
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from orders.fulfilment.models import RefundRequest, RefundRequestStatus, Shipment
+from orders.fulfilment.models import RefundRequest, RefundRequestStatus, ReturnRequest, ReturnRequestStatus, Shipment
 from orders.models import Order
 from orders.tracking import shipment_tracking_link
 from users import notices
@@ -35,7 +38,7 @@ ORDER_NEWS_WORTH_SECONDS = 24 * 3600
 # page has anyway.
 TEXT_TRACKING_URL_MAX = 80
 
-News = TypeVar("News", Shipment, RefundRequest)
+News = TypeVar("News", Shipment, RefundRequest, ReturnRequest)
 
 
 def shipped_key(order_no: str) -> str:
@@ -44,6 +47,14 @@ def shipped_key(order_no: str) -> str:
 
 def refund_answer_key(request_id: int) -> str:
     return f"refund-answer:{request_id}"
+
+
+def return_answer_key(request_id: int) -> str:
+    return f"return-answer:{request_id}"
+
+
+def return_refunded_key(request_id: int) -> str:
+    return f"return-refunded:{request_id}"
 
 
 def _link(order: Order) -> str:
@@ -75,6 +86,31 @@ def _refund_answer_text(request: RefundRequest) -> str:
         return _('The merchant declined your refund for %(name)s: "%(answer)s". %(link)s') % {
             "name": order.item_name,
             "answer": request.answer,
+            "link": _link(order),
+        }
+
+
+def _return_answer_text(request: ReturnRequest) -> str:
+    order = request.order
+    with translation.override(notices.notice_language(order.user)):
+        if request.status == ReturnRequestStatus.DECLINED:
+            return _('The merchant declined the return of %(name)s: "%(answer)s". %(link)s') % {
+                "name": order.goods_name,
+                "answer": request.answer,
+                "link": _link(order),
+            }
+        return _(
+            "The merchant approved the return of %(name)s. Send it to %(address)s, then give the tracking "
+            "number on your order: %(link)s"
+        ) % {"name": order.goods_name, "address": request.return_address, "link": _link(order)}
+
+
+def _return_refunded_text(request: ReturnRequest) -> str:
+    order = request.order
+    with translation.override(notices.notice_language(order.user)):
+        return _("Your return of %(name)s is refunded: ¥%(amount)s goes back the way you paid. %(link)s") % {
+            "name": order.goods_name,
+            "amount": order.price * order.quantity,
             "link": _link(order),
         }
 
@@ -134,9 +170,34 @@ def _answers_due(since: datetime) -> QuerySet[RefundRequest]:
     )
 
 
+def _return_answers_due(since: datetime) -> QuerySet[ReturnRequest]:
+    # Approved, then maybe sent and refunded before the sweep came: the approval is still news.
+    answered = (
+        ReturnRequestStatus.APPROVED,
+        ReturnRequestStatus.SENT,
+        ReturnRequestStatus.REFUNDED,
+        ReturnRequestStatus.DECLINED,
+    )
+    return (
+        ReturnRequest.objects.filter(status__in=answered, decided_at__gt=since)
+        .exclude(_not_done("return-answer:", "pk"))
+        .select_related("order__user")
+        .order_by("decided_at")[:SWEEP_BATCH]
+    )
+
+
+def _returns_refunded_due(since: datetime) -> QuerySet[ReturnRequest]:
+    return (
+        ReturnRequest.objects.filter(status=ReturnRequestStatus.REFUNDED, refunded_at__gt=since)
+        .exclude(_not_done("return-refunded:", "pk"))
+        .select_related("order__user")
+        .order_by("refunded_at")[:SWEEP_BATCH]
+    )
+
+
 def order_news_send() -> int:
-    """Beat's sweep: text each order shipped and each refund request answered lately, once;
-    how many were sent."""
+    """Beat's sweep: text each order shipped, each refund or return request answered and each
+    return refunded lately, once; how many were sent."""
     since = timezone.now() - timedelta(seconds=ORDER_NEWS_WORTH_SECONDS)
     sent = _send_each(
         _shipped_due(since),
@@ -145,10 +206,24 @@ def order_news_send() -> int:
         text=_shipped_text,
         at=lambda shipment: shipment.shipped_at,
     )
-    return sent + _send_each(
+    sent += _send_each(
         _answers_due(since),
         kind=NoticeKind.REFUND_ANSWER,
         key=lambda request: refund_answer_key(request.pk),
         text=_refund_answer_text,
         at=lambda request: request.decided_at or timezone.now(),
+    )
+    sent += _send_each(
+        _return_answers_due(since),
+        kind=NoticeKind.REFUND_ANSWER,
+        key=lambda request: return_answer_key(request.pk),
+        text=_return_answer_text,
+        at=lambda request: request.decided_at or timezone.now(),
+    )
+    return sent + _send_each(
+        _returns_refunded_due(since),
+        kind=NoticeKind.REFUND_ANSWER,
+        key=lambda request: return_refunded_key(request.pk),
+        text=_return_refunded_text,
+        at=lambda request: request.refunded_at or timezone.now(),
     )

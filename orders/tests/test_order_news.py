@@ -1,6 +1,7 @@
 """The texts after the payment (orders.fulfilment.notices): the order shipped, with its carrier
-and tracking number, and the refund request approved or declined; each once, in the shopper's
-language, and not to a shopper who turned the kind off."""
+and tracking number, the refund request approved or declined, the return approved (with the
+address to send it to) or declined, and the refund after the parcel came back; each once, in
+the shopper's language, and not to a shopper who turned the kind off."""
 
 from datetime import timedelta
 
@@ -8,6 +9,13 @@ import pytest
 from django.utils import timezone
 
 from orders.fulfilment import notices
+from orders.fulfilment.returns import (
+    return_parcel_received,
+    return_parcel_sent,
+    return_request_approve,
+    return_request_decline,
+    return_request_open,
+)
 from orders.fulfilment.services import (
     order_ship,
     refund_request_approve,
@@ -116,3 +124,51 @@ def test_two_sweeps_racing_text_each_news_once(settings):
     sms_backends.sweeps_race(notices.order_news_send)
     keys = {notices.shipped_key(order.order_no) for order in orders} | {notices.refund_answer_key(request.pk)}
     assert sorted(key for key, _mobile in sms_backends.calls if key in keys) == sorted(keys)
+
+
+def _shipped_and_returning(user: User | None = None) -> tuple[Order, int]:
+    """A shipped order whose shopper asked to send it back, the texts of its shipping sent."""
+    order = _paid(user)
+    order_ship(order_id=order.pk, carrier="sf", tracking_no=f"SF{order.pk}", actor_id=None)
+    notices.order_news_send()
+    sms.outbox.clear()
+    request = return_request_open(order_id=order.pk, reason="cracked", actor_id=order.user_id)
+    return order, request.pk
+
+
+@pytest.mark.django_db
+def test_a_return_approved_then_refunded_and_one_declined_are_each_texted_once():
+    approved, approved_id = _shipped_and_returning()
+    declined, declined_id = _shipped_and_returning()
+    return_request_approve(
+        order_id=approved.pk, request_id=approved_id, return_address="Mia, 1 Dock Rd, Ningbo", actor_id=None
+    )
+    return_request_decline(order_id=declined.pk, request_id=declined_id, answer="Worn twice", actor_id=None)
+    # The parcel went back and arrived before the sweep came: both texts still go, in order.
+    return_parcel_sent(order_id=approved.pk, carrier="yto", tracking_no="YT1", actor_id=None)
+    return_parcel_received(order_id=approved.pk, request_id=approved_id, actor_id=None)
+    assert notices.order_news_send() == 3
+    assert notices.order_news_send() == 0
+    yes, refunded = texts_to(approved.user.mobile)
+    [no] = texts_to(declined.user.mobile)
+    assert "approved the return" in yes and "Mia, 1 Dock Rd, Ningbo" in yes and approved.order_no in yes
+    assert "refunded" in refunded and f"¥{approved.price}" in refunded
+    assert "declined the return" in no and "Worn twice" in no
+    assert Notice.objects.get(key=notices.return_answer_key(approved_id)).kind == "refund-answer"
+    assert Notice.objects.filter(key=notices.return_refunded_key(approved_id)).exists()
+
+
+@pytest.mark.django_db
+def test_return_texts_are_in_the_shoppers_language_and_follow_the_refund_answers_setting():
+    chinese = make_user()
+    User.objects.filter(pk=chinese.pk).update(language="zh-hans")
+    chinese.refresh_from_db()
+    order, request_id = _shipped_and_returning(chinese)
+    quiet, quiet_id = _shipped_and_returning()
+    return_request_approve(order_id=order.pk, request_id=request_id, return_address="宁波市 码头路1号", actor_id=None)
+    NoticeSettings.objects.create(user=quiet.user, refund_answers=False)
+    return_request_decline(order_id=quiet.pk, request_id=quiet_id, answer="no", actor_id=None)
+    assert notices.order_news_send() == 1
+    [text] = texts_to(chinese.mobile)
+    assert "已同意" in text and "退货" in text and "宁波市 码头路1号" in text
+    assert texts_to(quiet.user.mobile) == []
