@@ -206,7 +206,7 @@ class OrderRefundRequestApi(APIView):
         summary="Ask for a refund of a paid order that has not shipped; the merchant approves or declines",
         description="One request waits at a time; while it waits the order does not ship. Approved: the order "
         "is refunded in full through its payment provider. Declined: `refundRequest.answer` says why, and the "
-        "order ships. A shipped order is refunded by its merchant once the parcel comes back (409 here).",
+        "order ships. A shipped order goes back through a return instead (409 here; `returnRequest`).",
         parameters=[ORDER_NO],
         request=RefundRequestInputSerializer,
         responses={200: envelope("RefundRequestEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},

@@ -5,9 +5,15 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from orders.forms import REFUND_REASONS
-from orders.models import Order, OrderAddress, RefundRequestStatus
+from orders.models import Order, OrderAddress, RefundRequestStatus, ReturnRequestStatus
 from orders.payments.providers import provider_choices
-from orders.selectors import order_address, order_payment_data, order_refund_request_data, order_shipment_data
+from orders.selectors import (
+    order_address,
+    order_payment_data,
+    order_refund_request_data,
+    order_return_request_data,
+    order_shipment_data,
+)
 from seckill_site.http import ID_MAX
 
 
@@ -131,6 +137,18 @@ class RefundRequestInputSerializer(serializers.Serializer):
         return attrs
 
 
+class ReturnRequestSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ReturnRequestStatus.choices)
+    reason = serializers.CharField()
+    answer = serializers.CharField(allow_blank=True, help_text="the merchant's, when declined")
+    returnAddress = serializers.CharField(allow_blank=True, help_text="where the parcel goes back, once approved")
+    carrier = serializers.CharField(allow_blank=True, help_text="of the parcel sent back")
+    carrierName = serializers.CharField(allow_blank=True)
+    trackingNo = serializers.CharField(allow_blank=True)
+    sentAt = serializers.DateTimeField(allow_null=True)
+    refundedAt = serializers.DateTimeField(allow_null=True)
+
+
 class OrderSerializer(serializers.ModelSerializer):
     orderNo = serializers.CharField(source="order_no")
     goodsId = serializers.IntegerField(source="goods_id")
@@ -145,6 +163,7 @@ class OrderSerializer(serializers.ModelSerializer):
     payment = serializers.SerializerMethodField(help_text="the money side: an open attempt, a refund")
     shipment = serializers.SerializerMethodField(help_text="the parcel once shipped; null before")
     refundRequest = serializers.SerializerMethodField(help_text="my latest refund request; null if none")
+    returnRequest = serializers.SerializerMethodField(help_text="my latest return request; null if none")
 
     class Meta:
         model = Order
@@ -166,6 +185,7 @@ class OrderSerializer(serializers.ModelSerializer):
             "payment",
             "shipment",
             "refundRequest",
+            "returnRequest",
         )
         read_only_fields = fields
 
@@ -176,6 +196,10 @@ class OrderSerializer(serializers.ModelSerializer):
     @extend_schema_field(RefundRequestSerializer(allow_null=True))
     def get_refundRequest(self, order: Order) -> dict | None:  # noqa: N802 (the field's name)
         return order_refund_request_data(order)
+
+    @extend_schema_field(ReturnRequestSerializer(allow_null=True))
+    def get_returnRequest(self, order: Order) -> dict | None:  # noqa: N802 (the field's name)
+        return order_return_request_data(order)
 
     @extend_schema_field(PaymentStateSerializer())
     def get_payment(self, order: Order) -> dict:
