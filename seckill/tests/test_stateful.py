@@ -9,7 +9,8 @@ stand-in: attempts opened, paid at the cashier, notifies delivered once, twice, 
 (then the query sweep), expiries while Alipay is down, a cashier paid after an unconfirmed
 close, refunds; and a card attempt (localstripe) that Stripe forgets, or whose key it refuses,
 mid-sweep. And after the money: orders shipped and delivered, refund requests asked, approved
-and declined. After every step it checks
+and declined; returns asked, answered, withdrawn, sent back and received into a refund; and
+shipped orders completing by themselves between them. After every step it checks
 the sale's invariants and the money's (orders.payments.reconcile.money_check); at the end it
 drains everything and checks that nothing was lost.
 
@@ -34,6 +35,15 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from kombu.exceptions import OperationalError as BrokerError
 
+from orders.fulfilment.returns import (
+    orders_complete_overdue,
+    return_parcel_received,
+    return_parcel_sent,
+    return_request_approve,
+    return_request_decline,
+    return_request_open,
+    return_request_withdraw,
+)
 from orders.fulfilment.services import (
     order_deliver,
     order_ship,
@@ -43,6 +53,7 @@ from orders.fulfilment.services import (
 )
 from orders.models import (
     PAID_STATUSES,
+    RETURN_ACTIVE,
     Order,
     OrderEvent,
     OrderStatus,
@@ -52,6 +63,8 @@ from orders.models import (
     Refund,
     RefundRequest,
     RefundRequestStatus,
+    ReturnRequest,
+    ReturnRequestStatus,
     SeckillOrder,
     Shipment,
 )
@@ -482,6 +495,142 @@ class SaleLife(RuleBasedStateMachine):
         else:
             refund_request_decline(order_id=request.order_id, request_id=request.pk, answer="no", actor_id=None)
 
+    # --- after-sales (orders.fulfilment.returns) --------------------------------------------------
+
+    def _returns(self, *statuses: str):
+        return ReturnRequest.objects.filter(order__sale=self.sale, status__in=statuses)
+
+    def _after_sales(self, *statuses: str):
+        return Order.objects.filter(sale=self.sale, status__in=statuses)
+
+    def _shipped_now(self, order: Order) -> bool:
+        """Ship `order` if it is still paid (shipping is rare in a run, and each after-sales
+        rule needs a shipped order): False when a refund request holds it."""
+        if order.status != OrderStatus.PAID:
+            return True
+        try:
+            order_ship(order_id=order.pk, carrier="sf", tracking_no=f"SF{order.pk}", actor_id=None)
+        except OrderStateError:
+            assert RefundRequest.objects.filter(order=order, status=RefundRequestStatus.OPEN).exists()
+            return False
+        return True
+
+    @precondition(lambda self: self._after_sales(OrderStatus.PAID, OrderStatus.SHIPPED, OrderStatus.DELIVERED).exists())
+    @rule(index=st.integers(0, 10))
+    def shopper_asks_to_return(self, index):
+        """On a shipped or delivered order (a paid one ships first); refused only while another
+        return of the order is under way."""
+        order = self._nth(self._after_sales(OrderStatus.PAID, OrderStatus.SHIPPED, OrderStatus.DELIVERED), index)
+        if not self._shipped_now(order):
+            return
+        try:
+            return_request_open(order_id=order.pk, reason="broken", actor_id=order.user_id)
+        except OrderStateError:
+            assert ReturnRequest.objects.filter(order=order, status__in=RETURN_ACTIVE).exists()
+
+    @precondition(lambda self: self._after_sales(OrderStatus.PAID, OrderStatus.SHIPPED, OrderStatus.DELIVERED).exists())
+    @rule(
+        index=st.integers(0, 10),
+        moves=st.lists(
+            st.sampled_from(("ask", "approve", "decline", "withdraw", "send", "receive", "days pass")), max_size=6
+        ),
+    )
+    def after_sales_walk(self, index, moves):
+        """One order through a drawn run of after-sales moves (a paid one ships first), each
+        refused exactly when its order or return is not where the move starts: the granular
+        rules alone seldom meet a shipped order in a run."""
+        order = self._nth(self._after_sales(OrderStatus.PAID, OrderStatus.SHIPPED, OrderStatus.DELIVERED), index)
+        if not self._shipped_now(order):
+            return
+        for move in moves:
+            order.refresh_from_db()
+            request = order.return_requests.filter(status__in=RETURN_ACTIVE).first()
+            status = request.status if request else None
+            allowed = {
+                "ask": status is None and order.status in (OrderStatus.SHIPPED, OrderStatus.DELIVERED),
+                "approve": status == ReturnRequestStatus.OPEN,
+                "decline": status == ReturnRequestStatus.OPEN,
+                "withdraw": status in (ReturnRequestStatus.OPEN, ReturnRequestStatus.APPROVED),
+                "send": status == ReturnRequestStatus.APPROVED,
+                "receive": status == ReturnRequestStatus.SENT,
+                "days pass": True,
+            }[move]
+            try:
+                self._after_sales_move(order, request, move)
+            except OrderStateError:
+                assert not allowed, f"{move} refused on a {order.status} order, return {status}"
+            else:
+                assert allowed, f"{move} done on a {order.status} order, return {status}"
+            event(f"after-sales: {move} {'done' if allowed else 'refused'}")
+
+    def _after_sales_move(self, order: Order, request, move: str) -> None:
+        request_id = request.pk if request else 0
+        if move == "ask":
+            return_request_open(order_id=order.pk, reason="broken", actor_id=order.user_id)
+        elif move == "approve":
+            return_request_approve(order_id=order.pk, request_id=request_id, return_address="A", actor_id=None)
+        elif move == "decline":
+            return_request_decline(order_id=order.pk, request_id=request_id, answer="no", actor_id=None)
+        elif move == "withdraw":
+            return_request_withdraw(order_id=order.pk, actor_id=None)
+        elif move == "send":
+            return_parcel_sent(order_id=order.pk, carrier="yto", tracking_no=f"YT{order.pk}", actor_id=None)
+        elif move == "receive":
+            return_parcel_received(order_id=order.pk, request_id=request_id, actor_id=None)
+            assert Order.objects.get(pk=order.pk).status == OrderStatus.REFUNDED
+        else:
+            past = timezone.now() - timedelta(days=django_settings.ORDER_AUTO_COMPLETE_DAYS, minutes=1)
+            Shipment.objects.filter(order=order).update(shipped_at=past)
+            orders_complete_overdue()
+            if order.status == OrderStatus.SHIPPED:
+                held = ReturnRequest.objects.filter(order=order, status__in=RETURN_ACTIVE).exists()
+                expected = OrderStatus.SHIPPED if held else OrderStatus.DELIVERED
+                assert Order.objects.get(pk=order.pk).status == expected
+
+    @precondition(lambda self: self._returns(ReturnRequestStatus.OPEN).exists())
+    @rule(index=st.integers(0, 10), approve=st.booleans())
+    def merchant_answers_a_return(self, index, approve):
+        request = self._nth(self._returns(ReturnRequestStatus.OPEN), index)
+        if approve:
+            return_request_approve(order_id=request.order_id, request_id=request.pk, return_address="A", actor_id=None)
+        else:
+            return_request_decline(order_id=request.order_id, request_id=request.pk, answer="no", actor_id=None)
+
+    @precondition(lambda self: self._returns(ReturnRequestStatus.OPEN, ReturnRequestStatus.APPROVED).exists())
+    @rule(index=st.integers(0, 10))
+    def shopper_withdraws_a_return(self, index):
+        request = self._nth(self._returns(ReturnRequestStatus.OPEN, ReturnRequestStatus.APPROVED), index)
+        return_request_withdraw(order_id=request.order_id, actor_id=None)
+
+    @precondition(lambda self: self._returns(ReturnRequestStatus.APPROVED).exists())
+    @rule(index=st.integers(0, 10))
+    def parcel_sent_back(self, index):
+        request = self._nth(self._returns(ReturnRequestStatus.APPROVED), index)
+        return_parcel_sent(order_id=request.order_id, carrier="yto", tracking_no=f"YT{request.pk}", actor_id=None)
+
+    @precondition(lambda self: self._returns(ReturnRequestStatus.SENT).exists())
+    @rule(index=st.integers(0, 10))
+    def parcel_received_and_refunded(self, index):
+        request = self._nth(self._returns(ReturnRequestStatus.SENT), index)
+        return_parcel_received(order_id=request.order_id, request_id=request.pk, actor_id=None)
+        assert Order.objects.get(pk=request.order_id).status == OrderStatus.REFUNDED
+        event("return: parcel received, refunded")
+
+    @precondition(lambda self: self._after_sales(OrderStatus.PAID, OrderStatus.SHIPPED).exists())
+    @rule(index=st.integers(0, 10))
+    def days_pass_and_shipped_orders_complete(self, index):
+        """An order's shipping (a paid one ships first) falls past ORDER_AUTO_COMPLETE_DAYS and
+        the sweep runs: it completes every overdue order but those a return holds."""
+        order = self._nth(self._after_sales(OrderStatus.PAID, OrderStatus.SHIPPED), index)
+        if not self._shipped_now(order):
+            return
+        past = timezone.now() - timedelta(days=django_settings.ORDER_AUTO_COMPLETE_DAYS, minutes=1)
+        Shipment.objects.filter(order=order).update(shipped_at=past)
+        held = order.return_requests.filter(status__in=RETURN_ACTIVE).exists()
+        orders_complete_overdue()
+        assert Order.objects.get(pk=order.pk).status == (OrderStatus.SHIPPED if held else OrderStatus.DELIVERED)
+        event(f"auto-complete: {'held by a return' if held else 'completed'}")
+
     @precondition(lambda self: Refund.objects.filter(payment__order__sale=self.sale, status="pending").exists())
     @rule()
     def refunds_sent(self):
@@ -602,6 +751,13 @@ class SaleLife(RuleBasedStateMachine):
         assert parcels <= sent | set(orders.filter(status=OrderStatus.REFUNDED).values_list("pk", flat=True))
         waiting = RefundRequest.objects.filter(order__sale=self.sale, status=RefundRequestStatus.OPEN)
         assert set(waiting.values_list("order__status", flat=True)) <= {OrderStatus.PAID}, "a request on a moved order"
+        under_way = ReturnRequest.objects.filter(order__sale=self.sale, status__in=RETURN_ACTIVE)
+        moved = set(under_way.values_list("order__status", flat=True))
+        assert moved <= {OrderStatus.SHIPPED, OrderStatus.DELIVERED}, "a return under way on a moved order"
+        refunded_returns = ReturnRequest.objects.filter(order__sale=self.sale, status=ReturnRequestStatus.REFUNDED)
+        assert set(refunded_returns.values_list("order__status", flat=True)) <= {OrderStatus.REFUNDED}
+        completed = OrderEvent.objects.filter(order__sale=self.sale, kind="completed").values("order")
+        assert not completed.annotate(n=Count("id")).filter(n__gt=1).exists(), "an order completed twice"
         shipped_twice = OrderEvent.objects.filter(order__sale=self.sale, kind="shipped").values("order")
         assert not shipped_twice.annotate(n=Count("id")).filter(n__gt=1).exists(), "an order shipped twice"
 
