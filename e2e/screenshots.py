@@ -15,6 +15,8 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from goods.models import Goods
+from orders.contact.services import order_message_answer, order_message_ask
+from orders.fulfilment.returns import return_request_approve, return_request_open
 from orders.fulfilment.services import order_ship, refund_request_open
 from sales.management.commands.seed_demo import product_image
 from sales.models import StockAudit, StockChange
@@ -39,9 +41,29 @@ THUMB_WIDTH = {"desktop": 420, "phone": 190}
 MAX_SOURCE_HEIGHT = {"desktop": 1300, "phone": 1500}
 
 
+# The goods' name and title in Chinese, as their merchant writes them beside the English.
+CHINESE = {
+    "Longjing tea 250 g": ("龙井茶 250 克", "明前头采，西湖产区"),
+    "Redmi Note 14": ("红米 Note 14", "8GB + 256GB，5G"),
+    "Electric kettle": ("电热水壶", "1.7 升，保温"),
+    "Desk lamp": ("台灯", "LED 可调光"),
+    "Wireless earbuds": ("无线耳机", "主动降噪，续航 30 小时"),
+}
+
+
 def _goods(owner, name: str, title: str, price: str, colour) -> Goods:
+    chinese = CHINESE[name]
     return Goods.objects.create(
-        owner=owner, name=name, title=title, price=price, stock=100, detail=title, image=product_image(name, colour)
+        owner=owner,
+        name_en=name,
+        name_zh_hans=chinese[0],
+        title_en=title,
+        title_zh_hans=chinese[1],
+        detail_en=title,
+        detail_zh_hans=chinese[1],
+        price=price,
+        stock=100,
+        image=product_image(name, colour),
     )
 
 
@@ -86,11 +108,24 @@ def test_contact_sheet(browser, live_server, celery_worker):
     shipped_to, asking = (make_user(nickname=n) for n in ("Fay", "Gus"))
     shipped_order = pay(buy(sale=on_sale, user=shipped_to))
     order_ship(order_id=shipped_order.pk, carrier="sf", tracking_no="SF1403 2209 8861", actor_id=merchant.pk)
+    order_message_ask(order_id=shipped_order.pk, text="Please pack it with care: a gift.", actor_id=shipped_to.pk)
+    order_message_answer(order_id=shipped_order.pk, text="Of course: wrapped twice, thank you!", actor_id=merchant.pk)
+    returning = make_user(nickname="Hui")
+    returned_order = pay(buy(sale=on_sale, user=returning))
+    order_ship(order_id=returned_order.pk, carrier="zto", tracking_no="ZT7731 0045 2210", actor_id=merchant.pk)
+    asked_return = return_request_open(order_id=returned_order.pk, reason="Not as described", actor_id=returning.pk)
+    return_request_approve(
+        order_id=returned_order.pk,
+        request_id=asked_return.pk,
+        return_address="Mia's shop, 88 Wensan Road, Hangzhou 310012, 0571-8888 1234",
+        actor_id=merchant.pk,
+    )
     asked_order = pay(buy(sale=on_sale, user=asking))
     refund_request_open(order_id=asked_order.pk, reason="I bought it by mistake", actor_id=asking.pk)
     draw_ahead = make_ahead_sale(stock=5, opens_in=-3600, starts_in=3 * 3600)
     sneakers = draw_ahead.goods
-    sneakers.name, sneakers.title = "Limited sneakers", "Draw: entries open now"
+    sneakers.name_en, sneakers.title_en = "Limited sneakers", "Draw: entries open now"
+    sneakers.name_zh_hans, sneakers.title_zh_hans = "限量球鞋", "抽签：现在可以报名"
     sneakers.image = product_image("Sneakers", (120, 40, 160))
     sneakers.save()
     earbuds = _goods(merchant, "Wireless earbuds", "Noise cancelling, 30 h", "499.00", (30, 30, 30))
@@ -124,10 +159,12 @@ def test_contact_sheet(browser, live_server, celery_worker):
         ("Order, unpaid", f"/orders/{unpaid_order.order_no}", ordered, None),
         ("Cancel: asks first", f"/orders/{unpaid_order.order_no}/cancel", ordered, None),
         ("Order, paid", f"/orders/{paid_order.order_no}", paid, None),
+        ("Paid: the receipt", f"/orders/{paid_order.order_no}/paying", paid, None),
         ("My orders", "/orders/", ordered, None),
         ("Order, shipped: its story", f"/orders/{shipped_order.order_no}", shipped_to, None),
         ("My orders: on the way", "/orders/?tab=shipped", shipped_to, None),
         ("Order, refund asked", f"/orders/{asked_order.order_no}", asking, None),
+        ("Order, return approved: send it back", f"/orders/{returned_order.order_no}", returning, None),
         ("Addresses", "/user/addresses", paid, None),
         ("Notifications", "/user/notifications", paid, None),
         ("Waiting room: your place", f"/waiting-room/{room_sale.pk}", waiting, None),
@@ -139,6 +176,7 @@ def test_contact_sheet(browser, live_server, celery_worker):
         ("Admin: ship an order", f"/admin/orders/order/{paid_order.pk}/ship/", merchant, None),
         ("Admin: ship from a CSV file", "/admin/orders/order/ship.csv/", merchant, None),
         ("Admin: a refund request", f"/admin/orders/order/{asked_order.pk}/refund-request/", merchant, None),
+        ("Admin: an order's messages", f"/admin/orders/order/{shipped_order.pk}/change/", merchant, None),
         ("Admin: a sale's waiting room", f"/admin/waitingroom/waitingroom/{room.pk}/change/", merchant, None),
     ]
     rows = []
