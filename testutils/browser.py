@@ -95,7 +95,7 @@ def log_in(page, base_url: str, mobile: str) -> None:
     page.goto(f"{base_url}/user/index")
     page.fill("input[name=mobile]", mobile)
     page.fill("input[name=password]", PASSWORD)
-    page.click("form[action='/user/login'] button[type=submit]")  # not the language switch's
+    page.click("form[action$='/user/login'] button[type=submit]")  # not the language switch's
     page.wait_for_url("**/goods/goodsList")
 
 
