@@ -194,8 +194,9 @@ def test_merchant_creates_a_sale_watches_it_sell_and_another_merchant_cannot_see
     tab.shoot("admin-home")
 
     tab.go("/admin/goods/goods/add/")
-    page.fill("input[name=name]", "Toaster")
-    page.fill("input[name=title]", "Two slots, six levels")
+    page.fill("input[name=name_en]", "Toaster")
+    page.fill("input[name=name_zh_hans]", "烤面包机")
+    page.fill("input[name=title_en]", "Two slots, six levels")
     page.fill("input[name=price]", "199")
     page.fill("input[name=stock]", "10")
     page.set_input_files("input[name=image]", str(image))
