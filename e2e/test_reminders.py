@@ -12,7 +12,7 @@ from testutils.browser import VIEWPORTS, poll
 from testutils.factories.goods import make_goods
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_user, session_for
-from users.models import NoticeSettings
+from users.models import NoticeKind, NoticeSettings
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -133,12 +133,13 @@ def test_the_notification_settings_page_saves_the_shoppers_choice(watched, langu
     tab = watched(f"notifications-{language}")
     visit_as(tab, shopper, language)
     page = tab.go("/goods/goodsList")
-    link = page.locator("#nav a[href='/user/notifications']")
+    link = page.locator("#nav a[href$='/user/notifications']")  # under the page's language prefix
     link.wait_for(state="visible")
     link.click()
     page.wait_for_url("**/user/notifications")
     boxes = page.locator("input[type=checkbox]")
-    assert boxes.count() == 5 and all(boxes.nth(n).is_checked() for n in range(5))  # one per kind
+    kinds = len(NoticeKind)
+    assert boxes.count() == kinds and all(boxes.nth(n).is_checked() for n in range(kinds))  # one per kind
     assert axe_violations(page) is None
     tab.shoot("settings")
     page.locator("#id_draw_results").uncheck()
