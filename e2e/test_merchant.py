@@ -361,7 +361,7 @@ def test_the_shopper_pays_to_an_address_and_the_merchant_ships_there(watched):
     shoot(tab, "pay-step")
     page.click("text=Pay ¥19.90")
     page.click("#pay")  # at Alipay's cashier (the stand-in); back to the shop's paying page
-    page.wait_for_selector("text=Payment received", timeout=20_000)  # once Alipay's word lands
+    page.wait_for_selector("text=Payment received", timeout=45_000)  # once Alipay's word lands
     tab.go(f"/orders/{order.order_no}")
     assert "西湖区 文三路 100 号 3 幢 501 室" in page.inner_text(".facts")
     shoot(tab, "paid")
