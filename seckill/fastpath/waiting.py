@@ -103,10 +103,13 @@ class PassRequired:
         return [response.content]
 
 
-class WaitingStatus:
-    """Answers GET /waiting-room/<sale>/status with a holding wait ticket while the shopper
-    waits in line (not admitted: Django hands out the pass); else None. The headers are those
-    of Django's own answer to such a poll, learnt by letting the first one through."""
+class WaitTicketPoll:
+    """A shopper's poll of `path` (the sale's id its one group) carrying their wait ticket,
+    answered below Django by `answer(sale_id, user_id)` when it has the body (None sends the
+    poll on to Django). The headers are those of Django's own answer to such a poll, learnt by
+    letting the first one for each language, host and scheme through."""
+
+    path: re.Pattern[str]
 
     def __init__(self, app: Callable, counts: ThreadCounts) -> None:
         self.app, self.counts = app, counts
@@ -114,10 +117,13 @@ class WaitingStatus:
         self.language_cookie = settings.LANGUAGE_COOKIE_NAME
         self._heads: dict[tuple, LearntHead] = {}
 
+    def answer(self, sale_id: int, user_id: int) -> bytes | None:
+        raise NotImplementedError
+
     def __call__(self, environ: dict, start_response: Callable, started: float) -> Iterable[bytes] | None:
         if environ.get("REQUEST_METHOD") != "GET":
             return None
-        match = STATUS_PATH.match(environ.get("PATH_INFO", ""))
+        match = self.path.match(environ.get("PATH_INFO", ""))
         if match is None or environ.get("QUERY_STRING"):
             return None
         sale_id = plain_id(match.group(1))
@@ -130,24 +136,24 @@ class WaitingStatus:
         )
         if user_id is None:
             return None
+        # What Django's headers depend on besides the body: as the result poll's (poll.py).
         language = language_for(cookies.get(self.language_cookie), environ.get("HTTP_ACCEPT_LANGUAGE", ""))
         key = (language, environ.get("HTTP_HOST", ""), environ.get("wsgi.url_scheme", ""),
                environ.get("HTTP_X_FORWARDED_PROTO", ""))  # fmt: skip
         head = self._heads.get(key)
         if head is None:
             return self._learnt(environ, start_response, key)
-        found = place(sale_id, user_id, join=False)
-        if found.state not in (WAITING, PREQUEUE) or (found.state == WAITING and found.position is None):
-            return None  # admitted (the pass is Django's to give), over, or not in line
-        body = status_body(found)
+        body = self.answer(sale_id, user_id)
+        if body is None:
+            return None
         start_response(head.status, head.headers_for(body, request_id(environ)))
         self.counts.add((head.view, "GET", head.status[:3], None), head.view, "GET", head.status[:3],
                         time.perf_counter() - started)  # fmt: skip
         return [body]
 
     def _learnt(self, environ: dict, start_response: Callable, key: tuple) -> Iterable[bytes]:
-        """Django answers; the status and headers of a plain status answer (200, no cookie set)
-        are kept for `key`."""
+        """Django answers; the status and headers of a plain answer (200, no cookie set) are
+        kept for `key`."""
         result, sent = django_answer(self.app, environ, start_response)
         if not sent or sent[0][0] != "200 OK":
             return result
@@ -161,3 +167,16 @@ class WaitingStatus:
             self._heads.clear()
         self._heads[key] = LearntHead(status, list(headers), resolve(environ["PATH_INFO"]).route)
         return result
+
+
+class WaitingStatus(WaitTicketPoll):
+    """Answers GET /waiting-room/<sale>/status while the shopper waits in line (not admitted:
+    Django hands out the pass)."""
+
+    path = STATUS_PATH
+
+    def answer(self, sale_id: int, user_id: int) -> bytes | None:
+        found = place(sale_id, user_id, join=False)
+        if found.state not in (WAITING, PREQUEUE) or (found.state == WAITING and found.position is None):
+            return None  # admitted (the pass is Django's to give), over, or not in line
+        return status_body(found)
