@@ -140,6 +140,7 @@ def run_in_process(
         now = replay.now()
         if name == "wait":
             from waitingroom import queue
+            from waitingroom.answers import refresh_seconds
 
             where = queue.place(sale.pk, actor.user_id)
             actor.arrived |= where.state in (queue.PREQUEUE, queue.WAITING, queue.ADMITTED)
@@ -148,8 +149,8 @@ def run_in_process(
                 push(actor, now, "captcha")
             elif where.state in (queue.SOLD_OUT, queue.ENDED):
                 actor.outcome = where.state
-            else:
-                push(actor, now + actor.poll, "wait")
+            else:  # a person's page asks again when the answer says, a script every second
+                push(actor, now + (actor.poll if actor.script else refresh_seconds(where)), "wait")
         elif name == "captcha":
             try:
                 paths.sale_limit_take(sale_id=sale.pk, user_id=actor.user_id, action="captcha")

@@ -278,8 +278,8 @@ class Steps:
             elif envelope(response)[0] == CODE["IN_WAITING_ROOM"]:  # in line: ask again, or is it over?
                 placed = envelope(response)[1].get("position") is not None
                 actor.arrived |= placed or now < 0  # (before the start: the pre-queue, placed at the start)
-                if placed or now < 0:
-                    push(actor, now + actor.poll, "captcha")
+                if placed or now < 0:  # a person asks again when told (Retry-After), a script every second
+                    push(actor, now + (actor.poll if actor.script else retry_after(response)), "captcha")
                 else:  # no place after the start: the room may have ended the wait
                     push(actor, now, "status")
             elif response.status_code == 429:  # this sale's captchas a minute: wait as told

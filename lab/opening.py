@@ -21,7 +21,8 @@ from datetime import timedelta
 MOBILE_PREFIX = "17"  # fairness shoppers: 17xxxxxxxxx
 MERCHANT_MOBILE = f"{MOBILE_PREFIX}999999999"
 # The room's opening: how often a shopper asks where they stand. A person's waiting page
-# polls every REFRESH_SECONDS (waitingroom.answers); a script asks every second.
+# polls when the answer says (waitingroom.answers.refresh_seconds: every REFRESH_SECONDS, sooner
+# as their turn nears; PERSON_POLL_S where no answer says); a script asks every second.
 PERSON_POLL_S, SCRIPT_POLL_S = 5.0, 1.0
 
 

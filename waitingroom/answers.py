@@ -15,11 +15,12 @@ from django.utils.translation import gettext as _
 
 from seckill_site.http import fail
 from waitingroom.codes import WaitingCode
-from waitingroom.queue import Place
+from waitingroom.queue import WAITING, Place
 
 __all__ = [
     "REFRESH_SECONDS",
     "answer_kind",
+    "refresh_seconds",
     "refusal_data",
     "refusal_response",
     "status_body",
@@ -28,6 +29,8 @@ __all__ = [
 
 # How often the waiting page asks for its status: the figures change no faster that matters.
 REFRESH_SECONDS = 5
+# The soonest it asks again when the shopper's turn is nearer than that.
+REFRESH_MIN_SECONDS = 1
 # A crawler's Retry-After when nobody can say how long the wait is.
 RETRY_AFTER_DEFAULT = 60
 
@@ -38,6 +41,16 @@ def waiting_room_url(sale_id: int, language: str | None = None) -> str:
     """The waiting page of the sale, in `language`'s URL (the default language's has no prefix)."""
     prefix = "" if not language or language == settings.LANGUAGE_CODE else f"/{language}"
     return f"{prefix}/waiting-room/{sale_id}"
+
+
+def refresh_seconds(place: Place) -> int:
+    """When the waiting page asks again: REFRESH_SECONDS, or at the shopper's estimated turn
+    when that comes sooner (never sooner than REFRESH_MIN_SECONDS). A shopper then learns of
+    their turn as it comes, and the head of a line, who arrived together and so poll together,
+    is let through one at a time at the room's pace rather than all at their shared next poll."""
+    if place.state == WAITING and place.eta_seconds is not None:
+        return max(REFRESH_MIN_SECONDS, min(REFRESH_SECONDS, place.eta_seconds))
+    return REFRESH_SECONDS
 
 
 def status_data(place: Place, *, pass_until: int | None = None) -> dict:
@@ -52,7 +65,7 @@ def status_data(place: Place, *, pass_until: int | None = None) -> dict:
         "tail": place.tail,
         "ratePerMinute": round(place.rate_per_minute, 2),
         "passUntil": pass_until,
-        "refreshSeconds": REFRESH_SECONDS,
+        "refreshSeconds": refresh_seconds(place),
     }
 
 
@@ -115,7 +128,7 @@ def refusal_response(kind: str, place: Place | None, sale_id: int, language: str
         return response
     with translation.override(language):
         response = fail(WaitingCode.IN_WAITING_ROOM, _message(place), data=refusal_data(place, sale_id, language))
-    response["Retry-After"] = str(REFRESH_SECONDS)
+    response["Retry-After"] = str(refresh_seconds(place) if place else REFRESH_SECONDS)
     response["Content-Language"] = language
     response["Cache-Control"] = "no-store"
     return response

@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from sales.selectors import sale_get
 from seckill_site.codes import Code
 from seckill_site.http import allow, fail, ok, positive_int
-from waitingroom.answers import REFRESH_SECONDS, status_body, waiting_room_url
+from waitingroom.answers import refresh_seconds, status_body, waiting_room_url
 from waitingroom.passes import pass_cookie, pass_read, pass_signed
 from waitingroom.queue import ADMITTED, EXPIRED, Place, pass_issue, place, shuffle_published
 from waitingroom.room import room_read
@@ -129,7 +129,7 @@ def waiting_page(request: HttpRequest, sale_id: str) -> HttpResponse:
             "minutes": minutes,
             "item_url": item_url,
             "status_url": f"/waiting-room/{parsed}/status",
-            "refresh_seconds": REFRESH_SECONDS,
+            "refresh_seconds": refresh_seconds(found),
             "login_url": f"/user/index?next={waiting_room_url(parsed, request.LANGUAGE_CODE)}",
             "logged_in": user_id is not None,
         },

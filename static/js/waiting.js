@@ -48,7 +48,9 @@
           }
           room.dataset.state = d.state;
         }
-        if (again) setTimeout(ask, 1000 * Number(room.dataset.refresh || 5));
+        // The server says when to ask again: sooner than usual as the shopper's turn nears.
+        var every = body && body.code === 0 ? Number(body.data.refreshSeconds) : 0;
+        if (again) setTimeout(ask, 1000 * Math.max(1, every || Number(room.dataset.refresh) || 5));
       });
     };
     if (room.dataset.state !== "sold_out" && room.dataset.state !== "ended" && room.dataset.state !== "expired") {
