@@ -16,14 +16,17 @@ requests per admitted shopper, and each kind's p50 / p99 against the tail target
 
 from __future__ import annotations
 
+import gc
 import heapq
+import json
 import queue
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import requests
 
@@ -209,9 +212,30 @@ class Crowd:
         except ValueError:
             shopper.bought = f"HTTP {bought.status_code}"
 
+    def _collected(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._collecting = time.perf_counter()
+        elif self._collecting is not None:
+            self.gc_pauses.append(time.perf_counter() - self._collecting)
+            self._collecting = None
+
     def run(self) -> float:
         """Every shopper arrives within ARRIVAL_SECONDS and polls until the window's end (or buys);
-        the seconds it all took."""
+        the seconds it all took. The generator's heap so far (Django, the shoppers) is frozen
+        out of its garbage collections, which would otherwise stall every thread for tens of
+        milliseconds and show as the shop's latency; the pauses left are kept in `gc_pauses`."""
+        self.gc_pauses: list[float] = []
+        self._collecting: float | None = None
+        gc.collect()
+        gc.freeze()
+        gc.callbacks.append(self._collected)
+        try:
+            return self._run()
+        finally:
+            gc.callbacks.remove(self._collected)
+            gc.unfreeze()
+
+    def _run(self) -> float:
         started = time.monotonic()
         end = started + self.window
         spread = ARRIVAL_SECONDS / max(len(self.shoppers), 1)
@@ -278,6 +302,7 @@ class WaitingRoomOpening:
                     answer=lambda user_id: captcha_read(sale_id=sale.pk, user_id=user_id))  # fmt: skip
         seconds = run.run()
         cpu = self._cpu_split(cpu_before, seconds)
+        calls_write(self.work / "waiting-room-calls.jsonl", run.calls)
         django = {kind: count for kind, count in edge.django_lines_by_kind(web_log, offset).items() if kind in KINDS}
         admitted = sum(p.admitted_at is not None for p in people)
         kinds = kind_figures(run.calls)
@@ -287,6 +312,8 @@ class WaitingRoomOpening:
             "admitted": admitted, "bought": dict(Counter(p.bought for p in people if p.admitted_at is not None)),
             "kinds": kinds, "django_by_kind": django, "django_per_admitted": django_per_admitted(django, admitted),
             "cpu_percent_of_one_core": cpu,
+            "generator_gc": {"collections": len(run.gc_pauses),
+                             "max_ms": round(1000 * max(run.gc_pauses, default=0.0), 1)},
         }  # fmt: skip
         self.waiting_facts = facts
         by_kind = {kind: figures["edge"] for kind, figures in kinds.items()}
@@ -302,6 +329,15 @@ class WaitingRoomOpening:
             self.violations.append(f"waiting-room: {unanswered} requests unanswered or 5xx")
 
 
+def calls_write(path: Path, calls: list[Call]) -> None:
+    """Every call of the run, one JSON object a line, `due` in seconds from the first: the raw
+    figures behind the report's, to find when and where a tail came from."""
+    start = min((call.due for call in calls), default=0.0)
+    with path.open("w") as out:
+        for call in sorted(calls, key=lambda call: call.due):
+            out.write(json.dumps({**asdict(call), "due": round(call.due - start, 4)}) + "\n")
+
+
 def figure_lines(facts: dict) -> list[str]:
     """The report's lines for the waiting-room scenario."""
     if not facts:
@@ -310,6 +346,9 @@ def figure_lines(facts: dict) -> list[str]:
              f" {facts['window_seconds']:.0f} s window ({'through the edge' if facts['via_edge'] else 'no edge'}):"
              f" {facts['admitted']} admitted, their buys {facts['bought']}; Django requests per admitted shopper"
              f" {facts['django_per_admitted']} ({facts['django_by_kind']})"]  # fmt: skip
+    if "generator_gc" in facts:
+        lines.append(f"  the generator's own garbage collections: {facts['generator_gc']['collections']},"
+                     f" the longest {facts['generator_gc']['max_ms']} ms")  # fmt: skip
     for kind, figures in facts["kinds"].items():
         lines.append(f"  {kind:<10} {figures['requests']:>6}  p50 {figures['p50_ms']:>7.1f} ms  p99"
                      f" {figures['p99_ms']:>7.1f} ms  max {figures['max_ms']:>7.1f} ms  (sent late p99"
