@@ -277,6 +277,8 @@ class WaitingRoomOpening:
         from lab.bench import edge
         from lab.bench.measure import log
         from lab.shopper import captcha_read
+        from seckill.selectors import captcha_pool_size
+        from seckill.services import paths as seckill_paths
         from waitingroom.models import WaitingRoom
         from waitingroom.services import room_settings_save
 
@@ -293,6 +295,10 @@ class WaitingRoomOpening:
             + (" through the edge" if via_edge else ""))  # fmt: skip
         if len(crowd) < wanted:
             self.notes.append(f"waiting-room: {len(crowd)} shoppers of the {wanted} wanted (--users)")
+        # Captchas drawn ahead, as `manage.py seckill_warm` leaves a shop before its sale and beat
+        # keeps it: enough for everyone the room admits over the window, and as many again.
+        seckill_paths.captcha_pool_clear()
+        pooled = seckill_paths.captcha_pool_fill(size=2 * round(self.ADMIT_PER_MINUTE * self.WINDOW_SECONDS / 60))
         web_log = getattr(self.deployment, "log_dir", self.work) / "web.log"
         offset = edge.log_size(web_log)
         edge_before = self.edge.counters() if via_edge else {}
@@ -302,6 +308,8 @@ class WaitingRoomOpening:
                     answer=lambda user_id: captcha_read(sale_id=sale.pk, user_id=user_id))  # fmt: skip
         seconds = run.run()
         cpu = self._cpu_split(cpu_before, seconds)
+        pool_left = captcha_pool_size()
+        seckill_paths.captcha_pool_clear()
         calls_write(self.work / "waiting-room-calls.jsonl", run.calls)
         django = {kind: count for kind, count in edge.django_lines_by_kind(web_log, offset).items() if kind in KINDS}
         admitted = sum(p.admitted_at is not None for p in people)
@@ -312,6 +320,7 @@ class WaitingRoomOpening:
             "admitted": admitted, "bought": dict(Counter(p.bought for p in people if p.admitted_at is not None)),
             "kinds": kinds, "django_by_kind": django, "django_per_admitted": django_per_admitted(django, admitted),
             "cpu_percent_of_one_core": cpu,
+            "captcha_pool": {"filled": pooled, "left": pool_left},
             "generator_gc": {"collections": len(run.gc_pauses),
                              "max_ms": round(1000 * max(run.gc_pauses, default=0.0), 1)},
         }  # fmt: skip
@@ -346,6 +355,9 @@ def figure_lines(facts: dict) -> list[str]:
              f" {facts['window_seconds']:.0f} s window ({'through the edge' if facts['via_edge'] else 'no edge'}):"
              f" {facts['admitted']} admitted, their buys {facts['bought']}; Django requests per admitted shopper"
              f" {facts['django_per_admitted']} ({facts['django_by_kind']})"]  # fmt: skip
+    if "captcha_pool" in facts:
+        pool = facts["captcha_pool"]
+        lines.append(f"  captchas drawn ahead: {pool['filled']}, {pool['filled'] - pool['left']} of them taken")
     if "generator_gc" in facts:
         lines.append(f"  the generator's own garbage collections: {facts['generator_gc']['collections']},"
                      f" the longest {facts['generator_gc']['max_ms']} ms")  # fmt: skip
