@@ -97,6 +97,7 @@ async def main(
     by_code: dict[str, list[int]] = {}  # `once` and `rate` modes: each answer's latency (µs) by its code
     by_kind: dict[str, list[int]] = {}  # `rate` mode: the same by the request's kind
     x_cache: Counter[str] = Counter()  # "kind X-Cache" -> answers
+    kind_statuses: Counter[str] = Counter()  # "kind status" -> answers
     send_lag: list[int] = []  # `rate` mode: µs between a request's due time and its sending
     data = {"positive": 0, "zero": 0, "negative": 0}
     errors = Counter({"connect": 0, "read": 0, "write": 0, "timeout": 0})
@@ -138,6 +139,7 @@ async def main(
             answer = code.group(1).decode() if code else "none"
             codes[answer] += 1
             x_cache[f"{kind} {cache}"] += 1
+            kind_statuses[f"{kind} {status}"] += 1
             if mode in ("once", "rate"):
                 by_code.setdefault(answer, []).append(int(took * 1e6))
             if mode == "rate":
@@ -182,6 +184,7 @@ async def main(
                 "latency_us_by_code": by_code,
                 "latency_us_by_kind": by_kind,
                 "x_cache": dict(x_cache),
+                "kind_statuses": dict(kind_statuses),
             }
         ],
         "send_lag_us": send_lag,

@@ -73,6 +73,8 @@ class LoadResult:
     latency_by_kind_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     # request kind -> the edge's X-Cache answer (HIT, MISS, PASS; "none" without an edge) -> count
     edge_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+    # request kind -> HTTP status -> count (the mixes' kinds: a kind all 404s asks what no page asks)
+    statuses_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
     rate: float | None = None  # `rate` mode: requests per second scheduled
     # `rate` mode: p50/p99 ms between a request's due time and its sending (waiting for a free
     # connection behind slow answers, or the generator itself behind)
@@ -184,6 +186,7 @@ def run(
     by_code: dict[str, list[int]] = {}
     by_kind: dict[str, list[int]] = {}
     edge: dict[str, Counter[str]] = {}
+    kind_statuses: dict[str, Counter[str]] = {}
     for thread in raw["threads"]:
         for code, values in thread.get("latency_us_by_code", {}).items():
             by_code.setdefault(str(code), []).extend(values)
@@ -194,6 +197,10 @@ def run(
             kind, _sep, answer = pair.partition(" ")
             if kind:  # requests of no kind (every scenario but the mixes) are not told apart
                 edge.setdefault(kind, Counter())[answer or "none"] += count
+        for pair, count in thread.get("kind_statuses", {}).items():
+            kind, _sep, status = pair.partition(" ")
+            if kind:
+                kind_statuses.setdefault(kind, Counter())[status] += count
     lag = raw.get("send_lag_us")
     latency = raw["latency_us"]
     percentiles = latency["percentiles"]
@@ -230,6 +237,7 @@ def run(
         latency_by_code_ms={code: latency_summary(values) for code, values in sorted(by_code.items())},
         latency_by_kind_ms={kind: latency_summary(values) for kind, values in sorted(by_kind.items())},
         edge_by_kind={kind: dict(counts) for kind, counts in sorted(edge.items())},
+        statuses_by_kind={kind: dict(counts) for kind, counts in sorted(kind_statuses.items())},
         rate=rate if mode == "rate" else None,
         send_lag_ms={"p50": latency_summary(lag)["p50"], "p99": latency_summary(lag)["p99"]} if lag else {},
     )

@@ -25,6 +25,8 @@ PHASE_SECONDS = {"before": 180.0, "opening": 10.0, "after": 30.0}
 GROUP = "all"
 
 Builder = Callable[[str, int], Request]  # (phase, request number) -> the request
+# The statuses of a request the shop cannot answer as asked: a replayed kind answered so is a violation.
+REFUSALS = ("400", "404")
 
 
 class Unbuildable(RuntimeError):
@@ -91,6 +93,19 @@ def requests_made(steps: list[tuple[str, str]], builders: dict[str, Builder]) ->
         made.append(Request(request.method, request.path, request.session, request.csrf, request.body,
                             request.token, request.cookies, kind=kind_word(key)))  # fmt: skip
     return made
+
+
+def refused_kinds(statuses_by_kind: dict[str, dict[str, int]], *, expected: dict[str, set[str]]) -> dict:
+    """Kind -> its REFUSALS answers (404, 400) that kind is not `expected` (kind -> statuses)
+    to get: such a kind's requests ask what no page asks (another sale's URL, a missing id),
+    and the mix would measure the shop saying so instead of the answer the pages get."""
+    found = {}
+    for kind, statuses in sorted(statuses_by_kind.items()):
+        wrong = {status: n for status, n in sorted(statuses.items())
+                 if status in REFUSALS and status not in expected.get(kind, set()) and n}  # fmt: skip
+        if wrong:
+            found[kind] = wrong
+    return found
 
 
 def django_per_shopper_minute(recorded: dict, django_share: dict[str, float], *, group: str = GROUP) -> dict:

@@ -33,6 +33,9 @@ from tools.opening_mix import kind_of
 CAPTCHA_WRONG_CODE = str(BuyCode.CAPTCHA_WRONG.code)
 # Shoppers whose paths are made between two refreshes of the paths' lifetime (see `paths`).
 PATHS_CHUNK = 500
+# The opening's kinds the shop answers 400 or 404 as the pages ask them (lab.bench.opening.REFUSALS):
+# the path request's wrong captcha answer (the page's check of a typo) alone.
+EXPECTED_REFUSALS = {opening.kind_word("GET seckill:path"): {"400"}}
 # Shoppers pressing "buy" in the same second, each drawing a captcha (`captcha`).
 CAPTCHA_WAVE = 1000
 # The open loop's rate: this share of the opening mix's measured capacity (`opening_open`).
@@ -291,12 +294,17 @@ class Scenarios:
         """The opening's answers: the pages' (HTML and files: "none"), a sale not started or sold
         out, the wrong captcha answer the path requests carry (a 400 each), and the limiters'
         429s: the replay loops over each shopper's captcha, path and buy far faster than a person
-        can, and the shop's per-shopper limits turn the repeats away."""
+        can, and the shop's per-shopper limits turn the repeats away. Each kind apart: a 400 or
+        404 only where EXPECTED_REFUSALS has it, so no kind replays a request the shop refuses
+        (another sale's URL) while the total looks right."""
         self.expect(result, codes={SUCCESS_CODE, NOT_STARTED_CODE, SOLD_OUT_CODE, CAPTCHA_WRONG_CODE,
                                    str(Code.TOO_MANY_REQUESTS.code), str(BuyCode.SALE_LIMIT.code), "none"},
                     statuses={"200", "400", "429"})  # fmt: skip
         if result.statuses.get("400", 0) != result.codes.get(CAPTCHA_WRONG_CODE, 0):
             self.violations.append(f"{result.scenario}: 400s that are not a wrong captcha answer {result.codes}")
+        refused = opening.refused_kinds(result.statuses_by_kind, expected=EXPECTED_REFUSALS)
+        if refused:
+            self.violations.append(f"{result.scenario}: kinds refused as no page's request is {refused}")
 
     def captcha(self) -> None:
         """The opening's captcha wave: CAPTCHA_WAVE shoppers press "buy" at once and each draws a

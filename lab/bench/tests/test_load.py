@@ -31,8 +31,9 @@ class _Answers(BaseHTTPRequestHandler):
         slow = self.path.startswith("/slow")
         if slow:
             time.sleep(SLOW_SECONDS)
-        body = json.dumps({"code": 0 if slow else 500500, "data": 1 if slow else -1}).encode()
-        self.send_response(200)
+        missing = self.path.startswith("/missing")
+        body = json.dumps({"code": 500404 if missing else 0 if slow else 500500, "data": 1 if slow else -1}).encode()
+        self.send_response(404 if missing else 200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         # The shop echoes a client's request id; the generators pair an answer with its request by it.
@@ -67,6 +68,18 @@ def test_each_answer_kind_is_timed_by_itself(server, tmp_path, generator):
     assert (slow["count"], fast["count"]) == (40, 160)
     assert slow["p50"] >= SLOW_SECONDS * 1000 * 0.9, slow
     assert fast["p99"] < SLOW_SECONDS * 1000 * 0.5, fast  # no slow answer counted as a fast one
+
+
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_each_request_kinds_statuses_are_counted_by_themselves(server, tmp_path, generator):
+    # A mix's kind whose requests the shop refuses must show as that kind's, not only in the totals.
+    requests = [Request("GET", f"/fast/{n}", kind="state") if n % 4 else Request("GET", f"/missing/{n}", kind="list")
+                for n in range(40)]  # fmt: skip
+    file = load.write_requests(requests, tmp_path, "kinds")
+    result = load.run(scenario="kinds", base_url=server, requests_file=file, mode="once", connections=4,
+                      duration=30, generator=generator, threads=2)  # fmt: skip
+    assert result.statuses == {"200": 30, "404": 10}
+    assert result.statuses_by_kind == {"list": {"404": 10}, "state": {"200": 30}}
 
 
 def test_the_tail_is_judged_within_each_answer_kind_as_well():

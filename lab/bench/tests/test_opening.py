@@ -140,3 +140,42 @@ def test_django_requests_per_shopper_minute_are_the_recorded_rates_times_the_sha
     # before: 0.2 state/s all in Django + 0.01 static/s half in Django; opening: a tenth of 0.1 polls/s.
     assert rows["django_per_shopper_minute"] == {"before": round((0.2 + 0.005) * 60, 2), "opening": 0.6}
     assert "Django requests per shopper-minute" in "\n".join(opening.kind_lines(rows))
+
+
+def test_a_kind_answered_400_or_404_where_no_page_is_answered_so_is_named_with_its_counts():
+    statuses = {
+        "seckill_path": {"400": 30, "429": 2},  # the page's check of a typed answer: a 400 it expects
+        "seckill_waiting_list": {"404": 12},  # a first-come sale's URL: it has no waiting list
+        "seckill_sale_state": {"200": 900, "400": 1},
+        "static": {"200": 50, "404": 0},
+    }
+    refused = opening.refused_kinds(statuses, expected={"seckill_path": {"400"}})
+    assert refused == {"seckill_sale_state": {"400": 1}, "seckill_waiting_list": {"404": 12}}
+    assert opening.refused_kinds({"seckill_path": {"404": 3}}, expected={"seckill_path": {"400"}}) == {
+        "seckill_path": {"404": 3}
+    }
+
+
+def test_the_replayed_opening_names_each_kind_refused_as_a_violation():
+    from lab.bench.load import LoadResult
+    from lab.bench.measure import Measurement
+    from lab.bench.scenarios import Scenarios
+
+    class Bench(Measurement, Scenarios):
+        def __init__(self) -> None:
+            self.violations = []
+
+    def answered(statuses: dict, codes: dict, by_kind: dict) -> LoadResult:
+        return LoadResult("opening-mix", "wrk", 8, sum(statuses.values()), 1.0, {"p50": 1.0, "p99": 2.0}, statuses,
+                          codes, statuses_by_kind=by_kind)  # fmt: skip
+
+    bench = Bench()
+    bench._opening_expect(answered({"200": 100, "400": 10}, {"0": 100, "500505": 10},
+                                   {"seckill_path": {"400": 10}, "seckill_sale_state": {"200": 100}}))  # fmt: skip
+    assert bench.violations == []
+    # The waiting-list poll replayed against a first-come sale: it has no list.
+    refused = {"seckill_waiting_list": {"404": 12}, "seckill_sale_state": {"200": 100}}
+    bench._opening_expect(answered({"200": 100, "404": 12}, {"0": 100, "500404": 12}, refused))
+    assert bench.violations[-1] == (
+        "opening-mix: kinds refused as no page's request is {'seckill_waiting_list': {'404': 12}}"
+    )

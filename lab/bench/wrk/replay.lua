@@ -11,9 +11,9 @@
 -- puts one kind at the median and the other at the tail. wrk's callbacks do not say which
 -- connection answered, so every request carries an X-Request-ID naming its line, which the
 -- shop echoes, and the latency is the time from request() to response() for that line.
--- The id also names the line's KIND (`bench-12-page`), and the edge's X-Cache answers are
--- counted by it: an edge's cached copy carries the id of the request that filled it, another
--- line, but of the same URL and so of the same kind (a kind is a URL's).
+-- The id also names the line's KIND (`bench-12-page`), and the HTTP statuses and the edge's
+-- X-Cache answers are counted by it: an edge's cached copy carries the id of the request that
+-- filled it, another line, but of the same URL and so of the same kind (a kind is a URL's).
 
 local ffi = require("ffi")
 ffi.cdef([[
@@ -81,6 +81,7 @@ function init(args)
   -- Two flat lists, not a table of lists: wrk's thread:get() copies one level of a table.
   sent_at, timed_codes, timed_us = {}, {}, {}
   x_cache = {} -- "kind X-Cache" -> answers
+  kind_statuses = {} -- "kind status" -> answers
 end
 
 -- wrk calls delay() before every request a connection sends. It also calls request() once
@@ -135,6 +136,8 @@ function response(status, headers, body)
   local cache = headers and (headers["X-Cache"] or headers["x-cache"]) or "none"
   local pair = kind .. " " .. cache
   x_cache[pair] = (x_cache[pair] or 0) + 1
+  local answered = kind .. " " .. status
+  kind_statuses[answered] = (kind_statuses[answered] or 0) + 1
   if mode == "once" and line and sent_at[line] then
     timed_codes[#timed_codes + 1] = code
     timed_us[#timed_us + 1] = last_received_us - sent_at[line]
@@ -178,11 +181,13 @@ function done(summary, latency, _)
   for _, thread in ipairs(threads) do
     per_thread[#per_thread + 1] = string.format(
       '{"sent": %d, "received": %d, "planned": %d, "first_sent_us": %d, "last_received_us": %d,'
-        .. ' "statuses": %s, "codes": %s, "data": %s, "latency_us_by_code": %s, "x_cache": %s}',
+        .. ' "statuses": %s, "codes": %s, "data": %s, "latency_us_by_code": %s, "x_cache": %s,'
+        .. ' "kind_statuses": %s}',
       thread:get("sent"), thread:get("received"), thread:get("planned"),
       thread:get("first_sent_us"), thread:get("last_received_us"),
       json_counts(thread:get("statuses")), json_counts(thread:get("codes")), json_counts(thread:get("data")),
-      json_lists(thread:get("timed_codes"), thread:get("timed_us")), json_counts(thread:get("x_cache"))
+      json_lists(thread:get("timed_codes"), thread:get("timed_us")), json_counts(thread:get("x_cache")),
+      json_counts(thread:get("kind_statuses"))
     )
   end
   out:write(string.format(
