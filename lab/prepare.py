@@ -25,8 +25,8 @@ from lab.shopper import Shopper, path_solve
 from lab.shopper import shoppers_create as lab_shoppers_create
 from orders.models import Order, SeckillOrder
 from sales import sale_state
-from sales.models import Sale
-from sales.services import goods_list_cache_drop, sale_cache_drop, sale_open
+from sales.models import DRAW_WINDOW_NONE, Admission, Sale
+from sales.services import draw_seed_ensure, goods_list_cache_drop, sale_cache_drop, sale_open
 from users.middleware import REFRESHED_AT
 from users.models import User
 from users.sessions import SessionStore
@@ -54,20 +54,26 @@ class Sales:
         return [*self.burst, self.sold_out, self.naive, *self.api_burst, self.warmup, *self.extra]
 
 
-def sale_create(*, name: str, units: int, starts_in: timedelta = timedelta(minutes=-1)) -> Sale:
-    """A bench sale, open from `starts_in` from now (a minute ago) for two hours, its Redis keys warmed."""
+def sale_create(*, name: str, units: int, starts_in: timedelta = timedelta(minutes=-1), draw: bool = False) -> Sale:
+    """A bench sale, open from `starts_in` from now (a minute ago) for two hours, its Redis keys warmed.
+    `draw`: a draw taking entries from now until its start (`starts_in` must be ahead), drawn then."""
     owner, _ = User.objects.get_or_create(mobile=MERCHANT_MOBILE, defaults={"is_staff": True, "nickname": "bench"})
     goods = Goods.objects.create(
         owner=owner, name=f"{GOODS_PREFIX}{name} {time.strftime('%H%M%S')}", title=f"Bench {name}", price=999,
         stock=units,
     )  # fmt: skip
+    now = timezone.now()
+    admission = {"admission": Admission.DRAW, "draw_window_s": DRAW_WINDOW_NONE, "entries_open_at": now} if draw else {}
     sale = Sale.objects.create(
         goods=goods,
         seckill_price=1,
         stock_count=units,
-        start_at=timezone.now() + starts_in,
-        end_at=timezone.now() + starts_in + timedelta(hours=2, minutes=1),
+        start_at=now + starts_in,
+        end_at=now + starts_in + timedelta(hours=2, minutes=1),
+        **admission,
     )
+    if draw:
+        draw_seed_ensure(sale=sale)  # before it is loaded: its draw is scheduled then
     sale_open(sale_id=sale.pk)
     return sale
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from lab import prepare
 from lab.bench import edge, load, opening, report, waiting_room
+from lab.bench.drawn import DrawnSale
 from lab.bench.edge import BenchEdge
 from lab.bench.load import LoadResult
 from lab.bench.measure import Measurement, log
@@ -129,6 +130,7 @@ class Bench(Measurement, Scenarios, WaitingRoomOpening):
         self.edge = BenchEdge(self.work / "edge") if options.edge else None
         self.edge_facts: dict[str, dict] = {}  # scenario -> its requests by kind: edge, web server, Django
         self.opening_sale: int | None = None  # made by the first scenario that needs it
+        self.drawn_sale: DrawnSale | None = None  # made by the first scenario that needs it
         self.waiting_facts: dict = {}  # the waiting-room scenario's figures (lab.bench.waiting_room)
         self.payload: dict = {}
 

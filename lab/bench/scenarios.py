@@ -13,9 +13,10 @@ from datetime import timedelta
 
 from lab import prepare
 from lab.bench import figures, opening
+from lab.bench.drawn import DrawnSale, drawn_sale_create, entered
 from lab.bench.load import Request
 from lab.bench.measure import NOT_STARTED_CODE, SOLD_OUT_CODE, SUCCESS_CODE, log, postgres_sessions, rounded
-from lab.bench.tickets import tickets_mint
+from lab.bench.tickets import tickets_mint, wait_tickets_mint
 from lab.invariants import reservations_waiting, sale_check
 from lab.shopper import Shopper
 from orders.models import Order, SeckillOrder
@@ -38,6 +39,9 @@ PATHS_CHUNK = 500
 EXPECTED_REFUSALS = {opening.kind_word("GET seckill:path"): {"400"}}
 # Shoppers pressing "buy" in the same second, each drawing a captcha (`captcha`).
 CAPTCHA_WAVE = 1000
+# Shoppers entered in the drawn sale whose waiting list the opening's list polls ask about
+# (`_drawn_sale`); half of them are drawn, the other half listed.
+DRAW_ENTRANTS = 100
 # The open loop's rate: this share of the opening mix's measured capacity (`opening_open`).
 OPEN_LOOP_SHARE = 0.8
 
@@ -152,6 +156,30 @@ class Scenarios:
             log(f"opening sale #{sale.pk}: {landed} orders written, sold out")
         return self.opening_sale
 
+    def _drawn_sale(self) -> DrawnSale:
+        """The sale the item page's waiting-list poll asks about: a draw, drawn, its winners'
+        orders written, its list published (lab.bench.drawn), entered by the first DRAW_ENTRANTS
+        shoppers; made once."""
+        if self.drawn_sale is None:
+            entrants = self.shoppers[:DRAW_ENTRANTS]
+            drawn = drawn_sale_create(entrants)
+            self.sales.extra.append(drawn.sale_id)
+            self.drawn_sale = drawn
+            log(f"drawn sale #{drawn.sale_id}: {len(entrants)} entered, {drawn.winners} drawn and their orders"
+                f" written, {len(drawn.listed)} on its waiting list")  # fmt: skip
+            if not entered(drawn):
+                self.violations.append(f"drawn sale: the gate answered {drawn.entries} to {len(entrants)} entries")
+        return self.drawn_sale
+
+    def _waiting_list_polls(self, drawn: DrawnSale) -> list[Request]:
+        """Each listed shopper's waiting-list poll as their page sends it after the first: the
+        session and the wait ticket the first poll's answer set (lab.bench.tickets)."""
+        tickets = wait_tickets_mint(drawn.listed, sale_id=drawn.sale_id, secret_key=self.deployment.secret_key)
+        return [
+            Request("GET", f"/seckill/waitingList/{drawn.sale_id}", s.session, s.csrf, cookies=tickets[s.user_id])
+            for s in drawn.listed
+        ]
+
     def _result_polls(self, sale_id: int, shoppers: list[Shopper]) -> list[Request]:
         """Each shopper's result poll, as the item page sends it after "queued": the session
         and the ticket their buy left (lab.bench.tickets, made now: a ticket lives minutes)."""
@@ -176,7 +204,8 @@ class Scenarios:
         lab.bench.opening.PHASE_SECONDS. The wait's requests ask about a sale not started yet,
         the opening's and the sell-out's about the sold-out opening sale (whose every shopper
         holds an order and a ticket): the bench cannot replay a sale with units left in a loop,
-        the burst measures that. Each request names its kind (lab.bench.load.Request)."""
+        the burst measures that; the draw's waiting-list polls about a drawn sale. Each request
+        names its kind (lab.bench.load.Request)."""
         recorded = opening_mix.load()
         steps = opening.plan(opening.weights(recorded), size=max(len(self.shoppers), 1000))
         return opening.requests_made(steps, self._opening_builders(recorded))
@@ -184,10 +213,12 @@ class Scenarios:
     def _opening_builders(self, recorded: dict) -> dict[str, opening.Builder]:
         """Each recorded "METHOD kind" -> how the bench makes one such request (phase, number): those that
         need a shopper's own path, ticket or order here, the rest from their recorded template
-        (one URL per sale) or, for the page's files, the item page's own links."""
+        (one URL per sale) or, for the page's files, the item page's own links. The waiting-list
+        poll asks about the drawn sale, by its listed shoppers: the only ones a page polls for."""
         early, gone = self._not_started_sale(), self._opening_sale()
         shoppers = self.shoppers
         polls = {poll.session: poll for poll in self._result_polls(gone, shoppers)}
+        listed = self._waiting_list_polls(self._drawn_sale())
         orders = dict(Order.objects.filter(sale_id=gone).values_list("user_id", "order_no"))
 
         def sale(phase: str) -> int:
@@ -215,6 +246,11 @@ class Scenarios:
             s = shopper(number)
             return Request("GET", f"/orders/{orders[s.user_id]}", s.session, s.csrf)
 
+        def waiting_list(_phase: str, number: int) -> Request:
+            if not listed:
+                raise opening.Unbuildable("nobody is on the drawn sale's waiting list: no page polls it")
+            return listed[number % len(listed)]
+
         builders: dict[str, opening.Builder] = {}
         sessions, tickets = opening.shares(recorded, "with_session"), opening.shares(recorded, "with_ticket")
         for key, template in recorded["templates"].items():
@@ -224,7 +260,8 @@ class Scenarios:
         for kind, paths in self._page_files(early).items():
             builders.setdefault(f"GET {kind}", self._file_builder(paths))
         builders.update({"POST seckill:do": buy, "GET seckill:path": path, "GET seckill:result": result,
-                         "GET orders:detail": order, "GET seckill:shopper_state": own_state})  # fmt: skip
+                         "GET orders:detail": order, "GET seckill:shopper_state": own_state,
+                         "GET seckill:waiting_list": waiting_list})  # fmt: skip
         return builders
 
     @staticmethod

@@ -1,4 +1,5 @@
-"""The result tickets the bench's shoppers poll with: what a queued buy's answer sets.
+"""The tickets the bench's shoppers poll with: the result ticket a queued buy's answer sets, and
+the wait ticket a draw's waiting list sets on a listed shopper's first poll.
 
 A real buy over HTTP sets the `seckill_result` cookie (seckill.tickets) on its answer, and the
 generators keep no cookies. The bench's shoppers buy through the gate's service instead
@@ -25,6 +26,7 @@ from lab.shopper import Shopper
 from seckill.tickets import ticket_set
 from users.middleware import REFRESHED_AT
 from users.sessions import SessionStore
+from waitingroom.wait_ticket import wait_cookie, wait_signed
 
 
 def tickets_mint(shoppers: list[Shopper], *, sale_id: int, secret_key: str) -> dict[int, str]:
@@ -47,3 +49,15 @@ def tickets_mint(shoppers: list[Shopper], *, sale_id: int, secret_key: str) -> d
             if morsel is not None:
                 made[shopper.user_id] = f"{name}={morsel.coded_value}"
     return made
+
+
+def wait_tickets_mint(shoppers: list[Shopper], *, sale_id: int, secret_key: str) -> dict[int, str]:
+    """User id -> the Cookie header pair (`seckill_wait_<sale>=...`) of the wait ticket the shop
+    sets on a listed shopper's first waiting-list poll (waitingroom.wait_ticket), bound to their
+    session and signed with the deployment's SECRET_KEY: what their page's later polls carry."""
+    with override_settings(SECRET_KEY=secret_key):
+        return {
+            shopper.user_id: f"{wait_cookie(sale_id)}="
+            + wait_signed(user_id=shopper.user_id, sale_id=sale_id, session_key=shopper.session)
+            for shopper in shoppers
+        }

@@ -1,13 +1,17 @@
 """The opening mix the bench replays, built from the recording it ships (lab/data/opening_mix.json):
 every recorded kind has a builder, each built request is of the kind it stands for, and asks
-about the sale of its phase. A kind with no builder fails `make bench` only after its minutes
-of set-up; a builder of the wrong URL would replay another mix than the pages make."""
+about the sale of its phase (the waiting list's: a drawn sale, by the shoppers on its list). A
+kind with no builder fails `make bench` only after its minutes of set-up; a builder of the
+wrong URL would replay another mix than the pages make."""
 
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
+from django.conf import settings
 
 from lab.bench import opening
+from lab.bench.drawn import DrawnSale
 from lab.bench.load import Request
 from lab.bench.scenarios import Scenarios
 from lab.shopper import Shopper
@@ -15,8 +19,9 @@ from testutils.factories.orders import buy
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_user
 from tools import opening_mix
+from waitingroom.wait_ticket import wait_cookie, wait_read
 
-EARLY, GONE = 9001, 9002  # the not-started sale (the wait) and the sold-out one (the rest)
+EARLY, GONE, DRAWN = 9001, 9002, 9003  # the not-started sale (the wait), the sold-out one (the rest), a drawn one
 
 
 class Replayed(Scenarios):
@@ -24,6 +29,10 @@ class Replayed(Scenarios):
 
     def __init__(self, shoppers: list[Shopper], gone: int) -> None:
         self.shoppers, self.gone = shoppers, gone
+        self.deployment = SimpleNamespace(secret_key=settings.SECRET_KEY)
+
+    def _drawn_sale(self) -> DrawnSale:  # the second shopper drawn, the first listed
+        return DrawnSale(DRAWN, listed=self.shoppers[:1], winners=1, entries={"500507": 2})
 
     def _not_started_sale(self) -> int:
         return EARLY
@@ -69,7 +78,9 @@ def test_every_recorded_kind_is_built_as_a_request_of_that_kind_for_its_phases_s
         method, _sep, kind = key.partition(" ")
         assert request.method == method, key
         assert opening_mix.kind_of(request.path.split("?", 1)[0]) == kind, (key, request.path)
-        if "{sale}" in recorded["templates"].get(key, "") or key in ("POST seckill:do", "GET seckill:path"):
+        if key == "GET seckill:waiting_list":
+            assert request.path == f"/seckill/waitingList/{DRAWN}", (phase, request)
+        elif "{sale}" in recorded["templates"].get(key, "") or key in ("POST seckill:do", "GET seckill:path"):
             wanted = EARLY if phase == "before" else replayed.gone
             assert str(wanted) in request.path + request.body, (phase, key, request)
 
@@ -78,13 +89,26 @@ def test_requests_carry_a_session_and_ticket_where_the_pages_did(recorded, repla
     builders = replayed._opening_builders(recorded)
     sessions = opening.shares(recorded, "with_session")
     shopper = replayed.shoppers[1]
-    for key in recorded["templates"]:
+    for key in set(recorded["templates"]) - {"GET seckill:waiting_list"}:  # a listed shopper's: below
         request = builders[key]("opening", 1)
         assert (request.session == shopper.session) == (sessions.get(key, 0) >= 0.5), key
     result = builders["GET seckill:result"]("opening", 1)
     assert (result.session, result.cookies) == (shopper.session, f"t={shopper.user_id}")
     order = builders["GET orders:detail"]("after", 0)
     assert order.path.startswith("/orders/") and order.session == replayed.shoppers[0].session
+
+
+def test_the_waiting_list_is_polled_by_a_listed_shopper_with_the_wait_ticket_of_its_first_poll(recorded, replayed):
+    # The recording's polls are the draw's entrants' (the draw group alone), each with a session.
+    draw_only = {key for phase in recorded["groups"]["first_come"]["phases"].values() for key in phase["counts"]}
+    assert "GET seckill:waiting_list" not in draw_only
+    listed = replayed.shoppers[0]
+    for number in range(3):
+        poll = replayed._opening_builders(recorded)["GET seckill:waiting_list"]("after", number)
+        assert (poll.path, poll.session, poll.csrf) == (f"/seckill/waitingList/{DRAWN}", listed.session, listed.csrf)
+        name, _sep, value = poll.cookies.partition("=")
+        assert name == wait_cookie(DRAWN)
+        assert wait_read(value, sale_id=DRAWN, session_key=listed.session) == listed.user_id
 
 
 def test_the_static_files_are_taken_in_turn_from_the_item_pages_links(recorded, replayed):
