@@ -8,7 +8,9 @@ from django.utils.translation import gettext_lazy as _
 
 class WaitingRoomConfig(AppConfig):
     name = "waitingroom"
-    verbose_name = _("Waiting rooms")
+    # Named for what the section holds (rooms, the shop-wide switches, their log), apart from
+    # its WaitingRoom model, so the admin's breadcrumb does not read the same name twice.
+    verbose_name = _("Sale openings")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

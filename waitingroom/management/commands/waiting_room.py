@@ -53,7 +53,9 @@ class Command(BaseCommand):
             raise CommandError(f"no sale event with id {sale}")
         room = WaitingRoom.objects.filter(sale=found).first()
         if room is None:
-            raise CommandError(f"sale {sale} has no waiting room: set one up in the admin (Waiting rooms) first")
+            raise CommandError(
+                f"sale {sale} has no waiting room: set one up in the admin (Sale openings → Waiting rooms) first"
+            )
         for name, on in switches.items():
             changed = room_switch(sale=found, switch=name, on=on, actor_name=actor)
             self._said(f"sale {sale} {name}", on, changed)
