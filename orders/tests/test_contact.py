@@ -4,6 +4,8 @@ their own only, and answers on the order's admin page; the shopper is texted onc
 language, and reads the thread on the order page. Bad input is a 4xx that changes nothing;
 another shopper's or merchant's order is a 404."""
 
+from html.parser import HTMLParser
+
 import pytest
 
 from orders.contact import notices
@@ -162,6 +164,37 @@ def test_the_merchant_sees_their_orders_with_a_message_to_answer_and_answers_one
     answer = OrderMessage.objects.get(order=mine, from_merchant=True)
     assert (answer.text, answer.author_id) == ("Yes,\nbright red", merchant.pk)
     assert "messages-link" not in client.get("/admin/orders/order/").content.decode()
+
+
+class _Forms(HTMLParser):
+    """The page's forms as they open, and the deepest they nest."""
+
+    def __init__(self):
+        super().__init__()
+        self.open, self.deepest = 0, 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "form":
+            self.open += 1
+            self.deepest = max(self.deepest, self.open)
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.open -= 1
+
+
+def test_the_order_page_shows_the_thread_above_its_close_button_outside_the_order_form(client):
+    merchant = make_merchant()
+    order = _paid(merchant=merchant)
+    order_message_ask(order_id=order.pk, text="Is it red?", actor_id=order.user_id)
+    client.force_login(merchant)
+    page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert page.count('class="closelink"') == 1
+    assert page.index("Is it red?") < page.index('id="answer_form"') < page.index('class="closelink"')
+    # A form inside the order's own would be dropped by the browser, its answer posted to the order.
+    forms = _Forms()
+    forms.feed(page)
+    assert forms.deepest == 1 and forms.open == 0
 
 
 def test_another_merchants_order_cannot_be_answered(client):
