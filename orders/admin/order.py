@@ -1,5 +1,6 @@
 import csv
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseRedirect, JsonResponse, StreamingHttpResponse
@@ -32,6 +33,7 @@ from orders.services import OrderStateError
 from sales.models import Sale, SaleStatus
 from sales.selectors import sale_list_annotation_add
 from seckill_site.admin import list_time, money, shop_time_zone
+from seckill_site.translated import languages
 from users.merchants import is_merchant, visible_to_merchant
 
 # The merchant's sale list, in goods' admin, shows each sale's paid and unpaid orders and its
@@ -165,7 +167,17 @@ class OrderAdmin(ContactAdmin):
         ("sale", SaleFilter),
         "created_at",
     )
-    search_fields = ("order_no", "user__mobile", "goods_name", "address__recipient", "address__phone")
+    # `goods_name` is the name in LANGUAGE_CODE (else the other); the other languages' names are
+    # `goods_names`' keys, each searched as its text (`goods_names ->> 'zh-hans'`): searching
+    # the whole JSON would match its keys ("en") in every order.
+    search_fields = (
+        "order_no",
+        "user__mobile",
+        "goods_name",
+        *(f"goods_names__{code}" for code in languages() if code != settings.LANGUAGE_CODE),
+        "address__recipient",
+        "address__phone",
+    )
     fieldsets = (
         (
             None,

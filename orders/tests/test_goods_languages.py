@@ -12,7 +12,7 @@ from orders.models import Order
 from testutils.factories.goods import make_goods
 from testutils.factories.orders import buy, pay
 from testutils.factories.sales import make_sale
-from testutils.factories.users import make_user
+from testutils.factories.users import make_merchant, make_user
 from users import sms
 from users.models import User
 
@@ -80,3 +80,24 @@ def test_each_shopper_is_texted_the_goods_name_in_their_language(settings):
     order_ship(order_id=shipped.pk, carrier="sf", tracking_no="SF7", actor_id=None)
     assert news.order_news_send() == 1
     assert "茶壶" in _texts_to(chinese)[-1]
+
+
+def test_the_merchants_order_search_finds_the_goods_by_its_name_in_either_language_and_theirs_alone(client):
+    merchant, other = make_merchant(), make_merchant()
+    phone = {"name_en": "Smart phone", "name_zh_hans": "智能手机"}
+    mine = buy(sale=make_sale(goods=make_goods(owner=merchant, **phone)), user=make_user())
+    teapot = buy(sale=make_sale(goods=make_goods(owner=merchant, **TEAPOT)), user=make_user())
+    theirs = buy(sale=make_sale(goods=make_goods(owner=other, **phone)), user=make_user())
+    client.force_login(merchant)
+
+    def found(query: str) -> set[str]:
+        page = client.get("/admin/orders/order/", {"q": query}).content.decode()
+        return {order.order_no for order in (mine, teapot, theirs) if order.order_no in page}
+
+    assert found("手机") == {mine.order_no}
+    assert found("smart PHONE") == {mine.order_no}
+    assert found("茶壶") == {teapot.order_no}
+    # The names' language codes are keys, not text: they match no order.
+    assert found("zh-hans") == set()
+    client.force_login(other)
+    assert found("手机") == {theirs.order_no}
