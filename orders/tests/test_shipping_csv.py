@@ -40,9 +40,15 @@ def _post(client, data: bytes):
 
 
 def _file(records, *, line_end="\r\n", encoding="utf-8-sig", quoting=csv.QUOTE_MINIMAL) -> bytes:
-    text = io.StringIO()
-    csv.writer(text, lineterminator=line_end, quoting=quoting).writerows(records)
-    return text.getvalue().encode(encoding, errors="replace")
+    """The records as a spreadsheet saves them, each ended by `line_end`. A cell holding a line
+    break is quoted whatever that end is: Python's writer quotes only the characters of its own
+    line end, so with "\r" a cell's "\n" would be left bare, a line break of the file."""
+    lines = []
+    for record in records:
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\r\n", quoting=quoting).writerow(record)
+        lines.append(text.getvalue().removesuffix("\r\n"))
+    return "".join(line + line_end for line in lines).encode(encoding, errors="replace")
 
 
 def _breaks(record, quoting) -> int:
