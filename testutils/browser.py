@@ -12,6 +12,10 @@ from testutils.factories.users import PASSWORD, session_for
 # Where the browser tests' screenshots land, and the two widths each page is shot at.
 SHOTS = Path(__file__).resolve().parent.parent / "e2e-screenshots"
 VIEWPORTS = {"desktop": {"width": 1280, "height": 860}, "phone": {"width": 390, "height": 844}}
+# How long a paying page may wait for the provider's word (ms): the page polls every 2 s and
+# reloads once it lands, the Alipay stand-in retries a notify 2.4, 6 and 6 s after a failed
+# attempt, and on a loaded machine the first attempts can miss their answer time.
+PROVIDER_WORD_MS = 45_000
 
 
 def poll(page, expression: str, seconds: float = 10) -> None:
