@@ -12,17 +12,9 @@ from testutils.factories.sales import make_sale
 from testutils.factories.waitingroom import make_room
 from waitingroom import keys
 from waitingroom.models import RoomAction, WaitingRoomAction
-from waitingroom.room import OFF, room_forget, room_read, shop_switches_write
+from waitingroom.room import OFF, room_forget, room_read
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def forget():
-    room_forget()
-    yield
-    shop_switches_write(queue_all=False, stop=False)
-    room_forget()
 
 
 def _run(capture, *args) -> str:

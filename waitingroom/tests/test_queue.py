@@ -26,17 +26,9 @@ from waitingroom.queue import (
     place,
     shuffle_published,
 )
-from waitingroom.room import Room, room_forget, room_write, shop_switches_write
+from waitingroom.room import Room, room_write, shop_switches_write
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def forget():
-    room_forget()
-    yield
-    shop_switches_write(queue_all=False, stop=False)
-    room_forget()
 
 
 def _room(sale_id: int, **fields) -> Room:

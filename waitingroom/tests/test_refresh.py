@@ -10,16 +10,9 @@ import pytest
 from testutils.factories.sales import make_sale
 from waitingroom.answers import REFRESH_MIN_SECONDS, REFRESH_SECONDS, refresh_seconds, status_data
 from waitingroom.queue import ADMITTED, PREQUEUE, place
-from waitingroom.room import Room, room_forget, room_write
+from waitingroom.room import Room, room_write
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def forget():
-    room_forget()
-    yield
-    room_forget()
 
 
 def _room(sale_id: int, **fields) -> None:

@@ -4,17 +4,9 @@ import time
 
 import pytest
 
-from waitingroom.room import OFF, ROOM_SECONDS, Room, room_forget, room_read, room_write, shop_switches_write
+from waitingroom.room import OFF, ROOM_SECONDS, Room, room_read, room_write
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def forget():
-    room_forget()
-    yield
-    shop_switches_write(queue_all=False, stop=False)
-    room_forget()
 
 
 def test_no_room_reads_off():

@@ -22,13 +22,6 @@ from waitingroom.services import room_settings_save, room_switch
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def forget():
-    room_forget()
-    yield
-    room_forget()
-
-
 @pytest.fixture
 def merchant_sale():
     merchant = make_merchant(nickname="A")

@@ -15,17 +15,9 @@ from testutils.factories.users import PASSWORD, make_merchant
 from testutils.factories.waitingroom import make_room
 from users.models import User
 from waitingroom.models import RoomAction, ShopSwitches, WaitingRoomAction
-from waitingroom.room import ROOM_SECONDS, room_forget, room_read, shop_switches_write
+from waitingroom.room import ROOM_SECONDS, room_forget, room_read
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def forget():
-    room_forget()
-    yield
-    shop_switches_write(queue_all=False, stop=False)
-    room_forget()
 
 
 @pytest.fixture
