@@ -3,7 +3,12 @@
 import io
 from contextlib import contextmanager
 
+from django.core import signals
+from django.core.handlers.wsgi import WSGIHandler
+from django.db import close_old_connections
+
 from seckill.fastpath import FastPath
+from seckill_site.metrics import ThreadCounts
 
 REQUEST_ID = "test-request-1"
 
@@ -58,3 +63,31 @@ def answered_below_django(fast: FastPath, *, expected: bool):
     before = spy.calls
     yield
     assert (spy.calls == before) is expected, "answered by the fast path" if not expected else "went to Django"
+
+
+class Spy:
+    """Django's application, counting the requests that reach it."""
+
+    def __init__(self, app) -> None:
+        self.app, self.calls = app, 0
+
+    def __call__(self, environ, start_response):
+        self.calls += 1
+        return self.app(environ, start_response)
+
+
+@contextmanager
+def fast_path_over_django():
+    """(Django's application, the fast path over it counting what reaches Django in its Spy),
+    with the database connection kept across requests as the test client keeps it (one test
+    transaction)."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        django = WSGIHandler()
+        fast = FastPath(Spy(django), counts=ThreadCounts())
+        yield django, fast
+        fast.counts.fold()  # nothing left for its folder thread to add to a later test's figures
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)

@@ -8,49 +8,25 @@ from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
-from django.core import signals
-from django.core.handlers.wsgi import WSGIHandler
-from django.db import close_old_connections
 
 from lab.bench.drawn import DrawnSale, drawn_sale_create, entered
 from lab.bench.scenarios import Scenarios
 from lab.shopper import Shopper, session_create
 from orders.models import SeckillOrder
 from sales.models import Admission, Sale, SaleDraw
-from seckill.fastpath import FastPath
-from seckill_site.metrics import ThreadCounts
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_users
-from testutils.wsgi import call, environ
+from testutils.wsgi import call, environ, fast_path_over_django
 from tools import opening_mix
 
 pytestmark = pytest.mark.django_db
 
 
-class Spy:
-    """Django's application, counting the requests that reach it."""
-
-    def __init__(self, app) -> None:
-        self.app, self.calls = app, 0
-
-    def __call__(self, environ, start_response):
-        self.calls += 1
-        return self.app(environ, start_response)
-
-
 @pytest.fixture
 def fast():
-    """The fast path over Django's application, the database connection kept across requests
-    (one test transaction), as seckill's tests have it."""
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    try:
-        app = FastPath(Spy(WSGIHandler()), counts=ThreadCounts())
+    """The fast path over Django's application (testutils.wsgi.fast_path_over_django)."""
+    with fast_path_over_django() as (_django, app):
         yield app
-        app.counts.fold()
-    finally:
-        signals.request_started.connect(close_old_connections)
-        signals.request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
