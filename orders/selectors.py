@@ -94,6 +94,17 @@ def order_payment_data(order: Order) -> dict[str, Any]:
     }
 
 
+def order_payment_shown(order: Order) -> dict[str, Any]:
+    """order_payment_data for a page that shows the order too: `order` is read again when a
+    payment landed since it was read, so the page agrees with itself. A paid payment beside
+    an order still unpaid would show "paid" without the receipt, and a paying page's script,
+    seeing the state it shows, would never reload to it."""
+    payment = order_payment_data(order)
+    if payment["status"] != order.status:
+        order.refresh_from_db()
+    return payment
+
+
 # What the shopper reads under "Payment not completed" for each PaymentFailure.
 PAYMENT_FAILURE_WORDS = {
     PaymentFailure.DECLINED: gettext_lazy("The bank declined the card. Try another card, or another way to pay."),
@@ -178,6 +189,7 @@ def order_return_request_data(order: Order) -> dict[str, Any] | None:
 
 def order_data(order: Order) -> dict[str, Any]:
     """An order as the JSON clients read it (the order page's twin and the API)."""
+    payment = order_payment_shown(order)  # first: the order's fields then agree with it
     return {
         "id": order.pk,
         "orderNo": order.order_no,
@@ -189,7 +201,7 @@ def order_data(order: Order) -> dict[str, Any]:
         "paidAt": order.paid_at.isoformat() if order.paid_at else None,
         "cancelledAt": order.cancelled_at.isoformat() if order.cancelled_at else None,
         "address": order_address_data(order),
-        "payment": order_payment_data(order),
+        "payment": payment,
         "shipment": order_shipment_data(order),
         "refundRequest": order_refund_request_data(order),
         "messages": order_messages_data(order),

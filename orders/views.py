@@ -76,7 +76,7 @@ def order_page(
     return_request = order.return_requests.first()
     returning = return_request.status if return_request and return_request.status in RETURN_ACTIVE else None
     pill_class, status_name = selectors.order_pill(order, refund_asked=asked, returning=returning)
-    payment = selectors.order_payment_data(order)
+    payment = selectors.order_payment_shown(order)
     shipment = selectors.order_shipment(order)
     context = {
         "order": order,

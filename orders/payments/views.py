@@ -186,7 +186,7 @@ def paying(request: HttpRequest, order_no: str) -> HttpResponse:
         if wants_json(request):
             return ok(selectors.order_payment_data(order))
         return redirect("orders:paying", order_no=order.order_no)
-    payment = selectors.order_payment_data(order)
+    payment = selectors.order_payment_shown(order)
     context = {
         "order": order,
         "payment": payment,

@@ -6,6 +6,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from orders import selectors
 from orders.models import Order
 from orders.payments.services import payment_card_confirm, payment_start
 from seckill_site.context import time_zone_label
@@ -81,6 +82,24 @@ def test_the_receipt_writes_its_paid_at_with_the_time_zone_as_the_order_page_doe
     order = Order.objects.get(pk=pay(buy(sale=make_sale(), user=me)).pk)
     assert _written(order.created_at) in client.get(f"/orders/{order.order_no}").content.decode()
     assert _written(order.paid_at) in client.get(f"/orders/{order.order_no}/paying").content.decode()
+
+
+def test_a_payment_landing_while_the_page_is_made_shows_the_receipt(client, me, monkeypatch):
+    """The notification commits between the view's read of the order and its read of the
+    payment: the page must not say "paid" without the receipt (its script would stop
+    polling, and the shopper never see the receipt)."""
+    order = buy(sale=make_sale(), user=me)
+    payment_data = selectors.order_payment_data
+
+    def paid_meanwhile(read_order):
+        pay(Order.objects.get(pk=read_order.pk))
+        monkeypatch.setattr(selectors, "order_payment_data", payment_data)
+        return payment_data(read_order)
+
+    monkeypatch.setattr(selectors, "order_payment_data", paid_meanwhile)
+    page = client.get(f"/orders/{order.order_no}/paying").content.decode()
+    assert "<h1>Payment received</h1>" in page
+    assert 'data-state="settled"' in page
 
 
 def test_another_shoppers_receipt_is_a_404(client, me):
