@@ -16,7 +16,7 @@ from sales.draw_waiting import waiting_list
 from sales.models import SaleDraw, SaleDrawOffer
 from seckill.services import draw as draw_service
 from seckill.services import writer
-from testutils.browser import PROVIDER_WORD_MS, VIEWPORTS, WCAG_AA, choose_chinese, log_in, poll
+from testutils.browser import VIEWPORTS, WCAG_AA, choose_chinese, log_in, poll, provider_word_awaited
 from testutils.draws import enter_all, window_over
 from testutils.factories.sales import make_draw_sale
 from testutils.factories.users import make_address, make_users
@@ -90,5 +90,5 @@ def test_the_next_on_the_waiting_list_is_offered_the_unit_and_pays(watched, cele
     page.wait_for_selector("#pay")  # Alipay's cashier (the stand-in)
     page.click("#pay")
     page.wait_for_url(re.compile(r".*/orders/\d+/paying(\?.*)?$"))
-    page.wait_for_selector(f"text={words['paid']}", timeout=PROVIDER_WORD_MS)
+    provider_word_awaited(page, words["paid"])
     assert Order.objects.get(pk=offer.order_id).status == OrderStatus.PAID

@@ -18,7 +18,7 @@ from sales.models import Sale
 from sales.sale_state import keys
 from sales.services import sale_update
 from seckill_site.redis import client
-from testutils.browser import PROVIDER_WORD_MS, choose_chinese, log_in, poll
+from testutils.browser import choose_chinese, log_in, poll, provider_word_awaited
 from testutils.factories.goods import make_goods
 from testutils.factories.orders import buy
 from testutils.factories.sales import make_sale
@@ -83,7 +83,7 @@ def test_shopper_watches_the_countdown_buys_pays_and_finds_the_order(watched, ce
     page.click("#pay")
     page.wait_for_url(re.compile(r".*/orders/\d+/paying(\?.*)?$"))  # Alipay's return_url
     # Paid once Alipay's notification reaches the shop; the page polls, then shows it.
-    page.wait_for_selector("text=Payment received", timeout=PROVIDER_WORD_MS)
+    provider_word_awaited(page, "Payment received")
     tab.shoot("paying-paid")
     assert Order.objects.get(user=shopper).status == "paid"
     tab.go(f"/orders/{Order.objects.get(user=shopper).order_no}")

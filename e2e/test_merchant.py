@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from orders.models import Order
 from sales.models import Sale
-from testutils.browser import PROVIDER_WORD_MS, admin_log_in, poll, shoot
+from testutils.browser import admin_log_in, poll, provider_word_awaited, shoot
 from testutils.factories.goods import make_goods
 from testutils.factories.orders import buy
 from testutils.factories.sales import make_sale
@@ -361,7 +361,7 @@ def test_the_shopper_pays_to_an_address_and_the_merchant_ships_there(watched):
     shoot(tab, "pay-step")
     page.click("text=Pay ¥19.90")
     page.click("#pay")  # at Alipay's cashier (the stand-in); back to the shop's paying page
-    page.wait_for_selector("text=Payment received", timeout=PROVIDER_WORD_MS)  # once Alipay's word lands
+    provider_word_awaited(page, "Payment received")  # once Alipay's word lands
     tab.go(f"/orders/{order.order_no}")
     assert "西湖区 文三路 100 号 3 幢 501 室" in page.inner_text(".facts")
     shoot(tab, "paid")

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from orders.models import Order, Payment, PaymentNotice, PaymentStatus, Refund, RefundStatus
 from orders.payments.closing import orders_expire_unpaid
-from testutils.browser import PROVIDER_WORD_MS, VIEWPORTS, choose_chinese, log_in
+from testutils.browser import VIEWPORTS, choose_chinese, log_in, provider_word_awaited
 from testutils.factories.goods import make_goods
 from testutils.factories.orders import buy
 from testutils.factories.sales import make_sale
@@ -155,7 +155,7 @@ def test_a_shopper_pays_by_card_after_one_is_declined(watched, live_server, capl
     page.fill("#card-element input[placeholder=number]", GOOD_CARD)
     page.click("#card-pay")
     page.wait_for_url(PAYING_URL, timeout=15_000)
-    page.wait_for_selector(f"text={words['paid']}", timeout=PROVIDER_WORD_MS)
+    provider_word_awaited(page, words["paid"])
     tab.shoot("paid")
     assert Order.objects.get(pk=order.pk).status == "paid"
     payment = Payment.objects.get(order=order, status=PaymentStatus.SUCCEEDED)
@@ -215,7 +215,7 @@ def test_a_failed_3d_secure_check_says_not_paid_then_paying_again_pays(watched, 
     _card_fill(page, GOOD_CARD)
     page.click("#card-pay")
     page.wait_for_url(PAYING_URL, timeout=15_000)
-    page.wait_for_selector(f"text={words['paid']}", timeout=PROVIDER_WORD_MS)
+    provider_word_awaited(page, words["paid"])
     assert Order.objects.get(pk=order.pk).status == "paid"
 
 
@@ -237,7 +237,7 @@ def test_leaving_alipays_cashier_says_not_paid_then_paying_again_pays(watched, l
     page.wait_for_selector("#pay")
     page.click("#pay")
     page.wait_for_url(PAYING_URL)
-    page.wait_for_selector(f"text={words['paid']}", timeout=PROVIDER_WORD_MS)
+    provider_word_awaited(page, words["paid"])
     assert Order.objects.get(pk=order.pk).status == "paid"
 
 
@@ -269,7 +269,7 @@ def test_a_shopper_on_a_phone_pays_at_alipays_mobile_cashier(watched, language):
         _on_phone(tab)
     finally:
         alipay_control(settings.ALIPAY_GATEWAY, "notifications?hold=0")
-    page.wait_for_selector(f"text={words['paid']}", timeout=PROVIDER_WORD_MS)  # the page polls, then reloads
+    provider_word_awaited(page, words["paid"])  # the page polls, then reloads
     assert Order.objects.get(pk=order.pk).status == "paid"
     tab.shoot("paid")
 

@@ -18,6 +18,41 @@ VIEWPORTS = {"desktop": {"width": 1280, "height": 860}, "phone": {"width": 390, 
 PROVIDER_WORD_MS = 45_000
 
 
+def provider_word_awaited(page, text: str) -> None:
+    """Wait for `text` on a paying page (the provider's word landed and the page showed it);
+    if it never shows, fail with what the page's script asked and was answered meanwhile."""
+    seen: list[str] = []
+    started = time.monotonic()
+
+    def note(kind: str, detail: str) -> None:
+        seen.append(f"{time.monotonic() - started:6.1f}s {kind} {detail}")
+
+    def answered(response) -> None:
+        note("answer", f"{response.status} {response.request.resource_type} {response.url}")
+
+    def failed(request) -> None:
+        note("failed", f"{request.resource_type} {request.url} {request.failure}")
+
+    def said(message) -> None:
+        note("console", f"{message.type} {message.text}")
+
+    page.on("response", answered)
+    page.on("requestfailed", failed)
+    page.on("console", said)
+    try:
+        page.wait_for_selector(f"text={text}", timeout=PROVIDER_WORD_MS)
+    except Exception as timeout:
+        state = page.evaluate("(document.getElementById('paying') || {dataset: {}}).dataset.state")
+        shown = page.inner_text("main") if page.locator("main").count() else page.content()[:2000]
+        raise AssertionError(
+            f"{text!r} never showed at {page.url} (data-state {state!r}):\n{shown}\n" + "\n".join(seen)
+        ) from timeout
+    finally:
+        page.remove_listener("response", answered)
+        page.remove_listener("requestfailed", failed)
+        page.remove_listener("console", said)
+
+
 def poll(page, expression: str, seconds: float = 10) -> None:
     """Wait until `expression` is true in the page, asked through the debugging protocol (not
     subject to the page's Content-Security-Policy, unlike wait_for_function's eval())."""
