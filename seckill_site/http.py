@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.utils.cache import patch_cache_control
+from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
@@ -85,9 +85,32 @@ def fail(code: EnvelopeCode, msg: str | None = None, *, data: Any = None, status
     )
 
 
+# Set on a request whose answer wants_json chose: JSON or a page, by its headers.
+NEGOTIATED = "seckill.negotiated"
+NEGOTIATED_BY = ("Accept", "X-Requested-With")
+
+
 def wants_json(request: HttpRequest) -> bool:
+    """Does the client ask for JSON rather than a page? The answer then varies on the headers
+    asked (NegotiatedVaryMiddleware says so)."""
+    request.META[NEGOTIATED] = True
     accept = request.headers.get("Accept", "")
     return "application/json" in accept or request.headers.get("X-Requested-With") == "XMLHttpRequest"
+
+
+class NegotiatedVaryMiddleware:
+    """`Vary: Accept, X-Requested-With` on every answer wants_json chose. A URL that answers
+    both a page and JSON is two answers to any cache, the browser's included: without it,
+    Chromium's back button can show the JSON a page's script fetched from the page's URL."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.META.get(NEGOTIATED):
+            patch_vary_headers(response, NEGOTIATED_BY)
+        return response
 
 
 # Column ranges, so no number from a client overflows in PostgreSQL (a 500); ids stay below 2**63.

@@ -48,6 +48,8 @@ MIDDLEWARE = [
     "seckill_site.metrics.RequestMetricsMiddleware",
     "seckill_site.logs.RequestLogMiddleware",
     "seckill_site.errors.RequestBodyLimitMiddleware",
+    # Outside every answer that may come as JSON or a page, the outage's and sold-out's too.
+    "seckill_site.http.NegotiatedVaryMiddleware",
     # Around everything that may touch Redis or PostgreSQL: an outage is a 503, never a 500.
     "seckill_site.errors.ServiceUnavailableMiddleware",
     "seckill.middleware.SoldOutMiddleware",
