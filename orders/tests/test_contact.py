@@ -15,6 +15,7 @@ from testutils.factories.goods import make_goods
 from testutils.factories.orders import buy, pay
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_merchant, make_user
+from testutils.pages import written_at
 from users import sms
 from users.models import Notice, NoticeSettings
 
@@ -195,6 +196,15 @@ def test_the_order_page_shows_the_thread_above_its_close_button_outside_the_orde
     forms = _Forms()
     forms.feed(page)
     assert forms.deepest == 1 and forms.open == 0
+
+
+def test_both_sides_of_the_thread_write_its_times_with_the_shops_time_zone(client, me):
+    order = _paid(shopper=me)
+    order_message_ask(order_id=order.pk, text="Is it red?", actor_id=me.pk)
+    written = written_at(OrderMessage.objects.get(order=order).created_at)
+    assert written in client.get(f"/orders/{order.order_no}").content.decode()
+    client.force_login(order.goods.owner)
+    assert written in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
 
 
 def test_another_merchants_order_cannot_be_answered(client):

@@ -3,16 +3,14 @@ amount and the way paid (the card's last four digits when paid by card), the goo
 address, what happens next as the shop knows it, and the ways on."""
 
 import pytest
-from django.conf import settings
-from django.utils import timezone
 
 from orders import selectors
 from orders.models import Order
 from orders.payments.services import payment_card_confirm, payment_start
-from seckill_site.context import time_zone_label
 from testutils.factories.orders import buy, pay
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_address, make_user
+from testutils.pages import written_at
 from testutils.providers import stripe_card_token
 from users.models import NoticeSettings
 
@@ -69,19 +67,10 @@ def test_the_receipt_is_chinese_on_a_chinese_page(client, me):
     assert "支付成功" in page and "已通过支付宝支付" in page and "继续逛逛" in page
 
 
-def _written(at) -> str:
-    """A time as the order page writes it: to the second, the shop's time zone beside it."""
-    local = timezone.localtime(at)
-    return (
-        f'<time datetime="{local.isoformat()}">{local:%Y-%m-%d %H:%M:%S}</time> '
-        f'<abbr class="tz" title="{settings.TIME_ZONE}">{time_zone_label()}</abbr>'
-    )
-
-
 def test_the_receipt_writes_its_paid_at_with_the_time_zone_as_the_order_page_does(client, me):
     order = Order.objects.get(pk=pay(buy(sale=make_sale(), user=me)).pk)
-    assert _written(order.created_at) in client.get(f"/orders/{order.order_no}").content.decode()
-    assert _written(order.paid_at) in client.get(f"/orders/{order.order_no}/paying").content.decode()
+    assert written_at(order.created_at) in client.get(f"/orders/{order.order_no}").content.decode()
+    assert written_at(order.paid_at) in client.get(f"/orders/{order.order_no}/paying").content.decode()
 
 
 def test_a_payment_landing_while_the_page_is_made_shows_the_receipt(client, me, monkeypatch):
