@@ -11,6 +11,10 @@ urlpatterns = [
     path("orders/<str:order_no>/payments/<str:trade_no>/card", orders.PaymentCardApi.as_view(), name="payment-card"),
     path("orders/<str:order_no>/cancel", orders.OrderCancelApi.as_view(), name="order-cancel"),
     path("orders/<str:order_no>/refund-request", orders.OrderRefundRequestApi.as_view(), name="order-refund-request"),
+    path("orders/<str:order_no>/return-request", orders.OrderReturnRequestApi.as_view(), name="order-return-request"),
+    path(
+        "orders/<str:order_no>/return-request/parcel", orders.OrderReturnParcelApi.as_view(), name="order-return-parcel"
+    ),
     path("orders/<str:order_no>/received", orders.OrderReceivedApi.as_view(), name="order-received"),
     path("merchant/sales/<str:sale_id>/figures", orders.MerchantSaleFiguresApi.as_view(), name="merchant-sale-figures"),
 ]

@@ -1,5 +1,6 @@
-"""Orders API: my orders, one order, paying (an attempt at a provider, a card), cancel; the
-services and selectors of the order pages. Another shopper's order is indistinguishable from a missing one (404).
+"""Orders API: my orders, one order, paying (an attempt at a provider, a card), cancel, and
+after paying (a refund before it ships, receipt, a return after it); the services and selectors
+of the order pages. Another shopper's order is indistinguishable from a missing one (404).
 Merchants: the live figures of one of their sales (its orders counted here, beside them)."""
 
 from django.utils.translation import gettext as _
@@ -10,7 +11,8 @@ from rest_framework.views import APIView
 
 from orders import selectors
 from orders.codes import OrderCode
-from orders.forms import refund_reason_text
+from orders.forms import refund_reason_text, return_reason_text
+from orders.fulfilment.returns import return_parcel_sent, return_request_open, return_request_withdraw
 from orders.fulfilment.services import order_deliver, refund_request_open
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.http import provider_urls
@@ -25,6 +27,8 @@ from orders.serializers import (
     OrderSerializer,
     PaymentStartSerializer,
     RefundRequestInputSerializer,
+    ReturnParcelInputSerializer,
+    ReturnRequestInputSerializer,
     SaleFiguresSerializer,
 )
 from orders.services import OrderStateError
@@ -206,7 +210,7 @@ class OrderRefundRequestApi(APIView):
         summary="Ask for a refund of a paid order that has not shipped; the merchant approves or declines",
         description="One request waits at a time; while it waits the order does not ship. Approved: the order "
         "is refunded in full through its payment provider. Declined: `refundRequest.answer` says why, and the "
-        "order ships. A shipped order goes back through a return instead (409 here; `returnRequest`).",
+        "order ships. A shipped order goes back through a return instead (409 here; `return-request`).",
         parameters=[ORDER_NO],
         request=RefundRequestInputSerializer,
         responses={200: envelope("RefundRequestEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
@@ -241,6 +245,89 @@ class OrderReceivedApi(APIView):
             return api_fail(OrderCode.ORDER_NOT_FOUND)
         try:
             order_deliver(order_id=order.pk, actor_id=user.pk)
+        except OrderStateError as refusal:
+            return api_fail(OrderCode.ORDER_STATE, str(refusal))
+        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+
+class OrderReturnRequestApi(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Ask to send a shipped or delivered order back for a refund; the merchant approves or declines",
+        description="Asked on a shipped order, or on a delivered one within the return window after "
+        "delivery (RETURN_WINDOW_DAYS, 7 by default); one return is under way at a time, and meanwhile a "
+        "shipped order does not complete by itself. Approved: `returnRequest.returnAddress` says where the "
+        "parcel goes; POST its carrier and tracking number to `return-request/parcel`. Declined: "
+        "`returnRequest.answer` says why. An order that has not shipped, is past its window or has a return "
+        "under way: 409 (`code` 500601).",
+        parameters=[ORDER_NO],
+        request=ReturnRequestInputSerializer,
+        responses={200: envelope("ReturnRequestEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
+    )
+    def post(self, request: Request, order_no: str) -> Response:
+        user = signed_in(request)
+        order = selectors.order_of_user(user=user, order_no=order_no)
+        if order is None:
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
+        body = ReturnRequestInputSerializer(data=request.data if request.data else {})
+        body.is_valid(raise_exception=True)
+        reason = return_reason_text(body.validated_data["reason"], body.validated_data["detail"])
+        try:
+            return_request_open(order_id=order.pk, reason=reason, actor_id=user.pk)
+        except OrderStateError as refusal:
+            return api_fail(OrderCode.ORDER_STATE, str(refusal))
+        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Withdraw my return before the parcel is sent back: the order goes on as if none was asked",
+        description="Allowed while the return waits for the merchant or after they approved it; once the "
+        "parcel is on its way back, or with no return under way: 409 (`code` 500601).",
+        parameters=[ORDER_NO],
+        request=None,
+        responses={200: envelope("ReturnWithdrawEnvelope", OrderSerializer()), **errors(401, 404, 409)},
+    )
+    def delete(self, request: Request, order_no: str) -> Response:
+        user = signed_in(request)
+        order = selectors.order_of_user(user=user, order_no=order_no)
+        if order is None:
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
+        try:
+            return_request_withdraw(order_id=order.pk, actor_id=user.pk)
+        except OrderStateError as refusal:
+            return api_fail(OrderCode.ORDER_STATE, str(refusal))
+        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+
+class OrderReturnParcelApi(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="The parcel I sent back, once the merchant approved the return: its carrier and tracking number",
+        description="The tracking number is kept as the shipping desk keeps it (spaces dropped, upper case); "
+        "anything no carrier prints is a 400. Before the approval, or a second time: 409 (`code` 500601). "
+        "The merchant refunds the order in full once the parcel is back (`returnRequest.refundedAt`).",
+        parameters=[ORDER_NO],
+        request=ReturnParcelInputSerializer,
+        responses={200: envelope("ReturnParcelEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
+    )
+    def post(self, request: Request, order_no: str) -> Response:
+        user = signed_in(request)
+        order = selectors.order_of_user(user=user, order_no=order_no)
+        if order is None:
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
+        body = ReturnParcelInputSerializer(data=request.data if request.data else {})
+        body.is_valid(raise_exception=True)
+        try:
+            return_parcel_sent(
+                order_id=order.pk,
+                carrier=body.validated_data["carrier"],
+                tracking_no=body.validated_data["trackingNo"],
+                actor_id=user.pk,
+            )
         except OrderStateError as refusal:
             return api_fail(OrderCode.ORDER_STATE, str(refusal))
         return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)

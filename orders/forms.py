@@ -76,9 +76,14 @@ class ReturnRequestForm(forms.Form):
         return cleaned
 
     def reason_text(self) -> str:
-        label = str(dict(RETURN_REASONS)[self.cleaned_data["reason"]])
-        detail = self.cleaned_data["detail"].strip()
-        return f"{label}: {detail}" if detail else label
+        return return_reason_text(self.cleaned_data["reason"], self.cleaned_data["detail"])
+
+
+def return_reason_text(reason: str, detail: str) -> str:
+    """The reason as the merchant reads it: the choice, then the shopper's words."""
+    label = str(dict(RETURN_REASONS)[reason])
+    detail = detail.strip()
+    return f"{label}: {detail}" if detail else label
 
 
 class ReturnParcelForm(forms.Form):

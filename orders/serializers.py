@@ -4,8 +4,9 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from orders.forms import REFUND_REASONS
-from orders.models import Order, OrderAddress, RefundRequestStatus, ReturnRequestStatus
+from orders.forms import REFUND_REASONS, RETURN_REASONS
+from orders.fulfilment.services import tracking_no_clean
+from orders.models import Carrier, Order, OrderAddress, RefundRequestStatus, ReturnRequestStatus
 from orders.payments.providers import provider_choices
 from orders.selectors import (
     order_address,
@@ -14,6 +15,7 @@ from orders.selectors import (
     order_return_request_data,
     order_shipment_data,
 )
+from orders.services import OrderStateError
 from seckill_site.http import ID_MAX
 
 
@@ -31,6 +33,15 @@ class StrictIdField(serializers.IntegerField):
 
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(serializers.CharField):
+    """Text as a JSON string, not a number or a boolean made into one."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
 
@@ -135,6 +146,34 @@ class RefundRequestInputSerializer(serializers.Serializer):
         if attrs["reason"] == "other" and not attrs["detail"].strip():
             raise serializers.ValidationError({"detail": _("Say why you want a refund.")})
         return attrs
+
+
+class ReturnRequestInputSerializer(serializers.Serializer):
+    """The page's form (orders.forms.ReturnRequestForm), as JSON."""
+
+    reason = serializers.ChoiceField(
+        choices=[value for value, _label in RETURN_REASONS], help_text="other: say why in `detail`"
+    )
+    detail = serializers.CharField(required=False, allow_blank=True, max_length=150, default="")
+
+    def validate(self, attrs):
+        if attrs["reason"] == "other" and not attrs["detail"].strip():
+            raise serializers.ValidationError({"detail": _("Say why you want to send it back.")})
+        return attrs
+
+
+class ReturnParcelInputSerializer(serializers.Serializer):
+    """The page's form (orders.forms.ReturnParcelForm), as JSON; the tracking number is checked
+    as the shipping desk checks it."""
+
+    carrier = serializers.ChoiceField(choices=Carrier.choices)
+    trackingNo = StrictCharField(max_length=60, help_text="letters, digits and dashes; spaces are dropped")
+
+    def validate_trackingNo(self, value: str) -> str:  # noqa: N802 (the field's name)
+        try:
+            return tracking_no_clean(value)
+        except OrderStateError as problem:
+            raise serializers.ValidationError(str(problem)) from problem
 
 
 class ReturnRequestSerializer(serializers.Serializer):
