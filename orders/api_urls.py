@@ -15,6 +15,7 @@ urlpatterns = [
     path(
         "orders/<str:order_no>/return-request/parcel", orders.OrderReturnParcelApi.as_view(), name="order-return-parcel"
     ),
+    path("orders/<str:order_no>/messages", orders.OrderMessageApi.as_view(), name="order-messages"),
     path("orders/<str:order_no>/received", orders.OrderReceivedApi.as_view(), name="order-received"),
     path("merchant/sales/<str:sale_id>/figures", orders.MerchantSaleFiguresApi.as_view(), name="merchant-sale-figures"),
 ]

@@ -1,7 +1,8 @@
 """Orders API: my orders, one order, paying (an attempt at a provider, a card), cancel, and
-after paying (a refund before it ships, receipt, a return after it); the services and selectors
-of the order pages. Another shopper's order is indistinguishable from a missing one (404).
-Merchants: the live figures of one of their sales (its orders counted here, beside them)."""
+after paying (a refund before it ships, receipt, a return after it, the thread with the
+merchant); the services and selectors of the order pages. Another shopper's order is
+indistinguishable from a missing one (404). Merchants: the live figures of one of their sales
+(its orders counted here, beside them)."""
 
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -11,9 +12,12 @@ from rest_framework.views import APIView
 
 from orders import selectors
 from orders.codes import OrderCode
+from orders.contact.limits import MESSAGE_RATE, message_try_refused
+from orders.contact.services import UNANSWERED_MAX, MessageRefused, order_message_ask
 from orders.forms import refund_reason_text, return_reason_text
 from orders.fulfilment.returns import return_parcel_sent, return_request_open, return_request_withdraw
 from orders.fulfilment.services import order_deliver, refund_request_open
+from orders.models import MESSAGE_MAX
 from orders.payments.closing import order_cancel_by_shopper
 from orders.payments.http import provider_urls
 from orders.payments.limits import TooOften, card_try_refused
@@ -23,6 +27,7 @@ from orders.selectors import sale_figures
 from orders.serializers import (
     CardInputSerializer,
     CardResultSerializer,
+    MessageInputSerializer,
     OrderPayInputSerializer,
     OrderSerializer,
     PaymentStartSerializer,
@@ -330,6 +335,38 @@ class OrderReturnParcelApi(APIView):
             )
         except OrderStateError as refusal:
             return api_fail(OrderCode.ORDER_STATE, str(refusal))
+        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+
+class OrderMessageApi(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Write to the merchant about my paid order; the answer comes on the order's thread (`messages`)",
+        description=f"Plain text (`text`), at most {MESSAGE_MAX} characters as the thread keeps it; control "
+        "characters and bidirectional overrides are a 400. An unpaid or closed order has no thread, and "
+        f"{UNANSWERED_MAX} messages waiting for the merchant's answer are enough: 409 (`code` 500601). At most "
+        f"{MESSAGE_RATE} (messages per shopper over all their orders, shared with the order page): 429 "
+        "(`code` 500429) with Retry-After, nothing kept.",
+        parameters=[ORDER_NO],
+        request=MessageInputSerializer,
+        responses={200: envelope("OrderMessageEnvelope", OrderSerializer()), **errors(400, 401, 404, 409, 429)},
+    )
+    def post(self, request: Request, order_no: str) -> Response:
+        user = signed_in(request)
+        order = selectors.order_of_user(user=user, order_no=order_no)
+        if order is None:
+            return api_fail(OrderCode.ORDER_NOT_FOUND)
+        body = MessageInputSerializer(data=request.data if request.data else {})
+        body.is_valid(raise_exception=True)
+        refusal = message_try_refused(request._request)
+        if refusal is not None:
+            return _too_often(refusal)
+        try:
+            order_message_ask(order_id=order.pk, text=body.validated_data["text"], actor_id=user.pk)
+        except MessageRefused as refused:
+            return api_fail(OrderCode.ORDER_STATE, str(refused))
         return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
 
 

@@ -6,10 +6,20 @@ from rest_framework import serializers
 
 from orders.forms import REFUND_REASONS, RETURN_REASONS
 from orders.fulfilment.services import tracking_no_clean
-from orders.models import Carrier, Order, OrderAddress, RefundRequestStatus, ReturnRequestStatus
+from orders.models import (
+    MESSAGE_MAX,
+    Carrier,
+    MessageInvalid,
+    Order,
+    OrderAddress,
+    RefundRequestStatus,
+    ReturnRequestStatus,
+    message_text_clean,
+)
 from orders.payments.providers import provider_choices
 from orders.selectors import (
     order_address,
+    order_messages_data,
     order_payment_data,
     order_refund_request_data,
     order_return_request_data,
@@ -188,6 +198,31 @@ class ReturnRequestSerializer(serializers.Serializer):
     refundedAt = serializers.DateTimeField(allow_null=True)
 
 
+class MessageSerializer(serializers.Serializer):
+    """One message of the order's thread with the merchant (orders.contact)."""
+
+    fromMerchant = serializers.BooleanField(help_text="the merchant's answer, else mine")
+    text = serializers.CharField(help_text="plain text: show it as text, line ends kept")
+    at = serializers.DateTimeField()
+
+
+class MessageInputSerializer(serializers.Serializer):
+    """The page's form (orders.forms.MessageForm), as JSON: the text as the thread keeps it."""
+
+    text = StrictCharField(
+        trim_whitespace=False,
+        allow_blank=True,  # message_text_clean says what a message needs, in its own words
+        help_text=f"plain text, at most {MESSAGE_MAX} characters once trailing spaces and excess blank lines "
+        "are dropped; no control characters",
+    )
+
+    def validate_text(self, value: str) -> str:
+        try:
+            return message_text_clean(value)
+        except MessageInvalid as invalid:
+            raise serializers.ValidationError(str(invalid)) from invalid
+
+
 class OrderSerializer(serializers.ModelSerializer):
     orderNo = serializers.CharField(source="order_no")
     goodsId = serializers.IntegerField(source="goods_id")
@@ -203,6 +238,7 @@ class OrderSerializer(serializers.ModelSerializer):
     shipment = serializers.SerializerMethodField(help_text="the parcel once shipped; null before")
     refundRequest = serializers.SerializerMethodField(help_text="my latest refund request; null if none")
     returnRequest = serializers.SerializerMethodField(help_text="my latest return request; null if none")
+    messages = serializers.SerializerMethodField(help_text="my thread with the merchant, oldest first")
 
     class Meta:
         model = Order
@@ -225,6 +261,7 @@ class OrderSerializer(serializers.ModelSerializer):
             "shipment",
             "refundRequest",
             "returnRequest",
+            "messages",
         )
         read_only_fields = fields
 
@@ -239,6 +276,10 @@ class OrderSerializer(serializers.ModelSerializer):
     @extend_schema_field(ReturnRequestSerializer(allow_null=True))
     def get_returnRequest(self, order: Order) -> dict | None:  # noqa: N802 (the field's name)
         return order_return_request_data(order)
+
+    @extend_schema_field(MessageSerializer(many=True))
+    def get_messages(self, order: Order) -> list[dict]:
+        return order_messages_data(order)
 
     @extend_schema_field(PaymentStateSerializer())
     def get_payment(self, order: Order) -> dict:

@@ -8,10 +8,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django_ratelimit.core import is_ratelimited
 
 from orders import selectors
 from orders.codes import OrderCode
+from orders.contact.limits import message_try_refused
 from orders.contact.services import MessageRefused, order_message_ask
 from orders.forms import MessageForm
 from orders.views import order_page
@@ -19,10 +19,6 @@ from seckill_site.codes import Code
 from seckill_site.errors import answer
 from seckill_site.http import allow, fail, ok, wants_json
 from users.http import signed_in
-
-# Messages a shopper may send, over all their orders: enough for a conversation, too few to
-# flood a merchant.
-MESSAGE_RATE = "5/10m"
 
 
 @allow("POST")
@@ -41,11 +37,9 @@ def order_message(request: HttpRequest, order_no: str) -> HttpResponse:
         if wants_json(request):
             return fail(Code.BAD_REQUEST, " ".join(str(error) for error in form.errors.get("text", [])))
         return order_page(request, order, message_form=form, status=400)
-    if is_ratelimited(
-        request, group="orders.message", key="user", rate=MESSAGE_RATE, method=is_ratelimited.ALL, increment=True
-    ):
-        slow_down = _("You have sent several messages just now; wait a few minutes.")
-        return answer(request, Code.TOO_MANY_REQUESTS, slow_down)
+    slow_down = message_try_refused(request)
+    if slow_down is not None:
+        return answer(request, Code.TOO_MANY_REQUESTS, str(slow_down))
     try:
         order_message_ask(order_id=order.pk, text=form.cleaned_data["text"], actor_id=signed_in(request).pk)
     except MessageRefused as refused:

@@ -69,7 +69,7 @@ MATRIX = [
     ("get", "/api/v1/orders/{order}", None, (401, 200, 404, 404, 404)),
     ("post", "/api/v1/orders/{order}/pay", None, (401, 200, 404, 404, 404)),
     ("post", "/api/v1/orders/{order}/cancel", None, (401, 200, 404, 404, 404)),
-    # The shopper's order is unpaid: nothing to send back (409); anyone else's a 404.
+    # The shopper's order is unpaid: nothing to send back, no thread (409); anyone else's a 404.
     ("post", "/api/v1/orders/{order}/return-request", {"reason": "damaged"}, (401, 409, 404, 404, 404)),
     ("delete", "/api/v1/orders/{order}/return-request", None, (401, 409, 404, 404, 404)),
     (
@@ -78,6 +78,7 @@ MATRIX = [
         {"carrier": "sf", "trackingNo": "SF1"},
         (401, 409, 404, 404, 404),
     ),
+    ("post", "/api/v1/orders/{order}/messages", {"text": "Hi"}, (401, 409, 404, 404, 404)),
     ("get", "/api/v1/users/me", None, (401, 200, 200, 200, 200)),
     ("get", "/api/v1/users/addresses", None, (401, 200, 200, 200, 200)),
     ("post", "/api/v1/users/addresses", "ADDRESS", (401, 201, 201, 201, 201)),
