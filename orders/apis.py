@@ -62,6 +62,28 @@ def _too_often(refusal: TooOften) -> Response:
     return response
 
 
+def _order_moved(request: Request, order_no: str, move) -> Response:
+    """The shopper's move on their own order, `move(order, user)` (a service call): another
+    shopper's order or none is a 404, a move the order cannot make the page's 409, and the
+    answer is the order as GET orders/<no> answers it, read again."""
+    user = signed_in(request)
+    order = selectors.order_of_user(user=user, order_no=order_no)
+    if order is None:
+        return api_fail(OrderCode.ORDER_NOT_FOUND)
+    try:
+        move(order, user)
+    except OrderStateError as refusal:
+        return api_fail(OrderCode.ORDER_STATE, str(refusal))
+    return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+
+def _body(serializer_class, request: Request) -> dict:
+    """The request's JSON body checked by `serializer_class`: a 400 (DRF's) when it is not."""
+    body = serializer_class(data=request.data if request.data else {})
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
 class OrderListApi(APIView):
     pagination_class = EnvelopePagination
 
@@ -221,18 +243,12 @@ class OrderRefundRequestApi(APIView):
         responses={200: envelope("RefundRequestEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
     )
     def post(self, request: Request, order_no: str) -> Response:
-        user = signed_in(request)
-        order = selectors.order_of_user(user=user, order_no=order_no)
-        if order is None:
-            return api_fail(OrderCode.ORDER_NOT_FOUND)
-        body = RefundRequestInputSerializer(data=request.data if request.data else {})
-        body.is_valid(raise_exception=True)
-        reason = refund_reason_text(body.validated_data["reason"], body.validated_data["detail"])
-        try:
+        def ask(order, user):
+            body = _body(RefundRequestInputSerializer, request)
+            reason = refund_reason_text(body["reason"], body["detail"])
             refund_request_open(order_id=order.pk, reason=reason, actor_id=user.pk)
-        except OrderStateError as refusal:
-            return api_fail(OrderCode.ORDER_STATE, str(refusal))
-        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+        return _order_moved(request, order_no, ask)
 
 
 class OrderReceivedApi(APIView):
@@ -244,15 +260,7 @@ class OrderReceivedApi(APIView):
         responses={200: envelope("OrderReceivedEnvelope", OrderSerializer()), **errors(401, 404, 409)},
     )
     def post(self, request: Request, order_no: str) -> Response:
-        user = signed_in(request)
-        order = selectors.order_of_user(user=user, order_no=order_no)
-        if order is None:
-            return api_fail(OrderCode.ORDER_NOT_FOUND)
-        try:
-            order_deliver(order_id=order.pk, actor_id=user.pk)
-        except OrderStateError as refusal:
-            return api_fail(OrderCode.ORDER_STATE, str(refusal))
-        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+        return _order_moved(request, order_no, lambda order, user: order_deliver(order_id=order.pk, actor_id=user.pk))
 
 
 class OrderReturnRequestApi(APIView):
@@ -272,18 +280,12 @@ class OrderReturnRequestApi(APIView):
         responses={200: envelope("ReturnRequestEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
     )
     def post(self, request: Request, order_no: str) -> Response:
-        user = signed_in(request)
-        order = selectors.order_of_user(user=user, order_no=order_no)
-        if order is None:
-            return api_fail(OrderCode.ORDER_NOT_FOUND)
-        body = ReturnRequestInputSerializer(data=request.data if request.data else {})
-        body.is_valid(raise_exception=True)
-        reason = return_reason_text(body.validated_data["reason"], body.validated_data["detail"])
-        try:
+        def ask(order, user):
+            body = _body(ReturnRequestInputSerializer, request)
+            reason = return_reason_text(body["reason"], body["detail"])
             return_request_open(order_id=order.pk, reason=reason, actor_id=user.pk)
-        except OrderStateError as refusal:
-            return api_fail(OrderCode.ORDER_STATE, str(refusal))
-        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+        return _order_moved(request, order_no, ask)
 
     @extend_schema(
         tags=["orders"],
@@ -295,15 +297,9 @@ class OrderReturnRequestApi(APIView):
         responses={200: envelope("ReturnWithdrawEnvelope", OrderSerializer()), **errors(401, 404, 409)},
     )
     def delete(self, request: Request, order_no: str) -> Response:
-        user = signed_in(request)
-        order = selectors.order_of_user(user=user, order_no=order_no)
-        if order is None:
-            return api_fail(OrderCode.ORDER_NOT_FOUND)
-        try:
-            return_request_withdraw(order_id=order.pk, actor_id=user.pk)
-        except OrderStateError as refusal:
-            return api_fail(OrderCode.ORDER_STATE, str(refusal))
-        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+        return _order_moved(
+            request, order_no, lambda order, user: return_request_withdraw(order_id=order.pk, actor_id=user.pk)
+        )
 
 
 class OrderReturnParcelApi(APIView):
@@ -320,22 +316,13 @@ class OrderReturnParcelApi(APIView):
         responses={200: envelope("ReturnParcelEnvelope", OrderSerializer()), **errors(400, 401, 404, 409)},
     )
     def post(self, request: Request, order_no: str) -> Response:
-        user = signed_in(request)
-        order = selectors.order_of_user(user=user, order_no=order_no)
-        if order is None:
-            return api_fail(OrderCode.ORDER_NOT_FOUND)
-        body = ReturnParcelInputSerializer(data=request.data if request.data else {})
-        body.is_valid(raise_exception=True)
-        try:
+        def sent(order, user):
+            body = _body(ReturnParcelInputSerializer, request)
             return_parcel_sent(
-                order_id=order.pk,
-                carrier=body.validated_data["carrier"],
-                tracking_no=body.validated_data["trackingNo"],
-                actor_id=user.pk,
+                order_id=order.pk, carrier=body["carrier"], tracking_no=body["trackingNo"], actor_id=user.pk
             )
-        except OrderStateError as refusal:
-            return api_fail(OrderCode.ORDER_STATE, str(refusal))
-        return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
+
+        return _order_moved(request, order_no, sent)
 
 
 class OrderMessageApi(APIView):
@@ -358,13 +345,12 @@ class OrderMessageApi(APIView):
         order = selectors.order_of_user(user=user, order_no=order_no)
         if order is None:
             return api_fail(OrderCode.ORDER_NOT_FOUND)
-        body = MessageInputSerializer(data=request.data if request.data else {})
-        body.is_valid(raise_exception=True)
+        text = _body(MessageInputSerializer, request)["text"]
         refusal = message_try_refused(request._request)
         if refusal is not None:
             return _too_often(refusal)
         try:
-            order_message_ask(order_id=order.pk, text=body.validated_data["text"], actor_id=user.pk)
+            order_message_ask(order_id=order.pk, text=text, actor_id=user.pk)
         except MessageRefused as refused:
             return api_fail(OrderCode.ORDER_STATE, str(refused))
         return api_ok(OrderSerializer(selectors.order_of_user(user=user, order_no=order_no)).data)
