@@ -8,19 +8,11 @@ from decimal import Decimal
 import pytest
 
 from orders.fulfilment.returns import return_parcel_sent, return_request_open
-from orders.fulfilment.services import order_ship
 from orders.models import Order, OrderStatus, ReturnRequest, ReturnRequestStatus
 from testutils.factories.goods import make_goods
-from testutils.factories.orders import buy, pay
+from testutils.factories.orders import shipped
 from testutils.factories.sales import make_sale
-from testutils.factories.users import make_merchant, make_user
-
-
-def _shipped(sale=None, user=None) -> Order:
-    order = pay(buy(sale=sale or make_sale(), user=user or make_user()))
-    order_ship(order_id=order.pk, carrier="sf", tracking_no=f"SF{order.pk}", actor_id=None)
-    order.refresh_from_db()
-    return order
+from testutils.factories.users import make_merchant
 
 
 @pytest.mark.django_db
@@ -38,7 +30,7 @@ class TestMerchantDesk:
         return f"/admin/orders/order/{order.pk}/return-request/"
 
     def test_the_merchant_answers_returns_and_takes_parcels_back(self, client, shop):
-        approved, declined = _shipped(sale=shop["sale"]), _shipped(sale=shop["sale"])
+        approved, declined = shipped(sale=shop["sale"]), shipped(sale=shop["sale"])
         for order in (approved, declined):
             return_request_open(order_id=order.pk, reason="Cracked lid", actor_id=order.user_id)
         listing = client.get("/admin/orders/order/").content.decode()
@@ -54,7 +46,7 @@ class TestMerchantDesk:
         client.post(self._url(declined), {"decision": "decline", "answer": "Opened and used"})
         assert ReturnRequest.objects.get(order=declined).answer == "Opened and used"
         # The next approval offers the address the merchant gave last.
-        third = _shipped(sale=shop["sale"])
+        third = shipped(sale=shop["sale"])
         return_request_open(order_id=third.pk, reason="Too small", actor_id=None)
         assert "Mia, 1 Dock Rd, Ningbo" in client.get(self._url(third)).content.decode()
 
@@ -68,7 +60,7 @@ class TestMerchantDesk:
         assert Order.objects.get(pk=declined.pk).status == OrderStatus.SHIPPED
 
     def test_another_merchants_return_is_out_of_reach(self, client, shop):
-        other = _shipped()
+        other = shipped()
         return_request_open(order_id=other.pk, reason="mine", actor_id=None)
         assert client.get(self._url(other)).status_code == 404
         assert client.post(self._url(other), {"decision": "approve", "return_address": "X"}).status_code == 404

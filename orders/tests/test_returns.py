@@ -21,7 +21,7 @@ from orders.fulfilment.returns import (
     return_request_open,
     return_request_withdraw,
 )
-from orders.fulfilment.services import order_deliver, order_ship
+from orders.fulfilment.services import order_deliver
 from orders.models import (
     Order,
     OrderEvent,
@@ -35,18 +35,11 @@ from orders.payments.reconcile import money_check
 from orders.payments.refunds import order_refund
 from orders.services import OrderStateError
 from sales.models import Sale
-from testutils.factories.orders import buy, pay
+from testutils.factories.orders import buy, pay, return_approved, shipped
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_user, make_users
 
 JSON = {"HTTP_ACCEPT": "application/json"}
-
-
-def _shipped(sale=None, user=None) -> Order:
-    order = pay(buy(sale=sale or make_sale(), user=user or make_user()))
-    order_ship(order_id=order.pk, carrier="sf", tracking_no=f"SF{order.pk}", actor_id=None)
-    order.refresh_from_db()
-    return order
 
 
 def _trail(order: Order) -> list[str]:
@@ -57,18 +50,12 @@ def _shipped_days_ago(order: Order, days: float) -> None:
     Shipment.objects.filter(order=order).update(shipped_at=timezone.now() - timedelta(days=days))
 
 
-def _approved(order: Order) -> ReturnRequest:
-    request = return_request_open(order_id=order.pk, reason="damaged", actor_id=order.user_id)
-    return_request_approve(order_id=order.pk, request_id=request.pk, return_address="Mia, 1 Dock Rd", actor_id=None)
-    return request
-
-
 @pytest.mark.django_db
 class TestMoves:
     def test_a_parcel_sent_back_and_received_refunds_the_order_through_its_provider(self):
-        order = _shipped()
+        order = shipped()
         sale_stock = Sale.objects.get(pk=order.sale_id).stock_count
-        request = _approved(order)
+        request = return_approved(order)
         return_parcel_sent(order_id=order.pk, carrier="yto", tracking_no="yt 123-45", actor_id=order.user_id)
         request.refresh_from_db()
         assert (request.status, request.carrier, request.tracking_no) == ("sent", "yto", "YT123-45")
@@ -92,7 +79,7 @@ class TestMoves:
 
     def test_a_delivered_order_goes_back_within_its_window_only(self, settings):
         settings.RETURN_WINDOW_DAYS = 7
-        order = _shipped()
+        order = shipped()
         order_deliver(order_id=order.pk, actor_id=None)
         Shipment.objects.filter(order=order).update(delivered_at=timezone.now() - timedelta(days=6))
         asked = return_request_open(order_id=order.pk, reason="too big", actor_id=None)
@@ -107,7 +94,7 @@ class TestMoves:
         paid = pay(buy(sale=make_sale(), user=make_user()))
         with pytest.raises(OrderStateError):
             return_request_open(order_id=paid.pk, reason="x", actor_id=None)
-        order = _shipped()
+        order = shipped()
         with pytest.raises(OrderStateError):
             return_request_open(order_id=order.pk, reason="  ", actor_id=None)
         request = return_request_open(order_id=order.pk, reason="x", actor_id=None)
@@ -139,8 +126,8 @@ class TestMoves:
         assert ReturnRequest.objects.get(pk=again.pk).status == ReturnRequestStatus.SENT
 
     def test_a_merchant_refunding_outright_ends_the_return_under_way(self):
-        order = _shipped()
-        _approved(order)
+        order = shipped()
+        return_approved(order)
         order_refund(order=order, reason="kept it", actor_id=None)
         assert ReturnRequest.objects.get(order=order).status == ReturnRequestStatus.REFUNDED
 
@@ -149,7 +136,7 @@ class TestMoves:
 class TestAutoComplete:
     def test_a_shipped_order_completes_after_the_days_set_unless_a_return_holds_it(self, settings):
         settings.ORDER_AUTO_COMPLETE_DAYS = 10
-        due, fresh, held = _shipped(), _shipped(), _shipped()
+        due, fresh, held = shipped(), shipped(), shipped()
         _shipped_days_ago(due, 10.1)
         _shipped_days_ago(fresh, 9.9)
         _shipped_days_ago(held, 30)
@@ -168,7 +155,7 @@ class TestAutoComplete:
     def test_the_sweep_goes_on_past_an_order_that_fails(self, settings, monkeypatch):
         from orders.fulfilment import returns
 
-        first, second = _shipped(), _shipped()
+        first, second = shipped(), shipped()
         _shipped_days_ago(first, 20)
         _shipped_days_ago(second, 19)
         real = returns.order_complete_overdue
@@ -192,7 +179,7 @@ def test_the_sweep_racing_a_return_request_is_decided_under_the_row_lock():
     return was asked."""
     races = 12
     sale = make_sale(stock=races)
-    orders = [_shipped(sale=sale, user=user) for user in make_users(races)]
+    orders = [shipped(sale=sale, user=user) for user in make_users(races)]
     for order in orders:
         _shipped_days_ago(order, 11)
 

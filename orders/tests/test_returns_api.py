@@ -10,11 +10,11 @@ import pytest
 from django.utils import timezone
 
 from orders.fulfilment.returns import return_parcel_received, return_request_approve, return_request_open
-from orders.fulfilment.services import order_deliver, order_ship
+from orders.fulfilment.services import order_deliver
 from orders.models import Order, OrderEvent, ReturnRequest, Shipment
 from seckill_site.api import JSON_MAX_BYTES
 from testutils.clients import api
-from testutils.factories.orders import buy, pay
+from testutils.factories.orders import buy, pay, return_approved, shipped
 from testutils.factories.sales import make_sale
 from testutils.factories.users import make_user
 from users.tokens import api_token_issue
@@ -22,19 +22,6 @@ from users.tokens import api_token_issue
 pytestmark = pytest.mark.django_db
 
 JSON = {"HTTP_ACCEPT": "application/json"}
-
-
-def _shipped(user) -> Order:
-    order = pay(buy(sale=make_sale(), user=user))
-    order_ship(order_id=order.pk, carrier="sf", tracking_no=f"SF{order.pk}", actor_id=None)
-    order.refresh_from_db()
-    return order
-
-
-def _approved(order: Order) -> ReturnRequest:
-    request = return_request_open(order_id=order.pk, reason="damaged", actor_id=order.user_id)
-    return_request_approve(order_id=order.pk, request_id=request.pk, return_address="Mia, 1 Dock Rd", actor_id=None)
-    return request
 
 
 def _state(order: Order) -> tuple:
@@ -63,7 +50,7 @@ def _url(order: Order, tail: str = "return-request") -> str:
 
 
 def test_a_return_is_asked_sent_back_and_refunded_answering_the_order_each_time(mine, me):
-    order = _shipped(me)
+    order = shipped(user=me)
     asked = mine.post(_url(order), {"reason": "damaged", "detail": "cracked"}, format="json")
     assert asked.status_code == 200 and asked.json()["code"] == 0
     data = asked.json()["data"]
@@ -86,7 +73,7 @@ def test_a_return_is_asked_sent_back_and_refunded_answering_the_order_each_time(
 
 
 def test_a_delivered_order_goes_back_too_and_other_reasons_need_words(mine, me):
-    order = _shipped(me)
+    order = shipped(user=me)
     order_deliver(order_id=order.pk, actor_id=me.pk)
     asked = mine.post(_url(order), {"reason": "other", "detail": "  Too big  "}, format="json")
     assert asked.status_code == 200
@@ -94,13 +81,13 @@ def test_a_delivered_order_goes_back_too_and_other_reasons_need_words(mine, me):
 
 
 def test_a_return_is_withdrawn_while_the_page_allows_it(mine, me):
-    order = _shipped(me)
+    order = shipped(user=me)
     mine.post(_url(order), {"reason": "wrong item"}, format="json")
     withdrawn = mine.delete(_url(order))
     assert withdrawn.status_code == 200 and withdrawn.json()["data"]["returnRequest"]["status"] == "withdrawn"
     assert withdrawn.json()["data"] == mine.get(f"/api/v1/orders/{order.order_no}").json()["data"]
 
-    _approved(order)  # approved, not sent yet: still the shopper's to take back
+    return_approved(order)  # approved, not sent yet: still the shopper's to take back
     assert mine.delete(_url(order)).json()["data"]["returnRequest"]["status"] == "withdrawn"
 
 
@@ -109,12 +96,12 @@ def test_a_move_the_order_cannot_make_is_refused_as_the_page_refuses_it(client, 
     client.force_login(me)
     unpaid = buy(sale=make_sale(), user=me)
     paid = pay(buy(sale=make_sale(), user=me))
-    late = _shipped(me)
+    late = shipped(user=me)
     order_deliver(order_id=late.pk, actor_id=me.pk)
     Shipment.objects.filter(order=late).update(delivered_at=timezone.now() - timedelta(days=8))
-    asked, sent = _shipped(me), _shipped(me)
+    asked, sent = shipped(user=me), shipped(user=me)
     return_request_open(order_id=asked.pk, reason="damaged", actor_id=me.pk)
-    _approved(sent)
+    return_approved(sent)
     mine.post(_url(sent, "return-request/parcel"), {"carrier": "sf", "trackingNo": "SF9"}, format="json")
     ask = ("POST", "return-request", {"reason": "damaged"}, "return-request", {"reason": "damaged"})
     withdraw = ("DELETE", "return-request", None, "return-request/withdraw", {})
@@ -177,7 +164,7 @@ BAD_PARCELS = [
 
 @pytest.mark.parametrize("body", BAD_ASKS, ids=[f"ask{n}" for n in range(len(BAD_ASKS))])
 def test_a_bad_request_body_is_a_400_that_asks_nothing(mine, me, body):
-    order = _shipped(me)
+    order = shipped(user=me)
     before = _state(order)
     response = mine.post(_url(order), body, format="json")
     assert response.status_code == 400 and response.json()["code"] == 500101, response.content[:300]
@@ -186,8 +173,8 @@ def test_a_bad_request_body_is_a_400_that_asks_nothing(mine, me, body):
 
 @pytest.mark.parametrize("body", BAD_PARCELS, ids=[f"parcel{n}" for n in range(len(BAD_PARCELS))])
 def test_a_bad_parcel_body_is_a_400_that_sends_nothing(mine, me, body):
-    order = _shipped(me)
-    _approved(order)
+    order = shipped(user=me)
+    return_approved(order)
     before = _state(order)
     response = mine.post(_url(order, "return-request/parcel"), body, format="json")
     assert response.status_code == 400 and response.json()["code"] == 500101, response.content[:300]
@@ -209,9 +196,9 @@ def test_a_bad_parcel_body_is_a_400_that_sends_nothing(mine, me, body):
     ids=["form-as-json", "truncated", "not-utf8", "too-deep", "oversized", "form", "text"],
 )
 def test_a_body_that_is_no_json_object_is_refused_and_changes_nothing(mine, me, tail, raw, content_type, status):
-    order = _shipped(me)
+    order = shipped(user=me)
     if tail.endswith("parcel"):
-        _approved(order)
+        return_approved(order)
     before = _state(order)
     response = mine.generic("POST", _url(order, tail), raw, content_type=content_type)
     assert response.status_code == status and response.json()["code"] != 0, response.content[:300]
@@ -219,9 +206,9 @@ def test_a_body_that_is_no_json_object_is_refused_and_changes_nothing(mine, me, 
 
 
 def test_another_shoppers_order_is_a_404_and_nobody_logged_in_a_401(mine, me):
-    theirs = _shipped(make_user())
-    asked = _shipped(make_user())
-    _approved(asked)
+    theirs = shipped(user=make_user())
+    asked = shipped(user=make_user())
+    return_approved(asked)
     parcel = {"carrier": "sf", "trackingNo": "SF1"}
     calls = [
         ("post", theirs, "return-request", {"reason": "damaged"}),
@@ -241,7 +228,7 @@ def test_another_shoppers_order_is_a_404_and_nobody_logged_in_a_401(mine, me):
 
 
 def test_the_return_request_answers_no_get(mine, me):
-    order = _shipped(me)
+    order = shipped(user=me)
     assert mine.get(_url(order)).status_code == 405
     assert mine.get(_url(order, "return-request/parcel")).status_code == 405
     assert json.loads(mine.put(_url(order), {"reason": "damaged"}, format="json").content)["code"] == 500405

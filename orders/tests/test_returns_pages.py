@@ -7,29 +7,12 @@ import pytest
 
 from orders.fulfilment.returns import (
     return_parcel_received,
-    return_request_approve,
-    return_request_open,
 )
-from orders.fulfilment.services import order_ship
-from orders.models import Order, ReturnRequest, ReturnRequestStatus
-from testutils.factories.orders import buy, pay
-from testutils.factories.sales import make_sale
+from orders.models import ReturnRequest, ReturnRequestStatus
+from testutils.factories.orders import return_approved, shipped
 from testutils.factories.users import make_user
 
 JSON = {"HTTP_ACCEPT": "application/json"}
-
-
-def _shipped(sale=None, user=None) -> Order:
-    order = pay(buy(sale=sale or make_sale(), user=user or make_user()))
-    order_ship(order_id=order.pk, carrier="sf", tracking_no=f"SF{order.pk}", actor_id=None)
-    order.refresh_from_db()
-    return order
-
-
-def _approved(order: Order) -> ReturnRequest:
-    request = return_request_open(order_id=order.pk, reason="damaged", actor_id=order.user_id)
-    return_request_approve(order_id=order.pk, request_id=request.pk, return_address="Mia, 1 Dock Rd", actor_id=None)
-    return request
 
 
 @pytest.mark.django_db
@@ -42,7 +25,7 @@ class TestShopperPages:
 
     def test_the_page_offers_a_return_and_says_when_the_order_completes(self, client, me, settings):
         settings.ORDER_AUTO_COMPLETE_DAYS = 10
-        order = _shipped(user=me)
+        order = shipped(user=me)
         page = client.get(f"/orders/{order.order_no}").content.decode()
         assert "Return and refund" in page and "completes by itself on" in page
         response = client.post(f"/orders/{order.order_no}/return-request", {"reason": "damaged", "detail": "cracked"})
@@ -55,8 +38,8 @@ class TestShopperPages:
         assert order.order_no in listed and "Return requested" in listed
 
     def test_the_shopper_sends_the_parcel_back_and_follows_it_to_the_refund(self, client, me):
-        order = _shipped(user=me)
-        request = _approved(order)
+        order = shipped(user=me)
+        request = return_approved(order)
         page = client.get(f"/orders/{order.order_no}").content.decode()
         assert "Mia, 1 Dock Rd" in page and "Send it back" in page
         url = f"/orders/{order.order_no}/return-request/parcel"
@@ -75,14 +58,14 @@ class TestShopperPages:
         assert "The merchant received the parcel back" in page and "Refunded" in page
 
     def test_bad_input_is_a_4xx_that_changes_nothing(self, client, me):
-        order = _shipped(user=me)
+        order = shipped(user=me)
         url = f"/orders/{order.order_no}/return-request"
         assert client.post(url, {"reason": "other", "detail": " "}).status_code == 400
         assert client.post(url, {"reason": "whim"}, **JSON).status_code == 400
         assert client.get(url).status_code == 405
         assert client.post(f"{url}/withdraw", **JSON).status_code == 409
         assert not ReturnRequest.objects.exists()
-        theirs = _shipped()
+        theirs = shipped()
         assert client.post(f"/orders/{theirs.order_no}/return-request", {"reason": "damaged"}).status_code == 404
         assert (
             client.post(f"/orders/{theirs.order_no}/return-request", {"reason": "damaged"}, **JSON).status_code == 404
@@ -93,8 +76,8 @@ class TestShopperPages:
         assert not ReturnRequest.objects.exists()
 
     def test_a_return_is_withdrawn_after_approval_and_the_order_goes_on(self, client, me):
-        order = _shipped(user=me)
-        _approved(order)
+        order = shipped(user=me)
+        return_approved(order)
         assert client.post(f"/orders/{order.order_no}/return-request/withdraw").status_code == 302
         assert ReturnRequest.objects.get(order=order).status == ReturnRequestStatus.WITHDRAWN
         page = client.get(f"/orders/{order.order_no}").content.decode()

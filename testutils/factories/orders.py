@@ -63,3 +63,28 @@ def pay(order: Order, address=None) -> Order:
     payment_captured(payment=payment, trade=Trade(TradeState.PAID, provider_ref=f"2026{payment.trade_no}"))
     order.refresh_from_db()
     return order
+
+
+def ship(order: Order) -> Order:
+    """Ship a paid order as the merchant's desk does (SF, a number of its own)."""
+    from orders.fulfilment.services import order_ship
+
+    order_ship(order_id=order.pk, carrier="sf", tracking_no=f"SF{order.pk}", actor_id=None)
+    order.refresh_from_db()
+    return order
+
+
+def shipped(sale: Sale | None = None, user: User | None = None) -> Order:
+    """An order bought, paid and shipped: one a return may be asked for."""
+    from testutils.factories.sales import make_sale
+
+    return ship(pay(buy(sale=sale or make_sale(), user=user or make_user())))
+
+
+def return_approved(order: Order):
+    """The shopper asks to send `order` back and the merchant approves: its ReturnRequest."""
+    from orders.fulfilment.returns import return_request_approve, return_request_open
+
+    request = return_request_open(order_id=order.pk, reason="damaged", actor_id=order.user_id)
+    return_request_approve(order_id=order.pk, request_id=request.pk, return_address="Mia, 1 Dock Rd", actor_id=None)
+    return request
